@@ -1,0 +1,28 @@
+//! The gauntlet reference runtime: the contracts of the seed documents, implemented small.
+//!
+//! # Brief overview
+//!
+//! - [`event`]: the Event envelope, [`EventType`], [`TerminalStatus`], [`ErrorKind`].
+//! - [`log`]: the append-only NDJSON [`Log`]; a torn tail is data ([`TornTail`]).
+//! - [`replay`]: History to Responses `input` items; audit-only evidence never replays.
+//! - [`provider`]: the Responses request body, the SSE stream, retries, the [`Transport`] seam.
+//! - [`session`] and [`turn`]: one Turn at a time, exactly one terminal outcome ([`TurnOutcome`]).
+//! - [`tools`]: `read`, `write`, `list` over the workspace folder.
+//! - [`ids`]: injectable ids and a clock, so a run is deterministic.
+//!
+//! The runtime knows nothing about scenarios, the harness or the mock provider.
+
+pub mod event;
+pub mod ids;
+pub mod log;
+pub mod provider;
+pub mod replay;
+pub mod session;
+pub mod tools;
+pub mod turn;
+
+pub use event::{ErrorKind, Event, EventType, Payload, TerminalStatus};
+pub use log::{Log, LogError, TornTail};
+pub use provider::{Provider, ProviderConfig, Transport};
+pub use session::{Session, SessionConfig};
+pub use turn::TurnOutcome;

@@ -1,0 +1,234 @@
+//! The NDJSON Log: append-only, one canonical Event per line (LOG-NDJSON, seed 004, pixir.md 1.4).
+//!
+//! A torn last line (a crash mid-write) is data, [`TornTail`], not an error: every complete
+//! line loads and the Session continues. A corrupt line anywhere else is a [`LogError`]
+//! naming the line, because silently skipping History would change Provider replay.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::event::Event;
+
+/// What went wrong reading or writing a Log.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    /// The file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The Log file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A complete line that is not a valid Event.
+    #[error("{path}:{line}: corrupt log line: {message}")]
+    CorruptLine {
+        /// The Log file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// Why it did not parse.
+        message: String,
+    },
+    /// An ephemeral event was offered to the Log (LOG-NO-EPHEMERAL).
+    #[error("{path}: refusing to log ephemeral event `{kind}`")]
+    Ephemeral {
+        /// The Log file.
+        path: PathBuf,
+        /// The event type.
+        kind: &'static str,
+    },
+    /// An event whose seq is not `last + 1` (LOG-SEQ-GAPLESS).
+    #[error("{path}: event seq {found:?} does not follow {expected}")]
+    OutOfOrder {
+        /// The Log file.
+        path: PathBuf,
+        /// The seq the Log needs next.
+        expected: u64,
+        /// The seq that was offered.
+        found: Option<u64>,
+    },
+}
+
+/// The incomplete last line of a Log, left by a crash mid-write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TornTail {
+    /// Byte offset where the torn line starts; the Log is cut back to it on open.
+    pub offset: u64,
+    /// The torn bytes, kept as evidence.
+    pub bytes: Vec<u8>,
+}
+
+/// The result of folding Log bytes: the Events in seq order and a torn tail, if any.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Folded {
+    /// Canonical Events, sorted by seq (stable, so append order breaks ties).
+    pub events: Vec<Event>,
+    /// The incomplete last line, if the Log ends in one.
+    pub torn: Option<TornTail>,
+}
+
+/// Folds NDJSON bytes into Events. Blank lines are skipped; `path` only labels errors.
+pub fn fold(bytes: &[u8], path: &Path) -> Result<Folded, LogError> {
+    let mut folded = Folded::default();
+    let mut offset = 0usize;
+    for (line_idx, line) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
+        let complete = line.ends_with(b"\n");
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        let start = offset;
+        offset += line.len();
+        if body.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match parse_line(body) {
+            Ok(event) => folded.events.push(event),
+            Err(_) if !complete => {
+                folded.torn = Some(TornTail { offset: start as u64, bytes: body.to_vec() });
+            }
+            Err(message) => {
+                return Err(LogError::CorruptLine { path: path.to_owned(), line: line_idx + 1, message });
+            }
+        }
+    }
+    folded.events.sort_by_key(|event| (event.seq().is_none(), event.seq()));
+    Ok(folded)
+}
+
+fn parse_line(body: &[u8]) -> Result<Event, String> {
+    let event: Event = serde_json::from_slice(body).map_err(|error| error.to_string())?;
+    if event.kind().is_ephemeral() {
+        return Err(format!("ephemeral event type `{}` in the Log", event.kind().as_str()));
+    }
+    if event.seq().is_none() {
+        return Err("canonical event without seq".to_owned());
+    }
+    Ok(event)
+}
+
+/// An open, append-only Log file.
+#[derive(Debug)]
+pub struct Log {
+    path: PathBuf,
+    file: File,
+    next_seq: u64,
+}
+
+impl Log {
+    /// Opens (or creates) a Log, folds it, and positions appends at `last seq + 1`.
+    ///
+    /// A torn tail is cut off the file so the next append starts on a fresh line; its bytes
+    /// are returned (and kept beside the Log as `<name>.torn`) so nothing is lost silently.
+    pub fn open(path: &Path) -> Result<(Log, Folded), LogError> {
+        let io = |source| LogError::Io { path: path.to_owned(), source };
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(error) => return Err(io(error)),
+        };
+        let folded = fold(&bytes, path)?;
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
+        let file = OpenOptions::new().create(true).append(true).open(path).map_err(io)?;
+        if let Some(torn) = &folded.torn {
+            let mut evidence = path.as_os_str().to_owned();
+            evidence.push(".torn");
+            std::fs::write(PathBuf::from(evidence), &torn.bytes).map_err(io)?;
+            file.set_len(torn.offset).map_err(io)?;
+        } else if !bytes.is_empty() && !bytes.ends_with(b"\n") {
+            // A complete last line that lost only its newline: restore it.
+            (&file).write_all(b"\n").map_err(io)?;
+        }
+        let next_seq = folded.events.iter().filter_map(Event::seq).max().map_or(0, |seq| seq + 1);
+        Ok((Log { path: path.to_owned(), file, next_seq }, folded))
+    }
+
+    /// The seq the next appended Event must carry.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// The Log file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one canonical Event as one line, flushed before returning.
+    pub fn append(&mut self, event: &Event) -> Result<(), LogError> {
+        if event.kind().is_ephemeral() {
+            return Err(LogError::Ephemeral { path: self.path.clone(), kind: event.kind().as_str() });
+        }
+        if event.seq() != Some(self.next_seq) {
+            return Err(LogError::OutOfOrder { path: self.path.clone(), expected: self.next_seq, found: event.seq() });
+        }
+        let mut line = event.to_json_line();
+        line.push('\n');
+        self.file.write_all(line.as_bytes()).map_err(|source| LogError::Io { path: self.path.clone(), source })?;
+        self.next_seq += 1;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Payload;
+
+    fn event(seq: u64) -> Event {
+        Event::stamp(Payload::user_message("hello"), "s", format!("{seq:016x}"), "t".into(), Some(seq))
+    }
+
+    #[test]
+    fn append_then_fold_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.ndjson");
+        let (mut log, folded) = Log::open(&path).unwrap();
+        assert!(folded.events.is_empty());
+        log.append(&event(0)).unwrap();
+        log.append(&event(1)).unwrap();
+        let (log, folded) = Log::open(&path).unwrap();
+        assert_eq!(folded.events, vec![event(0), event(1)]);
+        assert_eq!(log.next_seq(), 2);
+    }
+
+    #[test]
+    fn refuses_ephemeral_events() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut log, _) = Log::open(&dir.path().join("s.ndjson")).unwrap();
+        let delta = Event::stamp(Payload::text_delta("x"), "s", "i".into(), "t".into(), None);
+        assert!(matches!(log.append(&delta), Err(LogError::Ephemeral { kind: "text_delta", .. })));
+    }
+
+    #[test]
+    fn torn_tail_is_reported_with_its_offset_and_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.ndjson");
+        let first = format!("{}\n", event(0).to_json_line());
+        std::fs::write(&path, format!("{first}{{\"data\":{{\"te")).unwrap();
+        let (mut log, folded) = Log::open(&path).unwrap();
+        assert_eq!(folded.events.len(), 1);
+        let torn = folded.torn.unwrap();
+        assert_eq!(torn.offset, first.len() as u64);
+        assert_eq!(torn.bytes, b"{\"data\":{\"te");
+        log.append(&event(1)).unwrap();
+        let (_, folded) = Log::open(&path).unwrap();
+        assert_eq!(folded.events.len(), 2);
+        assert!(folded.torn.is_none());
+        assert!(dir.path().join("s.ndjson.torn").exists());
+    }
+
+    #[test]
+    fn corrupt_middle_line_names_the_line() {
+        let bytes = format!("{}\nnot json\n{}\n", event(0).to_json_line(), event(1).to_json_line());
+        let error = fold(bytes.as_bytes(), Path::new("x.ndjson")).unwrap_err();
+        assert!(matches!(error, LogError::CorruptLine { line: 2, .. }), "{error}");
+    }
+
+    #[test]
+    fn refuses_a_seq_gap() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut log, _) = Log::open(&dir.path().join("s.ndjson")).unwrap();
+        assert!(matches!(log.append(&event(3)), Err(LogError::OutOfOrder { expected: 0, .. })));
+    }
+}

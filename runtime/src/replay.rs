@@ -1,0 +1,173 @@
+//! The Provider replay fold: History to Responses `input` items (ADR 0026 "Replay and cache
+//! impact"; pixir.md 3.2, 3.3).
+//!
+//! Only conversation state is replayed: user messages, clean assistant messages, paired tool
+//! calls and results, and same-model reasoning. Partial assistant text, `turn_failed`,
+//! `provider_usage` and other audit-only events never reach the model (REPLAY-NO-PARTIAL,
+//! REPLAY-AUDIT-ONLY). A call left without a result gets a synthetic output so every request
+//! is balanced (REPLAY-TOOL-PAIRING).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::event::{Event, EventType};
+
+/// Folds History (Events in seq order) into `input` items for a request to `model`.
+pub fn fold(history: &[Event], model: &str) -> Vec<Value> {
+    let mut items = Vec::new();
+    // call_id -> tool name, for calls whose result has not been seen yet.
+    let mut pending: BTreeMap<String, String> = BTreeMap::new();
+    for event in history {
+        let data = event.data();
+        match event.kind() {
+            EventType::ToolCall => {
+                let call_id = event.str_field("call_id").unwrap_or_default();
+                let name = event.str_field("name").unwrap_or_default();
+                let args = data.get("args").cloned().unwrap_or_else(|| json!({}));
+                items.push(json!({
+                    "type": "function_call",
+                    "call_id": call_id,
+                    "name": name,
+                    "arguments": serde_json::to_string(&args).unwrap_or_default(),
+                }));
+                pending.insert(call_id.to_owned(), name.to_owned());
+            }
+            EventType::ToolResult => {
+                let call_id = event.str_field("call_id").unwrap_or_default();
+                if pending.remove(call_id).is_some() {
+                    items.push(json!({
+                        "type": "function_call_output",
+                        "call_id": call_id,
+                        "output": tool_output(event),
+                    }));
+                }
+            }
+            // Transparent while a call is pending, and never model input themselves.
+            EventType::ProviderUsage
+            | EventType::PermissionDecision
+            | EventType::SubagentEvent
+            | EventType::WorkflowEvent => {}
+            EventType::UserMessage => {
+                close_orphans(&mut pending, &mut items);
+                let text = event.str_field("text").unwrap_or_default();
+                items.push(json!({"role": "user", "content": [{"type": "input_text", "text": text}]}));
+            }
+            EventType::AssistantMessage => {
+                close_orphans(&mut pending, &mut items);
+                if !event.is_partial_assistant() {
+                    let text = event.str_field("text").unwrap_or_default();
+                    items.push(json!({
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": text}],
+                    }));
+                }
+            }
+            EventType::Reasoning => {
+                close_orphans(&mut pending, &mut items);
+                if event.str_field("model") == Some(model)
+                    && let Some(item) = data.get("item")
+                {
+                    items.push(item.clone());
+                }
+            }
+            _ => close_orphans(&mut pending, &mut items),
+        }
+    }
+    close_orphans(&mut pending, &mut items);
+    items
+}
+
+/// A `tool_result`'s output as the model sees it: the string `output`, or the JSON of the
+/// result without its `call_id`.
+fn tool_output(event: &Event) -> String {
+    if let Some(output) = event.str_field("output") {
+        return output.to_owned();
+    }
+    let mut data = event.data().clone();
+    data.remove("call_id");
+    serde_json::to_string(&data).unwrap_or_default()
+}
+
+fn close_orphans(pending: &mut BTreeMap<String, String>, items: &mut Vec<Value>) {
+    for (call_id, tool) in std::mem::take(pending) {
+        let output = json!({
+            "ok": false,
+            "error": {
+                "kind": "orphan_tool_call",
+                "message": "replay found a tool_call without a matching tool_result",
+                "details": {"call_id": call_id, "tool": tool},
+            },
+        });
+        items.push(json!({
+            "type": "function_call_output",
+            "call_id": call_id,
+            "output": serde_json::to_string(&output).unwrap_or_default(),
+        }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Data, ErrorKind, Payload, TerminalStatus};
+
+    fn history(payloads: Vec<Payload>) -> Vec<Event> {
+        payloads
+            .into_iter()
+            .enumerate()
+            .map(|(seq, payload)| Event::stamp(payload, "s", format!("{seq}"), "t".into(), Some(seq as u64)))
+            .collect()
+    }
+
+    fn ok(output: &str) -> Data {
+        let mut data = Data::new();
+        data.insert("ok".into(), json!(true));
+        data.insert("output".into(), json!(output));
+        data
+    }
+
+    #[test]
+    fn replays_clean_conversation_and_drops_audit_evidence() {
+        let events = history(vec![
+            Payload::user_message("one"),
+            Payload::provider_usage(Data::new()),
+            Payload::assistant_message("clean", Data::new()),
+            Payload::user_message("two"),
+            Payload::partial_assistant_message("half", TerminalStatus::PartialFailed, ErrorKind::Network, "m"),
+            Payload::turn_failed(TerminalStatus::PartialFailed, ErrorKind::Network, "m", Data::new()),
+        ]);
+        let items = fold(&events, "m1");
+        let text = serde_json::to_string(&items).unwrap_or_default();
+        assert_eq!(items.len(), 3);
+        assert!(text.contains("clean") && !text.contains("half"));
+        assert!(!text.contains("turn_failed") && !text.contains("network"));
+    }
+
+    #[test]
+    fn pairs_tool_calls_and_closes_orphans() {
+        let events = history(vec![
+            Payload::user_message("go"),
+            Payload::tool_call("c1", "read", json!({"path": "a"})),
+            Payload::tool_result("c1", ok("A")),
+            Payload::tool_call("c2", "read", json!({"path": "b"})),
+            Payload::user_message("next"),
+        ]);
+        let items = fold(&events, "m1");
+        let kinds: Vec<_> = items.iter().map(|i| i["type"].as_str().unwrap_or("role")).collect();
+        assert_eq!(
+            kinds,
+            ["role", "function_call", "function_call_output", "function_call", "function_call_output", "role"]
+        );
+        assert_eq!(items[2]["output"], "A");
+        assert!(items[4]["output"].as_str().unwrap_or_default().contains("orphan_tool_call"));
+    }
+
+    #[test]
+    fn reasoning_replays_only_for_its_model() {
+        let events = history(vec![Payload::user_message("q"), Payload::reasoning(json!({"id": "rs_1"}), "m1")]);
+        assert_eq!(fold(&events, "m1").len(), 2);
+        assert_eq!(fold(&events, "m2").len(), 1);
+    }
+}

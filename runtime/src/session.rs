@@ -1,0 +1,180 @@
+//! A Session: one Log, its History, and one Turn at a time (pixir.md 2).
+//!
+//! Every canonical Event goes through [`Session::record`]: stamp, append to the Log, then
+//! publish. History is exactly what the Log holds, so replay after a restart sees the same
+//! thing a live Session saw (LOG-ROUND-TRIP).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::event::{Event, EventType, Payload};
+use crate::ids::{Clock, IdSource};
+use crate::log::{Log, LogError, TornTail};
+use crate::provider::Provider;
+use crate::tools;
+
+/// What a Session needs besides its Provider.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// The Session id, also the Log's file stem.
+    pub session_id: String,
+    /// The folder tools work in; the Log lives under it.
+    pub workspace: PathBuf,
+    /// The model for the next Turn.
+    pub model: String,
+    /// The system instructions sent with every request.
+    pub instructions: String,
+    /// The whole-turn time budget (TURN-TIMEOUT-EVIDENCE).
+    pub turn_timeout: Duration,
+}
+
+impl SessionConfig {
+    /// Defaults for `session_id` working in `workspace`.
+    pub fn new(session_id: &str, workspace: &Path) -> SessionConfig {
+        SessionConfig {
+            session_id: session_id.to_owned(),
+            workspace: workspace.to_owned(),
+            model: "gpt-5.5".to_owned(),
+            instructions: "You are a helpful coding assistant.".to_owned(),
+            turn_timeout: Duration::from_millis(600_000),
+        }
+    }
+
+    /// Where this Session's Log lives: `<workspace>/.gauntlet/sessions/<id>.ndjson`.
+    pub fn log_path(&self) -> PathBuf {
+        self.workspace.join(tools::STATE_DIR).join("sessions").join(format!("{}.ndjson", self.session_id))
+    }
+}
+
+/// A conversation with a durable Log.
+pub struct Session {
+    pub(crate) config: SessionConfig,
+    pub(crate) provider: Provider,
+    log: Log,
+    history: Vec<Event>,
+    ids: Arc<dyn IdSource>,
+    clock: Clock,
+    listeners: Vec<UnboundedSender<Event>>,
+    torn: Option<TornTail>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("config", &self.config)
+            .field("n_events", &self.history.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// Opens a Session over its Log, creating the Log or resuming it at `last seq + 1`.
+    pub fn open(
+        config: SessionConfig,
+        provider: Provider,
+        ids: Arc<dyn IdSource>,
+        clock: Clock,
+    ) -> Result<Session, LogError> {
+        let (log, folded) = Log::open(&config.log_path())?;
+        Ok(Session {
+            config,
+            provider,
+            log,
+            history: folded.events,
+            ids,
+            clock,
+            listeners: Vec::new(),
+            torn: folded.torn,
+        })
+    }
+
+    /// The torn Log tail found on open, if any.
+    pub fn torn_tail(&self) -> Option<&TornTail> {
+        self.torn.as_ref()
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SessionConfig {
+        &self.config
+    }
+
+    /// Switches the model used from the next Provider call on.
+    pub fn set_model(&mut self, model: &str) {
+        model.clone_into(&mut self.config.model);
+    }
+
+    /// The Log file.
+    pub fn log_path(&self) -> &Path {
+        self.log.path()
+    }
+
+    /// History: every canonical Event, in seq order.
+    pub fn history(&self) -> &[Event] {
+        &self.history
+    }
+
+    /// Receives every Event as it happens, canonical and ephemeral.
+    pub fn subscribe(&mut self, listener: UnboundedSender<Event>) {
+        self.listeners.push(listener);
+    }
+
+    fn stamp(&self, payload: Payload, seq: Option<u64>) -> Event {
+        Event::stamp(payload, &self.config.session_id, self.ids.event_id(), self.clock.timestamp(), seq)
+    }
+
+    /// Records a canonical Event: stamp, append to the Log, then publish.
+    pub fn record(&mut self, payload: Payload) -> Result<(), LogError> {
+        let event = self.stamp(payload, Some(self.log.next_seq()));
+        self.log.append(&event)?;
+        self.publish_event(&event);
+        self.history.push(event);
+        Ok(())
+    }
+
+    /// Publishes an ephemeral Event to listeners; it never reaches the Log.
+    pub fn publish(&mut self, payload: Payload) {
+        let event = self.stamp(payload, None);
+        self.publish_event(&event);
+    }
+
+    fn publish_event(&mut self, event: &Event) {
+        self.listeners.retain(|listener| listener.send(event.clone()).is_ok());
+    }
+
+    /// Closes every tool call that has no result with a durable orphan result, sorted by
+    /// call id (TURN-ORPHAN-REPAIR). `reason` says why: `before_start_turn`, `interrupt`.
+    pub fn repair_orphans(&mut self, reason: &str) -> Result<(), LogError> {
+        let mut open: Vec<(String, String)> = Vec::new();
+        for event in &self.history {
+            let call_id = event.str_field("call_id").unwrap_or_default().to_owned();
+            match event.kind() {
+                EventType::ToolCall => open.push((call_id, event.str_field("name").unwrap_or_default().to_owned())),
+                EventType::ToolResult => open.retain(|(id, _)| *id != call_id),
+                _ => {}
+            }
+        }
+        open.sort();
+        for (call_id, tool) in open {
+            let result = json!({
+                "ok": false,
+                "error": {
+                    "kind": "orphan_tool_call",
+                    "message": "the runtime closed a tool_call that had no persisted tool_result",
+                    "details": {"call_id": call_id, "tool": tool, "reason": reason},
+                },
+            });
+            let Value::Object(result) = result else { continue };
+            self.record(Payload::tool_result(&call_id, result))?;
+        }
+        Ok(())
+    }
+
+    /// The tools' workspace.
+    pub fn workspace(&self) -> &Path {
+        &self.config.workspace
+    }
+}

@@ -1,0 +1,127 @@
+//! A small deterministic tool set over the Session's workspace folder, so tool loops are real:
+//! `read`, `write` and `list` touch real files, and nothing escapes the workspace.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::event::Data;
+
+/// Folder inside the workspace that holds gauntlet's own files (Logs); hidden from `list`.
+pub const STATE_DIR: &str = ".gauntlet";
+
+/// The tool definitions sent to the Provider, sorted by name.
+pub fn definitions() -> Value {
+    let path = json!({"type": "string", "description": "Path relative to the workspace root"});
+    json!([
+        {
+            "type": "function",
+            "name": "list",
+            "description": "List the entries of a folder in the workspace, one per line; folders end with `/`.",
+            "parameters": {"type": "object", "properties": {"path": path}, "required": [], "additionalProperties": false},
+        },
+        {
+            "type": "function",
+            "name": "read",
+            "description": "Read a UTF-8 text file from the workspace.",
+            "parameters": {"type": "object", "properties": {"path": path}, "required": ["path"], "additionalProperties": false},
+        },
+        {
+            "type": "function",
+            "name": "write",
+            "description": "Write a UTF-8 text file in the workspace, replacing it if it exists.",
+            "parameters": {
+                "type": "object",
+                "properties": {"path": path, "content": {"type": "string"}},
+                "required": ["path", "content"],
+                "additionalProperties": false,
+            },
+        },
+    ])
+}
+
+/// Runs a tool and returns its `tool_result` data: `ok` and `output`, or `ok: false` and `error`.
+pub fn execute(workspace: &Path, name: &str, args: &Value) -> Data {
+    let result = match name {
+        "read" => resolve(workspace, args, true)
+            .and_then(|path| std::fs::read_to_string(&path).map_err(|error| failure("io_error", &error.to_string()))),
+        "write" => resolve(workspace, args, true).and_then(|path| {
+            let content = args
+                .get("content")
+                .and_then(Value::as_str)
+                .ok_or_else(|| failure("invalid_args", "`content` must be a string"))?;
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|error| failure("io_error", &error.to_string()))?;
+            }
+            std::fs::write(&path, content).map_err(|error| failure("io_error", &error.to_string()))?;
+            Ok(format!("wrote {} bytes", content.len()))
+        }),
+        "list" => resolve(workspace, args, false).and_then(|path| list(&path)),
+        _ => Err(failure("unknown_tool", &format!("no tool named `{name}`"))),
+    };
+    let value = match result {
+        Ok(output) => json!({"ok": true, "output": output}),
+        Err(error) => json!({"ok": false, "error": error}),
+    };
+    match value {
+        Value::Object(map) => map,
+        _ => Data::new(),
+    }
+}
+
+fn failure(kind: &str, message: &str) -> Value {
+    json!({"kind": kind, "message": message})
+}
+
+/// The workspace path named by `args.path`, refusing absolute paths and `..`.
+fn resolve(workspace: &Path, args: &Value, required: bool) -> Result<PathBuf, Value> {
+    let relative = match args.get("path").and_then(Value::as_str) {
+        Some(path) => path,
+        None if required => return Err(failure("invalid_args", "`path` must be a string")),
+        None => ".",
+    };
+    let escapes = Path::new(relative)
+        .components()
+        .any(|component| !matches!(component, Component::Normal(_) | Component::CurDir));
+    if escapes {
+        return Err(failure("path_outside_workspace", &format!("`{relative}` is not inside the workspace")));
+    }
+    Ok(workspace.join(relative))
+}
+
+fn list(path: &Path) -> Result<String, Value> {
+    let entries = std::fs::read_dir(path).map_err(|error| failure("io_error", &error.to_string()))?;
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name() != STATE_DIR)
+        .map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.path().is_dir() { format!("{name}/") } else { name }
+        })
+        .collect();
+    names.sort();
+    Ok(names.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_read_and_list_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let wrote = execute(dir.path(), "write", &json!({"path": "notes/a.txt", "content": "hi"}));
+        assert_eq!(wrote["ok"], true);
+        assert_eq!(execute(dir.path(), "read", &json!({"path": "notes/a.txt"}))["output"], "hi");
+        assert_eq!(execute(dir.path(), "list", &json!({}))["output"], "notes/");
+    }
+
+    #[test]
+    fn paths_may_not_escape_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        for path in ["../x", "/etc/passwd"] {
+            let result = execute(dir.path(), "read", &json!({"path": path}));
+            assert_eq!(result["error"]["kind"], "path_outside_workspace", "{path}");
+        }
+    }
+}

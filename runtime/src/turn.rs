@@ -1,0 +1,212 @@
+//! The Turn loop: a user message, Provider calls in a tool loop, and exactly one terminal
+//! outcome with its durable evidence (ADR 0026 "Turn terminal states"; pixir.md 2).
+//!
+//! | outcome | Log evidence after `user_message` |
+//! | --- | --- |
+//! | `completed` | `provider_usage`, a clean `assistant_message` |
+//! | `partial_failed` | `assistant_message` with `metadata.partial`, then `turn_failed` |
+//! | `failed` | `turn_failed` |
+//! | `timed_out` | optional partial `assistant_message`, `turn_failed` with `timeout_ms`, `elapsed_ms`, `next_actions` |
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::event::{Data, ErrorKind, Payload, TerminalStatus};
+use crate::log::LogError;
+use crate::provider::{Delta, Finish, OutputItem, Provider, ProviderFailure, Reply, request_body};
+use crate::session::Session;
+use crate::{replay, tools};
+
+/// How a Turn ended, as the runtime reports it to a presenter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnOutcome {
+    /// The terminal state; the Log holds the evidence for it.
+    pub status: TerminalStatus,
+    /// The cause, for every state but `completed`.
+    pub error_kind: Option<ErrorKind>,
+    /// A human-readable message for failures.
+    pub message: Option<String>,
+    /// What the operator can do next.
+    pub next_actions: Vec<String>,
+    /// `incomplete_details.reason` when the Provider stopped early but cleanly (e.g. `max_output_tokens`).
+    pub truncation: Option<String>,
+}
+
+impl Session {
+    /// Runs one Turn to its terminal outcome. `Err` only when the Log could not be written.
+    pub async fn prompt(&mut self, text: &str) -> Result<TurnOutcome, LogError> {
+        self.repair_orphans("before_start_turn")?;
+        self.record(Payload::user_message(text))?;
+        let started = tokio::time::Instant::now();
+        let budget = self.config.turn_timeout;
+        let mut iteration = 0u32;
+        loop {
+            iteration += 1;
+            self.publish(Payload::status("thinking"));
+            let body = self.request_body();
+            let mut streamed = String::new();
+            let provider = self.provider.clone();
+            let call =
+                tokio::time::timeout_at(started + budget, stream_live(self, &provider, &body, &mut streamed)).await;
+            let reply = match call {
+                Err(_elapsed) => {
+                    let failure = ProviderFailure {
+                        kind: ErrorKind::TurnTimeout,
+                        message: "the turn exceeded its time budget".to_owned(),
+                        details: object(json!({
+                            "timeout_ms": millis(budget),
+                            "next_actions": ["retry_turn", "raise_turn_timeout"],
+                        })),
+                    };
+                    return self.fail(failure, &streamed, started);
+                }
+                Ok(Err(failure)) => return self.fail(failure, &streamed, started),
+                Ok(Ok(reply)) => reply,
+            };
+            self.record(Payload::provider_usage(self.usage_data(&reply, iteration, &body)))?;
+            let has_calls = reply.items.iter().any(|item| matches!(item, OutputItem::Call { .. }));
+            if has_calls && !reply.text.is_empty() {
+                self.record(Payload::assistant_message(&reply.text, Data::new()))?;
+            }
+            for item in &reply.items {
+                match item {
+                    OutputItem::Reasoning(item) => {
+                        let model = self.config.model.clone();
+                        self.record(Payload::reasoning(item.clone(), &model))?;
+                    }
+                    OutputItem::Call { call_id, name, args } => {
+                        self.record(Payload::tool_call(call_id, name, args.clone()))?;
+                        let result = tools::execute(self.workspace(), name, args);
+                        self.record(Payload::tool_result(call_id, result))?;
+                    }
+                }
+            }
+            if has_calls {
+                continue;
+            }
+            let truncation = match &reply.finish {
+                Finish::Completed => None,
+                Finish::Incomplete(reason) => Some(reason.clone()),
+            };
+            let metadata = truncation.as_ref().map_or_else(Data::new, |reason| {
+                object(json!({"output_truncation": {"status": "truncated", "reason": reason}}))
+            });
+            self.record(Payload::assistant_message(&reply.text, metadata))?;
+            self.publish(Payload::status("done"));
+            return Ok(TurnOutcome {
+                status: TerminalStatus::Completed,
+                error_kind: None,
+                message: None,
+                next_actions: Vec::new(),
+                truncation,
+            });
+        }
+    }
+
+    fn request_body(&self) -> Value {
+        let model = &self.config.model;
+        let tools = tools::definitions();
+        let cache_key = format!(
+            "gx1:m_{}:s_{:016x}:t_{:016x}",
+            model.chars().take(14).collect::<String>(),
+            fnv1a(self.config.session_id.as_bytes()),
+            fnv1a(tools.to_string().as_bytes())
+        );
+        request_body(model, &self.config.instructions, replay::fold(self.history(), model), tools, &cache_key)
+    }
+
+    fn usage_data(&self, reply: &Reply, iteration: u32, body: &Value) -> Data {
+        let usage = reply.usage.clone().unwrap_or(Value::Null);
+        let number = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+        let truncation = match &reply.finish {
+            Finish::Completed => json!({"status": "not_truncated"}),
+            Finish::Incomplete(reason) => json!({"status": "truncated", "reason": reason}),
+        };
+        object(json!({
+            "model": self.config.model,
+            "iteration": iteration,
+            "attempts": reply.attempts,
+            "usage_available": !usage.is_null(),
+            "usage": usage,
+            "usage_summary": {
+                "input_tokens": number("/input_tokens"),
+                "cached_tokens": number("/input_tokens_details/cached_tokens"),
+                "output_tokens": number("/output_tokens"),
+                "reasoning_tokens": number("/output_tokens_details/reasoning_tokens"),
+                "total_tokens": number("/total_tokens"),
+            },
+            "prompt_cache_key": body["prompt_cache_key"],
+            "output_truncation": truncation,
+        }))
+    }
+
+    /// Writes the failure evidence: the partial text if any, then `turn_failed`.
+    fn fail(
+        &mut self,
+        failure: ProviderFailure,
+        streamed: &str,
+        started: tokio::time::Instant,
+    ) -> Result<TurnOutcome, LogError> {
+        let timed_out = matches!(failure.kind, ErrorKind::StreamIdleTimeout | ErrorKind::TurnTimeout);
+        let status = match (timed_out, streamed.is_empty()) {
+            (true, _) => TerminalStatus::TimedOut,
+            (false, true) => TerminalStatus::Failed,
+            (false, false) => TerminalStatus::PartialFailed,
+        };
+        let mut details = failure.details;
+        details.insert("elapsed_ms".into(), json!(millis(started.elapsed())));
+        details.entry("next_actions").or_insert_with(|| json!(["retry_turn"]));
+        if !streamed.is_empty() {
+            details.insert("partial_text_length".into(), json!(streamed.chars().count()));
+            self.record(Payload::partial_assistant_message(streamed, status, failure.kind, &failure.message))?;
+        }
+        let next_actions = details["next_actions"]
+            .as_array()
+            .map(|actions| actions.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .unwrap_or_default();
+        self.record(Payload::turn_failed(status, failure.kind, &failure.message, details))?;
+        self.publish(Payload::status("error"));
+        Ok(TurnOutcome {
+            status,
+            error_kind: Some(failure.kind),
+            message: Some(failure.message),
+            next_actions,
+            truncation: None,
+        })
+    }
+}
+
+/// Streams a call, publishing each delta as an ephemeral event the moment it arrives and
+/// keeping the text in `streamed` so it survives a timeout that drops this future.
+async fn stream_live(
+    session: &mut Session,
+    provider: &Provider,
+    body: &Value,
+    streamed: &mut String,
+) -> Result<Reply, ProviderFailure> {
+    let mut live = |delta: Delta| match delta {
+        Delta::Text(chunk) => {
+            streamed.push_str(&chunk);
+            session.publish(Payload::text_delta(&chunk));
+        }
+        Delta::Reasoning(chunk) => session.publish(Payload::reasoning_delta(&chunk)),
+    };
+    provider.stream(body, &mut live).await
+}
+
+fn object(value: Value) -> Data {
+    match value {
+        Value::Object(map) => map,
+        _ => Data::new(),
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// FNV-1a, for a stable `prompt_cache_key` that any implementation can reproduce.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3))
+}
