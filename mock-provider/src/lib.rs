@@ -1,0 +1,26 @@
+//! A scripted LLM provider for the conformance gauntlet: it answers coding-agent runtimes with
+//! the OpenAI Responses API streaming wire format, byte for byte, and with faults.
+//!
+//! - [`Script`] (from a script or scenario TOML) lists, per route, the [`Response`]s to serve.
+//! - [`MockProvider`] decides every answer ([`MockProvider::respond`]) and records a journal,
+//!   mismatches and unconsumed responses ([`MockProvider::report`]).
+//! - [`dialect::responses::encode`] turns a response into [`Step`]s: bytes, pauses, aborts.
+//! - [`serve`] streams those steps over real loopback HTTP; [`play`] streams the same bytes
+//!   over an in-process channel that runs on Tokio's (pausable) clock.
+//!
+//! The provider knows nothing about the runtime under test and is strict: a request no script
+//! answers gets a 4xx JSON body saying what was expected.
+
+pub mod dialect;
+pub mod in_process;
+pub mod journal;
+pub mod provider;
+pub mod script;
+pub mod server;
+
+pub use dialect::{EncodeContext, Step};
+pub use in_process::{Chunk, play};
+pub use journal::{JournalEntry, Mismatch, MismatchReason};
+pub use provider::{MockProvider, MockReply, MockReport, MockRequest, Unconsumed};
+pub use script::{Call, Ending, Pause, ROOT, Reasoning, Response, Script, ScriptError, Usage};
+pub use server::{ServerHandle, serve};

@@ -1,0 +1,270 @@
+//! The mock provider: the single place that decides how each request is answered.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use bytes::Bytes;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::dialect::{EncodeContext, Step, responses};
+use crate::journal::{JournalEntry, Mismatch, MismatchReason};
+use crate::script::{ROOT, Response, Script};
+
+/// A scripted provider, shared via `Arc` between the server or in-process callers.
+#[derive(Debug)]
+pub struct MockProvider {
+    script: Script,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    cursors: BTreeMap<String, usize>,
+    served: usize,
+    next_item: usize,
+    journal: Vec<JournalEntry>,
+    mismatches: Vec<Mismatch>,
+}
+
+/// A request, independent of the transport.
+#[derive(Debug, Clone, Default)]
+pub struct MockRequest {
+    /// HTTP method.
+    pub method: String,
+    /// Request path, without query.
+    pub path: String,
+    /// Headers as (name, value).
+    pub headers: Vec<(String, String)>,
+    /// Raw body.
+    pub body: Bytes,
+}
+
+/// The answer: status, headers and the body as steps.
+#[derive(Debug, Clone)]
+pub struct MockReply {
+    /// HTTP status.
+    pub status: u16,
+    /// Headers as (name, value).
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub steps: Vec<Step>,
+}
+
+/// Scripted responses of one route that were never served.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unconsumed {
+    /// The route.
+    pub route: String,
+    /// Index of the first unserved response.
+    pub index: usize,
+    /// How many remain.
+    pub remaining: usize,
+}
+
+/// Everything the provider saw, and what is left.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MockReport {
+    /// Every request, in arrival order.
+    pub journal: Vec<JournalEntry>,
+    /// Routes with responses left.
+    pub unconsumed: Vec<Unconsumed>,
+    /// Requests no script answered.
+    pub mismatches: Vec<Mismatch>,
+}
+
+impl MockReport {
+    /// True when every response was served and every request matched.
+    pub fn is_strictly_satisfied(&self) -> bool {
+        self.unconsumed.is_empty() && self.mismatches.is_empty()
+    }
+}
+
+impl fmt::Display for MockReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let served = self.journal.iter().filter(|e| e.response_index.is_some()).count();
+        writeln!(f, "requests: {} ({served} served, {} mismatched)", self.journal.len(), self.mismatches.len())?;
+        for u in &self.unconsumed {
+            writeln!(f, "unconsumed: route `{}` has {} response(s) left from index {}", u.route, u.remaining, u.index)?;
+        }
+        for m in &self.mismatches {
+            writeln!(f, "mismatch: {m}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The route a path addresses: `/v1/responses` is [`ROOT`], `/routes/<name>/v1/responses` is `<name>`.
+pub fn route_for(path: &str) -> Option<&str> {
+    if path == "/v1/responses" {
+        return Some(ROOT);
+    }
+    let name = path.strip_prefix("/routes/")?.strip_suffix("/v1/responses")?;
+    (!name.is_empty() && !name.contains('/')).then_some(name)
+}
+
+impl MockProvider {
+    /// A provider serving `script`.
+    pub fn new(script: Script) -> Self {
+        Self { script, state: Mutex::new(State { next_item: 1, ..State::default() }) }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Decides the answer to `request`, records it, and advances the route.
+    pub fn respond(&self, request: MockRequest) -> MockReply {
+        let header =
+            |name: &str| request.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
+        let parsed = serde_json::from_slice::<Value>(&request.body);
+        let route = route_for(&request.path);
+        let mut state = self.lock();
+        let decision = self.decide(&state, &request.method, route, &parsed);
+        state.journal.push(JournalEntry {
+            route: route.unwrap_or_default().to_owned(),
+            response_index: decision.as_ref().ok().map(|(index, _, _)| *index),
+            method: request.method.clone(),
+            path: request.path.clone(),
+            content_type: header("content-type"),
+            accept: header("accept"),
+            body: match &parsed {
+                Ok(value) => value.clone(),
+                Err(_) => Value::String(String::from_utf8_lossy(&request.body).into_owned()),
+            },
+        });
+        let (index, route, response) = match decision {
+            Ok(found) => found,
+            Err(reason) => {
+                let status = reason.status();
+                let mismatch = Mismatch { method: request.method, path: request.path, reason };
+                let body = json!({ "error": {
+                    "type": "gauntlet_unmatched_request", "code": "unmatched_request",
+                    "message": format!("unmatched request {mismatch}"),
+                }});
+                state.mismatches.push(mismatch);
+                return json_reply(status, Vec::new(), Bytes::from(body.to_string()));
+            }
+        };
+        state.cursors.insert(route.to_owned(), index + 1);
+        state.served += 1;
+        let ctx = EncodeContext {
+            response_id: format!("resp_{}", state.served),
+            model: parsed.ok().as_ref().and_then(|b| b["model"].as_str()).unwrap_or("unknown").to_owned(),
+            item_base: state.next_item,
+        };
+        state.next_item += response.item_count();
+        drop(state);
+        if let Some(status) = response.status {
+            let extra = response.retry_after.map(|s| ("retry-after".to_owned(), s.to_string()));
+            return json_reply(status, extra.into_iter().collect(), responses::http_error_body(status));
+        }
+        MockReply {
+            status: 200,
+            headers: vec![
+                ("content-type".to_owned(), "text/event-stream".to_owned()),
+                ("cache-control".to_owned(), "no-cache".to_owned()),
+            ],
+            steps: responses::encode(response, &ctx),
+        }
+    }
+
+    /// The index of the next response and its route key, or why there is none.
+    fn decide<'s>(
+        &'s self,
+        state: &State,
+        method: &str,
+        route: Option<&str>,
+        parsed: &Result<Value, serde_json::Error>,
+    ) -> Result<(usize, &'s str, &'s Response), MismatchReason> {
+        let scripted = || self.script.routes.keys().cloned().collect();
+        let Some(route) = route else {
+            return Err(MismatchReason::NoRoute { route: None, scripted: scripted() });
+        };
+        if method != "POST" {
+            return Err(MismatchReason::WrongMethod);
+        }
+        let Some((key, responses)) = self.script.routes.get_key_value(route) else {
+            return Err(MismatchReason::NoRoute { route: Some(route.to_owned()), scripted: scripted() });
+        };
+        if let Err(error) = parsed {
+            return Err(MismatchReason::BodyNotJson { error: error.to_string() });
+        }
+        let index = state.cursors.get(route).copied().unwrap_or(0);
+        match responses.get(index) {
+            Some(response) => Ok((index, key.as_str(), response)),
+            None => Err(MismatchReason::Exhausted { route: route.to_owned(), served: responses.len() }),
+        }
+    }
+
+    /// What was requested, what is left and what did not match.
+    pub fn report(&self) -> MockReport {
+        let state = self.lock();
+        let unconsumed = self
+            .script
+            .routes
+            .iter()
+            .filter_map(|(route, responses)| {
+                let index = state.cursors.get(route).copied().unwrap_or(0);
+                let remaining = responses.len().saturating_sub(index);
+                (remaining > 0).then(|| Unconsumed { route: route.clone(), index, remaining })
+            })
+            .collect();
+        MockReport { journal: state.journal.clone(), unconsumed, mismatches: state.mismatches.clone() }
+    }
+}
+
+fn json_reply(status: u16, mut headers: Vec<(String, String)>, body: Bytes) -> MockReply {
+    headers.insert(0, ("content-type".to_owned(), "application/json".to_owned()));
+    MockReply { status, headers, steps: vec![Step::Bytes(body)] }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn post(path: &str, body: &str) -> MockRequest {
+        MockRequest { method: "POST".into(), path: path.into(), headers: vec![], body: Bytes::from(body.to_owned()) }
+    }
+
+    #[test]
+    fn routes_cursors_and_mismatches() {
+        let mut script = Script::root(vec![Response::default(), Response::default()]);
+        script.routes.insert("side".into(), vec![Response { status: Some(500), ..Response::default() }]);
+        let provider = MockProvider::new(script);
+        assert_eq!(provider.respond(post("/v1/responses", r#"{"model":"m"}"#)).status, 200);
+        assert_eq!(provider.respond(post("/routes/side/v1/responses", "{}")).status, 500);
+        assert_eq!(provider.respond(post("/routes/side/v1/responses", "{}")).status, 404);
+        assert_eq!(provider.respond(post("/v1/responses", "not json")).status, 400);
+        assert_eq!(provider.respond(post("/routes/nope/v1/responses", "{}")).status, 404);
+        let get = MockRequest { method: "GET".into(), ..post("/v1/responses", "{}") };
+        assert_eq!(provider.respond(get).status, 405);
+
+        let report = provider.report();
+        assert_eq!(report.journal.len(), 6);
+        assert_eq!(report.journal[0].response_index, Some(0));
+        assert_eq!(report.journal[3].body, json!("not json"));
+        assert_eq!(report.unconsumed, [Unconsumed { route: "root".into(), index: 1, remaining: 1 }]);
+        let reasons: Vec<_> = report.mismatches.iter().map(|m| m.reason.status()).collect();
+        assert_eq!(reasons, [404, 400, 404, 405]);
+        assert!(report.mismatches[0].to_string().contains("1 of 1 scripted responses were already consumed"));
+        assert!(!report.is_strictly_satisfied());
+    }
+
+    #[test]
+    fn ids_are_unique_across_responses() {
+        let text = Response { text: vec!["a".into()], ..Response::default() };
+        let provider = MockProvider::new(Script::root(vec![text.clone(), text]));
+        let first = provider.respond(post("/v1/responses", "{}"));
+        let second = provider.respond(post("/v1/responses", "{}"));
+        let bytes = |reply: &MockReply| match &reply.steps[2] {
+            Step::Bytes(b) => String::from_utf8(b.to_vec()).unwrap(),
+            other => panic!("{other:?}"),
+        };
+        assert!(bytes(&first).contains("msg_1"));
+        assert!(bytes(&second).contains("msg_2"));
+        assert!(provider.report().is_strictly_satisfied());
+    }
+}

@@ -1,0 +1,248 @@
+//! The script data model: what the mock provider answers, route by route, in order.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The default route, served at `/v1/responses`.
+pub const ROOT: &str = "root";
+
+/// All responses, per route, in the order they will be served.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Script {
+    /// Route name to its responses; route [`ROOT`] is the default.
+    pub routes: BTreeMap<String, Vec<Response>>,
+}
+
+/// One scripted answer to one request; every field is optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Response {
+    /// Reasoning items, emitted first, one output item each.
+    pub reasoning: Vec<Reasoning>,
+    /// Assistant text deltas, forming one message item (omitted when empty).
+    pub text: Vec<String>,
+    /// Function calls, emitted after the message.
+    pub calls: Vec<Call>,
+    /// Token usage; absent means input 100, cached 0, output 10, reasoning 0.
+    pub usage: Option<Usage>,
+    /// How the stream ends.
+    pub then: Ending,
+    /// Hold the stream open mid-way, then continue.
+    pub pause: Option<Pause>,
+    /// Emit only the first N content frames (counting from `response.created`), then apply `then`.
+    pub cut_after: Option<usize>,
+    /// Answer with this non-2xx status and a provider-shaped JSON error body instead of a stream.
+    pub status: Option<u16>,
+    /// Seconds, sent as the `retry-after` header along with `status`.
+    pub retry_after: Option<u64>,
+}
+
+/// A reasoning item with a streamed summary.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Reasoning {
+    /// Summary delta chunks.
+    pub summary: Vec<String>,
+    /// Opaque `encrypted_content` carried by the finished item.
+    pub encrypted: Option<String>,
+}
+
+/// A function call item.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Call {
+    /// Function name.
+    pub name: String,
+    /// Arguments (a TOML table in scenario files), sent as compact JSON with sorted keys.
+    pub args: serde_json::Value,
+    /// Call id; defaults to `call_<n>`.
+    pub call_id: Option<String>,
+}
+
+/// Token usage reported by a terminal event; every field defaults to 0 when the table is given.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Usage {
+    /// Input tokens.
+    pub input: u64,
+    /// Cached input tokens.
+    pub cached: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Reasoning tokens (part of output).
+    pub reasoning: u64,
+}
+
+/// A stall with the stream still open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pause {
+    /// Frames emitted before the pause.
+    pub after: usize,
+    /// Pause length in milliseconds.
+    pub ms: u64,
+}
+
+/// How a stream ends.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ending {
+    /// `response.completed`.
+    #[default]
+    Completed,
+    /// `response.incomplete` with this reason (e.g. `max_output_tokens`).
+    Incomplete(String),
+    /// An in-band `error` event with this code.
+    Error(String),
+    /// `response.failed` with this error code.
+    Failed(String),
+    /// The connection drops mid-body.
+    Disconnect,
+    /// The body ends cleanly without a terminal event.
+    Eof,
+    /// One frame whose data is not JSON, then the body ends.
+    Malformed,
+}
+
+/// A script or scenario file that could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    /// The TOML did not parse or did not fit the model; the message includes line and column.
+    #[error(transparent)]
+    Toml(#[from] toml::de::Error),
+    /// A response is self-contradictory; the message names its route and index.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Usage {
+    /// The usage reported when a response gives none.
+    pub const DEFAULT: Usage = Usage { input: 100, cached: 0, output: 10, reasoning: 0 };
+}
+
+impl Response {
+    /// The usage to report: the scripted one or [`Usage::DEFAULT`].
+    pub fn effective_usage(&self) -> Usage {
+        self.usage.unwrap_or(Usage::DEFAULT)
+    }
+
+    /// Number of output items the full stream carries (reasoning, message, calls).
+    pub fn item_count(&self) -> usize {
+        self.reasoning.len() + usize::from(!self.text.is_empty()) + self.calls.len()
+    }
+}
+
+impl Script {
+    /// A script with only the root route.
+    pub fn root(responses: Vec<Response>) -> Self {
+        Self { routes: BTreeMap::from([(ROOT.to_owned(), responses)]) }
+    }
+
+    /// Reads a script file (`[[routes.<name>]]` tables).
+    pub fn from_toml_str(text: &str) -> Result<Self, ScriptError> {
+        let script: Script = toml::from_str(text)?;
+        script.validate()
+    }
+
+    /// Reads a scenario file leniently: `turn[*].respond` arrays, in order, become route
+    /// [`ROOT`]; every other key is ignored (responses themselves stay strict).
+    pub fn from_scenario_toml(text: &str) -> Result<Self, ScriptError> {
+        #[derive(Deserialize)]
+        struct Scenario {
+            #[serde(default)]
+            turn: Vec<Turn>,
+        }
+        #[derive(Deserialize)]
+        struct Turn {
+            #[serde(default)]
+            respond: Vec<Response>,
+        }
+        let scenario: Scenario = toml::from_str(text)?;
+        Self::root(scenario.turn.into_iter().flat_map(|t| t.respond).collect()).validate()
+    }
+
+    /// Rejects self-contradictory responses (a non-error `status`, `retry_after` without `status`).
+    pub fn validate(self) -> Result<Self, ScriptError> {
+        for (route, responses) in &self.routes {
+            for (index, response) in responses.iter().enumerate() {
+                let problem = match (response.status, response.retry_after) {
+                    (Some(s), _) if !(400..=599).contains(&s) => format!("status {s} is not 4xx/5xx"),
+                    (None, Some(_)) => "retry_after needs a status".to_owned(),
+                    _ => continue,
+                };
+                return Err(ScriptError::Invalid(format!("route `{route}` response {index}: {problem}")));
+            }
+        }
+        Ok(self)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scenario_file_collects_turn_responses() {
+        let text = r#"
+title = "retry after partial"
+covers = ["retry", "partial"]
+
+[[turn]]
+prompt = "hello"
+expect = { text = "Useful partial" }
+respond = [
+  { text = ["Useful ", "partial"], then = { error = "server_error" } },
+  { status = 429, retry_after = 2 },
+]
+
+[[turn]]
+prompt = "again"
+[[turn.respond]]
+calls = [{ name = "shell", args = { cmd = "ls", timeout = 5 } }]
+then = "eof"
+usage = { input = 7 }
+"#;
+        let script = Script::from_scenario_toml(text).unwrap();
+        let root = &script.routes[ROOT];
+        assert_eq!(root.len(), 3);
+        assert_eq!(root[0].then, Ending::Error("server_error".into()));
+        assert_eq!((root[1].status, root[1].retry_after), (Some(429), Some(2)));
+        assert_eq!(root[2].then, Ending::Eof);
+        assert_eq!(root[2].calls[0].args["timeout"], 5);
+        assert_eq!(root[2].effective_usage(), Usage { input: 7, ..Usage::default() });
+        assert_eq!(root[0].effective_usage(), Usage::DEFAULT);
+    }
+
+    #[test]
+    fn script_file_and_endings() {
+        let text = r#"
+[[routes.root]]
+text = ["hi"]
+then = { incomplete = "max_output_tokens" }
+[[routes.side]]
+then = "disconnect"
+pause = { after = 3, ms = 100 }
+"#;
+        let script = Script::from_toml_str(text).unwrap();
+        assert_eq!(script.routes[ROOT][0].then, Ending::Incomplete("max_output_tokens".into()));
+        assert_eq!(script.routes["side"][0].pause, Some(Pause { after: 3, ms: 100 }));
+    }
+
+    #[test]
+    fn unknown_key_in_response_names_key_and_line() {
+        let text = "title = \"x\"\n\n[[turn]]\nprompt = \"p\"\nrespond = [{ txet = [\"a\"] }]\n";
+        let message = Script::from_scenario_toml(text).unwrap_err().to_string();
+        assert!(message.contains("txet"), "{message}");
+        assert!(message.contains("line 5"), "{message}");
+    }
+
+    #[test]
+    fn contradictory_response_is_rejected() {
+        let err = Script::from_toml_str("[[routes.root]]\nretry_after = 3\n").unwrap_err();
+        assert!(err.to_string().contains("retry_after needs a status"), "{err}");
+        assert!(Script::from_toml_str("[[routes.root]]\nstatus = 200\n").is_err());
+    }
+}

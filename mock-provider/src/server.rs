@@ -1,0 +1,233 @@
+//! Serves a [`MockProvider`] over real HTTP/1.1 on a loopback socket, streaming its steps.
+
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::{Body, Frame, Incoming};
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio::task::{JoinHandle, JoinSet};
+
+use crate::in_process::{Chunk, play};
+use crate::provider::{MockProvider, MockRequest};
+
+/// A running server; dropping it (or [`ServerHandle::shutdown`]) stops accepting and closes
+/// open connections.
+#[derive(Debug)]
+pub struct ServerHandle {
+    local_addr: SocketAddr,
+    task: JoinHandle<()>,
+}
+
+impl ServerHandle {
+    /// The bound address (with the real port when 0 was asked).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// `http://<addr>`, the base URL clients append `/v1/responses` to.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.local_addr)
+    }
+
+    /// Stops the server.
+    pub fn shutdown(self) {}
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Binds `addr`, which must be a loopback address (e.g. `127.0.0.1:0`), and serves `provider`
+/// on it until the returned handle is dropped. Non-loopback addresses are refused.
+pub async fn serve(provider: Arc<MockProvider>, addr: SocketAddr) -> io::Result<ServerHandle> {
+    if !addr.ip().is_loopback() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{addr} is not a loopback address")));
+    }
+    let listener = TcpListener::bind(addr).await?;
+    let local_addr = listener.local_addr()?;
+    let task = tokio::spawn(accept_loop(listener, provider));
+    Ok(ServerHandle { local_addr, task })
+}
+
+async fn accept_loop(listener: TcpListener, provider: Arc<MockProvider>) {
+    // Dropping the set (when this task is aborted) aborts every connection.
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let provider = Arc::clone(&provider);
+                    let service = service_fn(move |request| handle(Arc::clone(&provider), request));
+                    connections.spawn(async move {
+                        // Errors are client hang-ups or scripted aborts: both are expected.
+                        let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                    });
+                }
+                // Out of descriptors or similar: back off instead of spinning.
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            },
+            Some(_) = connections.join_next() => {}
+        }
+    }
+}
+
+async fn handle(
+    provider: Arc<MockProvider>,
+    request: Request<Incoming>,
+) -> Result<hyper::Response<StepBody>, hyper::Error> {
+    let (parts, body) = request.into_parts();
+    let body = body.collect().await?.to_bytes();
+    let headers = parts
+        .headers
+        .iter()
+        .filter_map(|(name, value)| Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned())))
+        .collect();
+    let request =
+        MockRequest { method: parts.method.as_str().to_owned(), path: parts.uri.path().to_owned(), headers, body };
+    let reply = provider.respond(request);
+    let mut response = hyper::Response::new(StepBody { rx: play(reply.steps) });
+    *response.status_mut() = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    for (name, value) in reply.headers {
+        if let (Ok(name), Ok(value)) = (HeaderName::try_from(name), HeaderValue::try_from(value)) {
+            response.headers_mut().append(name, value);
+        }
+    }
+    Ok(response)
+}
+
+/// A response body fed by [`play`]: pauses simply wait, an abort fails the body so hyper
+/// drops the connection without ending the chunked body.
+struct StepBody {
+    rx: mpsc::Receiver<Chunk>,
+}
+
+/// The body error that makes hyper abort the connection.
+#[derive(Debug, thiserror::Error)]
+#[error("scripted disconnect")]
+struct ScriptedDisconnect;
+
+impl Body for StepBody {
+    type Data = Bytes;
+    type Error = ScriptedDisconnect;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        self.rx.poll_recv(cx).map(|chunk| {
+            chunk.map(|chunk| match chunk {
+                Chunk::Data(bytes) => Ok(Frame::data(bytes)),
+                Chunk::Abort => Err(ScriptedDisconnect),
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use http_body_util::Full;
+    use hyper_util::client::legacy::Client;
+    use hyper_util::rt::TokioExecutor;
+    use serde_json::Value;
+
+    use super::*;
+    use crate::dialect::Step;
+    use crate::script::{Call, Ending, Pause, Response, Script};
+
+    fn script() -> Script {
+        let stream = Response {
+            text: vec!["Hello, ".into(), "world".into()],
+            calls: vec![Call { name: "shell".into(), args: serde_json::json!({ "cmd": "ls" }), call_id: None }],
+            pause: Some(Pause { after: 4, ms: 20 }),
+            ..Response::default()
+        };
+        let limited = Response { status: Some(429), retry_after: Some(2), ..Response::default() };
+        let dropped = Response { text: vec!["partial".into()], then: Ending::Disconnect, ..Response::default() };
+        let mut script = Script::root(vec![stream, limited, dropped]);
+        script.routes.insert("side".into(), vec![Response::default()]);
+        script
+    }
+
+    fn request(base: &str, path: &str) -> Request<Full<Bytes>> {
+        Request::post(format!("{base}{path}"))
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from_static(br#"{"model":"gpt-test","stream":true}"#)))
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn http_matches_in_process_bytes_and_faults() {
+        let provider = Arc::new(MockProvider::new(script()));
+        let server = serve(Arc::clone(&provider), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let base = server.base_url();
+        let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+
+        // The same script served in-process gives the expected bytes.
+        let twin = MockProvider::new(script());
+        let reply = twin.respond(MockRequest {
+            method: "POST".into(),
+            path: "/v1/responses".into(),
+            headers: vec![],
+            body: Bytes::from_static(br#"{"model":"gpt-test"}"#),
+        });
+        assert!(reply.steps.iter().any(|s| matches!(s, Step::Pause(_))));
+        let mut rx = play(reply.steps);
+        let mut expected = Vec::new();
+        while let Some(Chunk::Data(b)) = rx.recv().await {
+            expected.extend_from_slice(&b);
+        }
+
+        let response = client.request(request(&base, "/v1/responses")).await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["content-type"], "text/event-stream");
+        assert_eq!(response.headers()["cache-control"], "no-cache");
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(body, expected);
+
+        let response = client.request(request(&base, "/v1/responses")).await.unwrap();
+        assert_eq!(response.status(), 429);
+        assert_eq!(response.headers()["retry-after"], "2");
+        assert_eq!(response.headers()["content-type"], "application/json");
+        let body: Value = serde_json::from_slice(&response.into_body().collect().await.unwrap().to_bytes()).unwrap();
+        assert_eq!(body["error"]["code"], "rate_limit_exceeded");
+
+        let response = client.request(request(&base, "/v1/responses")).await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert!(response.into_body().collect().await.is_err(), "a scripted disconnect must not end cleanly");
+
+        let response = client.request(request(&base, "/v2/chat")).await.unwrap();
+        assert_eq!(response.status(), 404);
+        let body: Value = serde_json::from_slice(&response.into_body().collect().await.unwrap().to_bytes()).unwrap();
+        assert_eq!(body["error"]["type"], "gauntlet_unmatched_request");
+        assert!(body["error"]["message"].as_str().unwrap().contains("POST /v1/responses"), "{body}");
+
+        let report = provider.report();
+        assert_eq!(report.journal.len(), 4);
+        assert_eq!(report.journal[0].body["model"], "gpt-test");
+        assert_eq!(report.journal[0].content_type.as_deref(), Some("application/json"));
+        assert_eq!(report.mismatches.len(), 1);
+        assert_eq!(report.mismatches[0].path, "/v2/chat");
+        assert_eq!(report.unconsumed.len(), 1);
+        assert_eq!(report.unconsumed[0].route, "side");
+        assert!(!report.is_strictly_satisfied());
+        server.shutdown();
+    }
+
+    #[tokio::test]
+    async fn refuses_non_loopback() {
+        let provider = Arc::new(MockProvider::new(Script::default()));
+        assert!(serve(provider, "0.0.0.0:0".parse().unwrap()).await.is_err());
+    }
+}
