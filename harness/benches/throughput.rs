@@ -1,0 +1,148 @@
+//! Throughput benchmarks (`cargo bench -p gauntlet`): measured here, never asserted in tests.
+//!
+//! - the whole scenario corpus in process, as scenarios per second;
+//! - the Log fold and the replay fold over a generated Log of 100k events, in events/s and
+//!   MB/s, beside a plain `serde_json` parse of the same bytes and the ratio to it.
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use gauntlet::driver::reference::Reference;
+use gauntlet::run::{self, Plan};
+use gauntlet_runtime::event::{Data, ErrorKind, Event, Payload, TerminalStatus};
+use gauntlet_runtime::{log, replay};
+use serde_json::json;
+
+const N_EVENTS: usize = 100_000;
+
+fn main() -> anyhow::Result<()> {
+    let plan = Plan::repository();
+    let names = run::scenario_names(&plan);
+    anyhow::ensure!(!names.is_empty(), "no scenarios under {}", plan.scenarios().display());
+    let driver = Reference::default();
+    let rounds = 20;
+    let (elapsed, _) = time(|| {
+        for _ in 0..rounds {
+            for (name, path) in &names {
+                black_box(run::run_scenario(&plan, &driver, name, path));
+            }
+        }
+    });
+    let n_runs = (rounds * names.len()) as f64;
+    println!(
+        "corpus: {} scenarios x {rounds} rounds in {:.1} ms: {:.0} scenarios/s",
+        names.len(),
+        ms(elapsed),
+        n_runs / elapsed.as_secs_f64()
+    );
+
+    let bytes = generated_log();
+    let mb = bytes.len() as f64 / 1e6;
+    println!("log: {N_EVENTS} events, {mb:.1} MB");
+    let (parse, _) = best_of(5, || {
+        let n: usize = bytes
+            .split(|b| *b == b'\n')
+            .filter(|line| !line.is_empty())
+            .filter_map(|line| serde_json::from_slice::<serde_json::Value>(line).ok())
+            .count();
+        black_box(n);
+    });
+    report("serde_json parse (baseline)", parse, mb, parse);
+    let (fold, folded) = best_of(5, || log::fold(&bytes, Path::new("bench.ndjson")));
+    report("log fold", fold, mb, parse);
+    let events = folded?.events;
+    let (replay, items) = best_of(5, || replay::fold(&events, "gpt-5.5"));
+    report("replay fold (from folded events)", replay, mb, parse);
+    println!("replay produced {} input items", items.len());
+    Ok(())
+}
+
+/// A Log of `N_EVENTS` events shaped like real turns: prompts, usage, tool pairs, answers,
+/// and now and then a partial answer with its `turn_failed`.
+fn generated_log() -> Vec<u8> {
+    let mut payloads = Vec::with_capacity(N_EVENTS + 8);
+    let mut turn = 0usize;
+    while payloads.len() < N_EVENTS {
+        turn += 1;
+        payloads.push(Payload::user_message(&format!(
+            "Please look at file {turn} and summarise what changed since yesterday."
+        )));
+        let mut usage = Data::new();
+        usage.insert("usage_summary".into(), json!({"input_tokens": 1200, "output_tokens": 80, "total_tokens": 1280}));
+        payloads.push(Payload::provider_usage(usage.clone()));
+        let call_id = format!("call_{turn}");
+        payloads.push(Payload::tool_call(&call_id, "read", json!({"path": format!("src/file_{turn}.rs")})));
+        let mut result = Data::new();
+        result.insert("ok".into(), json!(true));
+        result.insert("output".into(), json!("fn main() {\n    println!(\"hello\");\n}\n".repeat(4)));
+        payloads.push(Payload::tool_result(&call_id, result));
+        payloads.push(Payload::provider_usage(usage));
+        if turn.is_multiple_of(10) {
+            payloads.push(Payload::partial_assistant_message(
+                "The file changed in two places: the",
+                TerminalStatus::PartialFailed,
+                ErrorKind::Network,
+                "the provider stream failed before a terminal event",
+            ));
+            payloads.push(Payload::turn_failed(
+                TerminalStatus::PartialFailed,
+                ErrorKind::Network,
+                "stream failed",
+                Data::new(),
+            ));
+        } else {
+            payloads.push(Payload::assistant_message(
+                "The file changed in two places: the greeting and the loop bound.",
+                Data::new(),
+            ));
+        }
+    }
+    payloads.truncate(N_EVENTS);
+    let mut out = Vec::new();
+    for (seq, payload) in payloads.into_iter().enumerate() {
+        let event = Event::stamp(
+            payload,
+            "bench",
+            format!("{seq:016x}"),
+            "2026-01-01T00:00:00.000000Z".into(),
+            Some(seq as u64),
+        );
+        out.extend_from_slice(event.to_json_line().as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+fn time<T>(work: impl FnOnce() -> T) -> (Duration, T) {
+    let started = Instant::now();
+    let value = work();
+    (started.elapsed(), value)
+}
+
+fn best_of<T>(rounds: usize, mut work: impl FnMut() -> T) -> (Duration, T) {
+    let (mut best, mut value) = time(&mut work);
+    for _ in 1..rounds {
+        let (elapsed, next) = time(&mut work);
+        if elapsed < best {
+            best = elapsed;
+            value = next;
+        }
+    }
+    (best, value)
+}
+
+fn report(label: &str, elapsed: Duration, mb: f64, baseline: Duration) {
+    let seconds = elapsed.as_secs_f64();
+    println!(
+        "{label:<34} {:>8.1} ms  {:>10.0} events/s  {:>7.1} MB/s  {:>5.2}x parse time",
+        ms(elapsed),
+        N_EVENTS as f64 / seconds,
+        mb / seconds,
+        seconds / baseline.as_secs_f64()
+    );
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
+}

@@ -1,0 +1,169 @@
+//! The Log auditor: any NDJSON Log to per-turn terminal states, from the Log alone
+//! (ADR 0026 "Turn terminal states"; TURN-TERMINAL-EVIDENCE).
+//!
+//! It reads raw lines rather than runtime types so it can judge a Log written by any
+//! implementation, in any language.
+
+use gauntlet_runtime::TerminalStatus;
+use serde::Serialize;
+use serde_json::Value;
+
+/// What the Log says about one turn: the events from a `user_message` to the next.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnAudit {
+    /// The seq of the turn's `user_message`.
+    pub user_seq: u64,
+    /// The terminal state the evidence supports; `None` when there is no terminal evidence.
+    pub terminal_status: Option<TerminalStatus>,
+    /// `turn_failed.error_kind`, or the partial message's `metadata.error_kind`.
+    pub error_kind: Option<String>,
+    /// The seqs of the terminal evidence (clean answer, partial answer, `turn_failed`).
+    pub evidence_seqs: Vec<u64>,
+}
+
+/// The whole Log, audited.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Audit {
+    /// One entry per `user_message`, in order.
+    pub turns: Vec<TurnAudit>,
+    /// Lines that are not Events: `(1-based line, reason)`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<(usize, String)>,
+}
+
+/// A Log line parsed just enough to audit it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    /// `seq`, if the line has one.
+    pub seq: Option<u64>,
+    /// `type`.
+    pub kind: String,
+    /// `data`.
+    pub data: Value,
+}
+
+impl Line {
+    /// Parses one Log line.
+    pub fn parse(text: &str) -> Result<Line, String> {
+        let value: Value = serde_json::from_str(text).map_err(|error| error.to_string())?;
+        let kind = value.get("type").and_then(Value::as_str).ok_or("no string `type`")?.to_owned();
+        Ok(Line {
+            seq: value.get("seq").and_then(Value::as_u64),
+            kind,
+            data: value.get("data").cloned().unwrap_or(Value::Null),
+        })
+    }
+
+    /// A string field of `data`.
+    pub fn str_field(&self, key: &str) -> Option<&str> {
+        self.data.get(key).and_then(Value::as_str)
+    }
+
+    /// An `assistant_message` with `metadata.partial == true`.
+    pub fn is_partial_assistant(&self) -> bool {
+        self.kind == "assistant_message"
+            && self.data.pointer("/metadata/partial").and_then(Value::as_bool) == Some(true)
+    }
+}
+
+/// Parses every line; unreadable lines are reported, not fatal.
+pub fn parse_lines(lines: &[String]) -> (Vec<Line>, Vec<(usize, String)>) {
+    let mut parsed = Vec::new();
+    let mut unreadable = Vec::new();
+    for (idx, text) in lines.iter().enumerate() {
+        match Line::parse(text) {
+            Ok(line) => parsed.push(line),
+            Err(reason) => unreadable.push((idx + 1, reason)),
+        }
+    }
+    (parsed, unreadable)
+}
+
+/// Derives each turn's terminal state from Log lines.
+pub fn audit(lines: &[String]) -> Audit {
+    let (parsed, unreadable) = parse_lines(lines);
+    let mut turns = Vec::new();
+    let starts: Vec<usize> =
+        parsed.iter().enumerate().filter(|(_, l)| l.kind == "user_message").map(|(i, _)| i).collect();
+    for (n, &start) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).copied().unwrap_or(parsed.len());
+        turns.push(audit_turn(&parsed[start], &parsed[start + 1..end]));
+    }
+    Audit { turns, unreadable }
+}
+
+fn audit_turn(user: &Line, events: &[Line]) -> TurnAudit {
+    let mut audit = TurnAudit {
+        user_seq: user.seq.unwrap_or(0),
+        terminal_status: None,
+        error_kind: None,
+        evidence_seqs: Vec::new(),
+    };
+    let failed = events.iter().find(|line| line.kind == "turn_failed");
+    let partial = events.iter().find(|line| line.is_partial_assistant());
+    if let Some(failed) = failed {
+        audit.terminal_status = failed.str_field("terminal_status").and_then(TerminalStatus::parse);
+        audit.error_kind = failed.str_field("error_kind").map(str::to_owned);
+        audit.evidence_seqs.extend(partial.and_then(|line| line.seq));
+        audit.evidence_seqs.extend(failed.seq);
+        return audit;
+    }
+    if let Some(partial) = partial {
+        // "Equivalent terminal failure metadata" on the partial message itself (ADR 0026).
+        audit.terminal_status =
+            partial.data.pointer("/metadata/terminal_status").and_then(Value::as_str).and_then(TerminalStatus::parse);
+        audit.error_kind = partial.data.pointer("/metadata/error_kind").and_then(Value::as_str).map(str::to_owned);
+        audit.evidence_seqs.extend(partial.seq);
+        return audit;
+    }
+    // Completed: the last assistant_message is clean and no tool call follows it.
+    let last_answer = events.iter().rposition(|line| line.kind == "assistant_message");
+    let last_call = events.iter().rposition(|line| line.kind == "tool_call");
+    if let Some(answer) = last_answer
+        && last_call.is_none_or(|call| call < answer)
+    {
+        audit.terminal_status = Some(TerminalStatus::Completed);
+        audit.evidence_seqs.extend(events[answer].seq);
+    }
+    audit
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(events: &[(&str, &str)]) -> Vec<String> {
+        events
+            .iter()
+            .enumerate()
+            .map(|(seq, (kind, data))| {
+                format!(r#"{{"data":{data},"id":"x","seq":{seq},"session_id":"s","ts":"t","type":"{kind}"}}"#)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn derives_each_terminal_state() {
+        let log = lines(&[
+            ("user_message", r#"{"text":"a"}"#),
+            ("provider_usage", "{}"),
+            ("assistant_message", r#"{"text":"done"}"#),
+            ("user_message", r#"{"text":"b"}"#),
+            ("assistant_message", r#"{"text":"ha","metadata":{"partial":true,"terminal_status":"partial_failed"}}"#),
+            ("turn_failed", r#"{"terminal_status":"partial_failed","error_kind":"network"}"#),
+            ("user_message", r#"{"text":"c"}"#),
+            ("tool_call", r#"{"call_id":"c1","name":"read","args":{}}"#),
+        ]);
+        let audit = audit(&log);
+        let states: Vec<_> = audit.turns.iter().map(|t| t.terminal_status).collect();
+        assert_eq!(states, [Some(TerminalStatus::Completed), Some(TerminalStatus::PartialFailed), None]);
+        assert_eq!(audit.turns[1].error_kind.as_deref(), Some("network"));
+        assert_eq!(audit.turns[1].evidence_seqs, [4, 5]);
+    }
+
+    #[test]
+    fn unreadable_lines_are_reported() {
+        let audit = audit(&["{not json".to_owned()]);
+        assert_eq!(audit.unreadable.len(), 1);
+    }
+}

@@ -1,0 +1,105 @@
+//! The Capture: everything a Driver observed in one scenario run, and its golden format.
+//!
+//! This is the only home of the golden file formats (a Boundary: any language reads them):
+//!
+//! | file | content |
+//! | --- | --- |
+//! | `log.ndjson` | the root Session's Log, one canonical JSON Event per line |
+//! | `requests.jsonl` | every Provider request in order: `{route, response_index, body}` |
+//! | `outcome.json` | terminal states derived from the Log, what the runtime reported, diagnostics |
+//!
+//! JSON is canonical: sorted keys, compact lines (`outcome.json` is pretty-printed for review).
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::audit::{self, Audit};
+
+/// What one scenario run produced.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Capture {
+    /// The root Session's Log, line by line, without newlines.
+    pub log: Vec<String>,
+    /// Every Provider request, in arrival order.
+    pub requests: Vec<Request>,
+    /// What the runtime reported for each turn it ran.
+    pub reported: Vec<Reported>,
+    /// A torn Log tail the runtime reported on resume.
+    pub torn_tail: Option<TornTail>,
+    /// Script responses nobody asked for: `(route, index)`.
+    pub unconsumed: Vec<(String, usize)>,
+    /// Requests no script answered, with the mock's explanation.
+    pub unmatched: Vec<String>,
+    /// Things that went wrong in the driver or the implementation itself (crash, hang, IO).
+    pub faults: Vec<String>,
+}
+
+/// One Provider request as the mock saw it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Request {
+    /// The script route that answered (or was asked).
+    pub route: String,
+    /// The index of the script response that answered; `None` when nothing matched.
+    pub response_index: Option<usize>,
+    /// The JSON body (a string if it was not JSON).
+    pub body: Value,
+}
+
+/// A turn's outcome as the implementation reported it (not as the Log shows it).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reported {
+    /// The terminal state reported.
+    pub terminal_status: String,
+    /// The error kind reported, if any.
+    pub error_kind: Option<String>,
+    /// Next actions offered.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub next_actions: Vec<String>,
+    /// The provider's reason for stopping early but cleanly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncation: Option<String>,
+}
+
+/// A torn Log tail, as reported.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TornTail {
+    /// Byte offset of the torn line.
+    pub offset: u64,
+    /// Its length in bytes.
+    pub length: usize,
+}
+
+impl Capture {
+    /// Terminal states derived from the Log alone.
+    pub fn audit(&self) -> Audit {
+        audit::audit(&self.log)
+    }
+
+    /// The golden files of this capture: `(file name, content)`.
+    pub fn golden_files(&self) -> Vec<(&'static str, String)> {
+        let log: String = self.log.iter().map(|line| format!("{}\n", canonical_line(line))).collect();
+        let requests: String = self.requests.iter().map(|request| format!("{}\n", canonical(request))).collect();
+        let outcome = json!({
+            "audit": self.audit(),
+            "reported": self.reported,
+            "diagnostics": {
+                "torn_tail": self.torn_tail,
+                "unconsumed_responses": self.unconsumed,
+                "unmatched_requests": self.unmatched,
+                "faults": self.faults,
+            },
+        });
+        let outcome = format!("{}\n", serde_json::to_string_pretty(&outcome).unwrap_or_default());
+        vec![("log.ndjson", log), ("requests.jsonl", requests), ("outcome.json", outcome)]
+    }
+}
+
+/// Compact JSON with sorted keys (through `Value`, whose maps are sorted).
+fn canonical(value: &impl Serialize) -> String {
+    serde_json::to_value(value).map(|value| value.to_string()).unwrap_or_default()
+}
+
+/// A Log line re-serialized with sorted keys; a line that is not JSON stays as it is.
+fn canonical_line(line: &str) -> String {
+    serde_json::from_str::<Value>(line).map_or_else(|_| line.to_owned(), |value| value.to_string())
+}

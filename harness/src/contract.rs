@@ -1,0 +1,113 @@
+//! The requirement registry, parsed from docs/contract.md, and the check that every MUST has
+//! something that checks it.
+//!
+//! Each row of the registry table is `| id | tier | requirement | source | checked by |`. The
+//! "checked by" cell lists `invariant:<name>` (a file in `judge/invariants/`),
+//! `scenario:<name>` (a scenario that lists the id in `covers`) or `test:<path>` (a file
+//! holding unit tests), separated by commas.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::judge::invariants;
+
+/// How binding a requirement is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    /// Required.
+    Must,
+    /// Recommended.
+    Should,
+    /// Optional.
+    May,
+}
+
+/// One row of the registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Requirement {
+    /// E.g. `TURN-FAILED-EVIDENCE`.
+    pub id: String,
+    /// MUST, SHOULD or MAY.
+    pub tier: Tier,
+    /// The checks named in the "checked by" column.
+    pub checked_by: Vec<String>,
+}
+
+/// Parses the registry rows out of docs/contract.md; other lines are prose.
+pub fn parse(text: &str) -> Result<Vec<Requirement>, String> {
+    let mut requirements = Vec::new();
+    for (idx, line) in text.lines().enumerate() {
+        let cells: Vec<&str> = line.trim().trim_matches('|').split('|').map(str::trim).collect();
+        let Some(tier) = cells.get(1).and_then(|tier| match *tier {
+            "MUST" => Some(Tier::Must),
+            "SHOULD" => Some(Tier::Should),
+            "MAY" => Some(Tier::May),
+            _ => None,
+        }) else {
+            continue;
+        };
+        if cells.len() != 5 {
+            return Err(format!("docs/contract.md:{}: a registry row needs 5 cells, found {}", idx + 1, cells.len()));
+        }
+        let checked_by = cells[4]
+            .split(',')
+            .map(|check| check.trim().trim_matches('`').to_owned())
+            .filter(|check| !check.is_empty())
+            .collect();
+        requirements.push(Requirement { id: cells[0].trim_matches('`').to_owned(), tier, checked_by });
+    }
+    Ok(requirements)
+}
+
+/// Everything wrong with the registry: MUSTs without a check, checks that do not exist,
+/// scenarios covering ids the registry does not have. `covers` maps scenario names to ids.
+pub fn verify(requirements: &[Requirement], covers: &BTreeMap<String, Vec<String>>, root: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    for requirement in requirements {
+        let id = &requirement.id;
+        if requirement.tier == Tier::Must && requirement.checked_by.is_empty() {
+            problems.push(format!("{id} is a MUST with no check"));
+        }
+        for check in &requirement.checked_by {
+            let found = match check.split_once(':') {
+                Some(("invariant", name)) => invariants::ALL.iter().any(|invariant| {
+                    invariant.name == name && (invariant.id == id || invariant.also.contains(&id.as_str()))
+                }),
+                Some(("scenario", name)) => covers.get(name).is_some_and(|ids| ids.contains(id)),
+                Some(("test", path)) => root.join(path).is_file(),
+                _ => false,
+            };
+            if !found {
+                problems.push(format!("{id}: `{check}` does not exist or does not check {id}"));
+            }
+        }
+    }
+    for (scenario, ids) in covers {
+        for id in ids {
+            if !requirements.iter().any(|requirement| &requirement.id == id) {
+                problems.push(format!("scenario {scenario} covers {id}, which docs/contract.md does not define"));
+            }
+        }
+    }
+    for invariant in invariants::ALL {
+        if !requirements.iter().any(|requirement| requirement.id == invariant.id) {
+            problems.push(format!(
+                "invariant {} checks {}, which docs/contract.md does not define",
+                invariant.name, invariant.id
+            ));
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_must_without_a_check_is_reported() {
+        let text = "| id | tier | text | source | checked by |\n|---|---|---|---|---|\n| X-ONE | MUST | t | s | |\n";
+        let requirements = parse(text).unwrap();
+        assert_eq!(verify(&requirements[..1], &BTreeMap::new(), Path::new("."))[0], "X-ONE is a MUST with no check");
+    }
+}

@@ -1,0 +1,43 @@
+//! Expectations: what the scenario file states, checked against the Log.
+//!
+//! The terminal state of each turn comes from the Log auditor, never from what the runtime
+//! reported: a runtime that says `completed` over failure evidence fails here and in the
+//! TURN-TERMINAL-EVIDENCE invariant.
+
+use crate::judge::Evidence;
+use crate::scenario::Scenario;
+use crate::verdict::{Finding, Layer};
+
+/// Checks every expectation of `scenario`.
+pub fn check(scenario: &Scenario, evidence: &Evidence) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut fail = |message: String| findings.push(Finding::new(Layer::Expectation, None, message));
+    let turns = &evidence.audit.turns;
+    // The scenario's turns are the last ones in the Log; earlier ones were preloaded.
+    let offset = turns.len().saturating_sub(scenario.turns.len());
+    if turns.len() < scenario.turns.len() {
+        fail(format!("the Log shows {} turns, the scenario ran {}", turns.len(), scenario.turns.len()));
+    }
+    for (idx, expected) in scenario.turns.iter().enumerate() {
+        let Some(turn) = turns.get(offset + idx) else { continue };
+        let n = idx + 1;
+        match turn.terminal_status {
+            Some(status) if status == expected.expect => {}
+            Some(status) => fail(format!("turn {n}: expected `{}`, the Log shows `{status}`", expected.expect)),
+            None => fail(format!("turn {n}: expected `{}`, the Log shows no terminal evidence", expected.expect)),
+        }
+        if let Some(kind) = expected.error_kind
+            && turn.error_kind.as_deref() != Some(kind.as_str())
+        {
+            fail(format!("turn {n}: expected error_kind `{kind}`, the Log shows {:?}", turn.error_kind));
+        }
+    }
+    if let Some(offset) = scenario.expect.torn_tail_offset {
+        match &evidence.capture.torn_tail {
+            Some(torn) if torn.offset == offset => {}
+            Some(torn) => fail(format!("expected a torn tail at byte {offset}, it was reported at {}", torn.offset)),
+            None => fail(format!("expected a torn tail at byte {offset}, none was reported")),
+        }
+    }
+    findings
+}

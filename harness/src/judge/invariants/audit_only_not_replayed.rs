@@ -1,0 +1,57 @@
+//! REPLAY-AUDIT-ONLY: audit-only evidence never reaches Provider input. Every input item is
+//! conversation (a message, a function call or output, a reasoning item), and no failure
+//! message from `turn_failed` appears in any input text.
+
+use serde_json::Value;
+
+use super::{Invariant, input_items, item_texts};
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant =
+    Invariant { id: "REPLAY-AUDIT-ONLY", also: &[], name: "audit_only_not_replayed", check };
+
+const CONVERSATION_TYPES: [&str; 4] = ["message", "function_call", "function_call_output", "reasoning"];
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    let failure_messages: Vec<&str> = evidence
+        .lines
+        .iter()
+        .filter(|line| line.kind == "turn_failed")
+        .filter_map(|line| line.str_field("error_message"))
+        .filter(|message| !message.is_empty())
+        .collect();
+    let mut problems = Vec::new();
+    for (request_idx, request) in evidence.capture.requests.iter().enumerate() {
+        let n = request_idx + 1;
+        for item in input_items(&request.body) {
+            let kind = item.get("type").and_then(Value::as_str).unwrap_or("message");
+            if !CONVERSATION_TYPES.contains(&kind) {
+                problems.push(format!("request {n} carries a non-conversation input item of type `{kind}`"));
+            }
+            let texts = item_texts(item).into_iter().chain(item.get("output").and_then(Value::as_str));
+            for text in texts {
+                if let Some(message) = failure_messages.iter().find(|message| text.contains(**message)) {
+                    problems.push(format!("request {n} carries turn_failed evidence: {message:?}"));
+                }
+            }
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::invariants::fixture::{body, capture, check, user};
+    use serde_json::json;
+
+    #[test]
+    fn a_replayed_failure_message_is_caught() {
+        let log = [
+            ("user_message", json!({"text": "q"})),
+            ("turn_failed", json!({"terminal_status": "failed", "error_message": "stream exited"})),
+        ];
+        let capture = capture(&log, &[body(vec![user("q"), user("Previous error: stream exited")])]);
+        assert_eq!(check(INVARIANT, &capture), ["request 1 carries turn_failed evidence: \"stream exited\""]);
+    }
+}

@@ -1,0 +1,86 @@
+//! TURN-FAILED-EVIDENCE: failure evidence is complete. `turn_failed` carries a non-completed
+//! ADR terminal status, an `error_kind` and `details` with `elapsed_ms`; a timeout adds
+//! `timeout_ms` and `next_actions`; partial text is always followed by its `turn_failed`.
+
+use gauntlet_runtime::TerminalStatus;
+use serde_json::Value;
+
+use super::Invariant;
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant = Invariant {
+    id: "TURN-FAILED-EVIDENCE",
+    also: &["TURN-PARTIAL-EVIDENCE", "TURN-TIMEOUT-EVIDENCE"],
+    name: "failure_evidence_complete",
+    check,
+};
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (idx, line) in evidence.lines.iter().enumerate() {
+        let at = line.seq.unwrap_or_default();
+        if line.kind == "turn_failed" {
+            let status = line.str_field("terminal_status");
+            match status.and_then(TerminalStatus::parse) {
+                None | Some(TerminalStatus::Completed) => {
+                    problems
+                        .push(format!("turn_failed at seq {at} has terminal_status {status:?}, not a failure state"));
+                }
+                Some(TerminalStatus::TimedOut) => {
+                    for key in ["timeout_ms", "next_actions"] {
+                        if line.data.pointer(&format!("/details/{key}")).is_none() {
+                            problems.push(format!("timed-out turn_failed at seq {at} lacks details.{key}"));
+                        }
+                    }
+                }
+                Some(_) => {}
+            }
+            if line.str_field("error_kind").is_none_or(str::is_empty) {
+                problems.push(format!("turn_failed at seq {at} has no error_kind"));
+            }
+            if line.data.pointer("/details/elapsed_ms").and_then(Value::as_u64).is_none() {
+                problems.push(format!("turn_failed at seq {at} lacks details.elapsed_ms"));
+            }
+        }
+        if line.is_partial_assistant() {
+            let rest = &evidence.lines[idx + 1..];
+            let next_turn = rest.iter().position(|l| l.kind == "user_message").unwrap_or(rest.len());
+            let failed = rest[..next_turn].iter().find(|l| l.kind == "turn_failed");
+            match failed {
+                None => problems.push(format!("partial assistant_message at seq {at} has no turn_failed after it")),
+                Some(failed) => {
+                    let partial_status = line.data.pointer("/metadata/terminal_status").and_then(Value::as_str);
+                    if partial_status != failed.str_field("terminal_status") {
+                        problems.push(format!(
+                            "partial assistant_message at seq {at} says {partial_status:?} but its turn_failed says {:?}",
+                            failed.str_field("terminal_status")
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::invariants::fixture::{capture, check};
+    use serde_json::json;
+
+    #[test]
+    fn a_timeout_without_next_actions_is_caught() {
+        let failed = json!({"terminal_status": "timed_out", "error_kind": "stream_idle_timeout",
+            "details": {"timeout_ms": 1000, "elapsed_ms": 1000}});
+        let capture = capture(&[("user_message", json!({})), ("turn_failed", failed)], &[]);
+        assert_eq!(check(INVARIANT, &capture), ["timed-out turn_failed at seq 1 lacks details.next_actions"]);
+    }
+
+    #[test]
+    fn partial_text_without_turn_failed_is_caught() {
+        let partial = json!({"text": "ha", "metadata": {"partial": true, "terminal_status": "partial_failed"}});
+        let capture = capture(&[("user_message", json!({})), ("assistant_message", partial)], &[]);
+        assert_eq!(check(INVARIANT, &capture), ["partial assistant_message at seq 1 has no turn_failed after it"]);
+    }
+}

@@ -1,0 +1,31 @@
+//! LOG-SEQ-GAPLESS: Log `seq` starts at 0 and grows by one per line, resumes included.
+
+use super::Invariant;
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant = Invariant { id: "LOG-SEQ-GAPLESS", also: &[], name: "log_seq_gapless", check };
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (expected, line) in evidence.lines.iter().enumerate() {
+        if line.seq != Some(expected as u64) {
+            problems.push(format!("log line {} has seq {:?}, expected {expected}", expected + 1, line.seq));
+            break;
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::invariants::fixture::{capture, check};
+    use serde_json::json;
+
+    #[test]
+    fn flags_a_gap() {
+        let mut capture = capture(&[("user_message", json!({})), ("user_message", json!({}))], &[]);
+        capture.log[1] = capture.log[1].replace("\"seq\":1", "\"seq\":2");
+        assert_eq!(check(INVARIANT, &capture), ["log line 2 has seq Some(2), expected 1"]);
+    }
+}

@@ -1,0 +1,28 @@
+//! The gauntlet harness: the only crate that knows what a scenario is.
+//!
+//! # Brief overview
+//!
+//! `scenario file -> Driver -> Capture -> Judge -> Verdict -> report`
+//!
+//! - [`scenario`]: strict TOML scenario files.
+//! - [`driver`]: runs a scenario against an implementation; [`driver::reference`] is the
+//!   reference runtime in process on a paused clock.
+//! - [`capture`]: what a run produced, and the golden file format.
+//! - [`audit`]: any NDJSON Log to per-turn terminal states.
+//! - [`judge`]: invariants, expectations and golden findings to a [`verdict::Verdict`].
+//! - [`golden`]: diffs, pending files, accepting.
+//! - [`run`]: the chain of the above, shared by the CLI and `cargo test`.
+//! - [`report`]: tables over verdicts.
+//! - [`contract`]: the requirement registry in docs/contract.md.
+
+pub mod audit;
+pub mod capture;
+pub mod cli;
+pub mod contract;
+pub mod driver;
+pub mod golden;
+pub mod judge;
+pub mod report;
+pub mod run;
+pub mod scenario;
+pub mod verdict;

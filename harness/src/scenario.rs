@@ -1,0 +1,225 @@
+//! Scenario files: strict TOML, one file per scenario (docs/scenario-format.md).
+//!
+//! Unknown keys are errors, and every error names the file, line, column and key, so a typo
+//! never silently turns a scenario into a weaker one.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use gauntlet_mock_provider::script::{Response, Script};
+use gauntlet_runtime::{ErrorKind, TerminalStatus};
+use serde::Deserialize;
+
+/// One scenario, as written in its file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// A one-line description.
+    pub title: String,
+    /// Requirement ids from docs/contract.md this scenario exercises.
+    #[serde(default)]
+    pub covers: Vec<String>,
+    /// Runtime settings; every field has a default.
+    #[serde(default)]
+    pub config: Config,
+    /// Files written into the workspace before the first turn: path to content.
+    #[serde(default)]
+    pub workspace: BTreeMap<String, String>,
+    /// A Log left by an earlier run, which the Session resumes.
+    #[serde(default)]
+    pub log: Option<Preload>,
+    /// Expectations on the Session as a whole.
+    #[serde(default)]
+    pub expect: SessionExpect,
+    /// The prompts, in order.
+    #[serde(rename = "turn", default)]
+    pub turns: Vec<Turn>,
+}
+
+/// Runtime settings for a scenario.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// The model of the first turn.
+    pub model: String,
+    /// Retries for HTTP 429 / 5xx before any text.
+    pub max_retries: u32,
+    /// Virtual milliseconds without a chunk before `stream_idle_timeout`.
+    pub stream_idle_timeout_ms: u64,
+    /// Virtual milliseconds for a whole turn before `turn_timeout`.
+    pub turn_timeout_ms: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            model: "gpt-5.5".to_owned(),
+            max_retries: 2,
+            stream_idle_timeout_ms: 180_000,
+            turn_timeout_ms: 600_000,
+        }
+    }
+}
+
+/// An existing Log to resume from.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Preload {
+    /// Raw NDJSON bytes; the last line may be torn.
+    pub ndjson: String,
+}
+
+/// Expectations about the Session rather than one turn.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionExpect {
+    /// The byte offset of a torn Log tail the runtime must report on resume.
+    pub torn_tail_offset: Option<u64>,
+}
+
+/// One prompt, the Provider's scripted answers to it, and what must come of it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turn {
+    /// The user's text.
+    pub prompt: String,
+    /// The terminal state the Log must show for this turn.
+    #[serde(default = "completed")]
+    pub expect: TerminalStatus,
+    /// The `turn_failed.error_kind` the Log must show, if any.
+    #[serde(default)]
+    pub error_kind: Option<ErrorKind>,
+    /// Switch to this model before the turn.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The Provider's answers to this turn's requests, in order (retries and tool loops included).
+    #[serde(default)]
+    pub respond: Vec<Response>,
+}
+
+impl Scenario {
+    /// The Provider script: every turn's responses, in order, on the root route.
+    pub fn script(&self) -> Script {
+        Script::root(self.turns.iter().flat_map(|turn| turn.respond.iter().cloned()).collect())
+    }
+}
+
+fn completed() -> TerminalStatus {
+    TerminalStatus::Completed
+}
+
+/// Why a scenario file could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file is not a valid scenario.
+    #[error("{path}:{line}:{column}: {}{message}", key.as_deref().map(|key| format!("key `{key}`: ")).unwrap_or_default())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The offending key, when one can be named.
+        key: Option<String>,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Reads and validates a scenario file.
+pub fn load(path: &Path) -> Result<Scenario, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
+    parse(&text, path)
+}
+
+/// Parses scenario text; `path` only labels errors.
+pub fn parse(text: &str, path: &Path) -> Result<Scenario, LoadError> {
+    let scenario: Scenario = toml::from_str(text).map_err(|error| {
+        let start = error.span().map_or(0, |span| span.start);
+        let (line, column) = position(text, start);
+        let message = error.message().trim().to_owned();
+        let key = backticked_field(&message).or_else(|| key_before(text, start));
+        LoadError::Invalid { path: path.to_owned(), line, column, key, message }
+    })?;
+    let invalid =
+        |message: String| LoadError::Invalid { path: path.to_owned(), line: 1, column: 1, key: None, message };
+    if scenario.turns.is_empty() {
+        return Err(invalid("a scenario needs at least one [[turn]]".to_owned()));
+    }
+    scenario.script().validate().map_err(|error| invalid(format!("respond: {error}")))?;
+    Ok(scenario)
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn position(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |idx| idx + 1);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+/// The field named in serde's "unknown field `x`" and "missing field `x`" messages.
+fn backticked_field(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("unknown field `").or_else(|| message.strip_prefix("missing field `"))?;
+    rest.split_once('`').map(|(key, _)| key.to_owned())
+}
+
+/// The key whose value starts at `offset`: the last `key =` before it on the same line.
+fn key_before(text: &str, offset: usize) -> Option<String> {
+    let before = &text[..offset.min(text.len())];
+    let line = &before[before.rfind('\n').map_or(0, |idx| idx + 1)..];
+    let assignment = line.rfind('=')?;
+    let key: String = line[..assignment]
+        .trim_end()
+        .chars()
+        .rev()
+        .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '"' | '.'))
+        .collect();
+    let key: String = key.chars().rev().collect::<String>().trim_matches('"').to_owned();
+    (!key.is_empty()).then_some(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str) -> String {
+        parse(text, Path::new("scenarios/turn/x.toml")).map(|_| ()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_short_scenario_gets_defaults() {
+        let scenario =
+            parse("title = \"t\"\n[[turn]]\nprompt = \"hi\"\nrespond = [{ text = [\"Hello\"] }]\n", Path::new("x"))
+                .unwrap();
+        assert_eq!(scenario.turns[0].expect, TerminalStatus::Completed);
+        assert_eq!(scenario.config.max_retries, 2);
+    }
+
+    #[test]
+    fn a_misspelt_key_names_file_line_column_and_key() {
+        let message = error("title = \"t\"\n[[turn]]\nprompt = \"hi\"\nexpct = \"completed\"\n");
+        assert!(message.starts_with("scenarios/turn/x.toml:4:1: key `expct`: unknown field `expct`"), "{message}");
+    }
+
+    #[test]
+    fn a_misspelt_key_inside_a_response_is_found_too() {
+        let message = error("title = \"t\"\n[[turn]]\nprompt = \"hi\"\nrespond = [{ txt = [\"a\"] }]\n");
+        assert!(message.starts_with("scenarios/turn/x.toml:4:14: key `txt`"), "{message}");
+    }
+
+    #[test]
+    fn a_wrong_value_names_its_key() {
+        let message = error("title = \"t\"\n[[turn]]\nprompt = \"hi\"\nexpect = \"done\"\n");
+        assert!(message.starts_with("scenarios/turn/x.toml:4:10: key `expect`: unknown variant `done`"), "{message}");
+    }
+}

@@ -1,0 +1,110 @@
+//! Verdicts and findings: what the judge concludes about one scenario run.
+
+use serde::Serialize;
+
+/// The verdict vocabulary (design.md "Three layers of judgement").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictKind {
+    /// Invariants, expectations and golden all hold.
+    Identical,
+    /// Invariants and expectations hold; the golden differs.
+    Conformant,
+    /// An invariant or expectation fails.
+    Nonconformant,
+    /// The run itself failed: a crash, a hang, an unreadable scenario.
+    Error,
+    /// The scenario needs a capability the implementation lacks.
+    Skipped,
+}
+
+impl VerdictKind {
+    /// The report string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VerdictKind::Identical => "identical",
+            VerdictKind::Conformant => "conformant",
+            VerdictKind::Nonconformant => "nonconformant",
+            VerdictKind::Error => "error",
+            VerdictKind::Skipped => "skipped",
+        }
+    }
+}
+
+/// Which layer of judgement produced a finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    /// The run could not be judged normally.
+    Fault,
+    /// A contract rule checked on every scenario.
+    Invariant,
+    /// What the scenario file states.
+    Expectation,
+    /// Equality with the golden files.
+    Golden,
+}
+
+/// One thing that does not hold, with its evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// The layer that found it.
+    pub layer: Layer,
+    /// The requirement id from docs/contract.md, when there is one.
+    pub requirement: Option<String>,
+    /// What does not hold, and the evidence.
+    pub message: String,
+}
+
+impl Finding {
+    /// A finding of `layer` against `requirement`.
+    pub fn new(layer: Layer, requirement: Option<&str>, message: impl Into<String>) -> Finding {
+        Finding { layer, requirement: requirement.map(str::to_owned), message: message.into() }
+    }
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let layer = match self.layer {
+            Layer::Fault => "fault",
+            Layer::Invariant => "invariant",
+            Layer::Expectation => "expectation",
+            Layer::Golden => "golden",
+        };
+        match &self.requirement {
+            Some(id) => write!(f, "[{layer} {id}] {}", self.message),
+            None => write!(f, "[{layer}] {}", self.message),
+        }
+    }
+}
+
+/// The judgement of one scenario run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    /// The scenario name, e.g. `turn/partial-then-error`.
+    pub scenario: String,
+    /// The verdict.
+    pub kind: VerdictKind,
+    /// Each turn's terminal state as derived from the Log (`-` when there is none).
+    pub terminal_states: Vec<String>,
+    /// Every finding, in layer order.
+    pub findings: Vec<Finding>,
+    /// Wall time of the run, in milliseconds.
+    pub elapsed_ms: u128,
+}
+
+impl Verdict {
+    /// Derives the verdict kind from findings: faults beat invariant and expectation failures,
+    /// which beat golden differences.
+    pub fn from_findings(scenario: &str, terminal_states: Vec<String>, mut findings: Vec<Finding>) -> Verdict {
+        findings.sort_by_key(|finding| finding.layer);
+        let worst = findings.first().map(|finding| finding.layer);
+        let kind = match worst {
+            None => VerdictKind::Identical,
+            Some(Layer::Fault) => VerdictKind::Error,
+            Some(Layer::Invariant | Layer::Expectation) => VerdictKind::Nonconformant,
+            Some(Layer::Golden) => VerdictKind::Conformant,
+        };
+        Verdict { scenario: scenario.to_owned(), kind, terminal_states, findings, elapsed_ms: 0 }
+    }
+}
