@@ -16,16 +16,17 @@ pub const PENDING_SUFFIX: &str = ".new";
 /// The command that accepts pending goldens, named in every mismatch.
 pub const ACCEPT_COMMAND: &str = "cargo run -p gauntlet -- accept";
 
-/// Compares `files` with the goldens in `dir`; with `bless`, writes pending files for mismatches.
-pub fn compare(dir: &Path, files: &[(&str, String)], bless: bool) -> Vec<Finding> {
+/// Compares `files` with the goldens in `root/dir`; with `bless`, writes pending files for
+/// mismatches. Messages name files relative to `root`, e.g. `golden/turn/x/log.ndjson`.
+pub fn compare(root: &Path, dir: &Path, files: &[(&str, String)], bless: bool) -> Vec<Finding> {
     let mut findings = Vec::new();
     for (name, actual) in files {
-        let path = dir.join(name);
+        let path = root.join(dir).join(name);
         let expected = std::fs::read_to_string(&path).ok();
         if expected.as_deref() == Some(actual.as_str()) {
             continue;
         }
-        let label = path.display().to_string();
+        let label = dir.join(name).display().to_string();
         let mut message = match &expected {
             Some(expected) => format!(
                 "{label} differs:\n{}",
@@ -103,14 +104,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("log.ndjson"), "a\nb\n").unwrap();
         let files = [("log.ndjson", "a\nc\n".to_owned())];
-        let findings = compare(dir.path(), &files, false);
+        let findings = compare(dir.path(), Path::new(""), &files, false);
         assert_eq!(findings.len(), 1);
         assert!(findings[0].message.contains("-b\n+c\n"), "{}", findings[0].message);
         assert!(pending(dir.path()).is_empty());
-        compare(dir.path(), &files, true);
+        compare(dir.path(), Path::new(""), &files, true);
         assert_eq!(pending(dir.path()).len(), 1);
         accept(dir.path()).unwrap();
-        assert!(compare(dir.path(), &files, false).is_empty());
+        assert!(compare(dir.path(), Path::new(""), &files, false).is_empty());
         assert!(pending(dir.path()).is_empty());
     }
 }

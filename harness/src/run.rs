@@ -61,10 +61,76 @@ pub fn run_scenario(plan: &Plan, driver: &dyn Driver, name: &str, path: &Path) -
         }
         Ok(scenario) => {
             let capture = driver.drive(&scenario);
-            let golden = golden::compare(&plan.golden().join(name), &capture.golden_files(), plan.bless);
+            let golden =
+                golden::compare(&plan.root, &Path::new("golden").join(name), &capture.golden_files(), plan.bless);
             judge::judge(name, &scenario, &capture, golden)
         }
     };
     verdict.elapsed_ms = started.elapsed().as_millis();
     verdict
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::Driver;
+    use crate::driver::reference::Reference;
+    use crate::verdict::VerdictKind;
+
+    /// A copy of the repository's scenarios and goldens in a scratch folder.
+    fn scratch_corpus() -> (tempfile::TempDir, Plan) {
+        let dir = tempfile::tempdir().unwrap();
+        let source = Plan::repository();
+        for folder in ["scenarios", "golden"] {
+            let base = source.root.join(folder);
+            golden::walk(&base, &mut |path| {
+                let target = dir.path().join(folder).join(path.strip_prefix(&base).unwrap());
+                std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+                std::fs::copy(path, target).unwrap();
+            });
+        }
+        let root = dir.path().to_owned();
+        (dir, Plan { root, bless: false })
+    }
+
+    fn run_all(plan: &Plan) -> Vec<Verdict> {
+        scenario_names(plan).iter().map(|(name, path)| run_scenario(plan, &Reference::default(), name, path)).collect()
+    }
+
+    #[test]
+    fn editing_one_golden_byte_fails_exactly_that_scenario_with_a_diff() {
+        let (_dir, plan) = scratch_corpus();
+        let log = plan.golden().join("turn/partial-then-error/log.ndjson");
+        let text = std::fs::read_to_string(&log).unwrap();
+        std::fs::write(&log, text.replacen("Useful partial", "Useful partiaL", 1)).unwrap();
+        let failing: Vec<Verdict> = run_all(&plan).into_iter().filter(|v| v.kind != VerdictKind::Identical).collect();
+        assert_eq!(failing.len(), 1, "{failing:#?}");
+        assert_eq!(failing[0].scenario, "turn/partial-then-error");
+        assert_eq!(failing[0].kind, VerdictKind::Conformant);
+        let message = &failing[0].findings[0].message;
+        assert!(message.contains("-{") && message.contains("Useful partiaL") && message.contains("+{"), "{message}");
+    }
+
+    #[test]
+    fn the_corpus_is_byte_deterministic() {
+        let plan = Plan::repository();
+        for (name, path) in scenario_names(&plan) {
+            let scenario = crate::scenario::load(&path).unwrap();
+            let first = Reference::default().drive(&scenario).golden_files();
+            let second = Reference::default().drive(&scenario).golden_files();
+            assert_eq!(first, second, "{name} differs between two runs");
+        }
+    }
+
+    #[test]
+    fn a_misspelt_key_fails_its_scenario_with_file_line_and_key() {
+        let (_dir, plan) = scratch_corpus();
+        let path = plan.scenarios().join("turn/clean-completion.toml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("prompt =", "promt =")).unwrap();
+        let verdict = run_scenario(&plan, &Reference::default(), "turn/clean-completion", &path);
+        assert_eq!(verdict.kind, VerdictKind::Error);
+        let message = &verdict.findings[0].message;
+        assert!(message.contains("turn/clean-completion.toml:5:1: key `promt`"), "{message}");
+    }
 }

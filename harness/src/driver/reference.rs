@@ -196,3 +196,51 @@ impl Transport for InProcess {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::{Plan, scenario_names};
+
+    /// Log lines without what legitimately differs over a socket: timestamps and elapsed
+    /// times follow real time, and a dropped connection is worded by hyper.
+    fn masked(capture: &Capture) -> Vec<serde_json::Value> {
+        capture
+            .log
+            .iter()
+            .map(|line| {
+                let mut event: serde_json::Value = serde_json::from_str(line).unwrap();
+                event["ts"] = serde_json::Value::Null;
+                if let Some(details) = event.pointer_mut("/data/details").and_then(|d| d.as_object_mut()) {
+                    details.remove("elapsed_ms");
+                    details.remove("transport_error");
+                }
+                event
+            })
+            .collect()
+    }
+
+    #[test]
+    fn real_http_and_in_process_carry_the_same_conversation() {
+        let plan = Plan::repository();
+        // Scenarios that pause or wait on retry-after would cost real seconds over HTTP.
+        let quick = [
+            "turn/clean-completion",
+            "turn/tool-call-then-answer",
+            "turn/partial-then-error",
+            "turn/disconnect-after-partial",
+            "turn/eof-without-completed",
+            "turn/malformed-frame",
+            "turn/reasoning-model-switch",
+        ];
+        for (name, path) in scenario_names(&plan).into_iter().filter(|(name, _)| quick.contains(&name.as_str())) {
+            let scenario = crate::scenario::load(&path).unwrap();
+            let in_process = Reference { wire: Wire::InProcess }.drive(&scenario);
+            let http = Reference { wire: Wire::Http }.drive(&scenario);
+            assert!(http.faults.is_empty(), "{name}: {:?}", http.faults);
+            assert_eq!(http.requests, in_process.requests, "{name}: request bodies differ");
+            assert_eq!(http.reported, in_process.reported, "{name}: reported outcomes differ");
+            assert_eq!(masked(&http), masked(&in_process), "{name}: logs differ");
+        }
+    }
+}
