@@ -143,13 +143,7 @@ pub fn load(path: &Path) -> Result<Scenario, LoadError> {
 
 /// Parses scenario text; `path` only labels errors.
 pub fn parse(text: &str, path: &Path) -> Result<Scenario, LoadError> {
-    let scenario: Scenario = toml::from_str(text).map_err(|error| {
-        let start = error.span().map_or(0, |span| span.start);
-        let (line, column) = position(text, start);
-        let message = error.message().trim().to_owned();
-        let key = backticked_field(&message).or_else(|| key_before(text, start));
-        LoadError::Invalid { path: path.to_owned(), line, column, key, message }
-    })?;
+    let scenario: Scenario = parse_toml(text, path)?;
     let invalid =
         |message: String| LoadError::Invalid { path: path.to_owned(), line: 1, column: 1, key: None, message };
     if scenario.turns.is_empty() {
@@ -157,6 +151,29 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, LoadError> {
     }
     scenario.script().validate().map_err(|error| invalid(format!("respond: {error}")))?;
     Ok(scenario)
+}
+
+/// Deserializes any strict TOML file of the corpus, turning a serde error into a [`LoadError`]
+/// that names the line, column and key. Every scenario family loads through this.
+pub fn parse_toml<T: serde::de::DeserializeOwned>(text: &str, path: &Path) -> Result<T, LoadError> {
+    toml::from_str(text).map_err(|error| {
+        let start = error.span().map_or(0, |span| span.start);
+        let (line, column) = position(text, start);
+        let message = error.message().trim().to_owned();
+        let key = backticked_field(&message).or_else(|| key_before(text, start));
+        LoadError::Invalid { path: path.to_owned(), line, column, key, message }
+    })
+}
+
+/// The `covers` list of any scenario file, whatever its family (other keys are not checked here).
+pub fn covers(path: &Path) -> Result<Vec<String>, LoadError> {
+    #[derive(Deserialize)]
+    struct Header {
+        #[serde(default)]
+        covers: Vec<String>,
+    }
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
+    Ok(parse_toml::<Header>(&text, path)?.covers)
 }
 
 /// 1-based line and column (in characters) of a byte offset.

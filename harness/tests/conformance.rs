@@ -53,8 +53,7 @@ fn contract_trial(root: &std::path::Path, names: &[(String, PathBuf)]) -> Result
     let requirements = contract::parse(&text)?;
     let mut covers = BTreeMap::new();
     for (name, path) in names {
-        let scenario = scenario::load(path).map_err(|error| error.to_string())?;
-        covers.insert(name.clone(), scenario.covers);
+        covers.insert(name.clone(), scenario::covers(path).map_err(|error| error.to_string())?);
     }
     let problems = contract::verify(&requirements, &covers, root);
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
