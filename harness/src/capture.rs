@@ -13,6 +13,8 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use gauntlet_runtime::canonical;
+
 use crate::audit::{self, Audit};
 
 /// What one scenario run produced.
@@ -78,7 +80,8 @@ impl Capture {
     /// The golden files of this capture: `(file name, content)`.
     pub fn golden_files(&self) -> Vec<(&'static str, String)> {
         let log: String = self.log.iter().map(|line| format!("{}\n", canonical_line(line))).collect();
-        let requests: String = self.requests.iter().map(|request| format!("{}\n", canonical(request))).collect();
+        let requests: String =
+            self.requests.iter().map(|request| format!("{}\n", canonical::to_string(request))).collect();
         let outcome = json!({
             "audit": self.audit(),
             "reported": self.reported,
@@ -89,17 +92,12 @@ impl Capture {
                 "faults": self.faults,
             },
         });
-        let outcome = format!("{}\n", serde_json::to_string_pretty(&outcome).unwrap_or_default());
+        let outcome = format!("{}\n", canonical::to_string_pretty(&outcome));
         vec![("log.ndjson", log), ("requests.jsonl", requests), ("outcome.json", outcome)]
     }
 }
 
-/// Compact JSON with sorted keys (through `Value`, whose maps are sorted).
-fn canonical(value: &impl Serialize) -> String {
-    serde_json::to_value(value).map(|value| value.to_string()).unwrap_or_default()
-}
-
 /// A Log line re-serialized with sorted keys; a line that is not JSON stays as it is.
 fn canonical_line(line: &str) -> String {
-    serde_json::from_str::<Value>(line).map_or_else(|_| line.to_owned(), |value| value.to_string())
+    serde_json::from_str::<Value>(line).map_or_else(|_| line.to_owned(), |value| canonical::to_string(&value))
 }

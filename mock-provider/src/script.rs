@@ -55,7 +55,7 @@ pub struct Reasoning {
 pub struct Call {
     /// Function name.
     pub name: String,
-    /// Arguments (a TOML table in scenario files), sent as compact JSON with sorted keys.
+    /// Arguments (a TOML table in scenario files), sent as compact JSON in the order written.
     pub args: serde_json::Value,
     /// Call id; defaults to `call_<n>`.
     pub call_id: Option<String>,

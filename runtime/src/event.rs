@@ -261,10 +261,9 @@ impl Event {
         self.kind == EventType::AssistantMessage
             && self.data.get("metadata").and_then(|m| m.get("partial")).and_then(Value::as_bool) == Some(true)
     }
-    /// The compact JSON line of this event, keys sorted.
+    /// The compact JSON line of this event, keys sorted at every depth.
     pub fn to_json_line(&self) -> String {
-        // Serializing plain maps and strings cannot fail.
-        serde_json::to_string(self).unwrap_or_default()
+        crate::canonical::to_string(self)
     }
 }
 

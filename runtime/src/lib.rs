@@ -9,9 +9,11 @@
 //! - [`session`] and [`turn`]: one Turn at a time, exactly one terminal outcome ([`TurnOutcome`]).
 //! - [`tools`]: `read`, `write`, `list` over the workspace folder.
 //! - [`ids`]: injectable ids and a clock, so a run is deterministic.
+//! - [`canonical`]: canonical JSON (sorted keys), for everything others read.
 //!
 //! The runtime knows nothing about scenarios, the harness or the mock provider.
 
+pub mod canonical;
 pub mod event;
 pub mod ids;
 pub mod log;

@@ -161,7 +161,7 @@ impl Provider {
         body: &Value,
         on_delta: &mut (dyn FnMut(Delta) + Send),
     ) -> Result<Reply, ProviderFailure> {
-        let bytes = Bytes::from(serde_json::to_vec(body).unwrap_or_default());
+        let bytes = Bytes::from(crate::canonical::to_string(body));
         let mut attempts = 1;
         let mut streamed_text = false;
         loop {

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use crate::canonical;
 use crate::event::{Event, EventType};
 
 /// Folds History (Events in seq order) into `input` items for a request to `model`.
@@ -29,7 +30,7 @@ pub fn fold(history: &[Event], model: &str) -> Vec<Value> {
                     "type": "function_call",
                     "call_id": call_id,
                     "name": name,
-                    "arguments": serde_json::to_string(&args).unwrap_or_default(),
+                    "arguments": canonical::to_string(&args),
                 }));
                 pending.insert(call_id.to_owned(), name.to_owned());
             }
@@ -87,7 +88,7 @@ fn tool_output(event: &Event) -> String {
     }
     let mut data = event.data().clone();
     data.remove("call_id");
-    serde_json::to_string(&data).unwrap_or_default()
+    canonical::to_string(&data)
 }
 
 fn close_orphans(pending: &mut BTreeMap<String, String>, items: &mut Vec<Value>) {
@@ -103,7 +104,7 @@ fn close_orphans(pending: &mut BTreeMap<String, String>, items: &mut Vec<Value>)
         items.push(json!({
             "type": "function_call_output",
             "call_id": call_id,
-            "output": serde_json::to_string(&output).unwrap_or_default(),
+            "output": canonical::to_string(&output),
         }));
     }
 }

@@ -111,7 +111,7 @@ impl Session {
             "gx1:m_{}:s_{:016x}:t_{:016x}",
             model.chars().take(14).collect::<String>(),
             fnv1a(self.config.session_id.as_bytes()),
-            fnv1a(tools.to_string().as_bytes())
+            fnv1a(crate::canonical::to_string(&tools).as_bytes())
         );
         request_body(model, &self.config.instructions, replay::fold(self.history(), model), tools, &cache_key)
     }

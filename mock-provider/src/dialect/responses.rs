@@ -282,7 +282,7 @@ mod tests {
         };
         let events = events(&encode(&response, &ctx()));
         let arguments = joined(&events, "function_call_arguments.delta");
-        assert_eq!(arguments, r#"{"a":"x","b":1}"#);
+        assert_eq!(arguments, r#"{"b":1,"a":"x"}"#, "arguments keep the order the script wrote");
         assert_eq!(joined(&events, "reasoning_summary_text.delta"), "think");
         let done = &events.last().unwrap().1["response"];
         let (reasoning, call) = (&done["output"][0], &done["output"][1]);

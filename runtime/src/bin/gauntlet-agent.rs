@@ -1,0 +1,2 @@
+//! `gauntlet-agent`: placeholder until the ACP agent lands.
+fn main() {}
