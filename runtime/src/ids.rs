@@ -10,18 +10,29 @@ use std::time::{Duration, SystemTime};
 pub trait IdSource: Send + Sync {
     /// A fresh event id: 16 lowercase hex characters, as in the Pixir envelope.
     fn event_id(&self) -> String;
+    /// A fresh Session id, usable as a file stem.
+    fn session_id(&self) -> String;
 }
 
-/// Ids `0000000000000001`, `0000000000000002`, ... in stamping order.
+/// Ids `0000000000000001`, `0000000000000002`, ... in stamping order; Sessions `root`, then
+/// `session-2`, `session-3`, ...
 #[derive(Debug, Default)]
 pub struct Sequential {
-    next: AtomicU64,
+    next_event: AtomicU64,
+    next_session: AtomicU64,
 }
 
 impl IdSource for Sequential {
     fn event_id(&self) -> String {
-        let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let n = self.next_event.fetch_add(1, Ordering::Relaxed) + 1;
         format!("{n:016x}")
+    }
+
+    fn session_id(&self) -> String {
+        match self.next_session.fetch_add(1, Ordering::Relaxed) + 1 {
+            1 => "root".to_owned(),
+            n => format!("session-{n}"),
+        }
     }
 }
 
@@ -31,15 +42,28 @@ pub struct TimeSeeded {
     next: AtomicU64,
 }
 
-impl IdSource for TimeSeeded {
-    fn event_id(&self) -> String {
+impl TimeSeeded {
+    fn next(&self) -> u64 {
         let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().as_nanos() as u64;
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         // splitmix64 of time xor counter: distinct per call, cheap, no dependency.
         let mut z = nanos ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        format!("{:016x}", z ^ (z >> 31))
+        z ^ (z >> 31)
+    }
+}
+
+impl IdSource for TimeSeeded {
+    fn event_id(&self) -> String {
+        format!("{:016x}", self.next())
+    }
+
+    /// `20260721T185255-a1b2c3`: the UTC time and six hex digits, as Pixir names Sessions.
+    fn session_id(&self) -> String {
+        let stamp = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+        let digits: String = stamp.chars().filter(char::is_ascii_digit).take(14).collect();
+        format!("{}T{}-{:06x}", &digits[..8.min(digits.len())], &digits[8.min(digits.len())..], self.next() & 0xff_ffff)
     }
 }
 

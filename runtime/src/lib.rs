@@ -11,8 +11,11 @@
 //! - [`ids`]: injectable ids and a clock, so a run is deterministic.
 //! - [`canonical`]: canonical JSON (sorted keys), for everything others read.
 //!
+//! - [`acp`]: the runtime as an ACP agent; [`acp::stop_reason`] tells how a Turn ended.
+//!
 //! The runtime knows nothing about scenarios, the harness or the mock provider.
 
+pub mod acp;
 pub mod canonical;
 pub mod event;
 pub mod ids;
@@ -27,4 +30,4 @@ pub use event::{ErrorKind, Event, EventType, Payload, TerminalStatus};
 pub use log::{Log, LogError, TornTail};
 pub use provider::{Provider, ProviderConfig, Transport};
 pub use session::{Session, SessionConfig};
-pub use turn::TurnOutcome;
+pub use turn::{CancelHandle, CancelSignal, TurnOutcome};

@@ -1,5 +1,6 @@
 //! A small deterministic tool set over the Session's workspace folder, so tool loops are real:
-//! `read`, `write` and `list` touch real files, and nothing escapes the workspace.
+//! `read`, `write` and `list` touch real files, and nothing escapes the workspace; `wait` takes
+//! (virtual) time, like a long command, so a cancel can land while a tool runs.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -37,12 +38,30 @@ pub fn definitions() -> Value {
                 "additionalProperties": false,
             },
         },
+        {
+            "type": "function",
+            "name": "wait",
+            "description": "Wait for a number of milliseconds, as a long-running command would.",
+            "parameters": {
+                "type": "object",
+                "properties": {"ms": {"type": "integer", "minimum": 0}},
+                "required": ["ms"],
+                "additionalProperties": false,
+            },
+        },
     ])
 }
 
 /// Runs a tool and returns its `tool_result` data: `ok` and `output`, or `ok: false` and `error`.
-pub fn execute(workspace: &Path, name: &str, args: &Value) -> Data {
+pub async fn execute(workspace: &Path, name: &str, args: &Value) -> Data {
     let result = match name {
+        "wait" => match args.get("ms").and_then(Value::as_u64) {
+            Some(ms) => {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                Ok(format!("waited {ms} ms"))
+            }
+            None => Err(failure("invalid_args", "`ms` must be a whole number")),
+        },
         "read" => resolve(workspace, args, true)
             .and_then(|path| std::fs::read_to_string(&path).map_err(|error| failure("io_error", &error.to_string()))),
         "write" => resolve(workspace, args, true).and_then(|path| {
@@ -107,20 +126,28 @@ fn list(path: &Path) -> Result<String, Value> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn write_read_and_list_round_trip() {
+    #[tokio::test]
+    async fn write_read_and_list_round_trip() {
         let dir = tempfile::tempdir().unwrap();
-        let wrote = execute(dir.path(), "write", &json!({"path": "notes/a.txt", "content": "hi"}));
+        let wrote = execute(dir.path(), "write", &json!({"path": "notes/a.txt", "content": "hi"})).await;
         assert_eq!(wrote["ok"], true);
-        assert_eq!(execute(dir.path(), "read", &json!({"path": "notes/a.txt"}))["output"], "hi");
-        assert_eq!(execute(dir.path(), "list", &json!({}))["output"], "notes/");
+        assert_eq!(execute(dir.path(), "read", &json!({"path": "notes/a.txt"})).await["output"], "hi");
+        assert_eq!(execute(dir.path(), "list", &json!({})).await["output"], "notes/");
     }
 
-    #[test]
-    fn paths_may_not_escape_the_workspace() {
+    #[tokio::test(start_paused = true)]
+    async fn wait_takes_virtual_time() {
+        let started = tokio::time::Instant::now();
+        let result = execute(Path::new("."), "wait", &json!({"ms": 60_000})).await;
+        assert_eq!(result["output"], "waited 60000 ms");
+        assert_eq!(started.elapsed().as_millis(), 60_000);
+    }
+
+    #[tokio::test]
+    async fn paths_may_not_escape_the_workspace() {
         let dir = tempfile::tempdir().unwrap();
         for path in ["../x", "/etc/passwd"] {
-            let result = execute(dir.path(), "read", &json!({"path": path}));
+            let result = execute(dir.path(), "read", &json!({"path": path})).await;
             assert_eq!(result["error"]["kind"], "path_outside_workspace", "{path}");
         }
     }

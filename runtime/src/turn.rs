@@ -7,8 +7,16 @@
 //! | `partial_failed` | `assistant_message` with `metadata.partial`, then `turn_failed` |
 //! | `failed` | `turn_failed` |
 //! | `timed_out` | optional partial `assistant_message`, `turn_failed` with `timeout_ms`, `elapsed_ms`, `next_actions` |
+//! | `interrupted` | optional partial `assistant_message`, orphan repair, `turn_failed` |
+//!
+//! Cancellation is checked first whenever the Turn waits, so a cancel that arrived before a
+//! completion wins, and one that arrives after the clean answer is recorded changes nothing
+//! (TURN-CANCEL-EVIDENCE).
 
+use std::future::Future;
 use std::time::Duration;
+
+use tokio::sync::watch;
 
 use serde_json::{Value, json};
 
@@ -33,9 +41,61 @@ pub struct TurnOutcome {
     pub truncation: Option<String>,
 }
 
+/// The sending half of a cancellation: the presenter keeps it while a Turn runs.
+#[derive(Debug)]
+pub struct CancelHandle(watch::Sender<bool>);
+
+impl CancelHandle {
+    /// Asks the Turn to stop; it ends `interrupted` unless it already finished.
+    pub fn cancel(&self) {
+        self.0.send_replace(true);
+    }
+}
+
+/// The receiving half of a cancellation, polled by the Turn whenever it waits.
+#[derive(Debug, Clone)]
+pub struct CancelSignal(Option<watch::Receiver<bool>>);
+
+impl CancelSignal {
+    /// A linked handle and signal.
+    pub fn pair() -> (CancelHandle, CancelSignal) {
+        let (sender, receiver) = watch::channel(false);
+        (CancelHandle(sender), CancelSignal(Some(receiver)))
+    }
+
+    /// A signal that never fires.
+    pub fn never() -> CancelSignal {
+        CancelSignal(None)
+    }
+
+    /// Resolves once cancellation is requested; never, if it cannot be.
+    pub async fn cancelled(&mut self) {
+        if let Some(receiver) = &mut self.0
+            && receiver.wait_for(|cancelled| *cancelled).await.is_ok()
+        {
+            return;
+        }
+        std::future::pending::<()>().await;
+    }
+}
+
+/// A wait that either finished or was cancelled first.
+enum Race<T> {
+    Done(T),
+    Cancelled,
+}
+
+async fn race<T>(cancel: &mut CancelSignal, work: impl Future<Output = T>) -> Race<T> {
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Race::Cancelled,
+        value = work => Race::Done(value),
+    }
+}
+
 impl Session {
     /// Runs one Turn to its terminal outcome. `Err` only when the Log could not be written.
-    pub async fn prompt(&mut self, text: &str) -> Result<TurnOutcome, LogError> {
+    pub async fn prompt(&mut self, text: &str, cancel: &mut CancelSignal) -> Result<TurnOutcome, LogError> {
         self.repair_orphans("before_start_turn")?;
         self.record(Payload::user_message(text))?;
         let started = tokio::time::Instant::now();
@@ -47,8 +107,12 @@ impl Session {
             let body = self.request_body();
             let mut streamed = String::new();
             let provider = self.provider.clone();
-            let call =
-                tokio::time::timeout_at(started + budget, stream_live(self, &provider, &body, &mut streamed)).await;
+            let deadline = started + budget;
+            let streaming = tokio::time::timeout_at(deadline, stream_live(self, &provider, &body, &mut streamed));
+            let call = match race(cancel, streaming).await {
+                Race::Done(call) => call,
+                Race::Cancelled => return self.fail(cancelled(), &streamed, started),
+            };
             let reply = match call {
                 Err(_elapsed) => {
                     let failure = ProviderFailure {
@@ -77,8 +141,11 @@ impl Session {
                     }
                     OutputItem::Call { call_id, name, args } => {
                         self.record(Payload::tool_call(call_id, name, args.clone()))?;
-                        let result = tools::execute(self.workspace(), name, args);
-                        self.record(Payload::tool_result(call_id, result))?;
+                        let workspace = self.workspace().to_owned();
+                        match race(cancel, tools::execute(&workspace, name, args)).await {
+                            Race::Done(result) => self.record(Payload::tool_result(call_id, result))?,
+                            Race::Cancelled => return self.fail(cancelled(), "", started),
+                        }
                     }
                 }
             }
@@ -141,18 +208,19 @@ impl Session {
         }))
     }
 
-    /// Writes the failure evidence: the partial text if any, then `turn_failed`.
+    /// Writes the failure evidence: the partial text if any, orphan repair for an interrupted
+    /// Turn, then `turn_failed`.
     fn fail(
         &mut self,
         failure: ProviderFailure,
         streamed: &str,
         started: tokio::time::Instant,
     ) -> Result<TurnOutcome, LogError> {
-        let timed_out = matches!(failure.kind, ErrorKind::StreamIdleTimeout | ErrorKind::TurnTimeout);
-        let status = match (timed_out, streamed.is_empty()) {
-            (true, _) => TerminalStatus::TimedOut,
-            (false, true) => TerminalStatus::Failed,
-            (false, false) => TerminalStatus::PartialFailed,
+        let status = match failure.kind {
+            ErrorKind::Cancelled => TerminalStatus::Interrupted,
+            ErrorKind::StreamIdleTimeout | ErrorKind::TurnTimeout => TerminalStatus::TimedOut,
+            _ if streamed.is_empty() => TerminalStatus::Failed,
+            _ => TerminalStatus::PartialFailed,
         };
         let mut details = failure.details;
         details.insert("elapsed_ms".into(), json!(millis(started.elapsed())));
@@ -161,12 +229,15 @@ impl Session {
             details.insert("partial_text_length".into(), json!(streamed.chars().count()));
             self.record(Payload::partial_assistant_message(streamed, status, failure.kind, &failure.message))?;
         }
+        if status == TerminalStatus::Interrupted {
+            self.repair_orphans("interrupt")?;
+        }
         let next_actions = details["next_actions"]
             .as_array()
             .map(|actions| actions.iter().filter_map(Value::as_str).map(str::to_owned).collect())
             .unwrap_or_default();
         self.record(Payload::turn_failed(status, failure.kind, &failure.message, details))?;
-        self.publish(Payload::status("error"));
+        self.publish(Payload::status(if status == TerminalStatus::Interrupted { "interrupted" } else { "error" }));
         Ok(TurnOutcome {
             status,
             error_kind: Some(failure.kind),
@@ -174,6 +245,14 @@ impl Session {
             next_actions,
             truncation: None,
         })
+    }
+}
+
+fn cancelled() -> ProviderFailure {
+    ProviderFailure {
+        kind: ErrorKind::Cancelled,
+        message: "the turn was cancelled".to_owned(),
+        details: object(json!({"next_actions": ["retry_turn"]})),
     }
 }
 

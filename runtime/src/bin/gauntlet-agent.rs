@@ -1,2 +1,83 @@
-//! `gauntlet-agent`: placeholder until the ACP agent lands.
-fn main() {}
+//! `gauntlet-agent`: the reference runtime as an ACP agent on stdin/stdout.
+//!
+//! Thin glue: flags to an `AgentConfig`, then `acp::serve`. Stdout carries only JSON-RPC;
+//! diagnostics go to stderr.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use gauntlet_runtime::acp::{self, AgentConfig};
+use gauntlet_runtime::ids::{Clock, IdSource, Sequential, TimeSeeded};
+use gauntlet_runtime::provider::{HttpTransport, ProviderConfig};
+
+/// The gauntlet reference runtime as an Agent Client Protocol agent (protocol version 1),
+/// speaking JSON-RPC 2.0, one message per line, on stdin and stdout.
+///
+/// Point an ACP client (an editor) at this command. Its Provider is an OpenAI Responses API
+/// endpoint, such as `mock-provider serve SCENARIO --port 4000`. Each session's Log is written
+/// under the session's `cwd`, in `.gauntlet/sessions/<session id>.ndjson`.
+#[derive(Debug, Parser)]
+#[command(name = "gauntlet-agent", version, about, long_about)]
+struct Flags {
+    /// Base URL of the Provider; requests go to `{url}/v1/responses`.
+    #[arg(long, env = "GAUNTLET_PROVIDER_URL", default_value = "http://127.0.0.1:4000")]
+    provider_url: String,
+    /// Model of new sessions.
+    #[arg(long, env = "GAUNTLET_MODEL", default_value = "gpt-5.5")]
+    model: String,
+    /// Retries of HTTP 429 / 5xx before any text reached the client.
+    #[arg(long, env = "GAUNTLET_MAX_RETRIES", default_value_t = 2)]
+    max_retries: u32,
+    /// Milliseconds without a chunk before a stream fails with `stream_idle_timeout`.
+    #[arg(long, env = "GAUNTLET_STREAM_IDLE_TIMEOUT_MS", default_value_t = 180_000)]
+    stream_idle_timeout_ms: u64,
+    /// Milliseconds a whole turn may take before it fails with `turn_timeout`.
+    #[arg(long, env = "GAUNTLET_TURN_TIMEOUT_MS", default_value_t = 600_000)]
+    turn_timeout_ms: u64,
+    /// The model's context window in tokens, reported in `usage_update` (0: report none).
+    #[arg(long, env = "GAUNTLET_CONTEXT_WINDOW", default_value_t = 400_000)]
+    context_window: u64,
+    /// Sequential ids (sessions `root`, `session-2`, ...; events `0000000000000001`, ...) and
+    /// timestamps from 2026-01-01T00:00:00Z, so conformance runs compare byte for byte.
+    #[arg(long, env = "GAUNTLET_DETERMINISTIC_IDS")]
+    deterministic_ids: bool,
+}
+
+fn main() -> ExitCode {
+    let flags = Flags::parse();
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("gauntlet-agent: cannot start the async runtime: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    runtime.block_on(async {
+        let ids: Arc<dyn IdSource> =
+            if flags.deterministic_ids { Arc::new(Sequential::default()) } else { Arc::new(TimeSeeded::default()) };
+        let clock = if flags.deterministic_ids { Clock::virtual_from_now() } else { Clock::System };
+        let config = AgentConfig {
+            provider: ProviderConfig {
+                base_url: flags.provider_url,
+                max_retries: flags.max_retries,
+                stream_idle_timeout: Duration::from_millis(flags.stream_idle_timeout_ms),
+                ..ProviderConfig::default()
+            },
+            transport: Arc::new(HttpTransport::default()),
+            model: flags.model,
+            turn_timeout: Duration::from_millis(flags.turn_timeout_ms),
+            context_window: (flags.context_window > 0).then_some(flags.context_window),
+            ids,
+            clock,
+        };
+        match acp::serve(tokio::io::stdin(), tokio::io::stdout(), config).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("gauntlet-agent: {error}");
+                ExitCode::from(1)
+            }
+        }
+    })
+}

@@ -1,0 +1,442 @@
+//! The reference runtime as an Agent Client Protocol agent: JSON-RPC 2.0, one JSON object per
+//! line, over any `AsyncRead` / `AsyncWrite` (stdio in `gauntlet-agent`, an in-memory duplex in
+//! the harness: the same code path).
+//!
+//! Methods: `initialize`, `session/new`, `session/load`, `session/prompt`, `session/cancel`,
+//! and `session/set_config_option` for the `model`.
+//! Protocol errors are answered to the peer and the connection goes on: a malformed line gets
+//! a parse error with `id: null`, an unknown method -32601, bad params or a second prompt on a
+//! busy Session -32602 (ACP-JSONRPC-ERRORS). Only a broken pipe ends the connection. A Turn runs
+//! in its own task so `session/cancel` is read while it streams.
+
+#![allow(clippy::result_large_err, reason = "ACP's Error is the answer we send, not a hot path")]
+
+pub mod projection;
+pub mod stop_reason;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_client_protocol_schema::ProtocolVersion;
+use agent_client_protocol_schema::rpc::{JsonRpcMessage, Notification};
+use agent_client_protocol_schema::v1::{
+    AgentCapabilities, CancelNotification, ContentBlock, Error, Implementation, InitializeRequest, InitializeResponse,
+    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
+    RequestId, Response, SessionConfigOption, SessionConfigSelectOption, SessionNotification,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+use crate::canonical;
+use crate::event::Event;
+use crate::ids::{Clock, IdSource};
+use crate::provider::{Provider, ProviderConfig, Transport};
+use crate::session::{Session, SessionConfig};
+use crate::turn::{CancelHandle, CancelSignal};
+use projection::Projector;
+
+/// Everything an agent needs to open Sessions.
+#[derive(Clone)]
+pub struct AgentConfig {
+    /// How to reach the Provider.
+    pub provider: ProviderConfig,
+    /// The transport to it.
+    pub transport: Arc<dyn Transport>,
+    /// The model of new Sessions.
+    pub model: String,
+    /// The whole-turn budget.
+    pub turn_timeout: Duration,
+    /// The model's context window, reported in `usage_update`.
+    pub context_window: Option<u64>,
+    /// Event and Session ids.
+    pub ids: Arc<dyn IdSource>,
+    /// Event timestamps.
+    pub clock: Clock,
+}
+
+impl std::fmt::Debug for AgentConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentConfig")
+            .field("provider", &self.provider)
+            .field("model", &self.model)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why the connection itself ended (not a protocol error, which is answered instead).
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectionError {
+    /// Reading from the client failed.
+    #[error("reading from the client: {0}")]
+    Read(std::io::Error),
+    /// Writing to the client failed.
+    #[error("writing to the client: {0}")]
+    Write(std::io::Error),
+}
+
+/// Serves one client until its input ends; running Turns are cancelled then, and their
+/// evidence is written before this returns.
+pub async fn serve<R, W>(input: R, output: W, config: AgentConfig) -> Result<(), ConnectionError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (outbox, writer) = Outbox::start(output);
+    let (lines_tx, mut lines) = mpsc::channel::<std::io::Result<Vec<u8>>>(16);
+    let reader = tokio::spawn(read_lines(input, lines_tx));
+    let (done_tx, mut done) = mpsc::unbounded_channel::<Session>();
+    let mut agent = Agent { config, outbox, sessions: HashMap::new(), done: done_tx };
+    let mut read_error = None;
+    loop {
+        tokio::select! {
+            line = lines.recv() => match line {
+                Some(Ok(line)) => agent.handle(&line),
+                Some(Err(error)) => {
+                    read_error = Some(error);
+                    break;
+                }
+                None => break,
+            },
+            Some(session) = done.recv() => agent.finished(session),
+        }
+    }
+    reader.abort();
+    // The client went away: cancel what runs and wait for its evidence to be written.
+    let mut running = 0;
+    for slot in agent.sessions.values() {
+        if let Slot::Busy(cancel) = slot {
+            cancel.cancel();
+            running += 1;
+        }
+    }
+    for _ in 0..running {
+        if let Some(session) = done.recv().await {
+            agent.finished(session);
+        }
+    }
+    drop(agent);
+    let written = writer.await.unwrap_or(Ok(()));
+    match read_error {
+        Some(error) => Err(ConnectionError::Read(error)),
+        None => written.map_err(ConnectionError::Write),
+    }
+}
+
+async fn read_lines<R: AsyncRead + Unpin>(input: R, lines: mpsc::Sender<std::io::Result<Vec<u8>>>) {
+    let mut reader = BufReader::new(input);
+    loop {
+        let mut line = Vec::new();
+        match reader.read_until(b'\n', &mut line).await {
+            Ok(0) => return,
+            Ok(_) => {
+                if lines.send(Ok(line)).await.is_err() {
+                    return;
+                }
+            }
+            Err(error) => {
+                let _ = lines.send(Err(error)).await;
+                return;
+            }
+        }
+    }
+}
+
+/// Serialized JSON-RPC messages on their way out, one line each, in order.
+#[derive(Clone)]
+struct Outbox(mpsc::UnboundedSender<String>);
+
+impl Outbox {
+    fn start<W: AsyncWrite + Unpin + Send + 'static>(
+        mut output: W,
+    ) -> (Outbox, tokio::task::JoinHandle<std::io::Result<()>>) {
+        let (sender, mut receiver) = mpsc::unbounded_channel::<String>();
+        let writer = tokio::spawn(async move {
+            while let Some(mut line) = receiver.recv().await {
+                line.push('\n');
+                output.write_all(line.as_bytes()).await?;
+                output.flush().await?;
+            }
+            output.shutdown().await
+        });
+        (Outbox(sender), writer)
+    }
+
+    fn send(&self, message: &impl Serialize) {
+        let _ = self.0.send(canonical::to_string(message));
+    }
+
+    fn respond<T: Serialize>(&self, id: RequestId, result: Result<T, Error>) {
+        self.send(&JsonRpcMessage::wrap(Response::new(id, result)));
+    }
+
+    fn update(&self, session_id: &str, update: agent_client_protocol_schema::v1::SessionUpdate) {
+        let params = SessionNotification::new(session_id.to_owned(), update);
+        self.send(&JsonRpcMessage::wrap(Notification { method: "session/update".into(), params: Some(params) }));
+    }
+}
+
+/// A Session is idle (owned here) or busy (owned by its Turn task, cancellable from here).
+enum Slot {
+    Idle(Box<Session>),
+    Busy(CancelHandle),
+}
+
+struct Agent {
+    config: AgentConfig,
+    outbox: Outbox,
+    sessions: HashMap<String, Slot>,
+    done: mpsc::UnboundedSender<Session>,
+}
+
+/// One decoded incoming message.
+struct Incoming {
+    id: Option<RequestId>,
+    method: String,
+    params: Value,
+}
+
+impl Agent {
+    fn handle(&mut self, line: &[u8]) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        let incoming = match decode(line) {
+            Ok(Some(incoming)) => incoming,
+            Ok(None) => return, // a response from the client: this agent sends no requests
+            Err((id, error)) => return self.outbox.respond::<Value>(id, Err(error)),
+        };
+        let Incoming { id, method, params } = incoming;
+        if method == "session/cancel" {
+            if let Ok(request) = parse::<CancelNotification>(params)
+                && let Some(Slot::Busy(cancel)) = self.sessions.get(&*request.session_id.0)
+            {
+                cancel.cancel();
+            }
+            return;
+        }
+        let Some(id) = id else { return }; // unknown notifications are ignored, as JSON-RPC asks
+        match method.as_str() {
+            "initialize" => {
+                let result = parse::<InitializeRequest>(params).map(|_| {
+                    InitializeResponse::new(ProtocolVersion::V1)
+                        .agent_capabilities(AgentCapabilities::new().load_session(true))
+                        .agent_info(Implementation::new("gauntlet-agent", env!("CARGO_PKG_VERSION")))
+                });
+                self.outbox.respond(id, result);
+            }
+            "session/new" => {
+                let result = parse::<NewSessionRequest>(params).and_then(|request| {
+                    let session_id = self.config.ids.session_id();
+                    let session = self.open(&session_id, request.cwd)?;
+                    self.sessions.insert(session_id.clone(), Slot::Idle(Box::new(session)));
+                    Ok(NewSessionResponse::new(session_id))
+                });
+                self.outbox.respond(id, result);
+            }
+            "session/load" => {
+                let result = parse::<LoadSessionRequest>(params).and_then(|request| self.load(request));
+                self.outbox.respond(id, result);
+            }
+            "session/set_config_option" => {
+                let result = parse::<SetSessionConfigOptionRequest>(params).and_then(|request| self.configure(request));
+                self.outbox.respond(id, result);
+            }
+            "session/prompt" => {
+                if let Err(error) = parse::<PromptRequest>(params).and_then(|request| self.prompt(id.clone(), request))
+                {
+                    self.outbox.respond::<Value>(id, Err(error));
+                }
+            }
+            _ => self.outbox.respond::<Value>(id, Err(Error::method_not_found().data(json!({"method": method})))),
+        }
+    }
+
+    fn open(&self, session_id: &str, cwd: PathBuf) -> Result<Session, Error> {
+        if !cwd.is_absolute() {
+            return Err(Error::invalid_params().data(json!({"reason": "cwd must be an absolute path"})));
+        }
+        let mut config = SessionConfig::new(session_id, &cwd);
+        config.model.clone_from(&self.config.model);
+        config.turn_timeout = self.config.turn_timeout;
+        let provider = Provider::new(self.config.transport.clone(), self.config.provider.clone());
+        Session::open(config, provider, self.config.ids.clone(), self.config.clock.clone())
+            .map_err(|error| Error::internal_error().data(json!({"reason": error.to_string()})))
+    }
+
+    /// Replays the Session's transcript from its Log, then answers (ACP-LOAD-CLEAN).
+    fn load(&mut self, request: LoadSessionRequest) -> Result<LoadSessionResponse, Error> {
+        let session_id = request.session_id.0.to_string();
+        if self.sessions.contains_key(&session_id) {
+            return Err(Error::invalid_params().data(json!({"reason": "the session is already open"})));
+        }
+        let log_path = SessionConfig::new(&session_id, &request.cwd).log_path();
+        if !log_path.is_file() {
+            return Err(Error::resource_not_found(Some(log_path.display().to_string())));
+        }
+        let session = self.open(&session_id, request.cwd)?;
+        let projector = Projector { workspace: session.workspace(), context_window: self.config.context_window };
+        for update in projector.replay(session.history()) {
+            self.outbox.update(&session_id, update);
+        }
+        let mut response = LoadSessionResponse::new();
+        if let Some(torn) = session.torn_tail() {
+            // The Log's torn tail is reported, not hidden (LOG-TORN-TAIL).
+            let mut meta = serde_json::Map::new();
+            meta.insert("gauntlet".into(), json!({"tornTail": {"offset": torn.offset, "length": torn.bytes.len()}}));
+            response = response.meta(meta);
+        }
+        self.sessions.insert(session_id, Slot::Idle(Box::new(session)));
+        Ok(response)
+    }
+
+    /// `session/set_config_option` for `model`, the one option this agent has.
+    fn configure(&mut self, request: SetSessionConfigOptionRequest) -> Result<SetSessionConfigOptionResponse, Error> {
+        let session_id = request.session_id.0.to_string();
+        let Some(Slot::Idle(session)) = self.sessions.get_mut(&session_id) else {
+            return Err(Error::invalid_params().data(json!({"reason": "no idle session with this id"})));
+        };
+        let model = match (&*request.config_id.0, request.value.as_value_id()) {
+            ("model", Some(model)) => model.0.to_string(),
+            _ => return Err(Error::invalid_params().data(json!({"reason": "the only option is `model`"}))),
+        };
+        session.set_model(&model);
+        let choice = SessionConfigSelectOption::new(model.clone(), model.clone());
+        Ok(SetSessionConfigOptionResponse::new(vec![SessionConfigOption::select(
+            "model",
+            "Model",
+            model,
+            vec![choice],
+        )]))
+    }
+
+    fn prompt(&mut self, id: RequestId, request: PromptRequest) -> Result<(), Error> {
+        let session_id = request.session_id.0.to_string();
+        let slot = self.sessions.get_mut(&session_id).ok_or_else(|| Error::session_not_found(session_id.clone()))?;
+        if matches!(slot, Slot::Busy(_)) {
+            return Err(Error::invalid_params().data(json!({"reason": "a turn is already running in this session"})));
+        }
+        let text: Vec<&str> = request
+            .prompt
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text(text) => Some(text.text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let text = text.join("\n");
+        let (cancel, signal) = CancelSignal::pair();
+        let Slot::Idle(session) = std::mem::replace(slot, Slot::Busy(cancel)) else { return Ok(()) };
+        let outbox = self.outbox.clone();
+        let done = self.done.clone();
+        let context_window = self.config.context_window;
+        tokio::spawn(async move {
+            let session = run_turn(*session, text, signal, id, outbox, context_window).await;
+            let _ = done.send(session);
+        });
+        Ok(())
+    }
+
+    fn finished(&mut self, session: Session) {
+        let session_id = session.config().session_id.clone();
+        self.sessions.insert(session_id, Slot::Idle(Box::new(session)));
+    }
+}
+
+/// Runs a Turn, forwarding its Events as updates in order, then answers the prompt.
+async fn run_turn(
+    mut session: Session,
+    text: String,
+    mut cancel: CancelSignal,
+    id: RequestId,
+    outbox: Outbox,
+    context_window: Option<u64>,
+) -> Session {
+    let (events_tx, mut events) = mpsc::unbounded_channel::<Event>();
+    session.subscribe(events_tx);
+    let session_id = session.config().session_id.clone();
+    let workspace = session.workspace().to_owned();
+    let projector = Projector { workspace: &workspace, context_window };
+    let forward = |event: Event| {
+        if let Some(update) = projector.live(&event) {
+            outbox.update(&session_id, update);
+        }
+    };
+    let result = {
+        let turn = session.prompt(&text, &mut cancel);
+        tokio::pin!(turn);
+        loop {
+            tokio::select! {
+                biased;
+                Some(event) = events.recv() => forward(event),
+                result = &mut turn => break result,
+            }
+        }
+    };
+    while let Ok(event) = events.try_recv() {
+        forward(event);
+    }
+    let answer = match result {
+        Ok(outcome) => stop_reason::prompt_result(&outcome).map(PromptResponse::new),
+        Err(error) => Err(Error::internal_error().data(json!({"reason": error.to_string()}))),
+    };
+    outbox.respond(id, answer);
+    session
+}
+
+/// Decodes one line: `Ok(None)` for a client response, `Err` with the id to answer otherwise.
+fn decode(line: &[u8]) -> Result<Option<Incoming>, (RequestId, Error)> {
+    let value: Value = serde_json::from_slice(line).map_err(|error| {
+        let excerpt: String = String::from_utf8_lossy(line).trim_end().chars().take(200).collect();
+        (RequestId::Null, Error::parse_error().data(json!({"reason": error.to_string(), "line": excerpt})))
+    })?;
+    let id = value.get("id").map(|id| serde_json::from_value::<RequestId>(id.clone()).unwrap_or(RequestId::Null));
+    let invalid = |reason: &str| {
+        (id.clone().unwrap_or(RequestId::Null), Error::invalid_request().data(json!({"reason": reason})))
+    };
+    if value.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(invalid("`jsonrpc` must be \"2.0\""));
+    }
+    match value.get("method") {
+        Some(Value::String(method)) => {
+            let params = value.get("params").cloned().unwrap_or(Value::Null);
+            Ok(Some(Incoming { id, method: method.clone(), params }))
+        }
+        Some(_) => Err(invalid("`method` must be a string")),
+        None if value.get("result").is_some() || value.get("error").is_some() => Ok(None),
+        None => Err(invalid("a message needs a `method`")),
+    }
+}
+
+fn parse<T: DeserializeOwned>(params: Value) -> Result<T, Error> {
+    serde_json::from_value(params).map_err(|error| Error::invalid_params().data(json!({"reason": error.to_string()})))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_malformed_line_is_a_parse_error_with_null_id() {
+        let (id, error) = decode(b"{not json").err().unwrap();
+        assert_eq!(id, RequestId::Null);
+        assert_eq!(i32::from(error.code), -32700);
+    }
+
+    #[test]
+    fn a_message_without_jsonrpc_is_an_invalid_request() {
+        let (id, error) = decode(br#"{"id":3,"method":"initialize"}"#).err().unwrap();
+        assert_eq!(id, RequestId::Number(3));
+        assert_eq!(i32::from(error.code), -32600);
+    }
+
+    #[test]
+    fn client_responses_are_not_requests() {
+        assert!(decode(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).unwrap().is_none());
+    }
+}

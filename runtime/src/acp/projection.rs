@@ -1,0 +1,176 @@
+//! The presenter projection of Events to ACP `session/update`s, live and on `session/load`
+//! (ADR 0026 "Presenter projection"; pixir.md 5.1, 5.3).
+//!
+//! Live, deltas stream as chunks. On load, the transcript is rebuilt from the Log alone: each
+//! user message, each clean assistant message as one chunk, and tool calls as they were shown
+//! live. Partial text, `turn_failed`, reasoning and audit-only events are never replayed as
+//! transcript (ACP-LOAD-CLEAN).
+
+use std::path::{Component, Path};
+
+use agent_client_protocol_schema::v1::{
+    ContentBlock, ContentChunk, SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
+};
+use serde_json::Value;
+
+use crate::event::{Event, EventType};
+
+/// What the projection needs besides the Event.
+#[derive(Debug, Clone)]
+pub struct Projector<'a> {
+    /// The Session's workspace, for absolute tool locations.
+    pub workspace: &'a Path,
+    /// The model's context window, for `usage_update`; none, none sent.
+    pub context_window: Option<u64>,
+}
+
+impl Projector<'_> {
+    /// The live update for an Event, if it has one.
+    pub fn live(&self, event: &Event) -> Option<SessionUpdate> {
+        match event.kind() {
+            EventType::TextDelta => Some(SessionUpdate::AgentMessageChunk(chunk(event.str_field("chunk")?))),
+            EventType::ReasoningDelta => Some(SessionUpdate::AgentThoughtChunk(chunk(event.str_field("chunk")?))),
+            EventType::ProviderUsage => {
+                let used = event.data().get("usage_summary")?.get("total_tokens")?.as_u64()?;
+                Some(SessionUpdate::UsageUpdate(UsageUpdate::new(used, self.context_window?)))
+            }
+            _ => self.tool(event),
+        }
+    }
+
+    /// The transcript replayed on `session/load`, rebuilt from History.
+    pub fn replay(&self, history: &[Event]) -> Vec<SessionUpdate> {
+        history
+            .iter()
+            .filter_map(|event| match event.kind() {
+                EventType::UserMessage => Some(SessionUpdate::UserMessageChunk(chunk(event.str_field("text")?))),
+                EventType::AssistantMessage if !event.is_partial_assistant() => {
+                    Some(SessionUpdate::AgentMessageChunk(chunk(event.str_field("text")?)))
+                }
+                _ => self.tool(event),
+            })
+            .collect()
+    }
+
+    /// Tool calls and results, the same live and replayed.
+    fn tool(&self, event: &Event) -> Option<SessionUpdate> {
+        let call_id = event.str_field("call_id")?;
+        match event.kind() {
+            EventType::ToolCall => {
+                let name = event.str_field("name").unwrap_or_default();
+                let args = event.data().get("args").cloned().unwrap_or(Value::Null);
+                let path = args.get("path").and_then(Value::as_str);
+                let title = match (name, path, args.get("ms").and_then(Value::as_u64)) {
+                    (_, Some(path), _) => format!("{name} {path}"),
+                    ("wait", None, Some(ms)) => format!("wait {ms} ms"),
+                    _ => name.to_owned(),
+                };
+                let kind = match name {
+                    "read" | "list" => ToolKind::Read,
+                    "write" => ToolKind::Edit,
+                    "wait" => ToolKind::Execute,
+                    _ => ToolKind::Other,
+                };
+                let locations = path
+                    .filter(|path| inside(path))
+                    .map(|path| vec![ToolCallLocation::new(self.workspace.join(path))])
+                    .unwrap_or_default();
+                let call = ToolCall::new(call_id.to_owned(), title)
+                    .kind(kind)
+                    .status(ToolCallStatus::InProgress)
+                    .locations(locations)
+                    .raw_input(args);
+                Some(SessionUpdate::ToolCall(call))
+            }
+            EventType::ToolResult => {
+                let ok = event.data().get("ok").and_then(Value::as_bool) == Some(true);
+                let text = match event.str_field("output") {
+                    Some(output) if ok => output.to_owned(),
+                    _ => {
+                        let error = event.data().get("error");
+                        let field = |key| error.and_then(|e| e.get(key)).and_then(Value::as_str).unwrap_or("unknown");
+                        format!("{}: {}", field("kind"), field("message"))
+                    }
+                };
+                let status = if ok { ToolCallStatus::Completed } else { ToolCallStatus::Failed };
+                let fields = ToolCallUpdateFields::new().status(status).content(vec![ToolCallContent::from(text)]);
+                Some(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(call_id.to_owned(), fields)))
+            }
+            _ => None,
+        }
+    }
+}
+
+fn chunk(text: &str) -> ContentChunk {
+    ContentChunk::new(ContentBlock::from(text))
+}
+
+/// A relative path that stays inside the workspace.
+fn inside(path: &str) -> bool {
+    Path::new(path).components().all(|component| matches!(component, Component::Normal(_) | Component::CurDir))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Data, ErrorKind, Payload, TerminalStatus};
+    use serde_json::json;
+
+    fn events(payloads: Vec<Payload>) -> Vec<Event> {
+        payloads
+            .into_iter()
+            .enumerate()
+            .map(|(seq, payload)| Event::stamp(payload, "s", seq.to_string(), "t".into(), Some(seq as u64)))
+            .collect()
+    }
+
+    fn projector() -> Projector<'static> {
+        Projector { workspace: Path::new("/ws"), context_window: Some(1000) }
+    }
+
+    fn kinds(updates: &[SessionUpdate]) -> Vec<String> {
+        updates
+            .iter()
+            .map(|update| serde_json::to_value(update).unwrap()["sessionUpdate"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn load_replays_the_clean_transcript_only() {
+        let history = events(vec![
+            Payload::user_message("one"),
+            Payload::provider_usage(Data::new()),
+            Payload::reasoning(json!({"id": "rs"}), "m"),
+            Payload::assistant_message("clean", Data::new()),
+            Payload::user_message("two"),
+            Payload::partial_assistant_message("half", TerminalStatus::PartialFailed, ErrorKind::Network, "m"),
+            Payload::turn_failed(TerminalStatus::PartialFailed, ErrorKind::Network, "boom", Data::new()),
+        ]);
+        let updates = projector().replay(&history);
+        assert_eq!(kinds(&updates), ["user_message_chunk", "agent_message_chunk", "user_message_chunk"]);
+        let text = serde_json::to_string(&updates).unwrap();
+        assert!(text.contains("clean") && !text.contains("half") && !text.contains("boom"));
+    }
+
+    #[test]
+    fn tool_calls_show_title_kind_and_location() {
+        let history = events(vec![Payload::tool_call("c1", "read", json!({"path": "a.txt"}))]);
+        let update = serde_json::to_value(&projector().replay(&history)[0]).unwrap();
+        assert_eq!(update["title"], "read a.txt");
+        assert_eq!(update["kind"], "read");
+        assert_eq!(update["status"], "in_progress");
+        assert_eq!(update["locations"][0]["path"], "/ws/a.txt");
+    }
+
+    #[test]
+    fn a_failed_tool_result_is_a_failed_update() {
+        let mut result = Data::new();
+        result.insert("ok".into(), json!(false));
+        result.insert("error".into(), json!({"kind": "io_error", "message": "gone"}));
+        let update = projector().live(&events(vec![Payload::tool_result("c1", result)])[0]).unwrap();
+        let update = serde_json::to_value(update).unwrap();
+        assert_eq!(update["status"], "failed");
+        assert_eq!(update["content"][0]["content"]["text"], "io_error: gone");
+    }
+}
