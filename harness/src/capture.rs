@@ -6,14 +6,16 @@
 //! | --- | --- |
 //! | `log.ndjson` | the root Session's Log, one canonical JSON Event per line |
 //! | `requests.jsonl` | every Provider request in order: `{route, response_index, body}` |
-//! | `outcome.json` | terminal states derived from the Log, what the runtime reported, diagnostics |
+//! | `acp.jsonl` | the live ACP transcript, both directions: `{from, message}` (or `raw` for a non-JSON line) |
+//! | `acp-load.jsonl` | what `session/load` replays into a fresh agent, and its answer |
+//! | `outcome.json` | terminal states derived from the Log, what the agent answered, diagnostics |
 //!
 //! JSON is canonical: sorted keys, compact lines (`outcome.json` is pretty-printed for review).
 
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use gauntlet_runtime::canonical;
+use gauntlet_runtime::{TerminalStatus, canonical};
 
 use crate::audit::{self, Audit};
 
@@ -24,7 +26,11 @@ pub struct Capture {
     pub log: Vec<String>,
     /// Every Provider request, in arrival order.
     pub requests: Vec<Request>,
-    /// What the runtime reported for each turn it ran.
+    /// The live ACP transcript, workspace path masked as `$WORKSPACE`.
+    pub acp: Vec<Value>,
+    /// The `session/load` transcript of a fresh agent.
+    pub acp_load: Vec<Value>,
+    /// What the agent answered to each scenario turn's prompt.
     pub reported: Vec<Reported>,
     /// A torn Log tail the runtime reported on resume.
     pub torn_tail: Option<TornTail>,
@@ -47,19 +53,36 @@ pub struct Request {
     pub body: Value,
 }
 
-/// A turn's outcome as the implementation reported it (not as the Log shows it).
+/// A turn's outcome as the agent answered `session/prompt` (not as the Log shows it).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Reported {
-    /// The terminal state reported.
-    pub terminal_status: String,
-    /// The error kind reported, if any.
-    pub error_kind: Option<String>,
-    /// Next actions offered.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub next_actions: Vec<String>,
-    /// The provider's reason for stopping early but cleanly.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub truncation: Option<String>,
+    /// `result.stopReason`, when the answer is a result.
+    pub stop_reason: Option<String>,
+    /// The JSON-RPC `error` object, when the answer is an error.
+    pub error: Option<Value>,
+}
+
+impl Reported {
+    /// Reads a `session/prompt` answer.
+    pub fn from_answer(answer: &Value) -> Reported {
+        Reported {
+            stop_reason: answer.pointer("/result/stopReason").and_then(Value::as_str).map(str::to_owned),
+            error: answer.get("error").cloned(),
+        }
+    }
+
+    /// The terminal state the answer claims: a stop reason's meaning, or the error's
+    /// `data.terminalStatus` (ACP-STOP-REASON).
+    pub fn claimed_status(&self) -> Option<TerminalStatus> {
+        match (self.stop_reason.as_deref(), &self.error) {
+            (Some("end_turn" | "max_tokens" | "refusal"), None) => Some(TerminalStatus::Completed),
+            (Some("cancelled"), None) => Some(TerminalStatus::Interrupted),
+            (None, Some(error)) => {
+                error.pointer("/data/terminalStatus").and_then(Value::as_str).and_then(TerminalStatus::parse)
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A torn Log tail, as reported.
@@ -93,7 +116,15 @@ impl Capture {
             },
         });
         let outcome = format!("{}\n", canonical::to_string_pretty(&outcome));
-        vec![("log.ndjson", log), ("requests.jsonl", requests), ("outcome.json", outcome)]
+        let lines =
+            |values: &[Value]| values.iter().map(|value| format!("{}\n", canonical::to_string(value))).collect();
+        vec![
+            ("log.ndjson", log),
+            ("requests.jsonl", requests),
+            ("acp.jsonl", lines(&self.acp)),
+            ("acp-load.jsonl", lines(&self.acp_load)),
+            ("outcome.json", outcome),
+        ]
     }
 }
 

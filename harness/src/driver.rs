@@ -3,6 +3,8 @@
 //! A Driver never fails: whatever goes wrong in the implementation (a crash, a hang, a Log it
 //! cannot write) is recorded in [`Capture::faults`] and judged like any other evidence.
 
+pub mod acp_client;
+pub mod conversation;
 pub mod reference;
 
 use crate::capture::Capture;

@@ -36,10 +36,9 @@ pub fn compare(root: &Path, dir: &Path, files: &[(&str, String)], bless: bool) -
         };
         if bless {
             let pending = pending_path(&path);
-            match std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&pending, actual)) {
-                Ok(()) => {
-                    message.push_str(&format!("\nwrote {}: review it, then run `{ACCEPT_COMMAND}`", pending.display()))
-                }
+            match std::fs::create_dir_all(root.join(dir)).and_then(|()| std::fs::write(&pending, actual)) {
+                Ok(()) => message
+                    .push_str(&format!("\nwrote {label}{PENDING_SUFFIX}: review it, then run `{ACCEPT_COMMAND}`")),
                 Err(error) => message.push_str(&format!("\ncould not write {}: {error}", pending.display())),
             }
         } else {

@@ -48,7 +48,8 @@ pub fn findings(verdicts: &[Verdict]) -> String {
     for verdict in verdicts.iter().filter(|verdict| !verdict.findings.is_empty()) {
         out.push_str(&format!("\n{} ({}):\n", verdict.scenario, verdict.kind.as_str()));
         for finding in &verdict.findings {
-            out.push_str(&format!("  {finding}\n"));
+            let text = finding.to_string().replace('\n', "\n    ");
+            out.push_str(&format!("  {text}\n"));
         }
     }
     out

@@ -109,6 +109,10 @@ mod tests {
         assert_eq!(failing[0].kind, VerdictKind::Conformant);
         let message = &failing[0].findings[0].message;
         assert!(message.contains("-{") && message.contains("Useful partiaL") && message.contains("+{"), "{message}");
+        let blessing = Plan { bless: true, ..plan.clone() };
+        let path = plan.scenarios().join("turn/partial-then-error.toml");
+        run_scenario(&blessing, &Reference::default(), "turn/partial-then-error", &path);
+        assert_eq!(golden::pending(&plan.golden()), [log.with_file_name("log.ndjson.new")]);
     }
 
     #[test]

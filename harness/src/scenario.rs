@@ -89,9 +89,25 @@ pub struct Turn {
     /// The `turn_failed.error_kind` the Log must show, if any.
     #[serde(default)]
     pub error_kind: Option<ErrorKind>,
+    /// The ACP stop reason the prompt must answer with, when the turn is not a failure.
+    #[serde(default)]
+    pub stop_reason: Option<String>,
     /// Switch to this model before the turn.
     #[serde(default)]
     pub model: Option<String>,
+    /// When to send `session/cancel` for this turn.
+    #[serde(default)]
+    pub cancel: Option<Trigger>,
+    /// When to send a second `session/prompt` to the same Session, which must be refused.
+    #[serde(default)]
+    pub busy_prompt: Option<Trigger>,
+    /// Raw lines the client sends before the prompt, each answered by the agent (for
+    /// malformed JSON-RPC on purpose).
+    #[serde(default)]
+    pub raw: Vec<String>,
+    /// Before this turn, stop the agent and continue in a fresh one through `session/load`.
+    #[serde(default)]
+    pub reload: bool,
     /// The Provider's answers to this turn's requests, in order (retries and tool loops included).
     #[serde(default)]
     pub respond: Vec<Response>,
@@ -102,6 +118,20 @@ impl Scenario {
     pub fn script(&self) -> Script {
         Script::root(self.turns.iter().flat_map(|turn| turn.respond.iter().cloned()).collect())
     }
+}
+
+/// A moment in a prompt's life at which the client acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    /// Right after the prompt is sent, before any update.
+    Sent,
+    /// After the first `agent_message_chunk`.
+    FirstDelta,
+    /// After the first `tool_call` update.
+    ToolCall,
+    /// After the prompt was answered (a cancel then must change nothing).
+    Answered,
 }
 
 fn completed() -> TerminalStatus {

@@ -1,9 +1,11 @@
-//! The reference driver: the reference runtime in process, on tokio's paused clock.
+//! The reference driver: the reference runtime's ACP agent in process, on tokio's paused clock.
 //!
-//! Provider bytes travel through [`InProcess`], which hands each request to the mock and
-//! streams back the very bytes the mock's HTTP server would send, so a ten-minute stall costs
-//! nothing and every run stamps the same ids and times. [`Wire::Http`] runs the same scenario
-//! over a real loopback socket instead, on real time, to prove the two paths agree.
+//! The client talks to `acp::serve` over an in-memory duplex (the same JSON-RPC code path as
+//! the `gauntlet-agent` binary). Provider bytes travel through [`InProcess`], which hands each
+//! request to the mock and streams back the very bytes its HTTP server would send, so a
+//! ten-minute stall costs nothing and every run stamps the same ids and times. [`Wire::Http`]
+//! runs the same scenario over a real loopback socket instead, on real time, to prove the two
+//! paths agree.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -13,17 +15,19 @@ use std::time::Duration;
 use gauntlet_mock_provider::in_process::{self, Chunk};
 use gauntlet_mock_provider::provider::{MockProvider, MockRequest};
 use gauntlet_mock_provider::server;
+use gauntlet_runtime::SessionConfig;
+use gauntlet_runtime::acp::{self, AgentConfig};
 use gauntlet_runtime::ids::{Clock, Sequential};
 use gauntlet_runtime::provider::transport::{Body, HttpRequest, HttpResponse, SendFuture, TransportError};
 use gauntlet_runtime::provider::{HttpTransport, ProviderConfig, Transport};
-use gauntlet_runtime::{Provider, Session, SessionConfig};
 
-use crate::capture::{Capture, Reported, Request, TornTail};
+use crate::capture::{Capture, Request};
 use crate::driver::Driver;
+use crate::driver::conversation::{self, Connection, PRELOADED_SESSION_ID};
 use crate::scenario::Scenario;
 
-/// The id of the root Session in every reference run.
-pub const ROOT_SESSION_ID: &str = "root";
+/// The context window the reference agent reports in `usage_update`.
+pub const CONTEXT_WINDOW: u64 = 400_000;
 
 /// How Provider bytes travel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,48 +93,55 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
             }
         },
     };
-    let provider_config = ProviderConfig {
-        base_url,
-        max_retries: scenario.config.max_retries,
-        stream_idle_timeout: Duration::from_millis(scenario.config.stream_idle_timeout_ms),
-        ..ProviderConfig::default()
-    };
-    let mut config = SessionConfig::new(ROOT_SESSION_ID, workspace.path());
-    config.model.clone_from(&scenario.config.model);
-    config.turn_timeout = Duration::from_millis(scenario.config.turn_timeout_ms);
-    if let Err(error) = prepare(scenario, workspace.path(), &config) {
+    if let Err(error) = prepare(scenario, workspace.path()) {
         capture.faults.push(error);
         return capture;
     }
-    let log_path = config.log_path();
-    let provider = Provider::new(transport, provider_config);
-    match Session::open(config, provider, Arc::new(Sequential::default()), Clock::virtual_from_now()) {
-        Err(error) => capture.faults.push(format!("cannot open the session: {error}")),
-        Ok(mut session) => {
-            capture.torn_tail =
-                session.torn_tail().map(|torn| TornTail { offset: torn.offset, length: torn.bytes.len() });
-            for turn in &scenario.turns {
-                if let Some(model) = &turn.model {
-                    session.set_model(model);
+    let config = AgentConfig {
+        provider: ProviderConfig {
+            base_url,
+            max_retries: scenario.config.max_retries,
+            stream_idle_timeout: Duration::from_millis(scenario.config.stream_idle_timeout_ms),
+            ..ProviderConfig::default()
+        },
+        transport,
+        model: scenario.config.model.clone(),
+        turn_timeout: Duration::from_millis(scenario.config.turn_timeout_ms),
+        context_window: Some(CONTEXT_WINDOW),
+        // One id source for every agent of the run, so a reloaded Session continues its ids.
+        ids: Arc::new(Sequential::default()),
+        clock: Clock::virtual_from_now(),
+    };
+    let mut launch = || {
+        let (client, agent) = tokio::io::duplex(64 * 1024);
+        let (agent_reader, agent_writer) = tokio::io::split(agent);
+        let (client_reader, client_writer) = tokio::io::split(client);
+        let task = tokio::spawn(acp::serve(agent_reader, agent_writer, config.clone()));
+        Ok(Connection {
+            reader: Box::new(client_reader),
+            writer: Box::new(client_writer),
+            ended: Box::pin(async move {
+                match task.await {
+                    Ok(Ok(())) => Ok(()),
+                    Ok(Err(error)) => Err(format!("the agent stopped with an error: {error}")),
+                    Err(error) => Err(format!("the agent task failed: {error}")),
                 }
-                match session.prompt(&turn.prompt).await {
-                    Ok(outcome) => capture.reported.push(Reported {
-                        terminal_status: outcome.status.as_str().to_owned(),
-                        error_kind: outcome.error_kind.map(|kind| kind.as_str().to_owned()),
-                        next_actions: outcome.next_actions,
-                        truncation: outcome.truncation,
-                    }),
-                    Err(error) => {
-                        capture.faults.push(format!("turn could not be recorded: {error}"));
-                        break;
-                    }
-                }
-            }
+            }),
+        })
+    };
+    let patience = Duration::from_millis(scenario.config.turn_timeout_ms + 60_000);
+    let conversation = conversation::converse(scenario, workspace.path(), &mut launch, patience).await;
+    capture.acp = conversation.live;
+    capture.acp_load = conversation.load;
+    capture.reported = conversation.reported;
+    capture.torn_tail = conversation.torn_tail;
+    capture.faults = conversation.faults;
+    if let Some(session_id) = conversation.session_id {
+        let log_path = SessionConfig::new(&session_id, workspace.path()).log_path();
+        match std::fs::read_to_string(&log_path) {
+            Ok(text) => capture.log = text.lines().map(str::to_owned).collect(),
+            Err(error) => capture.faults.push(format!("cannot read the log of session {session_id}: {error}")),
         }
-    }
-    match std::fs::read_to_string(&log_path) {
-        Ok(text) => capture.log = text.lines().map(str::to_owned).collect(),
-        Err(error) => capture.faults.push(format!("cannot read the log {}: {error}", log_path.display())),
     }
     let report = mock.report();
     capture.requests = report
@@ -148,7 +159,7 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
 }
 
 /// Seeds the workspace files and any preloaded Log.
-fn prepare(scenario: &Scenario, workspace: &Path, config: &SessionConfig) -> Result<(), String> {
+fn prepare(scenario: &Scenario, workspace: &Path) -> Result<(), String> {
     let write = |path: &Path, content: &str| {
         path.parent()
             .map(std::fs::create_dir_all)
@@ -160,7 +171,7 @@ fn prepare(scenario: &Scenario, workspace: &Path, config: &SessionConfig) -> Res
         write(&workspace.join(relative), content)?;
     }
     if let Some(preload) = &scenario.log {
-        write(&config.log_path(), &preload.ndjson)?;
+        write(&SessionConfig::new(PRELOADED_SESSION_ID, workspace).log_path(), &preload.ndjson)?;
     }
     Ok(())
 }
@@ -239,7 +250,8 @@ mod tests {
             let http = Reference { wire: Wire::Http }.drive(&scenario);
             assert!(http.faults.is_empty(), "{name}: {:?}", http.faults);
             assert_eq!(http.requests, in_process.requests, "{name}: request bodies differ");
-            assert_eq!(http.reported, in_process.reported, "{name}: reported outcomes differ");
+            assert_eq!(http.reported, in_process.reported, "{name}: prompt answers differ");
+            assert_eq!(http.acp, in_process.acp, "{name}: ACP transcripts differ");
             assert_eq!(masked(&http), masked(&in_process), "{name}: logs differ");
         }
     }

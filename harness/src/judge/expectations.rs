@@ -26,6 +26,12 @@ pub fn check(scenario: &Scenario, evidence: &Evidence) -> Vec<Finding> {
             Some(status) => fail(format!("turn {n}: expected `{}`, the Log shows `{status}`", expected.expect)),
             None => fail(format!("turn {n}: expected `{}`, the Log shows no terminal evidence", expected.expect)),
         }
+        if let Some(reason) = &expected.stop_reason {
+            let answered = evidence.capture.reported.get(idx).and_then(|reported| reported.stop_reason.as_deref());
+            if answered != Some(reason.as_str()) {
+                fail(format!("turn {n}: expected stop reason `{reason}`, the agent answered {answered:?}"));
+            }
+        }
         if let Some(kind) = expected.error_kind
             && turn.error_kind.as_deref() != Some(kind.as_str())
         {

@@ -4,11 +4,15 @@
 //! inside. [`ALL`] lists them; docs/contract.md names them in its "checked by" column.
 
 mod audit_only_not_replayed;
+mod busy_prompt_refused;
 mod failure_evidence_complete;
+mod jsonrpc_errors_standard;
+mod load_replays_clean_transcript;
 mod log_canonical_only;
 mod log_seq_gapless;
 mod no_partial_text_replayed;
 mod provider_script_strict;
+mod stop_reason_matches_log;
 mod terminal_evidence;
 mod tool_calls_paired;
 
@@ -40,6 +44,10 @@ pub const ALL: &[Invariant] = &[
     audit_only_not_replayed::INVARIANT,
     tool_calls_paired::INVARIANT,
     provider_script_strict::INVARIANT,
+    stop_reason_matches_log::INVARIANT,
+    load_replays_clean_transcript::INVARIANT,
+    busy_prompt_refused::INVARIANT,
+    jsonrpc_errors_standard::INVARIANT,
 ];
 
 /// Runs every invariant.
@@ -65,6 +73,61 @@ fn item_texts(item: &Value) -> Vec<&str> {
         Some(Value::Array(parts)) => parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect(),
         _ => Vec::new(),
     }
+}
+
+/// One `session/prompt` in a transcript: the request, its answer and the updates between.
+#[derive(Debug)]
+struct Exchange<'a> {
+    /// The prompt's text.
+    text: String,
+    /// Sent while another prompt of the same Session was still unanswered.
+    busy: bool,
+    /// The answer, if one came.
+    answer: Option<&'a Value>,
+    /// `session/update` payloads that arrived while it was the running prompt.
+    updates: Vec<&'a Value>,
+}
+
+/// The prompts of a transcript, in order.
+fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
+    let mut exchanges: Vec<Exchange> = Vec::new();
+    let mut ids: Vec<(Value, usize)> = Vec::new();
+    let mut running: Option<usize> = None;
+    for entry in transcript {
+        let Some(message) = entry.get("message") else { continue };
+        let from_client = entry.get("from").and_then(Value::as_str) == Some("client");
+        if from_client && message.get("method").and_then(Value::as_str) == Some("initialize") {
+            // A new connection: request ids start over.
+            ids.clear();
+            running = None;
+        }
+        if from_client && message.get("method").and_then(Value::as_str) == Some("session/prompt") {
+            let text = message.pointer("/params/prompt/0/text").and_then(Value::as_str).unwrap_or_default();
+            let busy = running.is_some();
+            exchanges.push(Exchange { text: text.to_owned(), busy, answer: None, updates: Vec::new() });
+            ids.push((message.get("id").cloned().unwrap_or(Value::Null), exchanges.len() - 1));
+            if !busy {
+                running = Some(exchanges.len() - 1);
+            }
+        } else if !from_client && let Some(update) = message.pointer("/params/update") {
+            if let Some(idx) = running {
+                exchanges[idx].updates.push(update);
+            }
+        } else if !from_client && let Some(&(_, idx)) = ids.iter().find(|(id, _)| Some(id) == message.get("id")) {
+            exchanges[idx].answer = Some(message);
+            if running == Some(idx) {
+                running = None;
+            }
+        }
+    }
+    exchanges
+}
+
+/// The text of a content-chunk update of the given kind.
+fn chunk_text<'a>(update: &'a Value, kind: &str) -> Option<&'a str> {
+    (update.get("sessionUpdate").and_then(Value::as_str) == Some(kind))
+        .then(|| update.pointer("/content/text").and_then(Value::as_str))
+        .flatten()
 }
 
 #[cfg(test)]
@@ -107,6 +170,23 @@ pub(crate) mod fixture {
     /// An assistant input item.
     pub fn assistant(text: &str) -> Value {
         json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]})
+    }
+
+    /// A transcript entry.
+    pub fn entry(from: &str, message: Value) -> Value {
+        json!({"from": from, "message": message})
+    }
+
+    /// A `session/update` notification with an agent text chunk.
+    pub fn chunk(kind: &str, text: &str) -> Value {
+        json!({"jsonrpc": "2.0", "method": "session/update",
+            "params": {"sessionId": "s", "update": {"sessionUpdate": kind, "content": {"type": "text", "text": text}}}})
+    }
+
+    /// A `session/prompt` request.
+    pub fn prompt(id: i64, text: &str) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
+            "params": {"sessionId": "s", "prompt": [{"type": "text", "text": text}]}})
     }
 
     /// A request body with these input items.

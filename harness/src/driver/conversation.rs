@@ -1,0 +1,236 @@
+//! A scenario played as an ACP client: the same steps for every agent, in process or not.
+//!
+//! Live: `initialize`, `session/new` (or `session/load` of a preloaded Log), then each turn's
+//! raw lines, model switch and prompt, with `session/cancel` and a refused second prompt at
+//! their triggers. Then a fresh agent loads the Session and its replay is recorded apart.
+
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::capture::{Reported, TornTail};
+use crate::driver::acp_client::{AcpClient, ClientError, is_response, session_update};
+use crate::scenario::{Scenario, Trigger, Turn};
+
+/// The Session id preloaded Logs use.
+pub const PRELOADED_SESSION_ID: &str = "root";
+
+/// Pipes to one running agent, and a future that resolves when it has stopped.
+pub struct Connection {
+    /// The agent's output.
+    pub reader: Box<dyn AsyncRead + Unpin + Send>,
+    /// The agent's input.
+    pub writer: Box<dyn AsyncWrite + Unpin + Send>,
+    /// Resolves once the agent stopped after its input closed; `Err` describes a bad exit.
+    pub ended: Pin<Box<dyn Future<Output = Result<(), String>> + Send>>,
+}
+
+/// Starts a fresh agent.
+pub type Launch<'a> = dyn FnMut() -> Result<Connection, String> + 'a;
+
+/// What the client saw.
+#[derive(Debug, Default)]
+pub struct Conversation {
+    /// The Session the scenario used.
+    pub session_id: Option<String>,
+    /// The live transcript, both directions.
+    pub live: Vec<Value>,
+    /// The `session/load` replay into a fresh agent.
+    pub load: Vec<Value>,
+    /// Each scenario turn's `session/prompt` answer.
+    pub reported: Vec<Reported>,
+    /// A torn Log tail the agent reported when loading.
+    pub torn_tail: Option<TornTail>,
+    /// What went wrong talking to the agent.
+    pub faults: Vec<String>,
+}
+
+/// Plays `scenario` against agents started by `launch`, in `workspace`.
+pub async fn converse(
+    scenario: &Scenario,
+    workspace: &Path,
+    launch: &mut Launch<'_>,
+    patience: Duration,
+) -> Conversation {
+    let mut conversation = Conversation::default();
+    if let Err(fault) = live(scenario, workspace, launch, patience, &mut conversation).await {
+        conversation.faults.push(fault);
+    }
+    if let Some(session_id) = conversation.session_id.clone() {
+        let mut transcript = Vec::new();
+        if let Err(fault) = load_only(&session_id, workspace, launch, patience, &mut transcript).await {
+            conversation.faults.push(format!("load replay: {fault}"));
+        }
+        conversation.load = transcript;
+    }
+    let workspace = workspace.display().to_string();
+    for message in conversation.live.iter_mut().chain(conversation.load.iter_mut()) {
+        mask(message, &workspace);
+    }
+    conversation
+}
+
+type Client = AcpClient<Box<dyn AsyncRead + Unpin + Send>, Box<dyn AsyncWrite + Unpin + Send>>;
+
+/// A client on a fresh agent, initialized.
+async fn connect(
+    launch: &mut Launch<'_>,
+    patience: Duration,
+) -> Result<(Client, Pin<Box<dyn Future<Output = Result<(), String>> + Send>>), String> {
+    let connection = launch()?;
+    let mut client = AcpClient::new(connection.reader, connection.writer, patience);
+    let params = json!({"protocolVersion": 1, "clientCapabilities": {}});
+    let answer = client.request("initialize", params).await.map_err(|error| error.to_string())?;
+    if answer.get("error").is_some() {
+        return Err(format!("initialize failed: {}", answer["error"]));
+    }
+    Ok((client, connection.ended))
+}
+
+/// Closes the agent's input and waits for it to stop, keeping what it still wrote.
+async fn finish(
+    mut client: Client,
+    ended: Pin<Box<dyn Future<Output = Result<(), String>> + Send>>,
+    transcript: &mut Vec<Value>,
+) -> Result<(), String> {
+    let closed = client.close().await;
+    client.drain().await;
+    transcript.append(&mut client.transcript);
+    closed.map_err(|error| error.to_string())?;
+    ended.await
+}
+
+async fn live(
+    scenario: &Scenario,
+    workspace: &Path,
+    launch: &mut Launch<'_>,
+    patience: Duration,
+    conversation: &mut Conversation,
+) -> Result<(), String> {
+    let (mut client, mut ended) = connect(launch, patience).await?;
+    let session_id = if scenario.log.is_some() {
+        conversation.torn_tail = load(&mut client, PRELOADED_SESSION_ID, workspace).await?;
+        PRELOADED_SESSION_ID.to_owned()
+    } else {
+        let answer = client
+            .request("session/new", json!({"cwd": workspace, "mcpServers": []}))
+            .await
+            .map_err(|error| error.to_string())?;
+        answer
+            .pointer("/result/sessionId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("session/new gave no sessionId: {answer}"))?
+            .to_owned()
+    };
+    conversation.session_id = Some(session_id.clone());
+    let mut outcome = Ok(());
+    for turn in &scenario.turns {
+        if turn.reload {
+            finish(client, ended, &mut conversation.live).await?;
+            (client, ended) = connect(launch, patience).await?;
+            load(&mut client, &session_id, workspace).await?;
+        }
+        outcome = play_turn(&mut client, &session_id, turn).await.map(|reported| conversation.reported.push(reported));
+        if outcome.is_err() {
+            break;
+        }
+    }
+    let finished = finish(client, ended, &mut conversation.live).await;
+    outcome.map_err(|error| error.to_string())?;
+    finished
+}
+
+/// A fresh agent that only loads the Session, for the replay transcript.
+async fn load_only(
+    session_id: &str,
+    workspace: &Path,
+    launch: &mut Launch<'_>,
+    patience: Duration,
+    transcript: &mut Vec<Value>,
+) -> Result<(), String> {
+    let (mut client, ended) = connect(launch, patience).await?;
+    let loaded = load(&mut client, session_id, workspace).await;
+    let finished = finish(client, ended, transcript).await;
+    loaded?;
+    finished
+}
+
+/// `session/load`; returns the torn Log tail the agent reported, if any.
+async fn load(client: &mut Client, session_id: &str, workspace: &Path) -> Result<Option<TornTail>, String> {
+    let params = json!({"sessionId": session_id, "cwd": workspace, "mcpServers": []});
+    let answer = client.request("session/load", params).await.map_err(|error| error.to_string())?;
+    if let Some(error) = answer.get("error") {
+        return Err(format!("session/load failed: {error}"));
+    }
+    let torn = answer.pointer("/result/_meta/gauntlet/tornTail");
+    Ok(torn.and_then(|torn| {
+        Some(TornTail {
+            offset: torn.get("offset")?.as_u64()?,
+            length: usize::try_from(torn.get("length")?.as_u64()?).ok()?,
+        })
+    }))
+}
+
+async fn play_turn(client: &mut Client, session_id: &str, turn: &Turn) -> Result<Reported, ClientError> {
+    for line in &turn.raw {
+        client.send_raw(line).await?;
+        while !is_response(&client.next("the answer to a raw line").await?) {}
+    }
+    if let Some(model) = &turn.model {
+        let params = json!({"sessionId": session_id, "configId": "model", "value": model});
+        client.request("session/set_config_option", params).await?;
+    }
+    let prompt = |text: &str| json!({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]});
+    let id = client.send_request("session/prompt", prompt(&turn.prompt)).await?;
+    let mut busy_id = None;
+    let mut fired: Vec<Trigger> = Vec::new();
+    let mut moment = Some(Trigger::Sent);
+    let answer = loop {
+        if let Some(now) = moment.take().filter(|now| !fired.contains(now)) {
+            fired.push(now);
+            if turn.cancel == Some(now) {
+                client.notify("session/cancel", json!({"sessionId": session_id})).await?;
+            }
+            if turn.busy_prompt == Some(now) {
+                busy_id = Some(
+                    client.send_request("session/prompt", prompt("(a second prompt while the first runs)")).await?,
+                );
+            }
+        }
+        let message = client.next("the answer to session/prompt").await?;
+        if is_response(&message) && message.get("id") == Some(&id) {
+            break message;
+        }
+        moment = match session_update(&message).and_then(|update| update.get("sessionUpdate")).and_then(Value::as_str) {
+            Some("agent_message_chunk") => Some(Trigger::FirstDelta),
+            Some("tool_call") => Some(Trigger::ToolCall),
+            _ => None,
+        };
+    };
+    if turn.cancel == Some(Trigger::Answered) {
+        client.notify("session/cancel", json!({"sessionId": session_id})).await?;
+    }
+    if let Some(busy) = busy_id
+        && !client
+            .transcript
+            .iter()
+            .any(|entry| entry.pointer("/message/id") == Some(&busy) && entry["from"] == "agent")
+    {
+        client.answer_to(&busy, "session/prompt (the second one)").await?;
+    }
+    Ok(Reported::from_answer(&answer))
+}
+
+/// Replaces the workspace path, which differs run to run, with `$WORKSPACE`.
+fn mask(value: &mut Value, workspace: &str) {
+    match value {
+        Value::String(text) if text.contains(workspace) => *text = text.replace(workspace, "$WORKSPACE"),
+        Value::Array(items) => items.iter_mut().for_each(|item| mask(item, workspace)),
+        Value::Object(map) => map.values_mut().for_each(|item| mask(item, workspace)),
+        _ => {}
+    }
+}

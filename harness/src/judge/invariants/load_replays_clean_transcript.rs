@@ -1,0 +1,107 @@
+//! ACP-LOAD-CLEAN: `session/load` replays the clean transcript. For each turn of this run, the
+//! replayed user text is the prompt, and the replayed assistant text is the live chunks of a
+//! completed turn, or nothing at all for any other turn: no partial or failure text is ever
+//! shown as transcript on load.
+
+use gauntlet_runtime::TerminalStatus;
+use serde_json::Value;
+
+use super::{Invariant, chunk_text, exchanges};
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant =
+    Invariant { id: "ACP-LOAD-CLEAN", also: &[], name: "load_replays_clean_transcript", check };
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    let capture = evidence.capture;
+    if capture.acp.is_empty() {
+        return Vec::new();
+    }
+    let live: Vec<_> = exchanges(&capture.acp).into_iter().filter(|exchange| !exchange.busy).collect();
+    let replayed = replayed_turns(&capture.acp_load);
+    let mut problems = Vec::new();
+    if replayed.len() < live.len() {
+        problems.push(format!("load replayed {} user turns, the live session had {}", replayed.len(), live.len()));
+        return problems;
+    }
+    let turns = &evidence.audit.turns;
+    let first_replayed = replayed.len() - live.len();
+    let first_audited = turns.len().saturating_sub(live.len());
+    for (idx, exchange) in live.iter().enumerate() {
+        let n = first_audited + idx + 1;
+        let (user, agent) = &replayed[first_replayed + idx];
+        if *user != exchange.text {
+            problems
+                .push(format!("turn {n}: load replayed the user text {user:?}, the prompt was {:?}", exchange.text));
+        }
+        let completed =
+            turns.get(first_audited + idx).and_then(|turn| turn.terminal_status) == Some(TerminalStatus::Completed);
+        let streamed: String =
+            exchange.updates.iter().filter_map(|update| chunk_text(update, "agent_message_chunk")).collect();
+        let expected = if completed { streamed.as_str() } else { "" };
+        if agent != expected {
+            problems.push(format!(
+                "turn {n} ({}): load replayed assistant text {agent:?}, expected {expected:?}",
+                if completed { "completed" } else { "not completed" }
+            ));
+        }
+    }
+    problems
+}
+
+/// The replay split into user turns: `(user text, assistant text)`.
+fn replayed_turns(transcript: &[Value]) -> Vec<(String, String)> {
+    let mut turns: Vec<(String, String)> = Vec::new();
+    for update in transcript.iter().filter_map(|entry| entry.pointer("/message/params/update")) {
+        if let Some(text) = chunk_text(update, "user_message_chunk") {
+            turns.push((text.to_owned(), String::new()));
+        } else if let Some(text) = chunk_text(update, "agent_message_chunk")
+            && let Some((_, agent)) = turns.last_mut()
+        {
+            agent.push_str(text);
+        }
+    }
+    turns
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::{Capture, Reported};
+    use crate::judge::invariants::fixture::{capture, check, chunk, entry, prompt};
+    use serde_json::json;
+
+    fn partial_failed(load_chunks: &[&str]) -> Capture {
+        let mut capture = capture(
+            &[
+                ("user_message", json!({"text": "Summarise"})),
+                ("assistant_message", json!({"text": "Useful", "metadata": {"partial": true}})),
+                ("turn_failed", json!({"terminal_status": "partial_failed"})),
+            ],
+            &[],
+        );
+        capture.reported.push(Reported { stop_reason: None, error: Some(json!({})) });
+        capture.acp = vec![
+            entry("client", prompt(1, "Summarise")),
+            entry("agent", chunk("agent_message_chunk", "Useful")),
+            entry("agent", json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "m"}})),
+        ];
+        capture.acp_load = std::iter::once(entry("agent", chunk("user_message_chunk", "Summarise")))
+            .chain(load_chunks.iter().map(|text| entry("agent", chunk("agent_message_chunk", text))))
+            .collect();
+        capture
+    }
+
+    #[test]
+    fn partial_text_replayed_on_load_is_caught() {
+        assert_eq!(
+            check(INVARIANT, &partial_failed(&["Useful"])),
+            ["turn 1 (not completed): load replayed assistant text \"Useful\", expected \"\""]
+        );
+    }
+
+    #[test]
+    fn a_clean_load_passes() {
+        assert!(check(INVARIANT, &partial_failed(&[])).is_empty());
+    }
+}

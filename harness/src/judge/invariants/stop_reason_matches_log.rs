@@ -1,0 +1,123 @@
+//! ACP-STOP-REASON: the agent's answer to `session/prompt` agrees with the terminal state the
+//! Log shows. `end_turn` only for `completed` without truncation, `max_tokens` / `refusal` only
+//! for a truncated completion, `cancelled` only for `interrupted`, and a failed, partially
+//! failed or timed-out turn is a JSON-RPC error whose `data.terminalStatus` names it.
+
+use gauntlet_runtime::TerminalStatus;
+use serde_json::Value;
+
+use super::Invariant;
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant =
+    Invariant { id: "ACP-STOP-REASON", also: &["ACP-FAILURE-IS-ERROR"], name: "stop_reason_matches_log", check };
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    let mut problems = Vec::new();
+    let turns = &evidence.audit.turns;
+    let reported = &evidence.capture.reported;
+    let first_driven = turns.len().saturating_sub(reported.len());
+    for (idx, answer) in reported.iter().enumerate() {
+        let n = first_driven + idx + 1;
+        let Some(turn) = turns.get(first_driven + idx) else {
+            problems.push(format!("turn {n} was answered but the Log has no such turn"));
+            continue;
+        };
+        let logged = turn.terminal_status;
+        let said = describe(answer.stop_reason.as_deref(), answer.error.as_ref());
+        match (answer.claimed_status(), logged) {
+            (None, _) => problems.push(format!("turn {n}: the answer {said} names no terminal state")),
+            (Some(claimed), Some(logged)) if claimed == logged => {
+                let truncation = truncation(evidence, turn.evidence_seqs.last().copied());
+                let expected = match (logged, truncation.as_deref()) {
+                    (TerminalStatus::Completed, None) => Some("end_turn"),
+                    (TerminalStatus::Completed, Some("content_filter")) => Some("refusal"),
+                    (TerminalStatus::Completed, Some(_)) => Some("max_tokens"),
+                    (TerminalStatus::Interrupted, _) => Some("cancelled"),
+                    _ => None,
+                };
+                if answer.stop_reason.as_deref() != expected {
+                    problems.push(format!("turn {n} is `{logged}` in the Log but was answered {said}"));
+                }
+            }
+            (Some(claimed), logged) => problems.push(format!(
+                "turn {n} was answered {said} (`{claimed}`) but the Log shows `{}`",
+                logged.map_or("no terminal state", |status| status.as_str())
+            )),
+        }
+    }
+    problems
+}
+
+fn describe(stop_reason: Option<&str>, error: Option<&Value>) -> String {
+    match (stop_reason, error) {
+        (Some(reason), _) => format!("with stop reason `{reason}`"),
+        (None, Some(error)) => format!("with error {}", error.get("data").unwrap_or(error)),
+        (None, None) => "with neither a result nor an error".to_owned(),
+    }
+}
+
+/// `metadata.output_truncation.reason` of the answer at `seq`, if it was truncated.
+fn truncation(evidence: &Evidence, seq: Option<u64>) -> Option<String> {
+    let line = evidence.lines.iter().find(|line| line.seq == seq && line.kind == "assistant_message")?;
+    line.data.pointer("/metadata/output_truncation/reason").and_then(Value::as_str).map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::Reported;
+    use crate::judge::invariants::fixture::{capture, check};
+    use serde_json::json;
+
+    fn partial_failed_log() -> crate::capture::Capture {
+        capture(
+            &[
+                ("user_message", json!({"text": "Summarise"})),
+                (
+                    "assistant_message",
+                    json!({"text": "Useful", "metadata": {"partial": true, "terminal_status": "partial_failed"}}),
+                ),
+                ("turn_failed", json!({"terminal_status": "partial_failed", "error_kind": "network"})),
+            ],
+            &[],
+        )
+    }
+
+    #[test]
+    fn a_partially_failed_turn_answered_end_turn_is_caught() {
+        let mut capture = partial_failed_log();
+        capture.reported.push(Reported { stop_reason: Some("end_turn".into()), error: None });
+        assert_eq!(
+            check(INVARIANT, &capture),
+            ["turn 1 was answered with stop reason `end_turn` (`completed`) but the Log shows `partial_failed`"]
+        );
+    }
+
+    #[test]
+    fn the_honest_error_passes() {
+        let mut capture = partial_failed_log();
+        let error = json!({"code": -32603, "message": "m", "data": {"terminalStatus": "partial_failed"}});
+        capture.reported.push(Reported { stop_reason: None, error: Some(error) });
+        assert!(check(INVARIANT, &capture).is_empty());
+    }
+
+    #[test]
+    fn a_truncated_answer_must_say_max_tokens() {
+        let mut capture = capture(
+            &[
+                ("user_message", json!({"text": "q"})),
+                (
+                    "assistant_message",
+                    json!({"text": "a", "metadata": {"output_truncation": {"reason": "max_output_tokens"}}}),
+                ),
+            ],
+            &[],
+        );
+        capture.reported.push(Reported { stop_reason: Some("end_turn".into()), error: None });
+        assert_eq!(
+            check(INVARIANT, &capture),
+            ["turn 1 is `completed` in the Log but was answered with stop reason `end_turn`"]
+        );
+    }
+}
