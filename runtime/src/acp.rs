@@ -90,11 +90,15 @@ where
     let (outbox, writer) = Outbox::start(output);
     let (lines_tx, mut lines) = mpsc::channel::<std::io::Result<Vec<u8>>>(16);
     let reader = tokio::spawn(read_lines(input, lines_tx));
-    let (done_tx, mut done) = mpsc::unbounded_channel::<Session>();
+    let (done_tx, mut done) = mpsc::unbounded_channel::<Finished>();
     let mut agent = Agent { config, outbox, sessions: HashMap::new(), done: done_tx };
     let mut read_error = None;
     loop {
         tokio::select! {
+            // A finished Turn is settled before the next line is read: its Session is idle
+            // again before its prompt is answered, so the client's next prompt finds it free.
+            biased;
+            Some(finished) = done.recv() => agent.finished(finished),
             line = lines.recv() => match line {
                 Some(Ok(line)) => agent.handle(&line),
                 Some(Err(error)) => {
@@ -103,7 +107,6 @@ where
                 }
                 None => break,
             },
-            Some(session) = done.recv() => agent.finished(session),
         }
     }
     reader.abort();
@@ -116,8 +119,8 @@ where
         }
     }
     for _ in 0..running {
-        if let Some(session) = done.recv().await {
-            agent.finished(session);
+        if let Some(finished) = done.recv().await {
+            agent.finished(finished);
         }
     }
     drop(agent);
@@ -191,7 +194,14 @@ struct Agent {
     config: AgentConfig,
     outbox: Outbox,
     sessions: HashMap<String, Slot>,
-    done: mpsc::UnboundedSender<Session>,
+    done: mpsc::UnboundedSender<Finished>,
+}
+
+/// A Turn that ended: its Session, and the answer owed to its prompt.
+struct Finished {
+    session: Session,
+    id: RequestId,
+    answer: Result<PromptResponse, Error>,
 }
 
 /// One decoded incoming message.
@@ -336,19 +346,22 @@ impl Agent {
         let done = self.done.clone();
         let context_window = self.config.context_window;
         tokio::spawn(async move {
-            let session = run_turn(*session, text, signal, id, outbox, context_window).await;
-            let _ = done.send(session);
+            let finished = run_turn(*session, text, signal, id, outbox, context_window).await;
+            let _ = done.send(finished);
         });
         Ok(())
     }
 
-    fn finished(&mut self, session: Session) {
+    /// Makes the Session idle, then answers its prompt (in that order; see `serve`).
+    fn finished(&mut self, finished: Finished) {
+        let Finished { session, id, answer } = finished;
         let session_id = session.config().session_id.clone();
         self.sessions.insert(session_id, Slot::Idle(Box::new(session)));
+        self.outbox.respond(id, answer);
     }
 }
 
-/// Runs a Turn, forwarding its Events as updates in order, then answers the prompt.
+/// Runs a Turn, forwarding its Events as updates in order; the answer goes back with the Session.
 async fn run_turn(
     mut session: Session,
     text: String,
@@ -356,7 +369,7 @@ async fn run_turn(
     id: RequestId,
     outbox: Outbox,
     context_window: Option<u64>,
-) -> Session {
+) -> Finished {
     let (events_tx, mut events) = mpsc::unbounded_channel::<Event>();
     session.subscribe(events_tx);
     let session_id = session.config().session_id.clone();
@@ -385,8 +398,7 @@ async fn run_turn(
         Ok(outcome) => stop_reason::prompt_result(&outcome).map(PromptResponse::new),
         Err(error) => Err(Error::internal_error().data(json!({"reason": error.to_string()}))),
     };
-    outbox.respond(id, answer);
-    session
+    Finished { session, id, answer }
 }
 
 /// Decodes one line: `Ok(None)` for a client response, `Err` with the id to answer otherwise.
