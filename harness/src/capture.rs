@@ -100,6 +100,43 @@ impl Capture {
         audit::audit(&self.log)
     }
 
+    /// The Log without what follows the clock on real time: `ts`, and `elapsed_ms` and the
+    /// transport's wording of an error in `turn_failed` details. For comparing a run on real
+    /// time with one on the paused clock.
+    pub fn timeless_log(&self) -> Vec<Value> {
+        self.log
+            .iter()
+            .map(|line| {
+                let mut event: Value = serde_json::from_str(line).unwrap_or(Value::Null);
+                if let Some(event) = event.as_object_mut() {
+                    event.remove("ts");
+                }
+                if let Some(details) = event.pointer_mut("/data/details").and_then(Value::as_object_mut) {
+                    details.remove("elapsed_ms");
+                    details.remove("transport_error");
+                }
+                event
+            })
+            .collect()
+    }
+
+    /// Everything two runs of one scenario must agree on, whatever clock they ran on; `Err`
+    /// names the first part that differs.
+    pub fn same_conversation(&self, other: &Capture) -> Result<(), String> {
+        let parts = [
+            ("faults", self.faults == other.faults),
+            ("provider requests", self.requests == other.requests),
+            ("prompt answers", self.reported == other.reported),
+            ("live ACP transcripts", self.acp == other.acp),
+            ("load replays", self.acp_load == other.acp_load),
+            ("Logs", self.timeless_log() == other.timeless_log()),
+        ];
+        match parts.iter().find(|(_, same)| !same) {
+            None => Ok(()),
+            Some((part, _)) => Err(format!("the {part} differ")),
+        }
+    }
+
     /// The golden files of this capture: `(file name, content)`.
     pub fn golden_files(&self) -> Vec<(&'static str, String)> {
         let log: String = self.log.iter().map(|line| format!("{}\n", canonical_line(line))).collect();

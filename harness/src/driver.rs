@@ -1,13 +1,21 @@
 //! Drivers run a Scenario against an implementation and return a [`Capture`].
 //!
 //! A Driver never fails: whatever goes wrong in the implementation (a crash, a hang, a Log it
-//! cannot write) is recorded in [`Capture::faults`] and judged like any other evidence.
+//! cannot write) is recorded in [`Capture::faults`] and judged like any other evidence. Both
+//! drivers play the scenario as an ACP client ([`conversation`]) against a scripted mock
+//! Provider, and assemble the Capture the same way ([`assemble`]).
 
 pub mod acp_client;
 pub mod conversation;
+pub mod external;
 pub mod reference;
 
-use crate::capture::Capture;
+use std::path::Path;
+
+use gauntlet_mock_provider::provider::MockReport;
+
+use crate::capture::{Capture, Request};
+use crate::driver::conversation::Conversation;
 use crate::scenario::Scenario;
 
 /// Runs scenarios against one implementation.
@@ -16,4 +24,54 @@ pub trait Driver: Sync {
     fn name(&self) -> &str;
     /// Runs one scenario to completion.
     fn drive(&self, scenario: &Scenario) -> Capture;
+}
+
+/// Writes the scenario's workspace files, and its preloaded Log at `preload_path` if given.
+pub fn prepare_workspace(scenario: &Scenario, workspace: &Path, preload_path: Option<&Path>) -> Result<(), String> {
+    let write = |path: &Path, content: &str| {
+        path.parent()
+            .map(std::fs::create_dir_all)
+            .transpose()
+            .and_then(|_| std::fs::write(path, content))
+            .map_err(|error| format!("cannot write {}: {error}", path.display()))
+    };
+    for (relative, content) in &scenario.workspace {
+        write(&workspace.join(relative), content)?;
+    }
+    match (&scenario.log, preload_path) {
+        (Some(preload), Some(path)) => write(path, &preload.ndjson),
+        (Some(_), None) => Err("the scenario preloads a Log, and this implementation keeps none".to_owned()),
+        (None, _) => Ok(()),
+    }
+}
+
+/// The Capture of a run: the conversation, the Log at `log_path` (if the implementation keeps
+/// one) and the mock's report.
+pub fn assemble(conversation: Conversation, log_path: Option<&Path>, report: MockReport) -> Capture {
+    let mut capture = Capture {
+        acp: conversation.live,
+        acp_load: conversation.load,
+        reported: conversation.reported,
+        torn_tail: conversation.torn_tail,
+        faults: conversation.faults,
+        ..Capture::default()
+    };
+    if let Some(path) = log_path {
+        match std::fs::read_to_string(path) {
+            Ok(text) => capture.log = text.lines().map(str::to_owned).collect(),
+            Err(error) => capture.faults.push(format!("cannot read the Log {}: {error}", path.display())),
+        }
+    }
+    capture.requests = report
+        .journal
+        .into_iter()
+        .map(|entry| Request { route: entry.route, response_index: entry.response_index, body: entry.body })
+        .collect();
+    capture.unconsumed = report
+        .unconsumed
+        .iter()
+        .flat_map(|gap| (gap.index..gap.index + gap.remaining).map(|index| (gap.route.clone(), index)))
+        .collect();
+    capture.unmatched = report.mismatches.iter().map(ToString::to_string).collect();
+    capture
 }

@@ -8,6 +8,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use gauntlet::driver::Driver;
+use gauntlet::driver::external::External;
 use gauntlet::driver::reference::Reference;
 use gauntlet::run::{self, Plan};
 use gauntlet::verdict::VerdictKind;
@@ -27,6 +29,12 @@ fn main() {
             Trial::test(name.clone(), move || scenario_trial(&plan, &name, &path)).with_kind("scenario")
         })
         .collect();
+    for name in PROCESS_PARITY {
+        if let Some((_, path)) = names.iter().find(|(scenario, _)| scenario == name) {
+            let path = path.clone();
+            trials.push(Trial::test(format!("process/{name}"), move || process_trial(&path)).with_kind("process"));
+        }
+    }
     let corpus = names.clone();
     let root = plan.root.clone();
     trials.push(Trial::test("corpus/contract-coverage", move || contract_trial(&root, &corpus)).with_kind("corpus"));
@@ -36,6 +44,29 @@ fn main() {
     let root = plan.root.clone();
     trials.push(Trial::test("corpus/no-orphan-goldens", move || no_orphans(&root, &corpus)).with_kind("corpus"));
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// Scenarios also run through the built `gauntlet-agent` binary over real pipes, with the mock
+/// Provider on a real loopback port, and compared with the in-process run.
+const PROCESS_PARITY: [&str; 5] = [
+    "turn/clean-completion",
+    "turn/partial-then-error",
+    "turn/tool-call-then-answer",
+    "acp/cancel-mid-stream",
+    "acp/malformed-line",
+];
+
+fn process_trial(path: &std::path::Path) -> Result<(), Failed> {
+    let scenario = scenario::load(path).map_err(|error| error.to_string())?;
+    let agent = External::reference_agent(std::path::Path::new(env!("CARGO_BIN_EXE_gauntlet-agent")));
+    let process = agent.drive(&scenario);
+    let in_process = Reference::default().drive(&scenario);
+    if !process.faults.is_empty() {
+        return Err(format!("the agent process failed:\n{}", process.faults.join("\n")).into());
+    }
+    process
+        .same_conversation(&in_process)
+        .map_err(|difference| format!("{difference}\nprocess: {process:#?}\nin process: {in_process:#?}").into())
 }
 
 fn scenario_trial(plan: &Plan, name: &str, path: &std::path::Path) -> Result<(), Failed> {

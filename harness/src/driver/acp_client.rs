@@ -46,7 +46,8 @@ pub enum ClientError {
 #[derive(Debug)]
 pub struct AcpClient<R, W> {
     reader: BufReader<R>,
-    writer: W,
+    /// `None` once closed: dropping it is what closes a pipe.
+    writer: Option<W>,
     next_id: i64,
     /// Every message, `{"from": "client" | "agent", "message": ...}` or `"raw": ...` for a line
     /// that was not JSON.
@@ -58,7 +59,7 @@ pub struct AcpClient<R, W> {
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> AcpClient<R, W> {
     /// A client that waits up to `patience` for each message.
     pub fn new(reader: R, writer: W, patience: Duration) -> Self {
-        AcpClient { reader: BufReader::new(reader), writer, next_id: 0, transcript: Vec::new(), patience }
+        AcpClient { reader: BufReader::new(reader), writer: Some(writer), next_id: 0, transcript: Vec::new(), patience }
     }
 
     /// Sends a request and returns its id; the answer is read with [`AcpClient::next`].
@@ -77,17 +78,21 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> AcpClient<R, W> {
     async fn send(&mut self, message: Value) -> Result<(), ClientError> {
         let line = format!("{message}\n");
         self.transcript.push(json!({"from": FROM_CLIENT, "message": message}));
-        self.writer.write_all(line.as_bytes()).await?;
-        self.writer.flush().await?;
+        self.write(line.as_bytes()).await
+    }
+
+    async fn write(&mut self, bytes: &[u8]) -> Result<(), ClientError> {
+        let writer =
+            self.writer.as_mut().ok_or(ClientError::Closed { waiting_for: "nothing: the client closed".into() })?;
+        writer.write_all(bytes).await?;
+        writer.flush().await?;
         Ok(())
     }
 
     /// Sends one line exactly as given (for malformed input on purpose).
     pub async fn send_raw(&mut self, line: &str) -> Result<(), ClientError> {
         self.transcript.push(json!({"from": FROM_CLIENT, "raw": line}));
-        self.writer.write_all(format!("{line}\n").as_bytes()).await?;
-        self.writer.flush().await?;
-        Ok(())
+        self.write(format!("{line}\n").as_bytes()).await
     }
 
     /// The next message from the agent.
@@ -135,7 +140,9 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> AcpClient<R, W> {
 
     /// Closes the agent's input: the end of the conversation.
     pub async fn close(&mut self) -> Result<(), ClientError> {
-        self.writer.shutdown().await?;
+        if let Some(mut writer) = self.writer.take() {
+            writer.shutdown().await?;
+        }
         Ok(())
     }
 

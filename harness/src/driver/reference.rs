@@ -8,7 +8,6 @@
 //! paths agree.
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,9 +20,9 @@ use gauntlet_runtime::ids::{Clock, Sequential};
 use gauntlet_runtime::provider::transport::{Body, HttpRequest, HttpResponse, SendFuture, TransportError};
 use gauntlet_runtime::provider::{HttpTransport, ProviderConfig, Transport};
 
-use crate::capture::{Capture, Request};
-use crate::driver::Driver;
+use crate::capture::Capture;
 use crate::driver::conversation::{self, Connection, PRELOADED_SESSION_ID};
+use crate::driver::{Driver, assemble, prepare_workspace};
 use crate::scenario::Scenario;
 
 /// The context window the reference agent reports in `usage_update`.
@@ -93,7 +92,8 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
             }
         },
     };
-    if let Err(error) = prepare(scenario, workspace.path()) {
+    let preload_path = SessionConfig::new(PRELOADED_SESSION_ID, workspace.path()).log_path();
+    if let Err(error) = prepare_workspace(scenario, workspace.path(), Some(&preload_path)) {
         capture.faults.push(error);
         return capture;
     }
@@ -131,49 +131,9 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
     };
     let patience = Duration::from_millis(scenario.config.turn_timeout_ms + 60_000);
     let conversation = conversation::converse(scenario, workspace.path(), &mut launch, patience).await;
-    capture.acp = conversation.live;
-    capture.acp_load = conversation.load;
-    capture.reported = conversation.reported;
-    capture.torn_tail = conversation.torn_tail;
-    capture.faults = conversation.faults;
-    if let Some(session_id) = conversation.session_id {
-        let log_path = SessionConfig::new(&session_id, workspace.path()).log_path();
-        match std::fs::read_to_string(&log_path) {
-            Ok(text) => capture.log = text.lines().map(str::to_owned).collect(),
-            Err(error) => capture.faults.push(format!("cannot read the log of session {session_id}: {error}")),
-        }
-    }
-    let report = mock.report();
-    capture.requests = report
-        .journal
-        .into_iter()
-        .map(|entry| Request { route: entry.route, response_index: entry.response_index, body: entry.body })
-        .collect();
-    capture.unconsumed = report
-        .unconsumed
-        .iter()
-        .flat_map(|gap| (gap.index..gap.index + gap.remaining).map(|index| (gap.route.clone(), index)))
-        .collect();
-    capture.unmatched = report.mismatches.iter().map(|mismatch| mismatch.to_string()).collect();
-    capture
-}
-
-/// Seeds the workspace files and any preloaded Log.
-fn prepare(scenario: &Scenario, workspace: &Path) -> Result<(), String> {
-    let write = |path: &Path, content: &str| {
-        path.parent()
-            .map(std::fs::create_dir_all)
-            .transpose()
-            .and_then(|_| std::fs::write(path, content))
-            .map_err(|error| format!("cannot write {}: {error}", path.display()))
-    };
-    for (relative, content) in &scenario.workspace {
-        write(&workspace.join(relative), content)?;
-    }
-    if let Some(preload) = &scenario.log {
-        write(&SessionConfig::new(PRELOADED_SESSION_ID, workspace).log_path(), &preload.ndjson)?;
-    }
-    Ok(())
+    let log_path =
+        conversation.session_id.as_ref().map(|session_id| SessionConfig::new(session_id, workspace.path()).log_path());
+    assemble(conversation, log_path.as_deref(), mock.report())
 }
 
 /// A [`Transport`] that hands requests straight to a [`MockProvider`]: no socket, same bytes.
@@ -213,24 +173,6 @@ mod tests {
     use super::*;
     use crate::run::{Plan, scenario_names};
 
-    /// Log lines without what legitimately differs over a socket: timestamps and elapsed
-    /// times follow real time, and a dropped connection is worded by hyper.
-    fn masked(capture: &Capture) -> Vec<serde_json::Value> {
-        capture
-            .log
-            .iter()
-            .map(|line| {
-                let mut event: serde_json::Value = serde_json::from_str(line).unwrap();
-                event["ts"] = serde_json::Value::Null;
-                if let Some(details) = event.pointer_mut("/data/details").and_then(|d| d.as_object_mut()) {
-                    details.remove("elapsed_ms");
-                    details.remove("transport_error");
-                }
-                event
-            })
-            .collect()
-    }
-
     #[test]
     fn real_http_and_in_process_carry_the_same_conversation() {
         let plan = Plan::repository();
@@ -249,10 +191,9 @@ mod tests {
             let in_process = Reference { wire: Wire::InProcess }.drive(&scenario);
             let http = Reference { wire: Wire::Http }.drive(&scenario);
             assert!(http.faults.is_empty(), "{name}: {:?}", http.faults);
-            assert_eq!(http.requests, in_process.requests, "{name}: request bodies differ");
-            assert_eq!(http.reported, in_process.reported, "{name}: prompt answers differ");
-            assert_eq!(http.acp, in_process.acp, "{name}: ACP transcripts differ");
-            assert_eq!(masked(&http), masked(&in_process), "{name}: logs differ");
+            if let Err(difference) = http.same_conversation(&in_process) {
+                panic!("{name}: {difference}\nhttp: {http:#?}\nin process: {in_process:#?}");
+            }
         }
     }
 }

@@ -1,0 +1,215 @@
+//! The external driver: any ACP agent as a subprocess, on real time.
+//!
+//! Per scenario: a scratch `HOME`, `TMPDIR`, XDG folders and workspace; the mock Provider on
+//! 127.0.0.1; the agent in its own process group with its stdin and stdout as the ACP pipes.
+//! When the conversation ends: stdin closed, then SIGTERM, then SIGKILL to the whole group
+//! (some agents ignore EOF, and npm wrappers do not forward signals), so nothing of the run
+//! survives it. The agent's stderr is kept, bounded, as evidence.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use gauntlet_mock_provider::provider::MockProvider;
+use gauntlet_mock_provider::server;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, Command};
+
+use crate::capture::Capture;
+use crate::driver::conversation::{self, Connection, PRELOADED_SESSION_ID};
+use crate::driver::{Driver, assemble, prepare_workspace};
+use crate::scenario::Scenario;
+
+/// How much of an agent's stderr is kept (the end of it).
+const STDERR_LIMIT: usize = 64 * 1024;
+/// How long an agent may take to exit after its input closed, and after SIGTERM.
+const GRACE: Duration = Duration::from_secs(3);
+
+/// An agent started as a command.
+#[derive(Debug, Clone)]
+pub struct External {
+    /// A short name for reports.
+    pub name: String,
+    /// The program to run.
+    pub program: PathBuf,
+    /// Its arguments; placeholders are replaced (see [`External::expand`]).
+    pub args: Vec<String>,
+    /// Extra environment variables; placeholders are replaced.
+    pub env: BTreeMap<String, String>,
+    /// Where the agent's gauntlet Log lands, relative to the workspace, with `{session_id}`;
+    /// `None` for an agent that keeps no gauntlet Log (judged on the wire and ACP only).
+    pub log: Option<String>,
+    /// How long to wait for any one ACP message.
+    pub patience: Duration,
+}
+
+impl External {
+    /// The reference runtime's own agent binary at `program`, with deterministic ids.
+    pub fn reference_agent(program: &Path) -> External {
+        let args = [
+            "--provider-url={provider_url}",
+            "--model={model}",
+            "--max-retries={max_retries}",
+            "--stream-idle-timeout-ms={stream_idle_timeout_ms}",
+            "--turn-timeout-ms={turn_timeout_ms}",
+            "--deterministic-ids",
+        ];
+        External {
+            name: "gauntlet-agent".to_owned(),
+            program: program.to_owned(),
+            args: args.map(str::to_owned).to_vec(),
+            env: BTreeMap::new(),
+            log: Some(".gauntlet/sessions/{session_id}.ndjson".to_owned()),
+            patience: Duration::from_secs(30),
+        }
+    }
+
+    /// Replaces `{name}` placeholders with their values.
+    pub fn expand(text: &str, values: &BTreeMap<&str, String>) -> String {
+        values.iter().fold(text.to_owned(), |text, (name, value)| text.replace(&format!("{{{name}}}"), value))
+    }
+}
+
+impl Driver for External {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn drive(&self, scenario: &Scenario) -> Capture {
+        match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            Ok(runtime) => runtime.block_on(drive(self, scenario)),
+            Err(error) => {
+                Capture { faults: vec![format!("cannot start a tokio runtime: {error}")], ..Capture::default() }
+            }
+        }
+    }
+}
+
+async fn drive(external: &External, scenario: &Scenario) -> Capture {
+    let fault = |message: String| Capture { faults: vec![message], ..Capture::default() };
+    let scratch = match tempfile::tempdir() {
+        Ok(dir) => dir,
+        Err(error) => return fault(format!("cannot create a scratch folder: {error}")),
+    };
+    let (home, workspace) = (scratch.path().join("home"), scratch.path().join("workspace"));
+    for folder in [&home, &workspace, &home.join("tmp"), &home.join(".config"), &home.join(".cache")] {
+        if let Err(error) = std::fs::create_dir_all(folder) {
+            return fault(format!("cannot create {}: {error}", folder.display()));
+        }
+    }
+    let log_path = |session_id: &str| {
+        external.log.as_ref().map(|pattern| workspace.join(pattern.replace("{session_id}", session_id)))
+    };
+    if let Err(error) = prepare_workspace(scenario, &workspace, log_path(PRELOADED_SESSION_ID).as_deref()) {
+        return fault(error);
+    }
+    let mock = Arc::new(MockProvider::new(scenario.script()));
+    let server = match server::serve(mock.clone(), SocketAddr::from(([127, 0, 0, 1], 0))).await {
+        Ok(server) => server,
+        Err(error) => return fault(format!("cannot start the mock provider: {error}")),
+    };
+    let config = &scenario.config;
+    let values = BTreeMap::from([
+        ("provider_url", format!("http://{}", server.local_addr())),
+        ("home", home.display().to_string()),
+        ("workspace", workspace.display().to_string()),
+        ("model", config.model.clone()),
+        ("max_retries", config.max_retries.to_string()),
+        ("stream_idle_timeout_ms", config.stream_idle_timeout_ms.to_string()),
+        ("turn_timeout_ms", config.turn_timeout_ms.to_string()),
+    ]);
+    let stderr = Arc::new(Mutex::new(Vec::new()));
+    let mut launch = || spawn(external, &values, &home, &workspace, stderr.clone());
+    let conversation = conversation::converse(scenario, &workspace, &mut launch, external.patience).await;
+    let log_path = conversation.session_id.as_deref().and_then(log_path);
+    let mut capture = assemble(conversation, log_path.as_deref(), mock.report());
+    if !capture.faults.is_empty() {
+        let tail = stderr.lock().map(|bytes| String::from_utf8_lossy(&bytes).into_owned()).unwrap_or_default();
+        if !tail.trim().is_empty() {
+            capture.faults.push(format!("the agent's stderr (last {} bytes):\n{}", tail.len(), tail.trim_end()));
+        }
+    }
+    capture
+}
+
+/// Starts the agent in its own process group, with scratch home folders.
+fn spawn(
+    external: &External,
+    values: &BTreeMap<&str, String>,
+    home: &Path,
+    workspace: &Path,
+    stderr: Arc<Mutex<Vec<u8>>>,
+) -> Result<Connection, String> {
+    let mut command = Command::new(&external.program);
+    command
+        .args(external.args.iter().map(|arg| External::expand(arg, values)))
+        .env("HOME", home)
+        .env("TMPDIR", home.join("tmp"))
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .envs(external.env.iter().map(|(key, value)| (key, External::expand(value, values))))
+        .current_dir(workspace)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = command.spawn().map_err(|error| format!("cannot start {}: {error}", external.program.display()))?;
+    let (Some(stdin), Some(stdout), Some(mut err)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err("the agent's pipes were not set up".to_owned());
+    };
+    tokio::spawn(async move {
+        let mut buffer = [0u8; 4096];
+        while let Ok(n) = err.read(&mut buffer).await {
+            if n == 0 {
+                break;
+            }
+            if let Ok(mut kept) = stderr.lock() {
+                kept.extend_from_slice(&buffer[..n]);
+                let excess = kept.len().saturating_sub(STDERR_LIMIT);
+                kept.drain(..excess);
+            }
+        }
+    });
+    Ok(Connection { reader: Box::new(stdout), writer: Box::new(stdin), ended: Box::pin(stop(child)) })
+}
+
+/// Waits for the agent to exit after its input closed; then SIGTERM, then SIGKILL, to the group.
+async fn stop(mut child: Child) -> Result<(), String> {
+    let group = child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw);
+    let mut verdict = Ok(());
+    let status = match tokio::time::timeout(GRACE, child.wait()).await {
+        Ok(status) => status,
+        Err(_) => {
+            verdict = Err(format!("the agent did not exit within {} s of its input closing", GRACE.as_secs()));
+            if let Some(group) = group {
+                let _ = killpg(group, Signal::SIGTERM);
+            }
+            match tokio::time::timeout(GRACE, child.wait()).await {
+                Ok(status) => status,
+                Err(_) => {
+                    if let Some(group) = group {
+                        let _ = killpg(group, Signal::SIGKILL);
+                    }
+                    child.wait().await
+                }
+            }
+        }
+    };
+    // Whatever the agent left in its group (a wrapper's child) goes too.
+    if let Some(group) = group {
+        let _ = killpg(group, Signal::SIGKILL);
+    }
+    match status {
+        Ok(status) if status.success() => verdict,
+        Ok(status) => verdict.and(Err(format!("the agent exited with {status}"))),
+        Err(error) => Err(format!("cannot wait for the agent: {error}")),
+    }
+}
