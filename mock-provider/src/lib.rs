@@ -8,6 +8,8 @@
 //! - [`serve`] streams those steps over real loopback HTTP; [`play`] streams the same bytes
 //!   over an in-process channel that runs on Tokio's (pausable) clock.
 //!
+//! - [`SideRequest`]s (title generation, classifiers) get canned answers outside the journal.
+//!
 //! The provider knows nothing about the runtime under test and is strict: a request no script
 //! answers gets a 4xx JSON body saying what was expected.
 
@@ -17,6 +19,7 @@ pub mod journal;
 pub mod provider;
 pub mod script;
 pub mod server;
+pub mod side;
 
 pub use dialect::{EncodeContext, Step};
 pub use in_process::{Chunk, play};
@@ -24,3 +27,4 @@ pub use journal::{JournalEntry, Mismatch, MismatchReason};
 pub use provider::{MockProvider, MockReply, MockReport, MockRequest, Unconsumed};
 pub use script::{Call, Ending, Pause, ROOT, Reasoning, Response, Script, ScriptError, Usage};
 pub use server::{ServerHandle, serve};
+pub use side::{SideReply, SideRequest};

@@ -11,11 +11,13 @@ use serde_json::{Value, json};
 use crate::dialect::{EncodeContext, Step, responses};
 use crate::journal::{JournalEntry, Mismatch, MismatchReason};
 use crate::script::{ROOT, Response, Script};
+use crate::side::{SideReply, SideRequest};
 
 /// A scripted provider, shared via `Arc` between the server or in-process callers.
 #[derive(Debug)]
 pub struct MockProvider {
     script: Script,
+    side: Vec<SideRequest>,
     state: Mutex<State>,
 }
 
@@ -26,6 +28,7 @@ struct State {
     next_item: usize,
     journal: Vec<JournalEntry>,
     mismatches: Vec<Mismatch>,
+    side_served: Vec<String>,
 }
 
 /// A request, independent of the transport.
@@ -72,6 +75,8 @@ pub struct MockReport {
     pub unconsumed: Vec<Unconsumed>,
     /// Requests no script answered.
     pub mismatches: Vec<Mismatch>,
+    /// The names of side requests answered, in order (not in the journal).
+    pub side_requests: Vec<String>,
 }
 
 impl MockReport {
@@ -107,7 +112,13 @@ pub fn route_for(path: &str) -> Option<&str> {
 impl MockProvider {
     /// A provider serving `script`.
     pub fn new(script: Script) -> Self {
-        Self { script, state: Mutex::new(State { next_item: 1, ..State::default() }) }
+        Self { script, side: Vec::new(), state: Mutex::new(State { next_item: 1, ..State::default() }) }
+    }
+
+    /// Also answers these side requests, outside the script and the journal.
+    pub fn with_side_requests(mut self, side: Vec<SideRequest>) -> Self {
+        self.side = side;
+        self
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -121,6 +132,21 @@ impl MockProvider {
         let parsed = serde_json::from_slice::<Value>(&request.body);
         let route = route_for(&request.path);
         let mut state = self.lock();
+        if let Some(side) = self.side.iter().find(|side| side.matches(&request.path, parsed.as_ref().ok())) {
+            state.side_served.push(side.name.clone());
+            let response = match side.reply() {
+                SideReply::Json(body) => return json_reply(200, Vec::new(), Bytes::from(body.to_string())),
+                SideReply::Stream(response) => response,
+            };
+            state.served += 1;
+            let ctx = EncodeContext {
+                response_id: format!("resp_side_{}", state.side_served.len()),
+                model: parsed.ok().as_ref().and_then(|b| b["model"].as_str()).unwrap_or("unknown").to_owned(),
+                item_base: 1_000_000 + state.side_served.len() * 100,
+            };
+            drop(state);
+            return stream_reply(response, &ctx);
+        }
         let decision = self.decide(&state, &request.method, route, &parsed);
         state.journal.push(JournalEntry {
             route: route.unwrap_or_default().to_owned(),
@@ -156,18 +182,7 @@ impl MockProvider {
         };
         state.next_item += response.item_count();
         drop(state);
-        if let Some(status) = response.status {
-            let extra = response.retry_after.map(|s| ("retry-after".to_owned(), s.to_string()));
-            return json_reply(status, extra.into_iter().collect(), responses::http_error_body(status));
-        }
-        MockReply {
-            status: 200,
-            headers: vec![
-                ("content-type".to_owned(), "text/event-stream".to_owned()),
-                ("cache-control".to_owned(), "no-cache".to_owned()),
-            ],
-            steps: responses::encode(response, &ctx),
-        }
+        stream_reply(response, &ctx)
     }
 
     /// The index of the next response and its route key, or why there is none.
@@ -211,7 +226,28 @@ impl MockProvider {
                 (remaining > 0).then(|| Unconsumed { route: route.clone(), index, remaining })
             })
             .collect();
-        MockReport { journal: state.journal.clone(), unconsumed, mismatches: state.mismatches.clone() }
+        MockReport {
+            journal: state.journal.clone(),
+            unconsumed,
+            mismatches: state.mismatches.clone(),
+            side_requests: state.side_served.clone(),
+        }
+    }
+}
+
+/// A scripted response: its HTTP error, or its SSE stream.
+fn stream_reply(response: &Response, ctx: &EncodeContext) -> MockReply {
+    if let Some(status) = response.status {
+        let extra = response.retry_after.map(|s| ("retry-after".to_owned(), s.to_string()));
+        return json_reply(status, extra.into_iter().collect(), responses::http_error_body(status));
+    }
+    MockReply {
+        status: 200,
+        headers: vec![
+            ("content-type".to_owned(), "text/event-stream".to_owned()),
+            ("cache-control".to_owned(), "no-cache".to_owned()),
+        ],
+        steps: responses::encode(response, ctx),
     }
 }
 
@@ -251,6 +287,20 @@ mod tests {
         assert_eq!(reasons, [404, 400, 404, 405]);
         assert!(report.mismatches[0].to_string().contains("1 of 1 scripted responses were already consumed"));
         assert!(!report.is_strictly_satisfied());
+    }
+
+    #[test]
+    fn side_requests_are_answered_outside_the_script_and_the_journal() {
+        let side: SideRequest =
+            toml::from_str("name = \"title\"\npointer = \"/instructions\"\ncontains = \"title\"").unwrap();
+        let provider = MockProvider::new(Script::root(vec![Response::default()])).with_side_requests(vec![side]);
+        let title = provider.respond(post("/v1/responses", r#"{"instructions":"Write a title"}"#));
+        assert_eq!(title.status, 200);
+        assert_eq!(provider.respond(post("/v1/responses", r#"{"instructions":"Agent"}"#)).status, 200);
+        let report = provider.report();
+        assert_eq!(report.side_requests, ["title"]);
+        assert_eq!(report.journal.len(), 1);
+        assert!(report.is_strictly_satisfied());
     }
 
     #[test]

@@ -132,6 +132,26 @@ impl Response {
     pub fn item_count(&self) -> usize {
         self.reasoning.len() + usize::from(!self.text.is_empty()) + self.calls.len()
     }
+
+    /// The text deltas a client of this stream receives before any cut: what an agent could
+    /// have shown its user. Frames before the first text delta: `response.created`,
+    /// `response.in_progress`, each reasoning item's frames, the message's `output_item.added`
+    /// and `content_part.added` (see `dialect::responses`).
+    pub fn visible_text(&self) -> String {
+        if self.status.is_some() {
+            return String::new();
+        }
+        let reasoning: usize = self.reasoning.iter().map(|item| item.summary.len() + 5).sum();
+        let before = 2 + reasoning + 2;
+        let shown = self.cut_after.map_or(usize::MAX, |cut| cut.saturating_sub(before));
+        self.text.iter().take(shown).map(String::as_str).collect()
+    }
+
+    /// True when the answer is not a clean end of a response: an HTTP error, or a stream that
+    /// ends in an error, a drop, a malformed frame or without a terminal event.
+    pub fn fails(&self) -> bool {
+        self.status.is_some() || !matches!(self.then, Ending::Completed | Ending::Incomplete(_))
+    }
 }
 
 impl Script {
@@ -183,6 +203,21 @@ impl Script {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn visible_text_stops_at_the_cut() {
+        let response = |cut_after| Response { text: vec!["a".into(), "b".into()], cut_after, ..Response::default() };
+        assert_eq!(response(None).visible_text(), "ab");
+        // created, in_progress, item added, part added, then the first delta.
+        assert_eq!(response(Some(5)).visible_text(), "a");
+        assert_eq!(response(Some(4)).visible_text(), "");
+        let frames = crate::dialect::responses::encode(
+            &response(Some(5)),
+            &crate::dialect::EncodeContext { response_id: "r".into(), model: "m".into(), item_base: 1 },
+        );
+        let deltas = frames.iter().filter(|step| matches!(step, crate::dialect::Step::Bytes(b) if b.starts_with(b"event: response.output_text.delta"))).count();
+        assert_eq!(deltas, 1);
+    }
 
     #[test]
     fn scenario_file_collects_turn_responses() {

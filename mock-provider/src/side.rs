@@ -1,0 +1,98 @@
+//! Side requests: calls an agent makes besides its conversation (title generation, safety
+//! classifiers, model lists), answered with a canned reply and kept out of the journal, so an
+//! implementation's extra traffic neither fails the script nor shows in the goldens.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::script::Response;
+
+/// One kind of side request and its canned answer.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SideRequest {
+    /// A name for reports, e.g. `title-generation`.
+    pub name: String,
+    /// The request path must equal this, when given (e.g. `/v1/models`).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// A JSON pointer into the request body whose string value must contain [`Self::contains`].
+    #[serde(default)]
+    pub pointer: Option<String>,
+    /// The text the value at [`Self::pointer`] must contain.
+    #[serde(default)]
+    pub contains: Option<String>,
+    /// The answer: a scripted stream...
+    #[serde(default)]
+    pub respond: Option<Response>,
+    /// ...or a plain JSON body with status 200.
+    #[serde(default)]
+    pub json: Option<Value>,
+}
+
+/// What a side request is answered with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SideReply<'a> {
+    /// A stream, encoded like any scripted response.
+    Stream(&'a Response),
+    /// A JSON body.
+    Json(&'a Value),
+}
+
+impl SideRequest {
+    /// True when a request with this path and (parsed) body is this side request.
+    pub fn matches(&self, path: &str, body: Option<&Value>) -> bool {
+        let path_ok = self.path.as_deref().is_none_or(|wanted| wanted == path);
+        let body_ok = match (&self.pointer, &self.contains) {
+            (Some(pointer), contains) => body
+                .and_then(|body| body.pointer(pointer))
+                .map(|value| match value {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                })
+                .is_some_and(|text| contains.as_deref().is_none_or(|wanted| text.contains(wanted))),
+            (None, _) => true,
+        };
+        path_ok && body_ok
+    }
+
+    /// The canned answer; an empty completed stream when none is given.
+    pub fn reply(&self) -> SideReply<'_> {
+        const EMPTY: &Response = &Response {
+            reasoning: Vec::new(),
+            text: Vec::new(),
+            calls: Vec::new(),
+            usage: None,
+            then: crate::script::Ending::Completed,
+            pause: None,
+            cut_after: None,
+            status: None,
+            retry_after: None,
+        };
+        match (&self.json, &self.respond) {
+            (Some(json), _) => SideReply::Json(json),
+            (None, Some(response)) => SideReply::Stream(response),
+            (None, None) => SideReply::Stream(EMPTY),
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn matches_by_path_and_by_a_pointer_that_contains_text() {
+        let title: SideRequest =
+            toml::from_str("name = \"title\"\npointer = \"/instructions\"\ncontains = \"a title\"").unwrap();
+        assert!(title.matches("/v1/responses", Some(&json!({"instructions": "Write a title for this"}))));
+        assert!(!title.matches("/v1/responses", Some(&json!({"instructions": "You are an agent"}))));
+        assert!(!title.matches("/v1/responses", None));
+        let models: SideRequest = toml::from_str("name = \"models\"\npath = \"/v1/models\"\njson = {}").unwrap();
+        assert!(models.matches("/v1/models", None));
+        assert!(!models.matches("/v1/responses", None));
+        assert_eq!(models.reply(), SideReply::Json(&json!({})));
+    }
+}
