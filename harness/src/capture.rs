@@ -40,6 +40,10 @@ pub struct Capture {
     pub unmatched: Vec<String>,
     /// Things that went wrong in the driver or the implementation itself (crash, hang, IO).
     pub faults: Vec<String>,
+    /// The end of the agent's stderr, for a process (evidence only: not golden).
+    pub stderr_tail: String,
+    /// Side requests the mock answered outside the script (evidence only: not golden).
+    pub side_requests: Vec<String>,
 }
 
 /// One Provider request as the mock saw it.

@@ -73,5 +73,6 @@ pub fn assemble(conversation: Conversation, log_path: Option<&Path>, report: Moc
         .flat_map(|gap| (gap.index..gap.index + gap.remaining).map(|index| (gap.route.clone(), index)))
         .collect();
     capture.unmatched = report.mismatches.iter().map(ToString::to_string).collect();
+    capture.side_requests = report.side_requests;
     capture
 }

@@ -7,6 +7,10 @@
 pub mod expectations;
 pub mod invariants;
 
+use gauntlet_mock_provider::Ending;
+use gauntlet_runtime::TerminalStatus;
+use serde_json::Value;
+
 use crate::audit::{self, Audit, Line};
 use crate::capture::Capture;
 use crate::scenario::Scenario;
@@ -21,19 +25,74 @@ pub struct Evidence<'a> {
     pub lines: Vec<Line>,
     /// Terminal states derived from the Log.
     pub audit: Audit,
+    /// The scenario that was played, when known: its script says which outcome each turn was
+    /// forced into, so an implementation without a gauntlet Log is judged on the wire.
+    pub scenario: Option<&'a Scenario>,
+}
+
+/// How one turn the client drove ended, and who says so.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DrivenTurn {
+    /// Its terminal state; `None` when the Log holds no terminal evidence for it.
+    pub status: Option<TerminalStatus>,
+    /// The Provider's truncation reason for a truncated clean answer (`max_output_tokens`).
+    pub truncation: Option<String>,
+    /// `"the Log shows"` or `"the script forces"`, for messages.
+    pub source: &'static str,
 }
 
 impl<'a> Evidence<'a> {
     /// Parses and audits a capture.
     pub fn new(capture: &'a Capture) -> Evidence<'a> {
         let (lines, _) = audit::parse_lines(&capture.log);
-        Evidence { capture, lines, audit: capture.audit() }
+        Evidence { capture, lines, audit: capture.audit(), scenario: None }
+    }
+
+    /// Parses and audits a capture of `scenario`.
+    pub fn of_scenario(capture: &'a Capture, scenario: &'a Scenario) -> Evidence<'a> {
+        Evidence { scenario: Some(scenario), ..Evidence::new(capture) }
+    }
+
+    /// The last `count` turns, the ones the client drove: from the Log when the implementation
+    /// keeps one, else the outcome the scenario's script forces (its `expect`).
+    pub fn driven_turns(&self, count: usize) -> Vec<DrivenTurn> {
+        if self.capture.log.is_empty()
+            && let Some(scenario) = self.scenario
+        {
+            let turns = &scenario.turns[scenario.turns.len().saturating_sub(count)..];
+            return turns
+                .iter()
+                .map(|turn| DrivenTurn {
+                    status: Some(turn.expect),
+                    truncation: turn.respond.last().and_then(|response| match &response.then {
+                        Ending::Incomplete(reason) if turn.expect == TerminalStatus::Completed => Some(reason.clone()),
+                        _ => None,
+                    }),
+                    source: "the script forces",
+                })
+                .collect();
+        }
+        let turns = &self.audit.turns[self.audit.turns.len().saturating_sub(count)..];
+        turns
+            .iter()
+            .map(|turn| DrivenTurn {
+                status: turn.terminal_status,
+                truncation: turn.evidence_seqs.last().and_then(|seq| self.truncation(*seq)),
+                source: "the Log shows",
+            })
+            .collect()
+    }
+
+    /// `metadata.output_truncation.reason` of the `assistant_message` at `seq`, if truncated.
+    fn truncation(&self, seq: u64) -> Option<String> {
+        let line = self.lines.iter().find(|line| line.seq == Some(seq) && line.kind == "assistant_message")?;
+        line.data.pointer("/metadata/output_truncation/reason").and_then(Value::as_str).map(str::to_owned)
     }
 }
 
 /// Judges a capture: faults, invariants, expectations, then the golden findings given.
 pub fn judge(name: &str, scenario: &Scenario, capture: &Capture, golden: Vec<Finding>) -> Verdict {
-    let evidence = Evidence::new(capture);
+    let evidence = Evidence::of_scenario(capture, scenario);
     let mut findings: Vec<Finding> =
         capture.faults.iter().map(|fault| Finding::new(Layer::Fault, None, fault.clone())).collect();
     findings.extend(invariants::check_all(&evidence));

@@ -14,6 +14,7 @@
 //! - [`run`]: the chain of the above, shared by the CLI and `cargo test`.
 //! - [`report`]: tables over verdicts.
 //! - [`contract`]: the requirement registry in docs/contract.md.
+//! - [`profile`]: implementation profiles, for checking another agent.
 
 pub mod audit;
 pub mod capture;
@@ -22,6 +23,7 @@ pub mod contract;
 pub mod driver;
 pub mod golden;
 pub mod judge;
+pub mod profile;
 pub mod report;
 pub mod run;
 pub mod scenario;

@@ -3,7 +3,7 @@
 //! Unknown keys are errors, and every error names the file, line, column and key, so a typo
 //! never silently turns a scenario into a weaker one.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use gauntlet_mock_provider::script::{Response, Script};
@@ -118,6 +118,89 @@ impl Scenario {
     pub fn script(&self) -> Script {
         Script::root(self.turns.iter().flat_map(|turn| turn.respond.iter().cloned()).collect())
     }
+
+    /// What an implementation must be able to do to play this scenario; one lacking any of
+    /// these gets `skipped`, not a failure.
+    pub fn needs(&self) -> BTreeSet<Capability> {
+        let mut needs = BTreeSet::new();
+        if self.log.is_some() {
+            needs.insert(Capability::GauntletLog);
+        }
+        for turn in &self.turns {
+            if turn.cancel.is_some() {
+                needs.insert(Capability::Cancel);
+            }
+            if turn.reload {
+                needs.insert(Capability::Load);
+            }
+            if turn.model.is_some() {
+                needs.insert(Capability::ModelSwitch);
+            }
+            if turn.respond.iter().any(|response| !response.calls.is_empty()) {
+                needs.insert(Capability::Tools);
+            }
+        }
+        needs
+    }
+
+    /// The scenario on a clock `scale` times as fast: timeouts and scripted pauses shrink
+    /// together, so an implementation on real time plays a ten-minute stall in a moment. A
+    /// duration never shrinks below 1 ms.
+    pub fn scaled(&self, scale: f64) -> Scenario {
+        let shrink = |ms: u64| {
+            // Durations in scenarios are far below 2^52 ms, where f64 stays exact.
+            #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let scaled = (ms as f64 * scale).ceil() as u64;
+            scaled.max(1)
+        };
+        let mut scenario = self.clone();
+        scenario.config.stream_idle_timeout_ms = shrink(scenario.config.stream_idle_timeout_ms);
+        scenario.config.turn_timeout_ms = shrink(scenario.config.turn_timeout_ms);
+        for response in scenario.turns.iter_mut().flat_map(|turn| turn.respond.iter_mut()) {
+            if let Some(pause) = &mut response.pause {
+                pause.ms = shrink(pause.ms);
+            }
+        }
+        scenario
+    }
+}
+
+/// Something a scenario needs of an implementation (declared in its profile).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Capability {
+    /// Reads and writes the gauntlet NDJSON Log (a scenario that preloads a Log needs it).
+    GauntletLog,
+    /// `session/cancel`.
+    Cancel,
+    /// `session/load` in a fresh process.
+    Load,
+    /// Tools the scripted model can call (`read`, `write`, `list`, `wait`).
+    Tools,
+    /// Switching the model between turns (`session/set_config_option`).
+    ModelSwitch,
+    /// Permission requests to the client.
+    Permissions,
+    /// Subagents.
+    Subagents,
+    /// Workflows.
+    Workflows,
+}
+
+impl Capability {
+    /// The name used in profiles and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Capability::GauntletLog => "gauntlet_log",
+            Capability::Cancel => "cancel",
+            Capability::Load => "load",
+            Capability::Tools => "tools",
+            Capability::ModelSwitch => "model_switch",
+            Capability::Permissions => "permissions",
+            Capability::Subagents => "subagents",
+            Capability::Workflows => "workflows",
+        }
+    }
 }
 
 /// A moment in a prompt's life at which the client acts.
@@ -207,7 +290,7 @@ pub fn covers(path: &Path) -> Result<Vec<String>, LoadError> {
 }
 
 /// 1-based line and column (in characters) of a byte offset.
-fn position(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn position(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let line_start = before.rfind('\n').map_or(0, |idx| idx + 1);
@@ -221,7 +304,7 @@ fn backticked_field(message: &str) -> Option<String> {
 }
 
 /// The key whose value starts at `offset`: the last `key =` before it on the same line.
-fn key_before(text: &str, offset: usize) -> Option<String> {
+pub(crate) fn key_before(text: &str, offset: usize) -> Option<String> {
     let before = &text[..offset.min(text.len())];
     let line = &before[before.rfind('\n').map_or(0, |idx| idx + 1)..];
     let assignment = line.rfind('=')?;
@@ -250,6 +333,17 @@ mod tests {
                 .unwrap();
         assert_eq!(scenario.turns[0].expect, TerminalStatus::Completed);
         assert_eq!(scenario.config.max_retries, 2);
+    }
+
+    #[test]
+    fn needs_and_scaling() {
+        let text = "title = \"t\"\n[config]\nstream_idle_timeout_ms = 30000\n[[turn]]\nprompt = \"hi\"\ncancel = \"first_delta\"\nrespond = [{ text = [\"a\"], pause = { after = 1, ms = 600000 } }]\n";
+        let scenario = parse(text, Path::new("x")).unwrap();
+        assert_eq!(scenario.needs(), BTreeSet::from([Capability::Cancel]));
+        let fast = scenario.scaled(0.01);
+        assert_eq!(fast.config.stream_idle_timeout_ms, 300);
+        assert_eq!(fast.turns[0].respond[0].pause.unwrap().ms, 6000);
+        assert_eq!(scenario.scaled(0.0).config.turn_timeout_ms, 1);
     }
 
     #[test]

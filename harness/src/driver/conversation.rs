@@ -49,18 +49,20 @@ pub struct Conversation {
     pub faults: Vec<String>,
 }
 
-/// Plays `scenario` against agents started by `launch`, in `workspace`.
+/// Plays `scenario` against agents started by `launch`, in `workspace`; then, with
+/// `replay_load`, loads the Session into a fresh agent.
 pub async fn converse(
     scenario: &Scenario,
     workspace: &Path,
     launch: &mut Launch<'_>,
     patience: Duration,
+    replay_load: bool,
 ) -> Conversation {
     let mut conversation = Conversation::default();
     if let Err(fault) = live(scenario, workspace, launch, patience, &mut conversation).await {
         conversation.faults.push(fault);
     }
-    if let Some(session_id) = conversation.session_id.clone() {
+    if let Some(session_id) = conversation.session_id.clone().filter(|_| replay_load) {
         let mut transcript = Vec::new();
         if let Err(fault) = load_only(&session_id, workspace, launch, patience, &mut transcript).await {
             conversation.faults.push(format!("load replay: {fault}"));

@@ -13,6 +13,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use gauntlet_mock_provider::SideRequest;
 use gauntlet_mock_provider::provider::MockProvider;
 use gauntlet_mock_provider::server;
 use nix::sys::signal::{Signal, killpg};
@@ -21,7 +22,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
 
 use crate::capture::Capture;
-use crate::driver::conversation::{self, Connection, PRELOADED_SESSION_ID};
+use crate::driver::conversation::{self, Connection, Conversation, PRELOADED_SESSION_ID};
 use crate::driver::{Driver, assemble, prepare_workspace};
 use crate::scenario::Scenario;
 
@@ -41,11 +42,21 @@ pub struct External {
     pub args: Vec<String>,
     /// Extra environment variables; placeholders are replaced.
     pub env: BTreeMap<String, String>,
+    /// Files written before each start, `(path, content)`; placeholders are replaced.
+    pub files: Vec<(String, String)>,
     /// Where the agent's gauntlet Log lands, relative to the workspace, with `{session_id}`;
     /// `None` for an agent that keeps no gauntlet Log (judged on the wire and ACP only).
     pub log: Option<String>,
+    /// Whether the agent supports `session/load` (the load replay is recorded only then).
+    pub load: bool,
+    /// Provider calls answered outside the script.
+    pub side_requests: Vec<SideRequest>,
+    /// The folder of its profile (the `{profile_dir}` placeholder).
+    pub profile_dir: PathBuf,
     /// How long to wait for any one ACP message.
     pub patience: Duration,
+    /// How long the whole scenario may take.
+    pub deadline: Duration,
 }
 
 impl External {
@@ -64,8 +75,13 @@ impl External {
             program: program.to_owned(),
             args: args.map(str::to_owned).to_vec(),
             env: BTreeMap::new(),
+            files: Vec::new(),
             log: Some(".gauntlet/sessions/{session_id}.ndjson".to_owned()),
+            load: true,
+            side_requests: Vec::new(),
+            profile_dir: PathBuf::from("."),
             patience: Duration::from_secs(30),
+            deadline: Duration::from_secs(120),
         }
     }
 
@@ -108,7 +124,7 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
     if let Err(error) = prepare_workspace(scenario, &workspace, log_path(PRELOADED_SESSION_ID).as_deref()) {
         return fault(error);
     }
-    let mock = Arc::new(MockProvider::new(scenario.script()));
+    let mock = Arc::new(MockProvider::new(scenario.script()).with_side_requests(external.side_requests.clone()));
     let server = match server::serve(mock.clone(), SocketAddr::from(([127, 0, 0, 1], 0))).await {
         Ok(server) => server,
         Err(error) => return fault(format!("cannot start the mock provider: {error}")),
@@ -122,17 +138,36 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
         ("max_retries", config.max_retries.to_string()),
         ("stream_idle_timeout_ms", config.stream_idle_timeout_ms.to_string()),
         ("turn_timeout_ms", config.turn_timeout_ms.to_string()),
+        ("tmp", home.join("tmp").display().to_string()),
+        ("profile_dir", external.profile_dir.display().to_string()),
     ]);
+    for (path, content) in &external.files {
+        let path = PathBuf::from(External::expand(path, &values));
+        let written = path.parent().map_or(Ok(()), std::fs::create_dir_all);
+        if let Err(error) = written.and_then(|()| std::fs::write(&path, External::expand(content, &values))) {
+            return fault(format!("cannot write the profile's file {}: {error}", path.display()));
+        }
+    }
     let stderr = Arc::new(Mutex::new(Vec::new()));
     let mut launch = || spawn(external, &values, &home, &workspace, stderr.clone());
-    let conversation = conversation::converse(scenario, &workspace, &mut launch, external.patience).await;
+    let converse = conversation::converse(scenario, &workspace, &mut launch, external.patience, external.load);
+    let conversation = match tokio::time::timeout(external.deadline, converse).await {
+        Ok(conversation) => conversation,
+        // Dropping the conversation dropped every agent it started, and with it their groups.
+        Err(_) => Conversation {
+            faults: vec![format!(
+                "the scenario did not finish within its deadline of {} ms",
+                external.deadline.as_millis()
+            )],
+            ..Conversation::default()
+        },
+    };
     let log_path = conversation.session_id.as_deref().and_then(log_path);
     let mut capture = assemble(conversation, log_path.as_deref(), mock.report());
-    if !capture.faults.is_empty() {
-        let tail = stderr.lock().map(|bytes| String::from_utf8_lossy(&bytes).into_owned()).unwrap_or_default();
-        if !tail.trim().is_empty() {
-            capture.faults.push(format!("the agent's stderr (last {} bytes):\n{}", tail.len(), tail.trim_end()));
-        }
+    capture.stderr_tail = stderr.lock().map(|bytes| String::from_utf8_lossy(&bytes).into_owned()).unwrap_or_default();
+    if !capture.faults.is_empty() && !capture.stderr_tail.trim().is_empty() {
+        let tail = capture.stderr_tail.trim_end();
+        capture.faults.push(format!("the agent's stderr (last {} bytes):\n{tail}", tail.len()));
     }
     capture
 }
@@ -161,6 +196,7 @@ fn spawn(
         .process_group(0)
         .kill_on_drop(true);
     let mut child = command.spawn().map_err(|error| format!("cannot start {}: {error}", external.program.display()))?;
+    let group = Group(child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw));
     let (Some(stdin), Some(stdout), Some(mut err)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
         return Err("the agent's pipes were not set up".to_owned());
@@ -178,12 +214,41 @@ fn spawn(
             }
         }
     });
-    Ok(Connection { reader: Box::new(stdout), writer: Box::new(stdin), ended: Box::pin(stop(child)) })
+    Ok(Connection { reader: Box::new(stdout), writer: Box::new(stdin), ended: Box::pin(stop(child, group)) })
 }
 
-/// Waits for the agent to exit after its input closed; then SIGTERM, then SIGKILL, to the group.
-async fn stop(mut child: Child) -> Result<(), String> {
-    let group = child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw);
+/// The agent's process group. Dropped (a deadline passed, a conversation was abandoned), it
+/// kills the whole group, so no process of a run outlives it.
+struct Group(Option<Pid>);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Some(group) = self.0 {
+            let _ = killpg(group, Signal::SIGKILL);
+        }
+    }
+}
+
+/// The processes of `group` that are still alive (not zombies), from `/proc`.
+pub fn survivors(group: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // `pid (comm) state ppid pgrp ...`; comm may hold spaces and parentheses.
+            let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+            let (state, pgrp): (&str, i32) = (fields.first()?, fields.get(2)?.parse().ok()?);
+            (pgrp == group && state != "Z" && state != "X").then_some(pid)
+        })
+        .collect()
+}
+
+/// Waits for the agent to exit after its input closed; then SIGTERM, then SIGKILL, to the group;
+/// then checks that no process of the group survived.
+async fn stop(mut child: Child, guard: Group) -> Result<(), String> {
+    let group = guard.0;
     let mut verdict = Ok(());
     let status = match tokio::time::timeout(GRACE, child.wait()).await {
         Ok(status) => status,
@@ -204,8 +269,19 @@ async fn stop(mut child: Child) -> Result<(), String> {
         }
     };
     // Whatever the agent left in its group (a wrapper's child) goes too.
+    drop(guard);
     if let Some(group) = group {
-        let _ = killpg(group, Signal::SIGKILL);
+        let mut left = survivors(group.as_raw());
+        for _ in 0..50 {
+            if left.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            left = survivors(group.as_raw());
+        }
+        if !left.is_empty() {
+            verdict = verdict.and(Err(format!("processes {left:?} of the agent's group survived SIGKILL")));
+        }
     }
     match status {
         Ok(status) if status.success() => verdict,

@@ -5,19 +5,25 @@
 
 mod audit_only_not_replayed;
 mod busy_prompt_refused;
+mod client_text_once;
 mod failure_evidence_complete;
 mod jsonrpc_errors_standard;
 mod load_replays_clean_transcript;
 mod log_canonical_only;
 mod log_seq_gapless;
+mod no_duplicate_assistant;
 mod no_partial_text_replayed;
+mod no_retry_after_text;
 mod provider_script_strict;
+mod retries_bounded;
 mod stop_reason_matches_log;
 mod terminal_evidence;
 mod tool_calls_paired;
 
+use gauntlet_mock_provider::Response;
 use serde_json::Value;
 
+use crate::capture::Request;
 use crate::judge::Evidence;
 use crate::verdict::{Finding, Layer};
 
@@ -48,6 +54,10 @@ pub const ALL: &[Invariant] = &[
     load_replays_clean_transcript::INVARIANT,
     busy_prompt_refused::INVARIANT,
     jsonrpc_errors_standard::INVARIANT,
+    no_retry_after_text::INVARIANT,
+    client_text_once::INVARIANT,
+    retries_bounded::INVARIANT,
+    no_duplicate_assistant::INVARIANT,
 ];
 
 /// Runs every invariant.
@@ -73,6 +83,40 @@ fn item_texts(item: &Value) -> Vec<&str> {
         Some(Value::Array(parts)) => parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect(),
         _ => Vec::new(),
     }
+}
+
+/// The texts of the user messages of a request body.
+fn user_texts(body: &Value) -> Vec<&str> {
+    input_items(body)
+        .iter()
+        .filter(|item| item.get("role").and_then(Value::as_str) == Some("user"))
+        .flat_map(item_texts)
+        .collect()
+}
+
+/// Which scenario turn each Provider request belongs to: the latest turn whose prompt the
+/// request carries as user text (a request carries every earlier prompt too). `None` without a
+/// scenario, or for a request that carries no prompt of it.
+fn request_turns(evidence: &Evidence) -> Vec<Option<usize>> {
+    let Some(scenario) = evidence.scenario else { return vec![None; evidence.capture.requests.len()] };
+    evidence
+        .capture
+        .requests
+        .iter()
+        .map(|request| {
+            let texts = user_texts(&request.body);
+            scenario.turns.iter().rposition(|turn| texts.iter().any(|text| text.contains(turn.prompt.as_str())))
+        })
+        .collect()
+}
+
+/// The scripted response that answered a request, if the script answered it.
+fn served<'a>(evidence: &Evidence<'a>, request: &Request) -> Option<&'a Response> {
+    let scenario = evidence.scenario?;
+    if request.route != gauntlet_mock_provider::ROOT {
+        return None;
+    }
+    scenario.turns.iter().flat_map(|turn| turn.respond.iter()).nth(request.response_index?)
 }
 
 /// One `session/prompt` in a transcript: the request, its answer and the updates between.
@@ -192,5 +236,28 @@ pub(crate) mod fixture {
     /// A request body with these input items.
     pub fn body(input: Vec<Value>) -> Value {
         json!({"model": "m", "input": input, "store": false, "stream": true})
+    }
+
+    /// A scenario from TOML text.
+    pub fn scenario(text: &str) -> crate::scenario::Scenario {
+        crate::scenario::parse(text, std::path::Path::new("fixture.toml")).unwrap()
+    }
+
+    /// Runs one invariant on a capture of `scenario`.
+    pub fn check_played(
+        invariant: super::Invariant,
+        capture: &Capture,
+        scenario: &crate::scenario::Scenario,
+    ) -> Vec<String> {
+        (invariant.check)(&Evidence::of_scenario(capture, scenario))
+    }
+
+    /// Requests answered by script responses 0, 1, 2... in order.
+    pub fn requests(bodies: Vec<Value>) -> Vec<Request> {
+        bodies
+            .into_iter()
+            .enumerate()
+            .map(|(idx, body)| Request { route: "root".into(), response_index: Some(idx), body })
+            .collect()
     }
 }

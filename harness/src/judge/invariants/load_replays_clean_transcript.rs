@@ -14,7 +14,8 @@ pub const INVARIANT: Invariant =
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let capture = evidence.capture;
-    if capture.acp.is_empty() {
+    if capture.acp.is_empty() || capture.acp_load.is_empty() {
+        // Nothing was loaded: the implementation cannot, or the run ended early.
         return Vec::new();
     }
     let live: Vec<_> = exchanges(&capture.acp).into_iter().filter(|exchange| !exchange.busy).collect();
@@ -24,9 +25,9 @@ fn check(evidence: &Evidence) -> Vec<String> {
         problems.push(format!("load replayed {} user turns, the live session had {}", replayed.len(), live.len()));
         return problems;
     }
-    let turns = &evidence.audit.turns;
+    let driven = evidence.driven_turns(live.len());
     let first_replayed = replayed.len() - live.len();
-    let first_audited = turns.len().saturating_sub(live.len());
+    let first_audited = evidence.audit.turns.len().saturating_sub(live.len());
     for (idx, exchange) in live.iter().enumerate() {
         let n = first_audited + idx + 1;
         let (user, agent) = &replayed[first_replayed + idx];
@@ -34,8 +35,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
             problems
                 .push(format!("turn {n}: load replayed the user text {user:?}, the prompt was {:?}", exchange.text));
         }
-        let completed =
-            turns.get(first_audited + idx).and_then(|turn| turn.terminal_status) == Some(TerminalStatus::Completed);
+        let completed = driven.get(idx).and_then(|turn| turn.status) == Some(TerminalStatus::Completed);
         let streamed: String =
             exchange.updates.iter().filter_map(|update| chunk_text(update, "agent_message_chunk")).collect();
         let expected = if completed { streamed.as_str() } else { "" };

@@ -1,26 +1,17 @@
 //! REPLAY-NO-PARTIAL: the text of a partial `assistant_message` never reaches the Provider as
-//! assistant content in any request.
+//! assistant content in any request. Partial texts come from the Log, or, for an
+//! implementation without one, from the script: what a failed response streamed.
 
-use super::{Invariant, input_items, item_texts};
+use super::{Invariant, input_items, item_texts, served};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "REPLAY-NO-PARTIAL", also: &[], name: "no_partial_text_replayed", check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
-    let clean: Vec<&str> = evidence
-        .lines
-        .iter()
-        .filter(|line| line.kind == "assistant_message" && !line.is_partial_assistant())
-        .filter_map(|line| line.str_field("text"))
-        .collect();
-    let partials: Vec<(u64, &str)> = evidence
-        .lines
-        .iter()
-        .filter(|line| line.is_partial_assistant())
-        .filter_map(|line| Some((line.seq?, line.str_field("text")?)))
-        .filter(|(_, text)| !text.is_empty() && !clean.contains(text))
-        .collect();
+    let (clean, partials) = if evidence.capture.log.is_empty() { from_script(evidence) } else { from_log(evidence) };
+    let partials: Vec<(String, String)> =
+        partials.into_iter().filter(|(_, text)| !text.is_empty() && !clean.contains(text)).collect();
     let mut problems = Vec::new();
     for (request_idx, request) in evidence.capture.requests.iter().enumerate() {
         for item in input_items(&request.body) {
@@ -28,10 +19,13 @@ fn check(evidence: &Evidence) -> Vec<String> {
                 continue;
             }
             for text in item_texts(item) {
-                for (seq, partial) in &partials {
-                    if text.contains(partial) {
+                for (origin, partial) in &partials {
+                    if text != partial && clean.iter().any(|clean| clean == text) {
+                        continue;
+                    }
+                    if text.contains(partial.as_str()) {
                         problems.push(format!(
-                            "request {} replays the partial assistant text of seq {seq} as assistant content: {partial:?}",
+                            "request {} replays the partial assistant text of {origin} as assistant content: {partial:?}",
                             request_idx + 1
                         ));
                     }
@@ -40,6 +34,39 @@ fn check(evidence: &Evidence) -> Vec<String> {
         }
     }
     problems
+}
+
+/// Clean answers and partial texts (with where they come from) as the Log records them.
+fn from_log(evidence: &Evidence) -> (Vec<String>, Vec<(String, String)>) {
+    let clean = evidence
+        .lines
+        .iter()
+        .filter(|line| line.kind == "assistant_message" && !line.is_partial_assistant())
+        .filter_map(|line| line.str_field("text").map(str::to_owned))
+        .collect();
+    let partials = evidence
+        .lines
+        .iter()
+        .filter(|line| line.is_partial_assistant())
+        .filter_map(|line| Some((format!("seq {}", line.seq?), line.str_field("text")?.to_owned())))
+        .collect();
+    (clean, partials)
+}
+
+/// For an implementation without a Log: the text each served response streamed, clean when
+/// the response completed, partial when it failed.
+fn from_script(evidence: &Evidence) -> (Vec<String>, Vec<(String, String)>) {
+    let (mut clean, mut partials) = (Vec::new(), Vec::new());
+    for (idx, request) in evidence.capture.requests.iter().enumerate() {
+        if let Some(response) = served(evidence, request) {
+            if response.fails() {
+                partials.push((format!("the failed response to request {}", idx + 1), response.visible_text()));
+            } else {
+                clean.push(response.visible_text());
+            }
+        }
+    }
+    (clean, partials)
 }
 
 #[cfg(test)]
@@ -71,5 +98,21 @@ mod tests {
     #[test]
     fn the_correct_fold_passes() {
         assert!(partial_then_retry(vec![user("Summarise"), user("Try again")]).is_empty());
+    }
+
+    #[test]
+    fn without_a_log_the_script_says_what_was_partial() {
+        use crate::capture::Capture;
+        use crate::judge::invariants::fixture::{check_played, requests, scenario};
+        let text = "title = \"t\"\n[[turn]]\nprompt = \"Summarise\"\nexpect = \"partial_failed\"\nrespond = [{ text = [\"Useful partial\"], then = \"disconnect\" }]\n[[turn]]\nprompt = \"Try again\"\nrespond = [{ text = [\"Done.\"] }]\n";
+        let replayed = vec![user("Summarise"), assistant("Useful partial"), user("Try again")];
+        let capture =
+            Capture { requests: requests(vec![body(vec![user("Summarise")]), body(replayed)]), ..Capture::default() };
+        assert_eq!(
+            check_played(INVARIANT, &capture, &scenario(text)),
+            [
+                "request 2 replays the partial assistant text of the failed response to request 1 as assistant content: \"Useful partial\""
+            ]
+        );
     }
 }

@@ -14,22 +14,20 @@ pub const INVARIANT: Invariant =
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
-    let turns = &evidence.audit.turns;
     let reported = &evidence.capture.reported;
-    let first_driven = turns.len().saturating_sub(reported.len());
+    let driven = evidence.driven_turns(reported.len());
+    let first_driven = evidence.audit.turns.len().saturating_sub(reported.len());
     for (idx, answer) in reported.iter().enumerate() {
         let n = first_driven + idx + 1;
-        let Some(turn) = turns.get(first_driven + idx) else {
+        let Some(turn) = driven.get(idx) else {
             problems.push(format!("turn {n} was answered but the Log has no such turn"));
             continue;
         };
-        let logged = turn.terminal_status;
         let said = describe(answer.stop_reason.as_deref(), answer.error.as_ref());
-        match (answer.claimed_status(), logged) {
+        match (answer.claimed_status(), turn.status) {
             (None, _) => problems.push(format!("turn {n}: the answer {said} names no terminal state")),
-            (Some(claimed), Some(logged)) if claimed == logged => {
-                let truncation = truncation(evidence, turn.evidence_seqs.last().copied());
-                let expected = match (logged, truncation.as_deref()) {
+            (Some(claimed), Some(status)) if claimed == status => {
+                let expected = match (status, turn.truncation.as_deref()) {
                     (TerminalStatus::Completed, None) => Some("end_turn"),
                     (TerminalStatus::Completed, Some("content_filter")) => Some("refusal"),
                     (TerminalStatus::Completed, Some(_)) => Some("max_tokens"),
@@ -37,12 +35,13 @@ fn check(evidence: &Evidence) -> Vec<String> {
                     _ => None,
                 };
                 if answer.stop_reason.as_deref() != expected {
-                    problems.push(format!("turn {n} is `{logged}` in the Log but was answered {said}"));
+                    problems.push(format!("turn {n} is `{status}` ({}) but was answered {said}", turn.source));
                 }
             }
-            (Some(claimed), logged) => problems.push(format!(
-                "turn {n} was answered {said} (`{claimed}`) but the Log shows `{}`",
-                logged.map_or("no terminal state", |status| status.as_str())
+            (Some(claimed), status) => problems.push(format!(
+                "turn {n} was answered {said} (`{claimed}`) but {} `{}`",
+                turn.source,
+                status.map_or("no terminal state", |status| status.as_str())
             )),
         }
     }
@@ -55,12 +54,6 @@ fn describe(stop_reason: Option<&str>, error: Option<&Value>) -> String {
         (None, Some(error)) => format!("with error {}", error.get("data").unwrap_or(error)),
         (None, None) => "with neither a result nor an error".to_owned(),
     }
-}
-
-/// `metadata.output_truncation.reason` of the answer at `seq`, if it was truncated.
-fn truncation(evidence: &Evidence, seq: Option<u64>) -> Option<String> {
-    let line = evidence.lines.iter().find(|line| line.seq == seq && line.kind == "assistant_message")?;
-    line.data.pointer("/metadata/output_truncation/reason").and_then(Value::as_str).map(str::to_owned)
 }
 
 #[cfg(test)]
@@ -117,7 +110,7 @@ mod tests {
         capture.reported.push(Reported { stop_reason: Some("end_turn".into()), error: None });
         assert_eq!(
             check(INVARIANT, &capture),
-            ["turn 1 is `completed` in the Log but was answered with stop reason `end_turn`"]
+            ["turn 1 is `completed` (the Log shows) but was answered with stop reason `end_turn`"]
         );
     }
 }

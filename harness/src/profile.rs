@@ -1,0 +1,264 @@
+//! Implementation profiles: how to start another ACP agent against the mock Provider, what it
+//! can do, and which output fields legitimately differ (docs/implementations.md).
+//!
+//! A profile is strict TOML like a scenario: an unknown key, or a `{placeholder}` gauntlet does
+//! not fill, is an error naming the file, line, column and key, before anything is started.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use gauntlet_mock_provider::SideRequest;
+use serde::Deserialize;
+
+use crate::driver::external::External;
+use crate::scenario::{self, Capability, LoadError};
+
+/// The placeholders gauntlet fills in a profile's command, arguments, environment and files.
+pub const PLACEHOLDERS: &[&str] = &[
+    "provider_url",
+    "home",
+    "workspace",
+    "tmp",
+    "model",
+    "max_retries",
+    "stream_idle_timeout_ms",
+    "turn_timeout_ms",
+    "profile_dir",
+];
+
+/// One implementation under test, as its profile file describes it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// A short name for reports, e.g. `codex-acp`.
+    pub name: String,
+    /// A command (program, then arguments) whose output names the version, for reports.
+    #[serde(default)]
+    pub version: Vec<String>,
+    /// The program; a relative path is taken from the profile's folder.
+    pub command: String,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Environment variables set for the agent (on top of the scratch `HOME`, `TMPDIR`, XDG).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Files written before the agent starts (config files in the scratch home).
+    #[serde(default)]
+    pub files: Vec<ProfileFile>,
+    /// The Provider wire format the agent speaks.
+    #[serde(default)]
+    pub dialect: Dialect,
+    /// What it can do; a scenario needing anything else is `skipped`.
+    #[serde(default)]
+    pub capabilities: BTreeSet<Capability>,
+    /// Scenario timeouts and scripted pauses are multiplied by this (real time is slow).
+    #[serde(default = "one")]
+    pub time_scale: f64,
+    /// Where the agent's gauntlet Log lands, relative to the workspace, with `{session_id}`;
+    /// absent for an agent that keeps none (judged on the wire and ACP layers only).
+    #[serde(default)]
+    pub log: Option<String>,
+    /// Which network the agent may reach.
+    #[serde(default)]
+    pub network: Network,
+    /// Milliseconds to wait for any one ACP message.
+    #[serde(default = "patience_ms")]
+    pub patience_ms: u64,
+    /// Milliseconds one whole scenario may take.
+    #[serde(default = "deadline_ms")]
+    pub deadline_ms: u64,
+    /// Provider calls besides the conversation, answered with a canned reply and left out.
+    #[serde(default)]
+    pub side_requests: Vec<SideRequest>,
+    /// Golden file name to JSON pointers whose values legitimately differ (`*` matches any
+    /// key or index); they are compared as `"$MASKED"`.
+    #[serde(default)]
+    pub masks: BTreeMap<String, Vec<String>>,
+    /// The folder of the profile file (not a key: set when loading).
+    #[serde(skip)]
+    pub dir: PathBuf,
+}
+
+/// A file written before the agent starts.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileFile {
+    /// Its path, usually under `{home}`.
+    pub path: String,
+    /// Its content.
+    pub content: String,
+}
+
+/// The Provider wire formats the mock speaks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dialect {
+    /// The OpenAI Responses API with streaming SSE.
+    #[default]
+    Responses,
+}
+
+/// The network an agent runs in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Network {
+    /// A network namespace with nothing but loopback, where the kernel allows one (agents that
+    /// phone home cannot).
+    #[default]
+    Loopback,
+    /// The host's network (only for agents known not to phone home).
+    Host,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn patience_ms() -> u64 {
+    30_000
+}
+
+fn deadline_ms() -> u64 {
+    300_000
+}
+
+/// Reads and validates a profile file.
+pub fn load(path: &Path) -> Result<Profile, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
+    let mut profile: Profile = scenario::parse_toml(&text, path)?;
+    if let Some((offset, name)) = unknown_placeholder(&text) {
+        let (line, column) = scenario::position(&text, offset);
+        let known = PLACEHOLDERS.iter().map(|name| format!("{{{name}}}")).collect::<Vec<_>>().join(", ");
+        return Err(LoadError::Invalid {
+            path: path.to_owned(),
+            line,
+            column,
+            key: scenario::key_before(&text, offset),
+            message: format!("unknown placeholder `{{{name}}}`; gauntlet fills {known}"),
+        });
+    }
+    if !(profile.time_scale > 0.0 && profile.time_scale <= 1000.0) {
+        let offset = text.find("time_scale").unwrap_or(0);
+        let (line, column) = scenario::position(&text, offset);
+        return Err(LoadError::Invalid {
+            path: path.to_owned(),
+            line,
+            column,
+            key: Some("time_scale".to_owned()),
+            message: format!("time_scale must be above 0 (and sane), not {}", profile.time_scale),
+        });
+    }
+    profile.dir = path.parent().map_or_else(|| PathBuf::from("."), Path::to_owned);
+    Ok(profile)
+}
+
+/// The first `{name}` in the text that is a placeholder gauntlet does not fill: its byte offset
+/// and name. `{session_id}` is allowed too (the `log` pattern).
+fn unknown_placeholder(text: &str) -> Option<(usize, &str)> {
+    let mut rest = 0;
+    while let Some(open) = text[rest..].find('{').map(|idx| rest + idx) {
+        rest = open + 1;
+        let Some(close) = text[open + 1..].find('}').map(|idx| open + 1 + idx) else { break };
+        let name = &text[open + 1..close];
+        let is_placeholder = !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+        if is_placeholder && !PLACEHOLDERS.contains(&name) && name != "session_id" {
+            return Some((open, name));
+        }
+    }
+    None
+}
+
+impl Profile {
+    /// The program to start: a relative command is taken from the profile's folder, a bare
+    /// name from `PATH`.
+    pub fn program(&self) -> PathBuf {
+        let command = Path::new(&self.command);
+        if command.is_absolute() || !self.command.contains('/') { command.to_owned() } else { self.dir.join(command) }
+    }
+
+    /// The capabilities `scenario` needs that this implementation lacks.
+    pub fn missing(&self, needs: &BTreeSet<Capability>) -> Vec<Capability> {
+        needs.difference(&self.capabilities).copied().collect()
+    }
+
+    /// The driver for this implementation.
+    pub fn external(&self) -> External {
+        External {
+            name: self.name.clone(),
+            program: self.program(),
+            args: self.args.clone(),
+            env: self.env.clone(),
+            files: self.files.iter().map(|file| (file.path.clone(), file.content.clone())).collect(),
+            log: self.log.clone(),
+            load: self.capabilities.contains(&Capability::Load),
+            side_requests: self.side_requests.clone(),
+            profile_dir: self.dir.clone(),
+            patience: Duration::from_millis(self.patience_ms),
+            deadline: Duration::from_millis(self.deadline_ms),
+        }
+    }
+
+    /// The implementation's version, from the profile's `version` command; `None` when there is
+    /// none or it fails.
+    pub fn probe_version(&self) -> Option<String> {
+        let (program, args) = self.version.split_first()?;
+        let program = if program == "{command}" { self.program() } else { PathBuf::from(program) };
+        let output = std::process::Command::new(program).args(args).output().ok()?;
+        let text = String::from_utf8_lossy(&output.stdout);
+        let line = text.lines().find(|line| !line.trim().is_empty())?.trim();
+        Some(line.to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent.toml");
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn a_short_profile_gets_defaults() {
+        let (_dir, path) = write("name = \"a\"\ncommand = \"bin/agent\"\nargs = [\"--url={provider_url}\"]\n");
+        let profile = load(&path).unwrap();
+        assert_eq!(profile.network, Network::Loopback);
+        assert_eq!(profile.program(), path.parent().unwrap().join("bin/agent"));
+        assert!(profile.capabilities.is_empty());
+        assert_eq!(profile.missing(&BTreeSet::from([Capability::Cancel])), [Capability::Cancel]);
+    }
+
+    #[test]
+    fn a_misspelt_key_names_file_line_and_key() {
+        let (_dir, path) = write("name = \"a\"\ncommand = \"agent\"\ncapabilites = [\"load\"]\n");
+        let message = load(&path).unwrap_err().to_string();
+        assert!(message.contains("agent.toml:3:1: key `capabilites`: unknown field `capabilites`"), "{message}");
+    }
+
+    #[test]
+    fn an_unknown_capability_names_its_key() {
+        let (_dir, path) = write("name = \"a\"\ncommand = \"agent\"\ncapabilities = [\"teleport\"]\n");
+        let message = load(&path).unwrap_err().to_string();
+        assert!(message.contains("agent.toml:3:17: key `capabilities`: unknown variant `teleport`"), "{message}");
+    }
+
+    #[test]
+    fn an_unknown_placeholder_names_file_line_and_key() {
+        let (_dir, path) = write("name = \"a\"\ncommand = \"agent\"\n[env]\nAPI_URL = \"{provider_ulr}/v1\"\n");
+        let message = load(&path).unwrap_err().to_string();
+        assert!(message.contains("agent.toml:4:12: key `API_URL`: unknown placeholder `{provider_ulr}`"), "{message}");
+    }
+
+    #[test]
+    fn toml_inline_tables_in_file_contents_are_not_placeholders() {
+        let text =
+            "name = \"a\"\ncommand = \"agent\"\n[[files]]\npath = \"{home}/c.toml\"\ncontent = \"p = { a = 1 }\"\n";
+        let (_dir, path) = write(text);
+        assert!(load(&path).is_ok());
+    }
+}
