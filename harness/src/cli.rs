@@ -32,6 +32,35 @@ pub enum Command {
         #[arg(long)]
         bless: bool,
     },
+    /// Check another implementation against the corpus, as described by its profile
+    /// (docs/implementations.md).
+    ///
+    /// Each applicable scenario runs against the agent in a scratch home and workspace, with
+    /// the mock Provider on loopback. Reports go to `--report-dir`: `report.json` (verdicts
+    /// with evidence), `junit.xml` and `report.md`. The run passes when it fails exactly where
+    /// the expectations file says. Exit status: 0 pass, 1 fail, 2 gauntlet itself failed.
+    Check {
+        /// The implementation profile (TOML), e.g. `harness/implementations/codex-acp.toml`.
+        #[arg(long = "impl", value_name = "PROFILE")]
+        implementation: PathBuf,
+        /// Only scenarios whose name contains one of these.
+        filters: Vec<String>,
+        /// The expectations file (default: `<profile stem>.expected.toml` beside the profile).
+        #[arg(long)]
+        expectations: Option<PathBuf>,
+        /// Rewrite the expectations file from this run (keeping written reasons), for review.
+        #[arg(long)]
+        update_expectations: bool,
+        /// Where to write the reports (default: `target/gauntlet/<implementation>`).
+        #[arg(long)]
+        report_dir: Option<PathBuf>,
+        /// Also write the Markdown report here (e.g. `docs/reports/codex-acp.md`).
+        #[arg(long)]
+        markdown: Option<PathBuf>,
+        /// Run agents on the host network even when the profile asks for loopback only.
+        #[arg(long)]
+        no_isolation: bool,
+    },
     /// Accept pending golden files: rename each `<file>.new` over `<file>`.
     Accept,
     /// List scenario names.

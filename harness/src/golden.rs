@@ -4,8 +4,11 @@
 //! the golden as `<file>.new` (a pending file) and the trial still fails; `gauntlet accept`
 //! renames pending files over their goldens. CI fails on any pending file.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use gauntlet_runtime::canonical;
+use serde_json::Value;
 use similar::TextDiff;
 
 use crate::verdict::{Finding, Layer};
@@ -19,10 +22,27 @@ pub const ACCEPT_COMMAND: &str = "cargo run -p gauntlet -- accept";
 /// Compares `files` with the goldens in `root/dir`; with `bless`, writes pending files for
 /// mismatches. Messages name files relative to `root`, e.g. `golden/turn/x/log.ndjson`.
 pub fn compare(root: &Path, dir: &Path, files: &[(&str, String)], bless: bool) -> Vec<Finding> {
+    compare_masked(root, dir, files, &BTreeMap::new(), bless)
+}
+
+/// [`compare`], after masking in both sides the JSON pointers listed for each file name (the
+/// fields that legitimately differ for another implementation, from its profile).
+pub fn compare_masked(
+    root: &Path,
+    dir: &Path,
+    files: &[(&str, String)],
+    masks: &BTreeMap<String, Vec<String>>,
+    bless: bool,
+) -> Vec<Finding> {
     let mut findings = Vec::new();
     for (name, actual) in files {
         let path = root.join(dir).join(name);
         let expected = std::fs::read_to_string(&path).ok();
+        let (expected, actual) = match masks.get(*name) {
+            Some(pointers) => (expected.map(|text| mask(&text, pointers)), mask(actual, pointers)),
+            None => (expected, actual.clone()),
+        };
+        let actual = &actual;
         if expected.as_deref() == Some(actual.as_str()) {
             continue;
         }
@@ -49,6 +69,56 @@ pub fn compare(root: &Path, dir: &Path, files: &[(&str, String)], bless: bool) -
         findings.push(Finding::new(Layer::Golden, None, message));
     }
     findings
+}
+
+/// The value masked fields are compared as.
+pub const MASKED: &str = "$MASKED";
+
+/// Replaces, in every JSON line of `text` (or in `text` as one JSON document if it is not
+/// line-delimited), the values at `pointers` with [`MASKED`]; `*` in a pointer matches any
+/// key or index. Lines that are not JSON stay as they are.
+pub fn mask(text: &str, pointers: &[String]) -> String {
+    let mask_value = |mut value: Value| {
+        for pointer in pointers {
+            let segments: Vec<&str> = pointer.split('/').skip(1).collect();
+            mask_at(&mut value, &segments);
+        }
+        value
+    };
+    if let Ok(document) = serde_json::from_str::<Value>(text)
+        && text.trim_end().contains('\n')
+    {
+        return format!("{}\n", canonical::to_string_pretty(&mask_value(document)));
+    }
+    text.lines()
+        .map(|line| match serde_json::from_str::<Value>(line) {
+            Ok(value) => format!("{}\n", canonical::to_string(&mask_value(value))),
+            Err(_) => format!("{line}\n"),
+        })
+        .collect()
+}
+
+fn mask_at(value: &mut Value, segments: &[&str]) {
+    let Some((first, rest)) = segments.split_first() else {
+        *value = Value::String(MASKED.to_owned());
+        return;
+    };
+    let first = first.replace("~1", "/").replace("~0", "~");
+    match value {
+        Value::Object(map) if first == "*" => map.values_mut().for_each(|child| mask_at(child, rest)),
+        Value::Array(items) if first == "*" => items.iter_mut().for_each(|child| mask_at(child, rest)),
+        Value::Object(map) => {
+            if let Some(child) = map.get_mut(&first) {
+                mask_at(child, rest);
+            }
+        }
+        Value::Array(items) => {
+            if let Some(child) = first.parse::<usize>().ok().and_then(|idx| items.get_mut(idx)) {
+                mask_at(child, rest);
+            }
+        }
+        _ => {}
+    }
 }
 
 fn pending_path(path: &Path) -> PathBuf {
@@ -97,6 +167,18 @@ pub fn walk(dir: &Path, visit: &mut dyn FnMut(&Path)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn masks_apply_to_every_line_with_wildcards() {
+        let text = "{\"a\":1,\"items\":[{\"id\":\"x\",\"t\":\"keep\"},{\"id\":\"y\"}]}\nnot json\n";
+        let masked = mask(text, &["/a".to_owned(), "/items/*/id".to_owned(), "/missing/x".to_owned()]);
+        assert_eq!(
+            masked,
+            "{\"a\":\"$MASKED\",\"items\":[{\"id\":\"$MASKED\",\"t\":\"keep\"},{\"id\":\"$MASKED\"}]}\nnot json\n"
+        );
+        let pretty = "{\n  \"ts\": 1,\n  \"x\": 2\n}\n";
+        assert_eq!(mask(pretty, &["/ts".to_owned()]), "{\n  \"ts\": \"$MASKED\",\n  \"x\": 2\n}\n");
+    }
 
     #[test]
     fn a_one_byte_change_shows_as_a_diff_and_blessing_writes_pending() {

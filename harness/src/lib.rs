@@ -14,15 +14,18 @@
 //! - [`run`]: the chain of the above, shared by the CLI and `cargo test`.
 //! - [`report`]: tables over verdicts.
 //! - [`contract`]: the requirement registry in docs/contract.md.
-//! - [`profile`]: implementation profiles, for checking another agent.
+//! - [`profile`], [`check`], [`known_failures`]: checking another agent against the corpus.
 
 pub mod audit;
 pub mod capture;
+pub mod check;
 pub mod cli;
 pub mod contract;
 pub mod driver;
 pub mod golden;
+pub mod isolation;
 pub mod judge;
+pub mod known_failures;
 pub mod profile;
 pub mod report;
 pub mod run;

@@ -5,10 +5,12 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Parser;
+use gauntlet::check::{self, CheckRun};
 use gauntlet::cli::{Cli, Command};
 use gauntlet::driver::reference::Reference;
+use gauntlet::profile::{self, Network};
 use gauntlet::verdict::VerdictKind;
-use gauntlet::{golden, report, run};
+use gauntlet::{contract, golden, isolation, known_failures, report, run};
 
 fn main() -> ExitCode {
     match dispatch(Cli::parse()) {
@@ -42,6 +44,63 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let all_identical = verdicts.iter().all(|verdict| verdict.kind == VerdictKind::Identical);
             Ok(if all_identical { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
+        Command::Check {
+            implementation,
+            filters,
+            expectations,
+            update_expectations,
+            report_dir,
+            markdown,
+            no_isolation,
+        } => {
+            let plan = cli.plan(false);
+            let profile = profile::load(implementation)?;
+            let isolated = profile.network == Network::Loopback && !no_isolation;
+            let isolated = isolated
+                && match isolation::enter_loopback_only() {
+                    Ok(()) => true,
+                    Err(why) => {
+                        eprintln!("gauntlet: warning: {why}; {} runs on the host network", profile.name);
+                        false
+                    }
+                };
+            let expectations = expectations.clone().unwrap_or_else(|| known_failures::path_for(implementation));
+            let known = known_failures::load(&expectations)?;
+            let mut progress =
+                |idx: usize, total: usize, name: &str, verdict: Option<&gauntlet::verdict::Verdict>| match verdict {
+                    None => eprint!("[{}/{total}] {name} ... ", idx + 1),
+                    Some(verdict) => eprintln!("{} ({} ms)", verdict.kind.as_str(), verdict.elapsed_ms),
+                };
+            let run = check::check(&plan, &profile, &known, filters, isolated, &mut progress);
+            let registry =
+                std::fs::read_to_string(plan.root.join("docs/contract.md")).context("reading docs/contract.md")?;
+            let requirements = contract::parse(&registry).map_err(anyhow::Error::msg)?;
+            let verdicts = run.verdicts();
+            let rows = report::requirements::rows(&requirements, &verdicts);
+            let dir = report_dir.clone().unwrap_or_else(|| plan.root.join("target/gauntlet").join(&profile.name));
+            let markdown_text =
+                report::requirements::markdown(&run.implementation, run.version.as_deref(), &rows, &verdicts);
+            write_reports(&dir, &run, &markdown_text)?;
+            if let Some(path) = markdown {
+                std::fs::write(path, &markdown_text).with_context(|| format!("writing {}", path.display()))?;
+            }
+            if *update_expectations {
+                let updated = known.updated(&known_failures::failures(&verdicts));
+                std::fs::write(&expectations, updated.to_toml(&profile.name))
+                    .with_context(|| format!("writing {}", expectations.display()))?;
+                println!(
+                    "wrote {} ({} known failures): review every reason",
+                    expectations.display(),
+                    updated.failures.len()
+                );
+            }
+            print!("{}", report::table(&verdicts));
+            print!("\n{}", report::requirements::text(&rows));
+            print!("{}", summary(&run, &expectations, &dir));
+            let (passed, failed) = run.counts();
+            println!("{passed} passed, {failed} failed");
+            Ok(if failed == 0 || *update_expectations { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
         Command::Accept => {
             let plan = cli.plan(false);
             let accepted = golden::accept(&plan.golden()).context("accepting pending goldens")?;
@@ -60,4 +119,55 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Writes `report.json`, `junit.xml` and `report.md` into `dir`.
+fn write_reports(dir: &std::path::Path, run: &CheckRun, markdown: &str) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let json = gauntlet_runtime::canonical::to_string_pretty(run);
+    for (name, text) in
+        [("report.json", json), ("junit.xml", report::junit::junit(run)), ("report.md", markdown.to_owned())]
+    {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The findings of failing scenarios, the known failures and stale expectations.
+fn summary(run: &CheckRun, expectations: &std::path::Path, dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    let failing = run.failing();
+    let failing_verdicts: Vec<_> =
+        run.verdicts().into_iter().filter(|verdict| failing.contains(&verdict.scenario.as_str())).collect();
+    out.push_str(&report::findings(&failing_verdicts));
+    if !run.comparison.expected.is_empty() {
+        out.push_str(&format!(
+            "\n{} known failures (listed in {}):\n",
+            run.comparison.expected.len(),
+            expectations.display()
+        ));
+        for failure in &run.comparison.expected {
+            out.push_str(&format!("  {} {}\n", failure.scenario, failure.requirement.as_deref().unwrap_or("(any)")));
+        }
+    }
+    for failure in &run.comparison.unexpected {
+        out.push_str(&format!(
+            "\nunexpected failure: {} {}: {}\n",
+            failure.scenario,
+            failure.requirement.as_deref().unwrap_or("(fault or expectation)"),
+            failure.message
+        ));
+    }
+    for known in &run.comparison.stale {
+        out.push_str(&format!(
+            "\nstale expectation: {} {} passes now; remove it from {}\n",
+            known.scenario,
+            known.requirement.as_deref().unwrap_or("(any)"),
+            expectations.display()
+        ));
+    }
+    let network = if run.isolated { "loopback-only network namespace" } else { "host network" };
+    out.push_str(&format!("\n{} checked on the {network}; reports in {}\n", run.implementation, dir.display()));
+    out
 }

@@ -69,6 +69,9 @@ pub struct Profile {
     /// Milliseconds one whole scenario may take.
     #[serde(default = "deadline_ms")]
     pub deadline_ms: u64,
+    /// Milliseconds the agent may take to exit after its input closed, and after SIGTERM.
+    #[serde(default = "grace_ms")]
+    pub grace_ms: u64,
     /// Provider calls besides the conversation, answered with a canned reply and left out.
     #[serde(default)]
     pub side_requests: Vec<SideRequest>,
@@ -124,6 +127,10 @@ fn deadline_ms() -> u64 {
     300_000
 }
 
+fn grace_ms() -> u64 {
+    3_000
+}
+
 /// Reads and validates a profile file.
 pub fn load(path: &Path) -> Result<Profile, LoadError> {
     let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
@@ -150,12 +157,14 @@ pub fn load(path: &Path) -> Result<Profile, LoadError> {
             message: format!("time_scale must be above 0 (and sane), not {}", profile.time_scale),
         });
     }
-    profile.dir = path.parent().map_or_else(|| PathBuf::from("."), Path::to_owned);
+    let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    // Absolute, because agents start in their scratch workspace.
+    profile.dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
     Ok(profile)
 }
 
 /// The first `{name}` in the text that is a placeholder gauntlet does not fill: its byte offset
-/// and name. `{session_id}` is allowed too (the `log` pattern).
+/// and name. `{session_id}` (the `log` pattern) and `{command}` (in `version`) are allowed too.
 fn unknown_placeholder(text: &str) -> Option<(usize, &str)> {
     let mut rest = 0;
     while let Some(open) = text[rest..].find('{').map(|idx| rest + idx) {
@@ -163,7 +172,7 @@ fn unknown_placeholder(text: &str) -> Option<(usize, &str)> {
         let Some(close) = text[open + 1..].find('}').map(|idx| open + 1 + idx) else { break };
         let name = &text[open + 1..close];
         let is_placeholder = !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '_');
-        if is_placeholder && !PLACEHOLDERS.contains(&name) && name != "session_id" {
+        if is_placeholder && !PLACEHOLDERS.contains(&name) && !["session_id", "command"].contains(&name) {
             return Some((open, name));
         }
     }
@@ -197,6 +206,7 @@ impl Profile {
             profile_dir: self.dir.clone(),
             patience: Duration::from_millis(self.patience_ms),
             deadline: Duration::from_millis(self.deadline_ms),
+            grace: Duration::from_millis(self.grace_ms),
         }
     }
 
@@ -228,7 +238,7 @@ mod tests {
         let (_dir, path) = write("name = \"a\"\ncommand = \"bin/agent\"\nargs = [\"--url={provider_url}\"]\n");
         let profile = load(&path).unwrap();
         assert_eq!(profile.network, Network::Loopback);
-        assert_eq!(profile.program(), path.parent().unwrap().join("bin/agent"));
+        assert_eq!(profile.program(), std::path::absolute(path.parent().unwrap()).unwrap().join("bin/agent"));
         assert!(profile.capabilities.is_empty());
         assert_eq!(profile.missing(&BTreeSet::from([Capability::Cancel])), [Capability::Cancel]);
     }

@@ -1,4 +1,11 @@
-//! Reports over verdicts. Only `&[Verdict]` comes in; nothing here runs anything.
+//! Reports over verdicts. Only verdicts and check runs come in; nothing here runs anything.
+//!
+//! - [`table`] and [`findings`]: the terminal summary of `gauntlet run` and `gauntlet check`.
+//! - [`requirements`]: per-requirement results, as text and as a Markdown matrix.
+//! - [`junit`]: JUnit XML for CI systems.
+
+pub mod junit;
+pub mod requirements;
 
 use crate::verdict::{Verdict, VerdictKind};
 

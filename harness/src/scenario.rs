@@ -145,7 +145,7 @@ impl Scenario {
 
     /// The scenario on a clock `scale` times as fast: timeouts and scripted pauses shrink
     /// together, so an implementation on real time plays a ten-minute stall in a moment. A
-    /// duration never shrinks below 1 ms.
+    /// duration in milliseconds never shrinks below 1 ms.
     pub fn scaled(&self, scale: f64) -> Scenario {
         let shrink = |ms: u64| {
             // Durations in scenarios are far below 2^52 ms, where f64 stays exact.
@@ -159,6 +159,12 @@ impl Scenario {
         for response in scenario.turns.iter_mut().flat_map(|turn| turn.respond.iter_mut()) {
             if let Some(pause) = &mut response.pause {
                 pause.ms = shrink(pause.ms);
+            }
+            // `retry-after` is whole seconds on the wire: it rounds, to 0 on a fast clock.
+            if let Some(seconds) = &mut response.retry_after {
+                #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let scaled = (*seconds as f64 * scale).round() as u64;
+                *seconds = scaled;
             }
         }
         scenario

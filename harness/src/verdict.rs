@@ -91,6 +91,9 @@ pub struct Verdict {
     pub findings: Vec<Finding>,
     /// Wall time of the run, in milliseconds.
     pub elapsed_ms: u128,
+    /// Why the scenario was skipped, when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 impl Verdict {
@@ -105,6 +108,15 @@ impl Verdict {
             Some(Layer::Invariant | Layer::Expectation) => VerdictKind::Nonconformant,
             Some(Layer::Golden) => VerdictKind::Conformant,
         };
-        Verdict { scenario: scenario.to_owned(), kind, terminal_states, findings, elapsed_ms: 0 }
+        Verdict { scenario: scenario.to_owned(), kind, terminal_states, findings, elapsed_ms: 0, skipped: None }
+    }
+
+    /// A scenario not run, and why (a capability the implementation lacks).
+    pub fn skipped(scenario: &str, why: String) -> Verdict {
+        Verdict {
+            kind: VerdictKind::Skipped,
+            skipped: Some(why),
+            ..Verdict::from_findings(scenario, Vec::new(), Vec::new())
+        }
     }
 }

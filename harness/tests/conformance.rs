@@ -6,13 +6,16 @@
 //! review; `cargo run -p gauntlet -- accept` accepts them. CI (`CI` set) never writes.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use gauntlet::check;
 use gauntlet::driver::Driver;
 use gauntlet::driver::external::External;
 use gauntlet::driver::reference::Reference;
+use gauntlet::known_failures::KnownFailures;
+use gauntlet::profile::{self, Profile};
 use gauntlet::run::{self, Plan};
-use gauntlet::verdict::VerdictKind;
+use gauntlet::verdict::{Verdict, VerdictKind};
 use gauntlet::{contract, golden, scenario};
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -35,6 +38,16 @@ fn main() {
             trials.push(Trial::test(format!("process/{name}"), move || process_trial(&path)).with_kind("process"));
         }
     }
+    let root = plan.root.clone();
+    trials.push(Trial::test("check/gauntlet-agent", move || reference_check(&root)).with_kind("check"));
+    for (fault, evidence) in FAULTS {
+        let root = plan.root.clone();
+        trials.push(
+            Trial::test(format!("check/fault/{fault}"), move || fault_check(&root, fault, evidence)).with_kind("check"),
+        );
+    }
+    let root = plan.root.clone();
+    trials.push(Trial::test("check/liar", move || liar_check(&root)).with_kind("check"));
     let corpus = names.clone();
     let root = plan.root.clone();
     trials.push(Trial::test("corpus/contract-coverage", move || contract_trial(&root, &corpus)).with_kind("corpus"));
@@ -67,6 +80,111 @@ fn process_trial(path: &std::path::Path) -> Result<(), Failed> {
     process
         .same_conversation(&in_process)
         .map_err(|difference| format!("{difference}\nprocess: {process:#?}\nin process: {in_process:#?}").into())
+}
+
+/// The reference agent's profile, run on the built binary.
+fn reference_profile(root: &Path) -> Result<Profile, Failed> {
+    let mut profile =
+        profile::load(&root.join("harness/implementations/gauntlet-agent.toml")).map_err(|error| error.to_string())?;
+    profile.command = env!("CARGO_BIN_EXE_gauntlet-agent").to_owned();
+    Ok(profile)
+}
+
+fn quiet(_: usize, _: usize, _: &str, _: Option<&Verdict>) {}
+
+/// The external path can never rot: the reference agent, checked like any other implementation
+/// through its profile, is `identical` on every scenario it supports.
+fn reference_check(root: &Path) -> Result<(), Failed> {
+    let plan = Plan { root: root.to_owned(), bless: false };
+    let run = check::check(&plan, &reference_profile(root)?, &KnownFailures::default(), &[], false, &mut quiet);
+    let unlike: Vec<String> = run
+        .scenarios
+        .iter()
+        .filter(|checked| !matches!(checked.verdict.kind, VerdictKind::Identical | VerdictKind::Skipped))
+        .map(|checked| {
+            let findings: Vec<String> = checked.verdict.findings.iter().map(ToString::to_string).collect();
+            format!("{} is {}:\n{}", checked.verdict.scenario, checked.verdict.kind.as_str(), findings.join("\n"))
+        })
+        .collect();
+    if unlike.is_empty() && run.counts().1 == 0 { Ok(()) } else { Err(unlike.join("\n\n").into()) }
+}
+
+/// Faulty agents and the evidence their scenarios' errors must show (harness/tests/fixtures/agents).
+const FAULTS: [(&str, &str); 5] = [
+    ("crash", "fatal: no configuration found"),
+    ("hang", "no message from the agent within 1000 ms while waiting for the answer to initialize"),
+    ("not-json", "not JSON-RPC: Starting agent v1.0"),
+    ("flood", "more than 8388608 bytes (flooding)"),
+    ("survivor", "did not exit within 200 ms of its input closing"),
+];
+
+/// Processes whose command line is `sleep 313`: what `survivor.sh` leaves if its group survives.
+fn marked_sleepers() -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+    entries
+        .flatten()
+        .filter(|entry| {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            cmdline == b"sleep\x00313\x00"
+        })
+        .filter(|entry| {
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            !stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .count()
+}
+
+/// A faulty agent is that scenario's `error`, with evidence, and the run goes on to the next
+/// scenario; no process it started survives the check.
+fn fault_check(root: &Path, fault: &str, evidence: &str) -> Result<(), Failed> {
+    let plan = Plan { root: root.to_owned(), bless: false };
+    let path = root.join(format!("harness/tests/fixtures/agents/{fault}.toml"));
+    let profile = profile::load(&path).map_err(|error| error.to_string())?;
+    let filters = ["turn/clean-completion".to_owned(), "turn/partial-then-error".to_owned()];
+    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);
+    if run.scenarios.len() != 2 {
+        return Err(format!("{fault}: {} scenarios ran, not 2", run.scenarios.len()).into());
+    }
+    for checked in &run.scenarios {
+        let verdict = &checked.verdict;
+        let text: Vec<String> = verdict.findings.iter().map(ToString::to_string).collect();
+        let text = text.join("\n");
+        if verdict.kind != VerdictKind::Error || !text.contains(evidence) {
+            return Err(format!(
+                "{fault}: {} is {}, expected error with {evidence:?}:\n{text}",
+                verdict.scenario,
+                verdict.kind.as_str()
+            )
+            .into());
+        }
+    }
+    if fault == "survivor" && marked_sleepers() > 0 {
+        return Err("processes of the survivor agent outlived the check".into());
+    }
+    if run.counts() != (0, 2) {
+        return Err(format!("{fault}: expected 0 passed, 2 failed, got {:?}", run.counts()).into());
+    }
+    Ok(())
+}
+
+/// An agent that never calls its Provider and answers `end_turn` is caught on the wire alone.
+fn liar_check(root: &Path) -> Result<(), Failed> {
+    let plan = Plan { root: root.to_owned(), bless: false };
+    let profile = profile::load(&root.join("harness/tests/fixtures/agents/liar.toml")).map_err(|e| e.to_string())?;
+    let filters = ["turn/partial-then-error".to_owned(), "acp/cancel-mid-stream".to_owned()];
+    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);
+    let [cancel, partial] = &run.scenarios[..] else { return Err(format!("{:#?}", run.verdicts()).into()) };
+    if cancel.verdict.kind != VerdictKind::Skipped {
+        return Err(format!("a cancel scenario ran without the cancel capability: {:?}", cancel.verdict).into());
+    }
+    let ids: Vec<&str> = partial.verdict.findings.iter().filter_map(|finding| finding.requirement.as_deref()).collect();
+    if partial.verdict.kind != VerdictKind::Nonconformant
+        || !ids.contains(&"ACP-STOP-REASON")
+        || !ids.contains(&"MOCK-STRICT")
+    {
+        return Err(format!("the liar was not caught: {:#?}", partial.verdict).into());
+    }
+    Ok(())
 }
 
 fn scenario_trial(plan: &Plan, name: &str, path: &std::path::Path) -> Result<(), Failed> {

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
 /// Which side sent a transcript entry.
 pub const FROM_CLIENT: &str = "client";
@@ -40,7 +40,20 @@ pub enum ClientError {
         /// The line, cut to 200 characters.
         line: String,
     },
+    /// The agent wrote a line longer than any ACP message should be.
+    #[error("the agent wrote a line of more than {limit} bytes (flooding), starting: {start}")]
+    Flood {
+        /// The limit.
+        limit: usize,
+        /// The line's first 200 bytes.
+        start: String,
+    },
 }
+
+/// The longest line the client reads (a file's content in one update fits well within it).
+pub const MAX_LINE: usize = 8 * 1024 * 1024;
+/// The most messages read after the client closed the agent's input.
+const DRAIN_LIMIT: usize = 10_000;
 
 /// A client over the agent's output (`reader`) and input (`writer`).
 #[derive(Debug)]
@@ -98,7 +111,8 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> AcpClient<R, W> {
     /// The next message from the agent.
     pub async fn next(&mut self, waiting_for: &str) -> Result<Value, ClientError> {
         let mut line = Vec::new();
-        let read = tokio::time::timeout(self.patience, self.reader.read_until(b'\n', &mut line)).await;
+        let mut limited = (&mut self.reader).take(MAX_LINE as u64);
+        let read = tokio::time::timeout(self.patience, limited.read_until(b'\n', &mut line)).await;
         let n = match read {
             Err(_) => {
                 let timeout_ms = u64::try_from(self.patience.as_millis()).unwrap_or(u64::MAX);
@@ -109,9 +123,17 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> AcpClient<R, W> {
         if n == 0 {
             return Err(ClientError::Closed { waiting_for: waiting_for.to_owned() });
         }
+        if n == MAX_LINE && line.last() != Some(&b'\n') {
+            let start: String = String::from_utf8_lossy(&line[..200]).into_owned();
+            self.transcript.push(json!({"from": FROM_AGENT, "raw": format!("{start}... ({MAX_LINE}+ bytes, cut)")}));
+            return Err(ClientError::Flood { limit: MAX_LINE, start });
+        }
         match serde_json::from_slice::<Value>(&line) {
             Ok(message) if message.is_object() => {
                 self.transcript.push(json!({"from": FROM_AGENT, "message": message}));
+                if let (Some(id), Some(method)) = (message.get("id"), message.get("method").and_then(Value::as_str)) {
+                    self.send(answer_agent_request(id, method, &message)).await?;
+                }
                 Ok(message)
             }
             _ => {
@@ -146,10 +168,31 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> AcpClient<R, W> {
         Ok(())
     }
 
-    /// Reads whatever the agent still writes until it closes its output (bounded by patience).
+    /// Reads whatever the agent still writes until it closes its output, bounded by patience
+    /// per message and by a message count, so a flooding agent cannot hold the run.
     pub async fn drain(&mut self) {
-        while self.next("the agent to finish").await.is_ok() {}
+        for _ in 0..DRAIN_LIMIT {
+            if self.next("the agent to finish").await.is_err() {
+                break;
+            }
+        }
     }
+}
+
+/// The client's answer to a request from the agent. Permission requests are granted once
+/// (the scenario's tools run in a scratch workspace); the client offers no file system or
+/// terminal, so anything else is -32601.
+fn answer_agent_request(id: &Value, method: &str, request: &Value) -> Value {
+    if method == "session/request_permission" {
+        let options = request.pointer("/params/options").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+        let allow_once = |option: &&Value| option.get("kind").and_then(Value::as_str) == Some("allow_once");
+        let chosen = options.iter().find(allow_once).or_else(|| options.first());
+        if let Some(option_id) = chosen.and_then(|option| option.get("optionId")) {
+            return json!({"jsonrpc": "2.0", "id": id,
+                "result": {"outcome": {"outcome": "selected", "optionId": option_id}}});
+        }
+    }
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("the gauntlet client does not offer {method}")}})
 }
 
 /// A JSON-RPC response (it has `result` or `error` and no `method`).

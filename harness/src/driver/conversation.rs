@@ -78,19 +78,25 @@ pub async fn converse(
 
 type Client = AcpClient<Box<dyn AsyncRead + Unpin + Send>, Box<dyn AsyncWrite + Unpin + Send>>;
 
-/// A client on a fresh agent, initialized.
+/// A client on a fresh agent, initialized. An agent that fails `initialize` is stopped the
+/// orderly way, so how it exits is evidence too; what it said goes to `transcript`.
 async fn connect(
     launch: &mut Launch<'_>,
     patience: Duration,
+    transcript: &mut Vec<Value>,
 ) -> Result<(Client, Pin<Box<dyn Future<Output = Result<(), String>> + Send>>), String> {
     let connection = launch()?;
     let mut client = AcpClient::new(connection.reader, connection.writer, patience);
     let params = json!({"protocolVersion": 1, "clientCapabilities": {}});
-    let answer = client.request("initialize", params).await.map_err(|error| error.to_string())?;
-    if answer.get("error").is_some() {
-        return Err(format!("initialize failed: {}", answer["error"]));
+    let problem = match client.request("initialize", params).await {
+        Ok(answer) if answer.get("error").is_none() => return Ok((client, connection.ended)),
+        Ok(answer) => format!("initialize failed: {}", answer["error"]),
+        Err(error) => error.to_string(),
+    };
+    match finish(client, connection.ended, transcript).await {
+        Ok(()) => Err(problem),
+        Err(stopped) => Err(format!("{problem}; then {stopped}")),
     }
-    Ok((client, connection.ended))
 }
 
 /// Closes the agent's input and waits for it to stop, keeping what it still wrote.
@@ -113,7 +119,7 @@ async fn live(
     patience: Duration,
     conversation: &mut Conversation,
 ) -> Result<(), String> {
-    let (mut client, mut ended) = connect(launch, patience).await?;
+    let (mut client, mut ended) = connect(launch, patience, &mut conversation.live).await?;
     let session_id = if scenario.log.is_some() {
         conversation.torn_tail = load(&mut client, PRELOADED_SESSION_ID, workspace).await?;
         PRELOADED_SESSION_ID.to_owned()
@@ -133,7 +139,7 @@ async fn live(
     for turn in &scenario.turns {
         if turn.reload {
             finish(client, ended, &mut conversation.live).await?;
-            (client, ended) = connect(launch, patience).await?;
+            (client, ended) = connect(launch, patience, &mut conversation.live).await?;
             load(&mut client, &session_id, workspace).await?;
         }
         outcome = play_turn(&mut client, &session_id, turn).await.map(|reported| conversation.reported.push(reported));
@@ -154,7 +160,7 @@ async fn load_only(
     patience: Duration,
     transcript: &mut Vec<Value>,
 ) -> Result<(), String> {
-    let (mut client, ended) = connect(launch, patience).await?;
+    let (mut client, ended) = connect(launch, patience, transcript).await?;
     let loaded = load(&mut client, session_id, workspace).await;
     let finished = finish(client, ended, transcript).await;
     loaded?;

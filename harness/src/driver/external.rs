@@ -28,8 +28,6 @@ use crate::scenario::Scenario;
 
 /// How much of an agent's stderr is kept (the end of it).
 const STDERR_LIMIT: usize = 64 * 1024;
-/// How long an agent may take to exit after its input closed, and after SIGTERM.
-const GRACE: Duration = Duration::from_secs(3);
 
 /// An agent started as a command.
 #[derive(Debug, Clone)]
@@ -57,6 +55,8 @@ pub struct External {
     pub patience: Duration,
     /// How long the whole scenario may take.
     pub deadline: Duration,
+    /// How long the agent may take to exit after its input closed, and after SIGTERM.
+    pub grace: Duration,
 }
 
 impl External {
@@ -82,6 +82,7 @@ impl External {
             profile_dir: PathBuf::from("."),
             patience: Duration::from_secs(30),
             deadline: Duration::from_secs(120),
+            grace: Duration::from_secs(3),
         }
     }
 
@@ -148,8 +149,8 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
             return fault(format!("cannot write the profile's file {}: {error}", path.display()));
         }
     }
-    let stderr = Arc::new(Mutex::new(Vec::new()));
-    let mut launch = || spawn(external, &values, &home, &workspace, stderr.clone());
+    let stderr = Stderr::default();
+    let mut launch = || spawn(external, &values, &home, &workspace, &stderr);
     let converse = conversation::converse(scenario, &workspace, &mut launch, external.patience, external.load);
     let conversation = match tokio::time::timeout(external.deadline, converse).await {
         Ok(conversation) => conversation,
@@ -164,7 +165,7 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
     };
     let log_path = conversation.session_id.as_deref().and_then(log_path);
     let mut capture = assemble(conversation, log_path.as_deref(), mock.report());
-    capture.stderr_tail = stderr.lock().map(|bytes| String::from_utf8_lossy(&bytes).into_owned()).unwrap_or_default();
+    capture.stderr_tail = stderr.collect().await;
     if !capture.faults.is_empty() && !capture.stderr_tail.trim().is_empty() {
         let tail = capture.stderr_tail.trim_end();
         capture.faults.push(format!("the agent's stderr (last {} bytes):\n{tail}", tail.len()));
@@ -178,7 +179,7 @@ fn spawn(
     values: &BTreeMap<&str, String>,
     home: &Path,
     workspace: &Path,
-    stderr: Arc<Mutex<Vec<u8>>>,
+    stderr: &Stderr,
 ) -> Result<Connection, String> {
     let mut command = Command::new(&external.program);
     command
@@ -197,24 +198,54 @@ fn spawn(
         .kill_on_drop(true);
     let mut child = command.spawn().map_err(|error| format!("cannot start {}: {error}", external.program.display()))?;
     let group = Group(child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw));
-    let (Some(stdin), Some(stdout), Some(mut err)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
-    else {
+    let (Some(stdin), Some(stdout), Some(err)) = (child.stdin.take(), child.stdout.take(), child.stderr.take()) else {
         return Err("the agent's pipes were not set up".to_owned());
     };
-    tokio::spawn(async move {
-        let mut buffer = [0u8; 4096];
-        while let Ok(n) = err.read(&mut buffer).await {
-            if n == 0 {
-                break;
+    stderr.keep(err);
+    Ok(Connection {
+        reader: Box::new(stdout),
+        writer: Box::new(stdin),
+        ended: Box::pin(stop(child, group, external.grace)),
+    })
+}
+
+/// The end of the stderr of every agent a scenario started, read as it comes.
+#[derive(Default)]
+struct Stderr {
+    kept: Arc<Mutex<Vec<u8>>>,
+    readers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+impl Stderr {
+    /// Reads `pipe` to its end in the background, keeping the last [`STDERR_LIMIT`] bytes.
+    fn keep(&self, mut pipe: tokio::process::ChildStderr) {
+        let kept = self.kept.clone();
+        let reader = tokio::spawn(async move {
+            let mut buffer = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buffer).await {
+                if n == 0 {
+                    break;
+                }
+                if let Ok(mut kept) = kept.lock() {
+                    kept.extend_from_slice(&buffer[..n]);
+                    let excess = kept.len().saturating_sub(STDERR_LIMIT);
+                    kept.drain(..excess);
+                }
             }
-            if let Ok(mut kept) = stderr.lock() {
-                kept.extend_from_slice(&buffer[..n]);
-                let excess = kept.len().saturating_sub(STDERR_LIMIT);
-                kept.drain(..excess);
-            }
+        });
+        if let Ok(mut readers) = self.readers.lock() {
+            readers.push(reader);
         }
-    });
-    Ok(Connection { reader: Box::new(stdout), writer: Box::new(stdin), ended: Box::pin(stop(child, group)) })
+    }
+
+    /// Everything kept, once the agents' pipes closed (they are dead by now; a second at most).
+    async fn collect(&self) -> String {
+        let readers = self.readers.lock().map(|mut readers| std::mem::take(&mut *readers)).unwrap_or_default();
+        for reader in readers {
+            let _ = tokio::time::timeout(Duration::from_secs(1), reader).await;
+        }
+        self.kept.lock().map(|bytes| String::from_utf8_lossy(&bytes).into_owned()).unwrap_or_default()
+    }
 }
 
 /// The agent's process group. Dropped (a deadline passed, a conversation was abandoned), it
@@ -247,17 +278,17 @@ pub fn survivors(group: i32) -> Vec<i32> {
 
 /// Waits for the agent to exit after its input closed; then SIGTERM, then SIGKILL, to the group;
 /// then checks that no process of the group survived.
-async fn stop(mut child: Child, guard: Group) -> Result<(), String> {
+async fn stop(mut child: Child, guard: Group, grace: Duration) -> Result<(), String> {
     let group = guard.0;
     let mut verdict = Ok(());
-    let status = match tokio::time::timeout(GRACE, child.wait()).await {
+    let status = match tokio::time::timeout(grace, child.wait()).await {
         Ok(status) => status,
         Err(_) => {
-            verdict = Err(format!("the agent did not exit within {} s of its input closing", GRACE.as_secs()));
+            verdict = Err(format!("the agent did not exit within {} ms of its input closing", grace.as_millis()));
             if let Some(group) = group {
                 let _ = killpg(group, Signal::SIGTERM);
             }
-            match tokio::time::timeout(GRACE, child.wait()).await {
+            match tokio::time::timeout(grace, child.wait()).await {
                 Ok(status) => status,
                 Err(_) => {
                     if let Some(group) = group {

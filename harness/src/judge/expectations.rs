@@ -13,24 +13,27 @@ pub fn check(scenario: &Scenario, evidence: &Evidence) -> Vec<Finding> {
     let mut findings = Vec::new();
     let mut fail = |message: String| findings.push(Finding::new(Layer::Expectation, None, message));
     let turns = &evidence.audit.turns;
+    // Without a gauntlet Log, only what the agent answered can be checked here; the wire
+    // invariants judge the rest against the outcome the script forces.
+    let logged = !evidence.capture.log.is_empty();
     // The scenario's turns are the last ones in the Log; earlier ones were preloaded.
     let offset = turns.len().saturating_sub(scenario.turns.len());
-    if turns.len() < scenario.turns.len() {
+    if logged && turns.len() < scenario.turns.len() {
         fail(format!("the Log shows {} turns, the scenario ran {}", turns.len(), scenario.turns.len()));
     }
     for (idx, expected) in scenario.turns.iter().enumerate() {
-        let Some(turn) = turns.get(offset + idx) else { continue };
         let n = idx + 1;
-        match turn.terminal_status {
-            Some(status) if status == expected.expect => {}
-            Some(status) => fail(format!("turn {n}: expected `{}`, the Log shows `{status}`", expected.expect)),
-            None => fail(format!("turn {n}: expected `{}`, the Log shows no terminal evidence", expected.expect)),
-        }
         if let Some(reason) = &expected.stop_reason {
             let answered = evidence.capture.reported.get(idx).and_then(|reported| reported.stop_reason.as_deref());
             if answered != Some(reason.as_str()) {
                 fail(format!("turn {n}: expected stop reason `{reason}`, the agent answered {answered:?}"));
             }
+        }
+        let Some(turn) = turns.get(offset + idx) else { continue };
+        match turn.terminal_status {
+            Some(status) if status == expected.expect => {}
+            Some(status) => fail(format!("turn {n}: expected `{}`, the Log shows `{status}`", expected.expect)),
+            None => fail(format!("turn {n}: expected `{}`, the Log shows no terminal evidence", expected.expect)),
         }
         if let Some(kind) = expected.error_kind
             && turn.error_kind.as_deref() != Some(kind.as_str())

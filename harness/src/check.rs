@@ -1,0 +1,151 @@
+//! Checking another implementation: every applicable scenario of the corpus against an agent
+//! described by a profile, judged by the same invariants and expectations as the reference,
+//! with goldens compared after the profile's masks (design.md "Checking another
+//! implementation").
+//!
+//! `identical` means the goldens match after masks; `conformant` means every invariant and
+//! expectation holds but an output differs; a scenario needing a capability the profile lacks
+//! is `skipped`. The run then passes when it fails exactly where the expectations file says.
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::capture::Capture;
+use crate::driver::Driver;
+use crate::known_failures::{self, Comparison, KnownFailures};
+use crate::profile::Profile;
+use crate::run::Plan;
+use crate::verdict::{Finding, Layer, Verdict};
+use crate::{golden, judge, scenario};
+
+/// One scenario's verdict, and the evidence behind it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Checked {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The golden files of the run (transcripts, request bodies, Log), when it ran.
+    pub evidence: Option<Value>,
+}
+
+/// A whole check run.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckRun {
+    /// The implementation's name.
+    pub implementation: String,
+    /// What its version probe printed.
+    pub version: Option<String>,
+    /// Whether the agents ran in a loopback-only network namespace.
+    pub isolated: bool,
+    /// Every scenario, in order.
+    pub scenarios: Vec<Checked>,
+    /// The run against the expectations file.
+    pub comparison: Comparison,
+}
+
+impl CheckRun {
+    /// The verdicts alone.
+    pub fn verdicts(&self) -> Vec<Verdict> {
+        self.scenarios.iter().map(|checked| checked.verdict.clone()).collect()
+    }
+
+    /// Scenarios that fail the run: an unexpected failure, or a stale expectation.
+    pub fn failing(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self
+            .comparison
+            .unexpected
+            .iter()
+            .map(|failure| failure.scenario.as_str())
+            .chain(self.comparison.stale.iter().map(|known| known.scenario.as_str()))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
+    /// `(passed, failed)` scenarios, the closing line's numbers.
+    pub fn counts(&self) -> (usize, usize) {
+        let failed = self.failing().len();
+        (self.scenarios.len() - failed, failed)
+    }
+}
+
+/// Told `(index, total, scenario, None)` as a scenario starts and `Some(verdict)` as it ends.
+pub type Progress<'a> = dyn FnMut(usize, usize, &str, Option<&Verdict>) + 'a;
+
+/// Runs every scenario of `plan` whose name contains one of `filters` (all when empty)
+/// against `profile`; `progress` is told of each scenario as it starts and ends.
+pub fn check(
+    plan: &Plan,
+    profile: &Profile,
+    known: &KnownFailures,
+    filters: &[String],
+    isolated: bool,
+    progress: &mut Progress<'_>,
+) -> CheckRun {
+    let names: Vec<_> = crate::run::scenario_names(plan)
+        .into_iter()
+        .filter(|(name, _)| filters.is_empty() || filters.iter().any(|filter| name.contains(filter.as_str())))
+        .collect();
+    let driver = profile.external();
+    let mut scenarios = Vec::new();
+    for (idx, (name, path)) in names.iter().enumerate() {
+        progress(idx, names.len(), name, None);
+        let checked = check_one(plan, profile, &driver, name, path);
+        progress(idx, names.len(), name, Some(&checked.verdict));
+        scenarios.push(checked);
+    }
+    let verdicts: Vec<Verdict> = scenarios.iter().map(|checked| checked.verdict.clone()).collect();
+    let ran: Vec<String> =
+        verdicts.iter().filter(|verdict| verdict.skipped.is_none()).map(|verdict| verdict.scenario.clone()).collect();
+    let comparison = known.compare(&known_failures::failures(&verdicts), &ran);
+    CheckRun { implementation: profile.name.clone(), version: profile.probe_version(), isolated, scenarios, comparison }
+}
+
+fn check_one(plan: &Plan, profile: &Profile, driver: &dyn Driver, name: &str, path: &Path) -> Checked {
+    let started = Instant::now();
+    let scenario = match scenario::load(path) {
+        Ok(scenario) => scenario,
+        Err(error) => {
+            let finding = Finding::new(Layer::Fault, None, error.to_string());
+            return Checked { verdict: Verdict::from_findings(name, Vec::new(), vec![finding]), evidence: None };
+        }
+    };
+    let missing = profile.missing(&scenario.needs());
+    if !missing.is_empty() {
+        let names: Vec<&str> = missing.iter().map(|capability| capability.as_str()).collect();
+        let why = format!("{} lacks {}", profile.name, names.join(", "));
+        return Checked { verdict: Verdict::skipped(name, why), evidence: None };
+    }
+    let scenario = scenario.scaled(profile.time_scale);
+    let capture = driver.drive(&scenario);
+    let files = capture.golden_files();
+    let golden = golden::compare_masked(&plan.root, &Path::new("golden").join(name), &files, &profile.masks, false);
+    let mut verdict = judge::judge(name, &scenario, &capture, golden);
+    verdict.elapsed_ms = started.elapsed().as_millis();
+    Checked { verdict, evidence: Some(evidence(&capture)) }
+}
+
+/// The evidence kept for the JSON report: the golden files as JSON, the stderr tail, and the
+/// side requests answered.
+fn evidence(capture: &Capture) -> Value {
+    let parse_lines = |text: &str| -> Vec<Value> {
+        text.lines().map(|line| serde_json::from_str(line).unwrap_or(json!(line))).collect()
+    };
+    let mut files = serde_json::Map::new();
+    for (name, text) in capture.golden_files() {
+        let value = if name.ends_with(".json") {
+            serde_json::from_str(&text).unwrap_or(json!(text))
+        } else {
+            Value::Array(parse_lines(&text))
+        };
+        files.insert(name.to_owned(), value);
+    }
+    json!({
+        "files": files,
+        "stderr_tail": capture.stderr_tail,
+        "side_requests": capture.side_requests,
+    })
+}

@@ -1,0 +1,213 @@
+//! An implementation's expectations file: its known failures, each with a reason.
+//!
+//! As in WPT's expectation files, a run passes when it fails exactly where the file says: an
+//! unlisted failure fails the run, and so does a listed failure that now passes (stale), so the
+//! file never hides a fix or a regression. `gauntlet check --update-expectations` rewrites it
+//! from a run, keeping the reasons already written, for review.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::scenario::{self, LoadError};
+use crate::verdict::{Finding, Layer, Verdict, VerdictKind};
+
+/// The expectations file of one implementation.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct KnownFailures {
+    /// The known failures, in scenario order.
+    #[serde(default, rename = "failure")]
+    pub failures: Vec<KnownFailure>,
+}
+
+/// One known failure: a whole scenario, or one requirement in it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct KnownFailure {
+    /// The scenario name, e.g. `turn/partial-then-error`.
+    pub scenario: String,
+    /// The requirement id; absent means any failure of the scenario.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requirement: Option<String>,
+    /// Why it fails, for the reader.
+    pub reason: String,
+}
+
+/// One failure a run found: a scenario and the requirement of a finding (`None` for a fault or
+/// an expectation, which name no requirement).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Failure {
+    /// The scenario.
+    pub scenario: String,
+    /// The requirement, when the finding names one.
+    pub requirement: Option<String>,
+    /// The first finding's message, as evidence.
+    pub message: String,
+}
+
+/// A run compared with the expectations file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Comparison {
+    /// Failures the file lists.
+    pub expected: Vec<Failure>,
+    /// Failures it does not list: they fail the run.
+    pub unexpected: Vec<Failure>,
+    /// Entries no failure matched any more: they fail the run until removed.
+    pub stale: Vec<KnownFailure>,
+}
+
+impl KnownFailure {
+    fn covers(&self, failure: &Failure) -> bool {
+        self.scenario == failure.scenario && (self.requirement.is_none() || self.requirement == failure.requirement)
+    }
+}
+
+/// Reads an expectations file; a missing file is an empty one.
+pub fn load(path: &Path) -> Result<KnownFailures, LoadError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => scenario::parse_toml(&text, path),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(KnownFailures::default()),
+        Err(source) => Err(LoadError::Io { path: path.to_owned(), source }),
+    }
+}
+
+/// The expectations file beside a profile: `<profile stem>.expected.toml`.
+pub fn path_for(profile: &Path) -> PathBuf {
+    let stem = profile.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
+    profile.with_file_name(format!("{stem}.expected.toml"))
+}
+
+/// Every failure of a run: one per (scenario, requirement) of nonconformant and error verdicts.
+pub fn failures(verdicts: &[Verdict]) -> Vec<Failure> {
+    let mut found: Vec<Failure> = Vec::new();
+    for verdict in
+        verdicts.iter().filter(|verdict| matches!(verdict.kind, VerdictKind::Nonconformant | VerdictKind::Error))
+    {
+        // A run that could not be judged normally fails as a whole: its other findings are noise.
+        let counted = |finding: &&Finding| match verdict.kind {
+            VerdictKind::Error => finding.layer == Layer::Fault,
+            _ => finding.layer != Layer::Golden,
+        };
+        for finding in verdict.findings.iter().filter(counted) {
+            if !found.iter().any(|seen| seen.scenario == verdict.scenario && seen.requirement == finding.requirement) {
+                let message = finding.message.lines().next().unwrap_or_default().to_owned();
+                found.push(Failure {
+                    scenario: verdict.scenario.clone(),
+                    requirement: finding.requirement.clone(),
+                    message,
+                });
+            }
+        }
+    }
+    found
+}
+
+impl KnownFailures {
+    /// Sorts a run's failures into expected and unexpected, and finds stale entries. Entries
+    /// for scenarios outside `ran` (filtered out or skipped) are neither used nor stale.
+    pub fn compare(&self, failures: &[Failure], ran: &[String]) -> Comparison {
+        let mut comparison = Comparison::default();
+        for failure in failures {
+            if self.failures.iter().any(|known| known.covers(failure)) {
+                comparison.expected.push(failure.clone());
+            } else {
+                comparison.unexpected.push(failure.clone());
+            }
+        }
+        comparison.stale = self
+            .failures
+            .iter()
+            .filter(|known| ran.contains(&known.scenario) && !failures.iter().any(|failure| known.covers(failure)))
+            .cloned()
+            .collect();
+        comparison
+    }
+
+    /// The file a run implies: an entry per failure, keeping the reasons already written (a
+    /// new entry's reason is the finding, to be reviewed and rewritten by a person).
+    pub fn updated(&self, failures: &[Failure]) -> KnownFailures {
+        let mut entries: Vec<KnownFailure> = failures
+            .iter()
+            .map(|failure| {
+                let reason = self
+                    .failures
+                    .iter()
+                    .find(|known| known.scenario == failure.scenario && known.requirement == failure.requirement)
+                    .map_or_else(|| format!("REVIEW: {}", failure.message), |known| known.reason.clone());
+                KnownFailure { scenario: failure.scenario.clone(), requirement: failure.requirement.clone(), reason }
+            })
+            .collect();
+        entries.sort();
+        entries.dedup();
+        KnownFailures { failures: entries }
+    }
+
+    /// The file's text, with a header saying what it is.
+    pub fn to_toml(&self, implementation: &str) -> String {
+        let mut out = format!(
+            "# Known failures of {implementation} against the gauntlet corpus: `gauntlet check` passes only when\n\
+             # the run fails exactly here. A listed failure that passes is stale and fails the run too.\n\
+             # Rewrite with `gauntlet check --impl <profile> --update-expectations`, then review every reason.\n"
+        );
+        for failure in &self.failures {
+            let _ = write!(out, "\n[[failure]]\nscenario = {}\n", toml_string(&failure.scenario));
+            if let Some(requirement) = &failure.requirement {
+                let _ = writeln!(out, "requirement = {}", toml_string(requirement));
+            }
+            let _ = writeln!(out, "reason = {}", toml_string(&failure.reason));
+        }
+        out
+    }
+}
+
+/// A TOML basic string (JSON string escapes are valid TOML).
+fn toml_string(text: &str) -> String {
+    serde_json::Value::String(text.to_owned()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nonconformant(scenario: &str, requirement: &str) -> Verdict {
+        Verdict::from_findings(scenario, Vec::new(), vec![Finding::new(Layer::Invariant, Some(requirement), "bad")])
+    }
+
+    fn known(scenario: &str, requirement: Option<&str>) -> KnownFailure {
+        KnownFailure { scenario: scenario.into(), requirement: requirement.map(str::to_owned), reason: "r".into() }
+    }
+
+    #[test]
+    fn unlisted_failures_and_stale_entries_are_both_found() {
+        let verdicts = [nonconformant("a", "R1"), nonconformant("b", "R2")];
+        let file = KnownFailures { failures: vec![known("a", Some("R1")), known("c", None), known("d", None)] };
+        let ran = ["a".to_owned(), "b".to_owned(), "c".to_owned()];
+        let comparison = file.compare(&failures(&verdicts), &ran);
+        assert_eq!(comparison.expected.len(), 1);
+        assert_eq!(comparison.unexpected[0].scenario, "b");
+        // `c` ran and passed: stale. `d` did not run: neither used nor stale.
+        assert_eq!(comparison.stale, [known("c", None)]);
+    }
+
+    #[test]
+    fn an_entry_without_requirement_covers_the_whole_scenario() {
+        let comparison =
+            KnownFailures { failures: vec![known("a", None)] }.compare(&failures(&[nonconformant("a", "R9")]), &[]);
+        assert!(comparison.unexpected.is_empty() && comparison.stale.is_empty());
+    }
+
+    #[test]
+    fn the_updated_file_round_trips_and_keeps_reasons() {
+        let file = KnownFailures { failures: vec![known("a", Some("R1"))] };
+        let updated = file.updated(&failures(&[nonconformant("a", "R1"), nonconformant("b", "R2")]));
+        assert_eq!(updated.failures[0].reason, "r");
+        assert_eq!(updated.failures[1].reason, "REVIEW: bad");
+        let text = updated.to_toml("x");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.expected.toml");
+        std::fs::write(&path, text).unwrap();
+        assert_eq!(load(&path).unwrap(), updated);
+    }
+}

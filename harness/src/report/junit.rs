@@ -1,0 +1,119 @@
+//! JUnit XML for CI systems: one test case per scenario. A known failure (listed in the
+//! expectations file) passes with a note; an unexpected failure or a stale expectation fails.
+
+use std::fmt::Write as _;
+
+use crate::check::CheckRun;
+use crate::verdict::VerdictKind;
+
+/// The run as a JUnit XML document.
+pub fn junit(run: &CheckRun) -> String {
+    let failing = run.failing();
+    let skipped = run.scenarios.iter().filter(|checked| checked.verdict.kind == VerdictKind::Skipped).count();
+    let total_ms: u128 = run.scenarios.iter().map(|checked| checked.verdict.elapsed_ms).sum();
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        out,
+        "<testsuite name=\"gauntlet {}\" tests=\"{}\" failures=\"{}\" skipped=\"{skipped}\" time=\"{}\">",
+        escape(&run.implementation),
+        run.scenarios.len(),
+        failing.len(),
+        seconds(total_ms)
+    );
+    for checked in &run.scenarios {
+        let verdict = &checked.verdict;
+        let (family, _) = verdict.scenario.split_once('/').unwrap_or(("", &verdict.scenario));
+        let _ = write!(
+            out,
+            "  <testcase classname=\"{}\" name=\"{}\" time=\"{}\">",
+            escape(family),
+            escape(&verdict.scenario),
+            seconds(verdict.elapsed_ms)
+        );
+        let findings: Vec<String> = verdict.findings.iter().map(ToString::to_string).collect();
+        if let Some(why) = &verdict.skipped {
+            let _ = write!(out, "<skipped message=\"{}\"/>", escape(why));
+        } else if failing.contains(&verdict.scenario.as_str()) {
+            let stale: Vec<String> = run
+                .comparison
+                .stale
+                .iter()
+                .filter(|known| known.scenario == verdict.scenario)
+                .map(|known| format!("stale expectation (it passes now): {}", known.reason))
+                .collect();
+            let message = format!("{} ({})", verdict.kind.as_str(), stale.first().map_or("unexpected", |_| "stale"));
+            let body = stale.into_iter().chain(findings).collect::<Vec<_>>().join("\n");
+            let _ = write!(out, "<failure message=\"{}\">{}</failure>", escape(&message), escape(&body));
+        } else if !findings.is_empty() {
+            let _ = write!(out, "<system-out>{}</system-out>", escape(&findings.join("\n")));
+        }
+        out.push_str("</testcase>\n");
+    }
+    out.push_str("</testsuite>\n");
+    out
+}
+
+fn seconds(ms: u128) -> String {
+    format!("{}.{:03}", ms / 1000, ms % 1000)
+}
+
+/// Escapes text for XML attributes and content; drops characters XML 1.0 cannot carry.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if c < ' ' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::Checked;
+    use crate::known_failures::{Comparison, Failure};
+    use crate::verdict::{Finding, Layer, Verdict};
+
+    #[test]
+    fn unexpected_failures_fail_and_text_is_escaped() {
+        let bad = Verdict::from_findings(
+            "turn/a",
+            vec![],
+            vec![Finding::new(Layer::Invariant, Some("R"), "<end_turn> & \u{1}")],
+        );
+        let run = CheckRun {
+            implementation: "x".into(),
+            version: None,
+            isolated: true,
+            scenarios: vec![
+                Checked { verdict: bad, evidence: None },
+                Checked { verdict: Verdict::skipped("acp/b", "lacks cancel".into()), evidence: None },
+            ],
+            comparison: Comparison {
+                unexpected: vec![Failure {
+                    scenario: "turn/a".into(),
+                    requirement: Some("R".into()),
+                    message: "m".into(),
+                }],
+                ..Comparison::default()
+            },
+        };
+        let xml = junit(&run);
+        assert!(xml.contains("tests=\"2\" failures=\"1\" skipped=\"1\""), "{xml}");
+        assert!(
+            xml.contains(
+                "<failure message=\"nonconformant (unexpected)\">[invariant R] &lt;end_turn&gt; &amp; </failure>"
+            ),
+            "{xml}"
+        );
+        assert!(xml.contains("<skipped message=\"lacks cancel\"/>"), "{xml}");
+    }
+}
