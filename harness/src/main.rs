@@ -76,12 +76,16 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 std::fs::read_to_string(plan.root.join("docs/contract.md")).context("reading docs/contract.md")?;
             let requirements = contract::parse(&registry).map_err(anyhow::Error::msg)?;
             let verdicts = run.verdicts();
-            let rows = report::requirements::rows(&requirements, &verdicts);
+            let rows = report::requirements::rows(&requirements, &verdicts, profile.log.is_some());
             let dir = report_dir.clone().unwrap_or_else(|| plan.root.join("target/gauntlet").join(&profile.name));
             let markdown_text =
                 report::requirements::markdown(&run.implementation, run.version.as_deref(), &rows, &verdicts);
             write_reports(&dir, &run, &markdown_text)?;
             if let Some(path) = markdown {
+                let parent = path.parent().filter(|parent| !parent.as_os_str().is_empty());
+                parent
+                    .map_or(Ok(()), std::fs::create_dir_all)
+                    .with_context(|| format!("creating {}", path.display()))?;
                 std::fs::write(path, &markdown_text).with_context(|| format!("writing {}", path.display()))?;
             }
             if *update_expectations {

@@ -33,7 +33,8 @@ pub const PLACEHOLDERS: &[&str] = &[
 pub struct Profile {
     /// A short name for reports, e.g. `codex-acp`.
     pub name: String,
-    /// A command (program, then arguments) whose output names the version, for reports.
+    /// A command (program, then arguments; `{command}` and `{profile_dir}` are filled) whose
+    /// first line of output names the version, for reports.
     #[serde(default)]
     pub version: Vec<String>,
     /// The program; a relative path is taken from the profile's folder.
@@ -215,6 +216,8 @@ impl Profile {
     pub fn probe_version(&self) -> Option<String> {
         let (program, args) = self.version.split_first()?;
         let program = if program == "{command}" { self.program() } else { PathBuf::from(program) };
+        let dir = self.dir.display().to_string();
+        let args = args.iter().map(|arg| arg.replace("{profile_dir}", &dir));
         let output = std::process::Command::new(program).args(args).output().ok()?;
         let text = String::from_utf8_lossy(&output.stdout);
         let line = text.lines().find(|line| !line.trim().is_empty())?.trim();

@@ -115,7 +115,7 @@ const FAULTS: [(&str, &str); 5] = [
     ("hang", "no message from the agent within 1000 ms while waiting for the answer to initialize"),
     ("not-json", "not JSON-RPC: Starting agent v1.0"),
     ("flood", "more than 8388608 bytes (flooding)"),
-    ("survivor", "did not exit within 200 ms of its input closing"),
+    ("survivor", "ignored its input closing and SIGTERM for 200 ms each, and was killed"),
 ];
 
 /// Processes whose command line is `sleep 313`: what `survivor.sh` leaves if its group survives.

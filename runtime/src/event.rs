@@ -144,6 +144,12 @@ impl TerminalStatus {
         }
     }
 
+    /// `failed`, `partial_failed` or `timed_out`: the Turn did not complete and nobody stopped
+    /// it on purpose, so presenters show it as an error.
+    pub fn is_failure(self) -> bool {
+        matches!(self, TerminalStatus::Failed | TerminalStatus::PartialFailed | TerminalStatus::TimedOut)
+    }
+
     /// Parses a contract string.
     pub fn parse(text: &str) -> Option<TerminalStatus> {
         [

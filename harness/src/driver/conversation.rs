@@ -106,10 +106,12 @@ async fn finish(
     transcript: &mut Vec<Value>,
 ) -> Result<(), String> {
     let closed = client.close().await;
-    client.drain().await;
+    // What the agent still writes while it stops is kept; stopping it (bounded by the driver)
+    // closes its output, which ends the drain.
+    let ((), stopped) = tokio::join!(client.drain(), ended);
     transcript.append(&mut client.transcript);
     closed.map_err(|error| error.to_string())?;
-    ended.await
+    stopped
 }
 
 async fn live(

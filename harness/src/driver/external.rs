@@ -280,21 +280,27 @@ pub fn survivors(group: i32) -> Vec<i32> {
 /// then checks that no process of the group survived.
 async fn stop(mut child: Child, guard: Group, grace: Duration) -> Result<(), String> {
     let group = guard.0;
+    let signal = |signal| {
+        if let Some(group) = group {
+            let _ = killpg(group, signal);
+        }
+    };
+    // Exiting on EOF or on SIGTERM are both orderly stops (many agents ignore EOF); an agent
+    // that also ignores SIGTERM is killed, and that is evidence.
     let mut verdict = Ok(());
     let status = match tokio::time::timeout(grace, child.wait()).await {
-        Ok(status) => status,
+        Ok(status) => status.map(|status| (status, false)),
         Err(_) => {
-            verdict = Err(format!("the agent did not exit within {} ms of its input closing", grace.as_millis()));
-            if let Some(group) = group {
-                let _ = killpg(group, Signal::SIGTERM);
-            }
+            signal(Signal::SIGTERM);
             match tokio::time::timeout(grace, child.wait()).await {
-                Ok(status) => status,
+                Ok(status) => status.map(|status| (status, true)),
                 Err(_) => {
-                    if let Some(group) = group {
-                        let _ = killpg(group, Signal::SIGKILL);
-                    }
-                    child.wait().await
+                    verdict = Err(format!(
+                        "the agent ignored its input closing and SIGTERM for {} ms each, and was killed",
+                        grace.as_millis()
+                    ));
+                    signal(Signal::SIGKILL);
+                    child.wait().await.map(|status| (status, true))
                 }
             }
         }
@@ -315,8 +321,8 @@ async fn stop(mut child: Child, guard: Group, grace: Duration) -> Result<(), Str
         }
     }
     match status {
-        Ok(status) if status.success() => verdict,
-        Ok(status) => verdict.and(Err(format!("the agent exited with {status}"))),
+        Ok((status, signalled)) if status.success() || signalled => verdict,
+        Ok((status, _)) => verdict.and(Err(format!("the agent exited with {status}"))),
         Err(error) => Err(format!("cannot wait for the agent: {error}")),
     }
 }

@@ -6,6 +6,7 @@
 mod audit_only_not_replayed;
 mod busy_prompt_refused;
 mod client_text_once;
+mod error_data_complete;
 mod failure_evidence_complete;
 mod jsonrpc_errors_standard;
 mod load_replays_clean_transcript;
@@ -58,6 +59,7 @@ pub const ALL: &[Invariant] = &[
     client_text_once::INVARIANT,
     retries_bounded::INVARIANT,
     no_duplicate_assistant::INVARIANT,
+    error_data_complete::INVARIANT,
 ];
 
 /// Runs every invariant.

@@ -1,7 +1,8 @@
 //! ACP-STOP-REASON: the agent's answer to `session/prompt` agrees with the terminal state the
 //! Log shows. `end_turn` only for `completed` without truncation, `max_tokens` / `refusal` only
 //! for a truncated completion, `cancelled` only for `interrupted`, and a failed, partially
-//! failed or timed-out turn is a JSON-RPC error whose `data.terminalStatus` names it.
+//! failed or timed-out turn is a JSON-RPC error (whose `data.terminalStatus`, when given, names
+//! it; ACP-FAILURE-IS-ERROR asks for it).
 
 use gauntlet_runtime::TerminalStatus;
 use serde_json::Value;
@@ -9,8 +10,7 @@ use serde_json::Value;
 use super::Invariant;
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-STOP-REASON", also: &["ACP-FAILURE-IS-ERROR"], name: "stop_reason_matches_log", check };
+pub const INVARIANT: Invariant = Invariant { id: "ACP-STOP-REASON", also: &[], name: "stop_reason_matches_log", check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
@@ -25,7 +25,14 @@ fn check(evidence: &Evidence) -> Vec<String> {
         };
         let said = describe(answer.stop_reason.as_deref(), answer.error.as_ref());
         match (answer.claimed_status(), turn.status) {
-            (None, _) => problems.push(format!("turn {n}: the answer {said} names no terminal state")),
+            // An error that names no state still says the turn did not complete: honest for a
+            // failure (error_data_complete asks for the state), a lie for anything else.
+            (None, Some(status)) if answer.error.is_some() && status.is_failure() => {}
+            (None, status) => problems.push(format!(
+                "turn {n}: the answer {said} names no terminal state, and {} `{}`",
+                turn.source,
+                status.map_or("no terminal state", |status| status.as_str())
+            )),
             (Some(claimed), Some(status)) if claimed == status => {
                 let expected = match (status, turn.truncation.as_deref()) {
                     (TerminalStatus::Completed, None) => Some("end_turn"),
