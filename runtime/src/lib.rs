@@ -12,6 +12,8 @@
 //! - [`canonical`]: canonical JSON (sorted keys), for everything others read.
 //!
 //! - [`acp`]: the runtime as an ACP agent; [`acp::stop_reason`] tells how a Turn ended.
+//! - [`monitor`]: readiness and completion judged from a timed stream of terminal-UI
+//!   observations (the houmao lifecycle contract).
 //!
 //! The runtime knows nothing about scenarios, the harness or the mock provider.
 
@@ -20,6 +22,7 @@ pub mod canonical;
 pub mod event;
 pub mod ids;
 pub mod log;
+pub mod monitor;
 pub mod provider;
 pub mod replay;
 pub mod session;
