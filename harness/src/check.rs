@@ -6,8 +6,12 @@
 //! `identical` means the goldens match after masks; `conformant` means every invariant and
 //! expectation holds but an output differs; a scenario needing a capability the profile lacks
 //! is `skipped`. The run then passes when it fails exactly where the expectations file says.
+//!
+//! Lifecycle scenarios (the monitor and bridge families) are not for ACP agents: an
+//! implementation of those contracts is a command speaking the adapter protocol, checked by
+//! [`check_adapter`] and judged, reported and compared with its expectations the same way.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::Serialize;
@@ -16,8 +20,10 @@ use serde_json::{Value, json};
 use crate::capture::Capture;
 use crate::driver::Driver;
 use crate::known_failures::{self, Comparison, KnownFailures};
+use crate::lifecycle::adapter::Adapter;
+use crate::lifecycle::{self, Family, Kind};
 use crate::profile::Profile;
-use crate::run::Plan;
+use crate::run::{AnyScenario, Plan};
 use crate::verdict::{Finding, Layer, Verdict};
 use crate::{golden, judge, scenario};
 
@@ -75,7 +81,7 @@ impl CheckRun {
 /// Told `(index, total, scenario, None)` as a scenario starts and `Some(verdict)` as it ends.
 pub type Progress<'a> = dyn FnMut(usize, usize, &str, Option<&Verdict>) + 'a;
 
-/// Runs every scenario of `plan` whose name contains one of `filters` (all when empty)
+/// Runs every Turn scenario of `plan` whose name contains one of `filters` (all when empty)
 /// against `profile`; `progress` is told of each scenario as it starts and ends.
 pub fn check(
     plan: &Plan,
@@ -85,23 +91,93 @@ pub fn check(
     isolated: bool,
     progress: &mut Progress<'_>,
 ) -> CheckRun {
-    let names: Vec<_> = crate::run::scenario_names(plan)
+    let names = selected(plan, filters, |kind| kind.is_none());
+    let driver = profile.external();
+    let scenarios = each(&names, progress, |name, path| check_one(plan, profile, &driver, name, path));
+    finish(profile.name.clone(), profile.probe_version(), isolated, scenarios, known)
+}
+
+/// Runs every lifecycle scenario of `family` (filtered likewise) through `adapter`, the
+/// adapter protocol (docs/adapters.md).
+pub fn check_adapter(
+    plan: &Plan,
+    adapter: &Adapter,
+    family: Family,
+    known: &KnownFailures,
+    filters: &[String],
+    isolated: bool,
+    progress: &mut Progress<'_>,
+) -> CheckRun {
+    let names = selected(plan, filters, |kind| kind.is_some_and(|kind| kind.family() == family));
+    let scenarios = each(&names, progress, |name, path| adapter_one(plan, adapter, name, path));
+    finish(adapter.command.clone(), None, isolated, scenarios, known)
+}
+
+/// The scenarios matching `filters` whose lifecycle kind (`None` for a Turn scenario) `wanted`
+/// accepts; a file whose kind cannot be read counts as a Turn scenario, so its error shows.
+fn selected(plan: &Plan, filters: &[String], wanted: impl Fn(Option<Kind>) -> bool) -> Vec<(String, PathBuf)> {
+    crate::run::scenario_names(plan)
         .into_iter()
         .filter(|(name, _)| filters.is_empty() || filters.iter().any(|filter| name.contains(filter.as_str())))
-        .collect();
-    let driver = profile.external();
+        .filter(|(_, path)| {
+            let kind =
+                std::fs::read_to_string(path).ok().and_then(|text| lifecycle::kind_of(&text, path).ok().flatten());
+            wanted(kind)
+        })
+        .collect()
+}
+
+fn each(
+    names: &[(String, PathBuf)],
+    progress: &mut Progress<'_>,
+    mut one: impl FnMut(&str, &Path) -> Checked,
+) -> Vec<Checked> {
     let mut scenarios = Vec::new();
     for (idx, (name, path)) in names.iter().enumerate() {
         progress(idx, names.len(), name, None);
-        let checked = check_one(plan, profile, &driver, name, path);
+        let checked = one(name, path);
         progress(idx, names.len(), name, Some(&checked.verdict));
         scenarios.push(checked);
     }
+    scenarios
+}
+
+fn finish(
+    implementation: String,
+    version: Option<String>,
+    isolated: bool,
+    scenarios: Vec<Checked>,
+    known: &KnownFailures,
+) -> CheckRun {
     let verdicts: Vec<Verdict> = scenarios.iter().map(|checked| checked.verdict.clone()).collect();
     let ran: Vec<String> =
         verdicts.iter().filter(|verdict| verdict.skipped.is_none()).map(|verdict| verdict.scenario.clone()).collect();
     let comparison = known.compare(&known_failures::failures(&verdicts), &ran);
-    CheckRun { implementation: profile.name.clone(), version: profile.probe_version(), isolated, scenarios, comparison }
+    CheckRun { implementation, version, isolated, scenarios, comparison }
+}
+
+fn adapter_one(plan: &Plan, adapter: &Adapter, name: &str, path: &Path) -> Checked {
+    let started = Instant::now();
+    let scenario = match crate::run::load(path) {
+        Ok(AnyScenario::Lifecycle(scenario)) => scenario,
+        Ok(AnyScenario::Turn(_)) => {
+            let finding = Finding::new(Layer::Fault, None, "not a lifecycle scenario");
+            return Checked { verdict: Verdict::from_findings(name, Vec::new(), vec![finding]), evidence: None };
+        }
+        Err(error) => {
+            let finding = Finding::new(Layer::Fault, None, error.to_string());
+            return Checked { verdict: Verdict::from_findings(name, Vec::new(), vec![finding]), evidence: None };
+        }
+    };
+    let capture = adapter.run(&scenario);
+    let plan = Plan { bless: false, ..plan.clone() };
+    let mut verdict = crate::run::judge_lifecycle(&plan, name, &scenario, &capture);
+    verdict.elapsed_ms = started.elapsed().as_millis();
+    let evidence = json!({
+        "files": { "results.jsonl": capture.records },
+        "stderr_tail": capture.stderr_tail,
+    });
+    Checked { verdict, evidence: Some(evidence) }
 }
 
 fn check_one(plan: &Plan, profile: &Profile, driver: &dyn Driver, name: &str, path: &Path) -> Checked {

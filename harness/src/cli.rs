@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+use crate::lifecycle::Family;
 use crate::run::Plan;
 
 /// gauntlet: does an agent runtime tell the truth about how a turn ended?
@@ -39,19 +40,33 @@ pub enum Command {
     /// the mock Provider on loopback. Reports go to `--report-dir`: `report.json` (verdicts
     /// with evidence), `junit.xml` and `report.md`. The run passes when it fails exactly where
     /// the expectations file says. Exit status: 0 pass, 1 fail, 2 gauntlet itself failed.
+    ///
+    /// With `--adapter CMD --family F` instead of `--impl`, the lifecycle scenarios of family
+    /// `F` go through the adapter protocol to the shell command `CMD` (docs/adapters.md).
     Check {
         /// The implementation profile (TOML), e.g. `harness/implementations/codex-acp.toml`.
-        #[arg(long = "impl", value_name = "PROFILE")]
-        implementation: PathBuf,
+        #[arg(long = "impl", value_name = "PROFILE", required_unless_present = "adapter", conflicts_with = "adapter")]
+        implementation: Option<PathBuf>,
+        /// A shell command implementing the adapter protocol for `--family`.
+        #[arg(long, value_name = "CMD", requires = "family")]
+        adapter: Option<String>,
+        /// The lifecycle family the adapter implements.
+        #[arg(long, value_enum, requires = "adapter")]
+        family: Option<Family>,
+        /// Milliseconds an adapter may take for one scenario.
+        #[arg(long, value_name = "MS", default_value_t = 10_000, requires = "adapter")]
+        deadline_ms: u64,
         /// Only scenarios whose name contains one of these.
         filters: Vec<String>,
-        /// The expectations file (default: `<profile stem>.expected.toml` beside the profile).
+        /// The expectations file (default: `<profile stem>.expected.toml` beside the profile; none
+        /// for an adapter).
         #[arg(long)]
         expectations: Option<PathBuf>,
         /// Rewrite the expectations file from this run (keeping written reasons), for review.
         #[arg(long)]
         update_expectations: bool,
-        /// Where to write the reports (default: `target/gauntlet/<implementation>`).
+        /// Where to write the reports (default: `target/gauntlet/<implementation>`, or
+        /// `target/gauntlet/adapter-<family>`).
         #[arg(long)]
         report_dir: Option<PathBuf>,
         /// Also write the Markdown report here (e.g. `docs/reports/codex-acp.md`).

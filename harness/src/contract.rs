@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::judge::invariants;
+use crate::judge::{invariants, lifecycle};
 
 /// How binding a requirement is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,9 +70,11 @@ pub fn verify(requirements: &[Requirement], covers: &BTreeMap<String, Vec<String
         }
         for check in &requirement.checked_by {
             let found = match check.split_once(':') {
-                Some(("invariant", name)) => invariants::ALL.iter().any(|invariant| {
-                    invariant.name == name && (invariant.id == id || invariant.also.contains(&id.as_str()))
-                }),
+                Some(("invariant", name)) => {
+                    invariants::ALL.iter().any(|invariant| {
+                        invariant.name == name && (invariant.id == id || invariant.also.contains(&id.as_str()))
+                    }) || lifecycle::ALL.iter().any(|invariant| invariant.name == name && invariant.id == id)
+                }
                 Some(("scenario", name)) => covers.get(name).is_some_and(|ids| ids.contains(id)),
                 Some(("test", path)) => root.join(path).is_file(),
                 _ => false,
@@ -89,12 +91,13 @@ pub fn verify(requirements: &[Requirement], covers: &BTreeMap<String, Vec<String
             }
         }
     }
-    for invariant in invariants::ALL {
-        if !requirements.iter().any(|requirement| requirement.id == invariant.id) {
-            problems.push(format!(
-                "invariant {} checks {}, which docs/contract.md does not define",
-                invariant.name, invariant.id
-            ));
+    let every_invariant = invariants::ALL
+        .iter()
+        .map(|invariant| (invariant.name, invariant.id))
+        .chain(lifecycle::ALL.iter().map(|invariant| (invariant.name, invariant.id)));
+    for (name, id) in every_invariant {
+        if !requirements.iter().any(|requirement| requirement.id == id) {
+            problems.push(format!("invariant {name} checks {id}, which docs/contract.md does not define"));
         }
     }
     problems

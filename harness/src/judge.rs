@@ -6,6 +6,7 @@
 
 pub mod expectations;
 pub mod invariants;
+pub mod lifecycle;
 
 use gauntlet_mock_provider::Ending;
 use gauntlet_runtime::TerminalStatus;

@@ -5,6 +5,8 @@
 //! `scenario file -> Driver -> Capture -> Judge -> Verdict -> report`
 //!
 //! - [`scenario`]: strict TOML scenario files.
+//! - [`lifecycle`]: the monitor and bridge families: config plus timed steps, judged as record
+//!   streams, and the adapter protocol for other implementations.
 //! - [`driver`]: runs a scenario against an implementation; [`driver::reference`] is the
 //!   reference runtime in process on a paused clock.
 //! - [`capture`]: what a run produced, and the golden file format.
@@ -26,6 +28,7 @@ pub mod golden;
 pub mod isolation;
 pub mod judge;
 pub mod known_failures;
+pub mod lifecycle;
 pub mod profile;
 pub mod report;
 pub mod run;

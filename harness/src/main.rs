@@ -2,12 +2,14 @@
 //! (0 all identical, 1 something is not, 2 gauntlet itself failed).
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
 use gauntlet::check::{self, CheckRun};
 use gauntlet::cli::{Cli, Command};
 use gauntlet::driver::reference::Reference;
+use gauntlet::lifecycle::adapter::Adapter;
 use gauntlet::profile::{self, Network};
 use gauntlet::verdict::VerdictKind;
 use gauntlet::{contract, golden, isolation, known_failures, report, run};
@@ -46,6 +48,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Check {
             implementation,
+            adapter,
+            family,
+            deadline_ms,
             filters,
             expectations,
             update_expectations,
@@ -54,30 +59,55 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             no_isolation,
         } => {
             let plan = cli.plan(false);
-            let profile = profile::load(implementation)?;
-            let isolated = profile.network == Network::Loopback && !no_isolation;
-            let isolated = isolated
-                && match isolation::enter_loopback_only() {
-                    Ok(()) => true,
-                    Err(why) => {
-                        eprintln!("gauntlet: warning: {why}; {} runs on the host network", profile.name);
-                        false
-                    }
-                };
-            let expectations = expectations.clone().unwrap_or_else(|| known_failures::path_for(implementation));
-            let known = known_failures::load(&expectations)?;
             let mut progress =
                 |idx: usize, total: usize, name: &str, verdict: Option<&gauntlet::verdict::Verdict>| match verdict {
                     None => eprint!("[{}/{total}] {name} ... ", idx + 1),
                     Some(verdict) => eprintln!("{} ({} ms)", verdict.kind.as_str(), verdict.elapsed_ms),
                 };
-            let run = check::check(&plan, &profile, &known, filters, isolated, &mut progress);
+            let isolate = |name: &str, wanted: bool| {
+                wanted
+                    && match isolation::enter_loopback_only() {
+                        Ok(()) => true,
+                        Err(why) => {
+                            eprintln!("gauntlet: warning: {why}; {name} runs on the host network");
+                            false
+                        }
+                    }
+            };
+            // What was checked: the run, its expectations file, the requirement prefix its
+            // report is about, whether it keeps a gauntlet Log, and its report folder.
+            let (run, expectations, known, prefix, logged, default_dir) = match (implementation, adapter, family) {
+                (Some(implementation), _, _) => {
+                    let profile = profile::load(implementation)?;
+                    let isolated = isolate(&profile.name, profile.network == Network::Loopback && !no_isolation);
+                    let expectations = expectations.clone().unwrap_or_else(|| known_failures::path_for(implementation));
+                    let known = known_failures::load(&expectations)?;
+                    let run = check::check(&plan, &profile, &known, filters, isolated, &mut progress);
+                    let dir = plan.root.join("target/gauntlet").join(&profile.name);
+                    (run, Some(expectations), known, "", profile.log.is_some(), dir)
+                }
+                (None, Some(command), Some(family)) => {
+                    let isolated = isolate("the adapter", !no_isolation);
+                    let known = match expectations {
+                        Some(path) => known_failures::load(path)?,
+                        None => known_failures::KnownFailures::default(),
+                    };
+                    let mut adapter = Adapter::new(command);
+                    adapter.deadline = Duration::from_millis(*deadline_ms);
+                    let run = check::check_adapter(&plan, &adapter, *family, &known, filters, isolated, &mut progress);
+                    anyhow::ensure!(!run.scenarios.is_empty(), "no {} scenario matches {filters:?}", family.as_str());
+                    let dir = plan.root.join("target/gauntlet").join(format!("adapter-{}", family.as_str()));
+                    (run, expectations.clone(), known, family.requirement_prefix(), true, dir)
+                }
+                _ => anyhow::bail!("check needs --impl PROFILE, or --adapter CMD with --family"),
+            };
             let registry =
                 std::fs::read_to_string(plan.root.join("docs/contract.md")).context("reading docs/contract.md")?;
-            let requirements = contract::parse(&registry).map_err(anyhow::Error::msg)?;
+            let mut requirements = contract::parse(&registry).map_err(anyhow::Error::msg)?;
+            requirements.retain(|requirement| requirement.id.starts_with(prefix));
             let verdicts = run.verdicts();
-            let rows = report::requirements::rows(&requirements, &verdicts, profile.log.is_some());
-            let dir = report_dir.clone().unwrap_or_else(|| plan.root.join("target/gauntlet").join(&profile.name));
+            let rows = report::requirements::rows(&requirements, &verdicts, logged);
+            let dir = report_dir.clone().unwrap_or(default_dir);
             let markdown_text =
                 report::requirements::markdown(&run.implementation, run.version.as_deref(), &rows, &verdicts);
             write_reports(&dir, &run, &markdown_text)?;
@@ -89,8 +119,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 std::fs::write(path, &markdown_text).with_context(|| format!("writing {}", path.display()))?;
             }
             if *update_expectations {
+                let expectations =
+                    expectations.as_ref().context("--update-expectations with --adapter needs --expectations FILE")?;
                 let updated = known.updated(&known_failures::failures(&verdicts));
-                std::fs::write(&expectations, updated.to_toml(&profile.name))
+                std::fs::write(expectations, updated.to_toml(&run.implementation))
                     .with_context(|| format!("writing {}", expectations.display()))?;
                 println!(
                     "wrote {} ({} known failures): review every reason",
@@ -100,7 +132,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             print!("{}", report::table(&verdicts));
             print!("\n{}", report::requirements::text(&rows));
-            print!("{}", summary(&run, &expectations, &dir));
+            print!("{}", summary(&run, expectations.as_deref(), &dir));
             let (passed, failed) = run.counts();
             println!("{passed} passed, {failed} failed");
             Ok(if failed == 0 || *update_expectations { ExitCode::SUCCESS } else { ExitCode::from(1) })
@@ -139,18 +171,16 @@ fn write_reports(dir: &std::path::Path, run: &CheckRun, markdown: &str) -> anyho
 }
 
 /// The findings of failing scenarios, the known failures and stale expectations.
-fn summary(run: &CheckRun, expectations: &std::path::Path, dir: &std::path::Path) -> String {
+fn summary(run: &CheckRun, expectations: Option<&std::path::Path>, dir: &std::path::Path) -> String {
+    let expectations =
+        expectations.map_or_else(|| "no expectations file".to_owned(), |path| path.display().to_string());
     let mut out = String::new();
     let failing = run.failing();
     let failing_verdicts: Vec<_> =
         run.verdicts().into_iter().filter(|verdict| failing.contains(&verdict.scenario.as_str())).collect();
     out.push_str(&report::findings(&failing_verdicts));
     if !run.comparison.expected.is_empty() {
-        out.push_str(&format!(
-            "\n{} known failures (listed in {}):\n",
-            run.comparison.expected.len(),
-            expectations.display()
-        ));
+        out.push_str(&format!("\n{} known failures (listed in {}):\n", run.comparison.expected.len(), expectations));
         for failure in &run.comparison.expected {
             out.push_str(&format!("  {} {}\n", failure.scenario, failure.requirement.as_deref().unwrap_or("(any)")));
         }
@@ -168,7 +198,7 @@ fn summary(run: &CheckRun, expectations: &std::path::Path, dir: &std::path::Path
             "\nstale expectation: {} {} passes now; remove it from {}\n",
             known.scenario,
             known.requirement.as_deref().unwrap_or("(any)"),
-            expectations.display()
+            expectations
         ));
     }
     let network = if run.isolated { "loopback-only network namespace" } else { "host network" };

@@ -5,6 +5,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::driver::Driver;
+use crate::lifecycle::capture::LifecycleCapture;
+use crate::lifecycle::{self, LifecycleScenario};
+use crate::scenario::{LoadError, Scenario};
 use crate::verdict::{Finding, Layer, Verdict};
 use crate::{golden, judge, scenario};
 
@@ -52,22 +55,50 @@ pub fn scenario_names(plan: &Plan) -> Vec<(String, PathBuf)> {
     found
 }
 
-/// Runs one scenario and judges it.
+/// A scenario file of any family: a Turn scenario, or a lifecycle one (it has a `kind`).
+#[derive(Debug, Clone)]
+pub enum AnyScenario {
+    /// Prompts against a scripted Provider, played as an ACP client.
+    Turn(Box<Scenario>),
+    /// A config and timed steps, answered with records.
+    Lifecycle(LifecycleScenario),
+}
+
+/// Reads a scenario file of any family.
+pub fn load(path: &Path) -> Result<AnyScenario, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
+    match lifecycle::kind_of(&text, path)? {
+        Some(_) => Ok(AnyScenario::Lifecycle(lifecycle::parse(&text, path)?)),
+        None => Ok(AnyScenario::Turn(Box::new(scenario::parse(&text, path)?))),
+    }
+}
+
+/// Runs one scenario against the reference (lifecycle scenarios) or `driver` (Turn scenarios)
+/// and judges it.
 pub fn run_scenario(plan: &Plan, driver: &dyn Driver, name: &str, path: &Path) -> Verdict {
     let started = Instant::now();
-    let mut verdict = match scenario::load(path) {
+    let mut verdict = match load(path) {
         Err(error) => {
             Verdict::from_findings(name, Vec::new(), vec![Finding::new(Layer::Fault, None, error.to_string())])
         }
-        Ok(scenario) => {
+        Ok(AnyScenario::Turn(scenario)) => {
             let capture = driver.drive(&scenario);
             let golden =
                 golden::compare(&plan.root, &Path::new("golden").join(name), &capture.golden_files(), plan.bless);
             judge::judge(name, &scenario, &capture, golden)
         }
+        Ok(AnyScenario::Lifecycle(scenario)) => {
+            judge_lifecycle(plan, name, &scenario, &lifecycle::reference::run(&scenario))
+        }
     };
     verdict.elapsed_ms = started.elapsed().as_millis();
     verdict
+}
+
+/// Compares a lifecycle capture with its golden and judges it.
+pub fn judge_lifecycle(plan: &Plan, name: &str, scenario: &LifecycleScenario, capture: &LifecycleCapture) -> Verdict {
+    let golden = golden::compare(&plan.root, &Path::new("golden").join(name), &capture.golden_files(), plan.bless);
+    judge::lifecycle::judge(name, scenario, capture, golden)
 }
 
 #[cfg(test)]
@@ -119,9 +150,16 @@ mod tests {
     fn the_corpus_is_byte_deterministic() {
         let plan = Plan::repository();
         for (name, path) in scenario_names(&plan) {
-            let scenario = crate::scenario::load(&path).unwrap();
-            let first = Reference::default().drive(&scenario).golden_files();
-            let second = Reference::default().drive(&scenario).golden_files();
+            let (first, second) = match load(&path).unwrap() {
+                AnyScenario::Turn(scenario) => (
+                    Reference::default().drive(&scenario).golden_files(),
+                    Reference::default().drive(&scenario).golden_files(),
+                ),
+                AnyScenario::Lifecycle(scenario) => (
+                    lifecycle::reference::run(&scenario).golden_files(),
+                    lifecycle::reference::run(&scenario).golden_files(),
+                ),
+            };
             assert_eq!(first, second, "{name} differs between two runs");
         }
     }

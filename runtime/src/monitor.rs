@@ -269,7 +269,11 @@ impl Monitor {
         self.stall = (classified.status == Status::Unknown).then(|| {
             let due_ms = at_ms.saturating_add(self.config.stall_timeout_ms);
             self.n_armed += 1;
-            Timer { due_ms, armed: self.n_armed, event: Event::Stall { at_ms: due_ms, armed_by: classified.observed.clone() } }
+            Timer {
+                due_ms,
+                armed: self.n_armed,
+                event: Event::Stall { at_ms: due_ms, armed_by: classified.observed.clone() },
+            }
         });
         if self.phase == Phase::Completion && classified.signature != self.last_signature {
             self.last_signature.clone_from(&classified.signature);

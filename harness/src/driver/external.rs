@@ -197,7 +197,7 @@ fn spawn(
         .process_group(0)
         .kill_on_drop(true);
     let mut child = command.spawn().map_err(|error| format!("cannot start {}: {error}", external.program.display()))?;
-    let group = Group(child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw));
+    let group = Group::of(&child);
     let (Some(stdin), Some(stdout), Some(err)) = (child.stdin.take(), child.stdout.take(), child.stderr.take()) else {
         return Err("the agent's pipes were not set up".to_owned());
     };
@@ -211,14 +211,14 @@ fn spawn(
 
 /// The end of the stderr of every agent a scenario started, read as it comes.
 #[derive(Default)]
-struct Stderr {
+pub(crate) struct Stderr {
     kept: Arc<Mutex<Vec<u8>>>,
     readers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 impl Stderr {
     /// Reads `pipe` to its end in the background, keeping the last [`STDERR_LIMIT`] bytes.
-    fn keep(&self, mut pipe: tokio::process::ChildStderr) {
+    pub(crate) fn keep(&self, mut pipe: tokio::process::ChildStderr) {
         let kept = self.kept.clone();
         let reader = tokio::spawn(async move {
             let mut buffer = [0u8; 4096];
@@ -239,7 +239,7 @@ impl Stderr {
     }
 
     /// Everything kept, once the agents' pipes closed (they are dead by now; a second at most).
-    async fn collect(&self) -> String {
+    pub(crate) async fn collect(&self) -> String {
         let readers = self.readers.lock().map(|mut readers| std::mem::take(&mut *readers)).unwrap_or_default();
         for reader in readers {
             let _ = tokio::time::timeout(Duration::from_secs(1), reader).await;
@@ -250,7 +250,14 @@ impl Stderr {
 
 /// The agent's process group. Dropped (a deadline passed, a conversation was abandoned), it
 /// kills the whole group, so no process of a run outlives it.
-struct Group(Option<Pid>);
+pub(crate) struct Group(Option<Pid>);
+
+impl Group {
+    /// The group `child` leads (it was spawned with `process_group(0)`).
+    pub(crate) fn of(child: &Child) -> Group {
+        Group(child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw))
+    }
+}
 
 impl Drop for Group {
     fn drop(&mut self) {
@@ -278,7 +285,7 @@ pub fn survivors(group: i32) -> Vec<i32> {
 
 /// Waits for the agent to exit after its input closed; then SIGTERM, then SIGKILL, to the group;
 /// then checks that no process of the group survived.
-async fn stop(mut child: Child, guard: Group, grace: Duration) -> Result<(), String> {
+pub(crate) async fn stop(mut child: Child, guard: Group, grace: Duration) -> Result<(), String> {
     let group = guard.0;
     let signal = |signal| {
         if let Some(group) = group {

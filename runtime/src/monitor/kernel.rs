@@ -74,7 +74,11 @@ pub struct Accumulator {
 impl Accumulator {
     /// Seeded with the baseline projection text.
     pub fn new(baseline: &str) -> Accumulator {
-        Accumulator { baseline_key: normalize_projection_text(baseline), frozen_key: None, evidence: Evidence::default() }
+        Accumulator {
+            baseline_key: normalize_projection_text(baseline),
+            frozen_key: None,
+            evidence: Evidence::default(),
+        }
     }
 
     /// Folds one observation in; returns the evidence so far and the effective projection key.

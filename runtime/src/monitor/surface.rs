@@ -172,7 +172,10 @@ mod tests {
         assert_eq!(observation(BusinessState::Idle, InputMode::Freeform).label(), "submit_ready");
         assert_eq!(observation(BusinessState::Idle, InputMode::Modal).label(), "idle/modal/slash_command");
         assert_eq!(observation(BusinessState::AwaitingOperator, InputMode::Modal).label(), "blocked_operator");
-        let gone = Observation { availability: Availability::Disconnected, ..observation(BusinessState::Idle, InputMode::Freeform) };
+        let gone = Observation {
+            availability: Availability::Disconnected,
+            ..observation(BusinessState::Idle, InputMode::Freeform)
+        };
         assert_eq!(gone.label(), "disconnected");
     }
 

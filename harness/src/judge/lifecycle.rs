@@ -1,0 +1,155 @@
+//! The judge of lifecycle scenarios: a record stream against the contract, the scenario's
+//! expectations and the golden `results.jsonl`.
+//!
+//! Pure, like the Turn judge. Invariants ([`ALL`], one rule per file in `lifecycle/`) hold on
+//! every scenario of their family. Expectations are per step: each `expect` table must be a
+//! subset of the record in the same place (objects by key, recursively; arrays element by
+//! element with the same length), and the step must produce exactly as many records. A
+//! scenario of `behaviour = "reference"` pins an upstream quirk: missing its expectations is a
+//! golden difference, not a contract failure.
+
+mod anomalies_accumulate;
+mod records_in_time;
+mod stall_evidence;
+mod terminal_stall_is_last;
+
+use serde_json::Value;
+
+use crate::lifecycle::capture::LifecycleCapture;
+use crate::lifecycle::{Behaviour, Family, LifecycleScenario};
+use crate::verdict::{Finding, Layer, Verdict};
+
+/// One contract rule over lifecycle records.
+#[derive(Debug, Clone, Copy)]
+pub struct Invariant {
+    /// The requirement id its findings carry.
+    pub id: &'static str,
+    /// The file (and rule) name.
+    pub name: &'static str,
+    /// The family it applies to.
+    pub family: Family,
+    /// Returns one message per violation, with evidence.
+    pub check: fn(&LifecycleScenario, &LifecycleCapture) -> Vec<String>,
+}
+
+/// Every lifecycle invariant.
+pub const ALL: &[Invariant] = &[
+    records_in_time::INVARIANT,
+    anomalies_accumulate::INVARIANT,
+    stall_evidence::INVARIANT,
+    terminal_stall_is_last::INVARIANT,
+];
+
+/// Judges a lifecycle capture: faults, invariants, expectations, then the golden findings.
+pub fn judge(name: &str, scenario: &LifecycleScenario, capture: &LifecycleCapture, golden: Vec<Finding>) -> Verdict {
+    let mut findings: Vec<Finding> =
+        capture.faults.iter().map(|fault| Finding::new(Layer::Fault, None, fault.clone())).collect();
+    for invariant in ALL.iter().filter(|invariant| invariant.family == scenario.family()) {
+        for message in (invariant.check)(scenario, capture) {
+            findings.push(Finding::new(Layer::Invariant, Some(invariant.id), message));
+        }
+    }
+    findings.extend(expectations(scenario, capture));
+    findings.extend(golden);
+    let states = match scenario.family() {
+        Family::Monitor => capture.records.iter().map(|record| discriminator(record, "status")).collect(),
+    };
+    Verdict::from_findings(name, states, findings)
+}
+
+fn discriminator(record: &Value, key: &str) -> String {
+    record[key].as_str().unwrap_or("-").to_owned()
+}
+
+/// Per-step expectations, each a finding against the scenario's first requirement.
+fn expectations(scenario: &LifecycleScenario, capture: &LifecycleCapture) -> Vec<Finding> {
+    let (layer, note) = match scenario.behaviour {
+        Behaviour::Requirement => (Layer::Expectation, ""),
+        Behaviour::Reference => (Layer::Golden, " (reference behaviour, not a requirement)"),
+    };
+    let requirement = scenario.covers.first().map(String::as_str);
+    let mut findings = Vec::new();
+    for (idx, expected) in scenario.expect.iter().enumerate() {
+        let Some(expected) = expected else { continue };
+        let actual = capture.of_step(idx);
+        let matches = actual.len() == expected.len() && expected.iter().zip(&actual).all(|(e, a)| subset(e, a));
+        if !matches {
+            let at = scenario.at_ms(idx).unwrap_or(0);
+            let lines = |values: Vec<&Value>| -> String {
+                if values.is_empty() {
+                    return "    (nothing)\n".to_owned();
+                }
+                values.iter().map(|value| format!("    {}\n", gauntlet_runtime::canonical::to_string(value))).collect()
+            };
+            let message = format!(
+                "step {idx} (at {at} ms){note}: expected {} record(s) matching\n{}but the implementation gave\n{}",
+                expected.len(),
+                lines(expected.iter().collect()),
+                lines(actual),
+            );
+            findings.push(Finding::new(layer, requirement, message.trim_end().to_owned()));
+        }
+    }
+    findings
+}
+
+/// Whether `expected` is a subset of `actual`: objects key by key, arrays element by element
+/// with the same length, numbers by value, everything else equal.
+pub fn subset(expected: &Value, actual: &Value) -> bool {
+    match (expected, actual) {
+        (Value::Object(expected), Value::Object(actual)) => {
+            expected.iter().all(|(key, value)| actual.get(key).is_some_and(|actual| subset(value, actual)))
+        }
+        (Value::Array(expected), Value::Array(actual)) => {
+            expected.len() == actual.len() && expected.iter().zip(actual).all(|(e, a)| subset(e, a))
+        }
+        (Value::Number(expected), Value::Number(actual)) => expected.as_f64() == actual.as_f64(),
+        _ => expected == actual,
+    }
+}
+
+/// Records of the monitor layer that are results of `status`.
+pub(crate) fn results<'a>(capture: &'a LifecycleCapture, status: &'a str) -> impl Iterator<Item = &'a Value> {
+    capture.records.iter().filter(move |record| record["status"] == status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::path::Path;
+
+    #[test]
+    fn subsets_match_by_key_and_arrays_by_element() {
+        let actual =
+            json!({ "status": "ready", "anomalies": [{ "code": "stalled_entered", "details": {} }], "at_ms": 5 });
+        assert!(subset(&json!({ "status": "ready" }), &actual));
+        assert!(subset(&json!({ "anomalies": [{ "code": "stalled_entered" }] }), &actual));
+        assert!(!subset(&json!({ "anomalies": [] }), &actual));
+        assert!(!subset(&json!({ "missing": 1 }), &actual));
+        assert!(subset(&json!({ "at_ms": 5.0 }), &actual));
+    }
+
+    fn scenario(behaviour: &str) -> LifecycleScenario {
+        let text = format!(
+            "title = \"t\"\nkind = \"monitor.readiness\"\ncovers = [\"MON-PRIORITY\"]\nbehaviour = \"{behaviour}\"\n[[step]]\nat_ms = 0\nobserve = {{ business_state = \"idle\", input_mode = \"freeform\" }}\nexpect = [{{ status = \"ready\" }}]\n"
+        );
+        crate::lifecycle::parse(&text, Path::new("x.toml")).unwrap()
+    }
+
+    #[test]
+    fn a_wrong_record_fails_its_requirement_with_both_sides_shown() {
+        let capture = LifecycleCapture {
+            records: vec![json!({ "step": 0, "at_ms": 0, "status": "waiting", "observed_at_ms": 0, "anomalies": [] })],
+            ..Default::default()
+        };
+        let verdict = judge("monitor/x", &scenario("requirement"), &capture, Vec::new());
+        assert_eq!(verdict.kind, crate::verdict::VerdictKind::Nonconformant);
+        let message = &verdict.findings[0].message;
+        assert!(message.contains("step 0 (at 0 ms): expected 1 record(s) matching"), "{message}");
+        assert!(message.contains(r#"{"status":"ready"}"#) && message.contains(r#""status":"waiting""#), "{message}");
+        assert_eq!(verdict.findings[0].requirement.as_deref(), Some("MON-PRIORITY"));
+        let reference = judge("monitor/x", &scenario("reference"), &capture, Vec::new());
+        assert_eq!(reference.kind, crate::verdict::VerdictKind::Conformant);
+    }
+}

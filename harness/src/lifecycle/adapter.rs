@@ -1,0 +1,125 @@
+//! Another implementation as a command: the adapter protocol over stdin and stdout
+//! (docs/adapters.md).
+//!
+//! The command runs under `sh -c` in its own process group. It gets the scenario's lines on
+//! stdin, which then closes; it must write its records to stdout and exit. Whatever goes wrong
+//! (it cannot start, writes garbage, floods, hangs past the deadline, exits non-zero) is a
+//! fault of that scenario with the evidence, and the run goes on; nothing of its group survives.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+
+use super::LifecycleScenario;
+use super::capture::LifecycleCapture;
+use crate::driver::external::{Group, Stderr, stop};
+
+/// More output than this from one scenario is flooding.
+const OUTPUT_LIMIT: usize = 8 * 1024 * 1024;
+
+/// An implementation reached through the adapter protocol.
+#[derive(Debug, Clone)]
+pub struct Adapter {
+    /// A shell command line, e.g. `python3 monitor_adapter.py`.
+    pub command: String,
+    /// How long one scenario may take, from start to the end of output.
+    pub deadline: Duration,
+    /// How long it may take to exit after its output ended, and after SIGTERM.
+    pub grace: Duration,
+}
+
+impl Adapter {
+    /// An adapter with a 10 s deadline per scenario.
+    pub fn new(command: &str) -> Adapter {
+        Adapter { command: command.to_owned(), deadline: Duration::from_secs(10), grace: Duration::from_millis(500) }
+    }
+
+    /// Runs one scenario through the command.
+    pub fn run(&self, scenario: &LifecycleScenario) -> LifecycleCapture {
+        match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            Ok(runtime) => runtime.block_on(self.drive(scenario)),
+            Err(error) => LifecycleCapture {
+                faults: vec![format!("cannot start a tokio runtime: {error}")],
+                ..Default::default()
+            },
+        }
+    }
+
+    async fn drive(&self, scenario: &LifecycleScenario) -> LifecycleCapture {
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(&self.command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(error) => {
+                let fault = format!("cannot start `{}`: {error}", self.command);
+                return LifecycleCapture { faults: vec![fault], ..Default::default() };
+            }
+        };
+        let group = Group::of(&child);
+        let stderr = Stderr::default();
+        let (Some(mut stdin), Some(stdout), Some(err)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return LifecycleCapture {
+                faults: vec!["the adapter's pipes were not set up".to_owned()],
+                ..Default::default()
+            };
+        };
+        stderr.keep(err);
+        let input: String = scenario.input_lines().iter().map(|line| format!("{line}\n")).collect();
+        // Written from its own task, so an adapter that answers before reading everything (or
+        // never reads) cannot deadlock the run; a broken pipe is the adapter's business.
+        let writer = tokio::spawn(async move {
+            let _ = stdin.write_all(input.as_bytes()).await;
+        });
+        let mut lines = Vec::new();
+        let mut faults = Vec::new();
+        let read = async {
+            let mut reader = BufReader::new(stdout).lines();
+            let mut n_bytes = 0;
+            loop {
+                match reader.next_line().await {
+                    Ok(Some(line)) => {
+                        n_bytes += line.len() + 1;
+                        if n_bytes > OUTPUT_LIMIT {
+                            return Err(format!("more than {OUTPUT_LIMIT} bytes of output (flooding)"));
+                        }
+                        lines.push(line);
+                    }
+                    Ok(None) => return Ok(()),
+                    Err(error) => return Err(format!("unreadable output after line {}: {error}", lines.len())),
+                }
+            }
+        };
+        match tokio::time::timeout(self.deadline, read).await {
+            Ok(Ok(())) => {}
+            Ok(Err(fault)) => faults.push(fault),
+            Err(_) => faults.push(format!(
+                "no end of output within the deadline of {} ms (an adapter must exit when its input closes); \
+                 it was stopped after {} lines",
+                self.deadline.as_millis(),
+                lines.len()
+            )),
+        }
+        writer.abort();
+        if let Err(fault) = stop(child, group, self.grace).await {
+            faults.push(fault.replace("the agent", "the adapter"));
+        }
+        let mut capture = LifecycleCapture::from_lines(scenario, &lines);
+        capture.faults.extend(faults);
+        capture.stderr_tail = stderr.collect().await;
+        if !capture.faults.is_empty() && !capture.stderr_tail.trim().is_empty() {
+            let tail = capture.stderr_tail.trim_end();
+            capture.faults.push(format!("the adapter's stderr (last {} bytes):\n{tail}", tail.len()));
+        }
+        capture
+    }
+}

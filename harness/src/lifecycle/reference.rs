@@ -1,0 +1,87 @@
+//! The reference implementation behind the adapter protocol: a header line chooses and
+//! configures a runtime machine, then each step line gets its records.
+//!
+//! The in-process run of every lifecycle scenario goes through these lines too, and the
+//! `gauntlet-lifecycle` binary is this over stdin and stdout, so the protocol the docs describe
+//! is the one the reference answers.
+
+use gauntlet_runtime::canonical;
+use gauntlet_runtime::monitor::{self, Monitor, Phase};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::capture::LifecycleCapture;
+use super::{Kind, LifecycleScenario};
+
+/// The protocol's first line.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Header {
+    kind: Kind,
+    #[serde(default)]
+    config: Option<Value>,
+}
+
+/// The runtime machine a header chose.
+#[derive(Debug)]
+enum Machine {
+    Monitor(Monitor),
+}
+
+/// One protocol conversation with the reference.
+#[derive(Debug)]
+pub struct Session {
+    machine: Machine,
+    n_steps: usize,
+}
+
+impl Session {
+    /// Starts from the header line `{"kind": ..., "config": {...}}`; a missing config is the
+    /// default one.
+    pub fn start(line: &str) -> Result<Session, String> {
+        let header: Header = serde_json::from_str(line).map_err(|error| format!("header: {error}"))?;
+        let config = header.config.unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+        let machine = match header.kind {
+            Kind::MonitorReadiness | Kind::MonitorCompletion => {
+                let config: monitor::Config =
+                    serde_json::from_value(config).map_err(|error| format!("config: {error}"))?;
+                config.validate().map_err(|error| format!("config: {error}"))?;
+                let phase = if header.kind == Kind::MonitorReadiness { Phase::Readiness } else { Phase::Completion };
+                Machine::Monitor(Monitor::new(phase, config))
+            }
+        };
+        Ok(Session { machine, n_steps: 0 })
+    }
+
+    /// The output lines of the next step line.
+    pub fn step(&mut self, line: &str) -> Result<Vec<String>, String> {
+        let idx = self.n_steps;
+        self.n_steps += 1;
+        let error = |error: serde_json::Error| format!("step {idx}: {error}");
+        match &mut self.machine {
+            Machine::Monitor(monitor) => {
+                let step: monitor::Step = serde_json::from_str(line).map_err(error)?;
+                Ok(monitor.apply(idx, &step).iter().map(canonical::to_string).collect())
+            }
+        }
+    }
+}
+
+/// The reference's run of a scenario, in process.
+pub fn run(scenario: &LifecycleScenario) -> LifecycleCapture {
+    let lines = scenario.input_lines();
+    let answered = lines.split_first().ok_or_else(|| "no header line".to_owned()).and_then(|(header, steps)| {
+        let mut session = Session::start(header)?;
+        let mut output = Vec::new();
+        for step in steps {
+            output.extend(session.step(step)?);
+        }
+        Ok(output)
+    });
+    match answered {
+        Ok(output) => LifecycleCapture::from_lines(scenario, &output),
+        Err(error) => {
+            LifecycleCapture { faults: vec![format!("the reference refused the input: {error}")], ..Default::default() }
+        }
+    }
+}
