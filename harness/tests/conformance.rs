@@ -13,6 +13,8 @@ use gauntlet::driver::Driver;
 use gauntlet::driver::external::External;
 use gauntlet::driver::reference::Reference;
 use gauntlet::known_failures::KnownFailures;
+use gauntlet::lifecycle::Family;
+use gauntlet::lifecycle::adapter::Adapter;
 use gauntlet::profile::{self, Profile};
 use gauntlet::run::{self, Plan};
 use gauntlet::verdict::{Verdict, VerdictKind};
@@ -48,6 +50,17 @@ fn main() {
     }
     let root = plan.root.clone();
     trials.push(Trial::test("check/liar", move || liar_check(&root)).with_kind("check"));
+    let root = plan.root.clone();
+    trials.push(Trial::test("check/adapter/gauntlet-lifecycle", move || reference_adapter(&root)).with_kind("check"));
+    let root = plan.root.clone();
+    trials.push(Trial::test("check/adapter/wrong-monitor-in-python", move || wrong_monitor(&root)).with_kind("check"));
+    for (fault, evidence) in ADAPTER_FAULTS {
+        let root = plan.root.clone();
+        trials.push(
+            Trial::test(format!("check/adapter/fault/{fault}"), move || adapter_fault(&root, fault, evidence))
+                .with_kind("check"),
+        );
+    }
     let corpus = names.clone();
     let root = plan.root.clone();
     trials.push(Trial::test("corpus/contract-coverage", move || contract_trial(&root, &corpus)).with_kind("corpus"));
@@ -118,14 +131,16 @@ const FAULTS: [(&str, &str); 5] = [
     ("survivor", "ignored its input closing and SIGTERM for 200 ms each, and was killed"),
 ];
 
-/// Processes whose command line is `sleep 313`: what `survivor.sh` leaves if its group survives.
-fn marked_sleepers() -> usize {
+/// Processes whose command line is `sleep <mark>`: what `survivor.sh` (313) or the hanging
+/// adapter (317) leave if their group survives.
+fn marked_sleepers(mark: &str) -> usize {
+    let cmdline_of_mark = format!("sleep\x00{mark}\x00").into_bytes();
     let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
     entries
         .flatten()
         .filter(|entry| {
             let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            cmdline == b"sleep\x00313\x00"
+            cmdline == cmdline_of_mark
         })
         .filter(|entry| {
             let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
@@ -158,7 +173,7 @@ fn fault_check(root: &Path, fault: &str, evidence: &str) -> Result<(), Failed> {
             .into());
         }
     }
-    if fault == "survivor" && marked_sleepers() > 0 {
+    if fault == "survivor" && marked_sleepers("313") > 0 {
         return Err("processes of the survivor agent outlived the check".into());
     }
     if run.counts() != (0, 2) {
@@ -183,6 +198,112 @@ fn liar_check(root: &Path) -> Result<(), Failed> {
         || !ids.contains(&"MOCK-STRICT")
     {
         return Err(format!("the liar was not caught: {:#?}", partial.verdict).into());
+    }
+    Ok(())
+}
+
+/// The adapter path can never rot: the reference monitor behind the adapter protocol is
+/// `identical` on every monitor scenario.
+fn reference_adapter(root: &Path) -> Result<(), Failed> {
+    let plan = Plan { root: root.to_owned(), bless: false };
+    let adapter = Adapter::new(env!("CARGO_BIN_EXE_gauntlet-lifecycle"));
+    let run = check::check_adapter(&plan, &adapter, Family::Monitor, &KnownFailures::default(), &[], false, &mut quiet);
+    let unlike: Vec<String> = run
+        .verdicts()
+        .iter()
+        .filter(|verdict| verdict.kind != VerdictKind::Identical)
+        .map(|verdict| format!("{} is {}: {:#?}", verdict.scenario, verdict.kind.as_str(), verdict.findings))
+        .collect();
+    if run.scenarios.is_empty() {
+        return Err("no monitor scenario ran".into());
+    }
+    if unlike.is_empty() { Ok(()) } else { Err(unlike.join("\n\n").into()) }
+}
+
+/// A monitor in another language with three deliberate bugs (harness/tests/fixtures/adapters/
+/// wrong_monitor.py): each bug is reported in the scenarios that show it, against the right
+/// requirement and with both sides of the difference, and the correct cases stay identical.
+fn wrong_monitor(root: &Path) -> Result<(), Failed> {
+    let plan = Plan { root: root.to_owned(), bless: false };
+    let command = format!("python3 {}", root.join("harness/tests/fixtures/adapters/wrong_monitor.py").display());
+    let run = check::check_adapter(
+        &plan,
+        &Adapter::new(&command),
+        Family::Monitor,
+        &KnownFailures::default(),
+        &[],
+        false,
+        &mut quiet,
+    );
+    let verdict = |name: &str| run.verdicts().into_iter().find(|verdict| verdict.scenario == format!("monitor/{name}"));
+    let wrong = [
+        ("readiness-stall-timer-follows-the-last-unknown", "MON-STALL-TIMER"),
+        ("readiness-unknown-input-mode-never-stalls", "MON-UNKNOWN-INPUT-NOT-STALL"),
+        ("completion-transient-idle-flicker-does-not-complete", "MON-STABILITY-WINDOW"),
+        ("completion-projection-change-resets-stability", "MON-STABILITY-WINDOW"),
+    ];
+    for (name, requirement) in wrong {
+        let Some(verdict) = verdict(name) else { return Err(format!("{name} did not run").into()) };
+        let caught = verdict.findings.iter().any(|finding| {
+            finding.requirement.as_deref() == Some(requirement)
+                && finding.message.contains("expected")
+                && finding.message.contains("but the implementation gave")
+        });
+        if verdict.kind != VerdictKind::Nonconformant || !caught {
+            return Err(format!("{name}: the bug against {requirement} was not reported: {verdict:#?}").into());
+        }
+    }
+    let right =
+        ["readiness-unknown-to-stalled", "readiness-recovers-after-stall", "completion-observer-bypasses-stability"];
+    for name in right {
+        match verdict(name) {
+            Some(verdict) if verdict.kind == VerdictKind::Identical => {}
+            other => return Err(format!("{name} should be identical: {other:#?}").into()),
+        }
+    }
+    if let Some(error) = run.verdicts().iter().find(|verdict| verdict.kind == VerdictKind::Error) {
+        return Err(format!("a wrong but well-formed adapter got an error: {error:#?}").into());
+    }
+    Ok(())
+}
+
+/// Broken adapters (harness/tests/fixtures/adapters) and the evidence their errors must show.
+const ADAPTER_FAULTS: [(&str, &str); 3] = [
+    ("banner", "output line 1: not JSON (expected value at line 1 column 1): monitor adapter v0.1 starting"),
+    ("missing-field", "no integer `at_ms`: {\"step\":0,\"status\":\"ready\""),
+    ("hang", "no end of output within the deadline of 1000 ms"),
+];
+
+/// A broken adapter is that scenario's `error` with the offending output, the run goes on to
+/// the next scenario, and nothing of its process group survives.
+fn adapter_fault(root: &Path, fault: &str, evidence: &str) -> Result<(), Failed> {
+    let plan = Plan { root: root.to_owned(), bless: false };
+    let mut adapter =
+        Adapter::new(&format!("sh {}", root.join(format!("harness/tests/fixtures/adapters/{fault}.sh")).display()));
+    adapter.deadline = std::time::Duration::from_millis(1000);
+    let filters = [
+        "monitor/readiness-ready-for-submit-ready-surface".to_owned(),
+        "monitor/readiness-unknown-to-stalled".to_owned(),
+    ];
+    let run =
+        check::check_adapter(&plan, &adapter, Family::Monitor, &KnownFailures::default(), &filters, false, &mut quiet);
+    if run.scenarios.len() != 2 {
+        return Err(format!("{fault}: {} scenarios ran, not 2", run.scenarios.len()).into());
+    }
+    for verdict in run.verdicts() {
+        let text: Vec<String> = verdict.findings.iter().map(ToString::to_string).collect();
+        let text = text.join("\n");
+        if verdict.kind != VerdictKind::Error || !text.contains(evidence) {
+            return Err(format!(
+                "{fault}: {} is {}, expected error with {evidence:?}:\n{text}",
+                verdict.scenario,
+                verdict.kind.as_str()
+            )
+            .into());
+        }
+    }
+    if fault == "hang" && marked_sleepers("317") > 0 {
+        return Err("processes of the hanging adapter outlived the check".into());
     }
     Ok(())
 }
