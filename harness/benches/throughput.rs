@@ -2,7 +2,9 @@
 //!
 //! - the whole scenario corpus in process, as scenarios per second;
 //! - the Log fold and the replay fold over a generated Log of 100k events, in events/s and
-//!   MB/s, beside a plain `serde_json` parse of the same bytes and the ratio to it.
+//!   MB/s, beside a plain `serde_json` parse of the same bytes and the ratio to it;
+//! - the lifecycle monitor over a generated stream of 1M observations (working spells, idle
+//!   flickers and unknown runs that stall), in observations/s.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -11,6 +13,7 @@ use std::time::{Duration, Instant};
 use gauntlet::driver::reference::Reference;
 use gauntlet::run::{self, Plan};
 use gauntlet_runtime::event::{Data, ErrorKind, Event, Payload, TerminalStatus};
+use gauntlet_runtime::monitor::{self, Monitor, Phase};
 use gauntlet_runtime::{log, replay};
 use serde_json::json;
 
@@ -55,7 +58,52 @@ fn main() -> anyhow::Result<()> {
     let (replay, items) = best_of(5, || replay::fold(&events, "gpt-5.5"));
     report("replay fold (from folded events)", replay, mb, parse);
     println!("replay produced {} input items", items.len());
+
+    let steps = generated_observations();
+    let (elapsed, n_results) = best_of(3, || {
+        let mut monitor = Monitor::new(Phase::Completion, monitor::Config::default());
+        steps.iter().enumerate().map(|(idx, step)| monitor.apply(idx, step).len()).sum::<usize>()
+    });
+    println!(
+        "monitor: {} observations in {:.1} ms: {:.0} observations/s ({n_results} results)",
+        steps.len(),
+        ms(elapsed),
+        steps.len() as f64 / elapsed.as_secs_f64()
+    );
     Ok(())
+}
+
+/// A completion phase's observations every 500 ms: working, an idle flicker, more work, a
+/// ready surface, and now and then an unknown run long enough to stall and recover.
+fn generated_observations() -> Vec<monitor::Step> {
+    use monitor::{BusinessState, InputMode, Observation};
+    let pattern = [
+        (BusinessState::Working, InputMode::Freeform),
+        (BusinessState::Idle, InputMode::Freeform),
+        (BusinessState::Working, InputMode::Modal),
+        (BusinessState::Idle, InputMode::Freeform),
+        (BusinessState::Idle, InputMode::Freeform),
+        (BusinessState::Idle, InputMode::Freeform),
+    ];
+    (0..1_000_000u64)
+        .map(|idx| {
+            let (business_state, input_mode) = if idx % 1000 >= 900 {
+                (BusinessState::Unknown, InputMode::Unknown)
+            } else {
+                pattern[(idx % pattern.len() as u64) as usize]
+            };
+            let observation = Observation {
+                availability: monitor::Availability::Supported,
+                business_state,
+                input_mode,
+                ui_context: "normal_prompt".to_owned(),
+                projection_text: Some(format!("answer {}", idx / 6)),
+                baseline_invalidated: false,
+                raw_output: None,
+            };
+            monitor::Step { at_ms: idx * 500, observe: Some(observation) }
+        })
+        .collect()
 }
 
 /// A Log of `N_EVENTS` events shaped like real turns: prompts, usage, tool pairs, answers,
