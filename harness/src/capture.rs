@@ -12,6 +12,9 @@
 //!
 //! JSON is canonical: sorted keys, compact lines (`outcome.json` is pretty-printed for review).
 
+use std::time::Duration;
+
+use gauntlet_mock_provider::Timing;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -44,6 +47,12 @@ pub struct Capture {
     pub stderr_tail: String,
     /// Side requests the mock answered outside the script (evidence only: not golden).
     pub side_requests: Vec<String>,
+    /// Each `session/cancel` the client sent (evidence only: not golden, real time differs run
+    /// to run).
+    pub cancels: Vec<Cancel>,
+    /// For each of `requests`, in order: when it arrived and when and how its response body
+    /// ended, on the same clock (evidence only: not golden).
+    pub timings: Vec<Timing>,
 }
 
 /// One Provider request as the mock saw it.
@@ -55,6 +64,15 @@ pub struct Request {
     pub response_index: Option<usize>,
     /// The JSON body (a string if it was not JSON).
     pub body: Value,
+}
+
+/// A `session/cancel` the client sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cancel {
+    /// The scenario turn it cancelled, from 0.
+    pub turn: usize,
+    /// When it was sent, as time since the mock started, on the mock's clock.
+    pub sent: Duration,
 }
 
 /// A turn's outcome as the agent answered `session/prompt` (not as the Log shows it).

@@ -204,8 +204,8 @@ fn check_one(plan: &Plan, profile: &Profile, driver: &dyn Driver, name: &str, pa
     Checked { verdict, evidence: Some(evidence(&capture)) }
 }
 
-/// The evidence kept for the JSON report: the golden files as JSON, the stderr tail, and the
-/// side requests answered.
+/// The evidence kept for the JSON report: the golden files as JSON, the stderr tail, the side
+/// requests answered, and when cancels were sent and each request's response ended.
 fn evidence(capture: &Capture) -> Value {
     let parse_lines = |text: &str| -> Vec<Value> {
         text.lines().map(|line| serde_json::from_str(line).unwrap_or(json!(line))).collect()
@@ -223,5 +223,10 @@ fn evidence(capture: &Capture) -> Value {
         "files": files,
         "stderr_tail": capture.stderr_tail,
         "side_requests": capture.side_requests,
+        "cancels": capture.cancels.iter().map(|cancel| json!({
+            "turn": cancel.turn + 1,
+            "sent_ms": cancel.sent.as_secs_f64() * 1000.0,
+        })).collect::<Vec<_>>(),
+        "timings": capture.timings,
     })
 }

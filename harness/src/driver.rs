@@ -12,9 +12,9 @@ pub mod reference;
 
 use std::path::Path;
 
-use gauntlet_mock_provider::provider::MockReport;
+use gauntlet_mock_provider::provider::MockProvider;
 
-use crate::capture::{Capture, Request};
+use crate::capture::{Cancel, Capture, Request};
 use crate::driver::conversation::Conversation;
 use crate::scenario::Scenario;
 
@@ -46,9 +46,16 @@ pub fn prepare_workspace(scenario: &Scenario, workspace: &Path, preload_path: Op
 }
 
 /// The Capture of a run: the conversation, the Log at `log_path` (if the implementation keeps
-/// one) and the mock's report.
-pub fn assemble(conversation: Conversation, log_path: Option<&Path>, report: MockReport) -> Capture {
+/// one) and what the mock saw so far. The client's cancels go on the mock's clock, beside the
+/// times of its requests.
+pub fn assemble(conversation: Conversation, log_path: Option<&Path>, mock: &MockProvider) -> Capture {
+    let report = mock.report();
     let mut capture = Capture {
+        cancels: conversation
+            .cancels
+            .iter()
+            .map(|&(turn, sent)| Cancel { turn, sent: mock.since_start(sent) })
+            .collect(),
         acp: conversation.live,
         acp_load: conversation.load,
         reported: conversation.reported,
@@ -62,6 +69,7 @@ pub fn assemble(conversation: Conversation, log_path: Option<&Path>, report: Moc
             Err(error) => capture.faults.push(format!("cannot read the Log {}: {error}", path.display())),
         }
     }
+    capture.timings = report.journal.iter().map(|entry| entry.timing).collect();
     capture.requests = report
         .journal
         .into_iter()

@@ -34,6 +34,14 @@ pub struct Scenario {
     /// The prompts, in order.
     #[serde(rename = "turn", default)]
     pub turns: Vec<Turn>,
+    /// How its clock compares with the one it was written for: 1 as loaded, the factor given
+    /// to [`Scenario::scaled`] after; the judge scales its own time bounds by it. Not a key.
+    #[serde(skip, default = "unscaled")]
+    pub time_scale: f64,
+}
+
+fn unscaled() -> f64 {
+    1.0
 }
 
 /// Runtime settings for a scenario.
@@ -154,6 +162,7 @@ impl Scenario {
             scaled.max(1)
         };
         let mut scenario = self.clone();
+        scenario.time_scale = self.time_scale * scale;
         scenario.config.stream_idle_timeout_ms = shrink(scenario.config.stream_idle_timeout_ms);
         scenario.config.turn_timeout_ms = shrink(scenario.config.turn_timeout_ms);
         for response in scenario.turns.iter_mut().flat_map(|turn| turn.respond.iter_mut()) {
@@ -349,6 +358,7 @@ mod tests {
         let fast = scenario.scaled(0.01);
         assert_eq!(fast.config.stream_idle_timeout_ms, 300);
         assert_eq!(fast.turns[0].respond[0].pause.unwrap().ms, 6000);
+        assert_eq!((scenario.time_scale, fast.time_scale, fast.scaled(0.5).time_scale), (1.0, 0.01, 0.005));
         assert_eq!(scenario.scaled(0.0).config.turn_timeout_ms, 1);
     }
 

@@ -1,8 +1,10 @@
-//! The record of every request the provider saw, and why unmatched ones were refused.
+//! The record of every request the provider saw, when its response ended, and why unmatched
+//! ones were refused.
 
 use std::fmt;
+use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 /// One request as received, with what answered it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -21,6 +23,57 @@ pub struct JournalEntry {
     pub accept: Option<String>,
     /// The body as JSON, or a JSON string of the raw text when it is not JSON.
     pub body: serde_json::Value,
+    /// When it arrived and when its response body ended.
+    pub timing: Timing,
+}
+
+/// When a request arrived and when its response body ended, as time since the provider started
+/// on tokio's clock (virtual on a paused runtime), so a client on the same runtime can compare
+/// its own moments with them (ACP-CANCEL-CLOSES-REQUEST).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Timing {
+    /// When the request arrived.
+    #[serde(rename = "received_ms", serialize_with = "millis")]
+    pub received: Duration,
+    /// When and how the response body ended; `None` while it is still open.
+    pub ended: Option<Ended>,
+}
+
+/// The end of a response body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Ended {
+    /// When, as time since the provider started.
+    #[serde(rename = "at_ms", serialize_with = "millis")]
+    pub at: Duration,
+    /// Who ended it.
+    pub how: StreamEnd,
+}
+
+/// Who ended a response body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamEnd {
+    /// The provider sent all of it: a clean end of body.
+    Finished,
+    /// The provider dropped the connection, as its script says.
+    Disconnected,
+    /// The client closed the connection (dropped the body) before the provider was done.
+    ClientClosed,
+}
+
+impl fmt::Display for StreamEnd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Finished => "finished by the provider",
+            Self::Disconnected => "disconnected by the provider's script",
+            Self::ClientClosed => "closed by the client",
+        })
+    }
+}
+
+/// A duration as fractional milliseconds, for readable JSON.
+fn millis<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_f64(duration.as_secs_f64() * 1000.0)
 }
 
 /// A request no script answered.

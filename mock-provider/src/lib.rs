@@ -6,7 +6,8 @@
 //!   mismatches and unconsumed responses ([`MockProvider::report`]).
 //! - [`dialect::responses::encode`] turns a response into [`Step`]s: bytes, pauses, aborts.
 //! - [`serve`] streams those steps over real loopback HTTP; [`play`] streams the same bytes
-//!   over an in-process channel that runs on Tokio's (pausable) clock.
+//!   over an in-process channel that runs on Tokio's (pausable) clock. Both consume a reply
+//!   through a [`Playback`], which notes in the journal when and how its body ended ([`Timing`]).
 //!
 //! - [`SideRequest`]s (title generation, classifiers) get canned answers outside the journal.
 //!
@@ -22,9 +23,9 @@ pub mod server;
 pub mod side;
 
 pub use dialect::{EncodeContext, Step};
-pub use in_process::{Chunk, play};
-pub use journal::{JournalEntry, Mismatch, MismatchReason};
-pub use provider::{MockProvider, MockReply, MockReport, MockRequest, Unconsumed};
+pub use in_process::{Chunk, Playback, play};
+pub use journal::{Ended, JournalEntry, Mismatch, MismatchReason, StreamEnd, Timing};
+pub use provider::{EndRecorder, MockProvider, MockReply, MockReport, MockRequest, Unconsumed};
 pub use script::{Call, Ending, Pause, ROOT, Reasoning, Response, Script, ScriptError, Usage};
 pub use server::{ServerHandle, serve};
 pub use side::{SideReply, SideRequest};

@@ -2,14 +2,16 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use bytes::Bytes;
 use serde::Serialize;
 use serde_json::{Value, json};
+use tokio::time::Instant;
 
 use crate::dialect::{EncodeContext, Step, responses};
-use crate::journal::{JournalEntry, Mismatch, MismatchReason};
+use crate::journal::{Ended, JournalEntry, Mismatch, MismatchReason, StreamEnd, Timing};
 use crate::script::{ROOT, Response, Script};
 use crate::side::{SideReply, SideRequest};
 
@@ -18,7 +20,10 @@ use crate::side::{SideReply, SideRequest};
 pub struct MockProvider {
     script: Script,
     side: Vec<SideRequest>,
-    state: Mutex<State>,
+    /// Shared with the [`EndRecorder`]s of replies still streaming.
+    state: Arc<Mutex<State>>,
+    /// Journal times count from here, on tokio's clock.
+    started: Instant,
 }
 
 #[derive(Debug, Default)]
@@ -53,6 +58,30 @@ pub struct MockReply {
     pub headers: Vec<(String, String)>,
     /// The body.
     pub steps: Vec<Step>,
+    /// Notes in the journal how the body ended; `None` for a side request (not journaled).
+    pub end: Option<EndRecorder>,
+}
+
+/// Records, once, when and how one journaled response body ended (the transport that plays
+/// the body calls it: see [`crate::in_process::Playback`]).
+#[derive(Debug, Clone)]
+pub struct EndRecorder {
+    state: Arc<Mutex<State>>,
+    started: Instant,
+    entry: usize,
+}
+
+impl EndRecorder {
+    /// Notes that the body ended now, unless an end was already noted.
+    pub fn record(&self, how: StreamEnd) {
+        let at = self.started.elapsed();
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(entry) = state.journal.get_mut(self.entry)
+            && entry.timing.ended.is_none()
+        {
+            entry.timing.ended = Some(Ended { at, how });
+        }
+    }
 }
 
 /// Scripted responses of one route that were never served.
@@ -112,7 +141,18 @@ pub fn route_for(path: &str) -> Option<&str> {
 impl MockProvider {
     /// A provider serving `script`.
     pub fn new(script: Script) -> Self {
-        Self { script, side: Vec::new(), state: Mutex::new(State { next_item: 1, ..State::default() }) }
+        Self {
+            script,
+            side: Vec::new(),
+            state: Arc::new(Mutex::new(State { next_item: 1, ..State::default() })),
+            started: Instant::now(),
+        }
+    }
+
+    /// `instant` as the journal writes times: time since this provider was made, on tokio's
+    /// clock (zero for an earlier instant).
+    pub fn since_start(&self, instant: Instant) -> Duration {
+        instant.saturating_duration_since(self.started)
     }
 
     /// Also answers these side requests, outside the script and the journal.
@@ -159,7 +199,10 @@ impl MockProvider {
                 Ok(value) => value.clone(),
                 Err(_) => Value::String(String::from_utf8_lossy(&request.body).into_owned()),
             },
+            timing: Timing { received: self.started.elapsed(), ended: None },
         });
+        let end =
+            Some(EndRecorder { state: Arc::clone(&self.state), started: self.started, entry: state.journal.len() - 1 });
         let (index, route, response) = match decision {
             Ok(found) => found,
             Err(reason) => {
@@ -170,7 +213,7 @@ impl MockProvider {
                     "message": format!("unmatched request {mismatch}"),
                 }});
                 state.mismatches.push(mismatch);
-                return json_reply(status, Vec::new(), Bytes::from(body.to_string()));
+                return MockReply { end, ..json_reply(status, Vec::new(), Bytes::from(body.to_string())) };
             }
         };
         state.cursors.insert(route.to_owned(), index + 1);
@@ -182,7 +225,7 @@ impl MockProvider {
         };
         state.next_item += response.item_count();
         drop(state);
-        stream_reply(response, &ctx)
+        MockReply { end, ..stream_reply(response, &ctx) }
     }
 
     /// The index of the next response and its route key, or why there is none.
@@ -248,12 +291,13 @@ fn stream_reply(response: &Response, ctx: &EncodeContext) -> MockReply {
             ("cache-control".to_owned(), "no-cache".to_owned()),
         ],
         steps: responses::encode(response, ctx),
+        end: None,
     }
 }
 
 fn json_reply(status: u16, mut headers: Vec<(String, String)>, body: Bytes) -> MockReply {
     headers.insert(0, ("content-type".to_owned(), "application/json".to_owned()));
-    MockReply { status, headers, steps: vec![Step::Bytes(body)] }
+    MockReply { status, headers, steps: vec![Step::Bytes(body)], end: None }
 }
 
 #[cfg(test)]

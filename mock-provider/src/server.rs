@@ -16,10 +16,9 @@ use hyper::service::service_fn;
 use hyper::{Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
 use tokio::task::{JoinHandle, JoinSet};
 
-use crate::in_process::{Chunk, play};
+use crate::in_process::{Chunk, Playback};
 use crate::provider::{MockProvider, MockRequest};
 
 /// A running server; dropping it (or [`ServerHandle::shutdown`]) stops accepting and closes
@@ -99,9 +98,10 @@ async fn handle(
     let request =
         MockRequest { method: parts.method.as_str().to_owned(), path: parts.uri.path().to_owned(), headers, body };
     let reply = provider.respond(request);
-    let mut response = hyper::Response::new(StepBody { rx: play(reply.steps) });
-    *response.status_mut() = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    for (name, value) in reply.headers {
+    let (status, headers) = (reply.status, reply.headers.clone());
+    let mut response = hyper::Response::new(StepBody { playback: Playback::start(reply) });
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    for (name, value) in headers {
         if let (Ok(name), Ok(value)) = (HeaderName::try_from(name), HeaderValue::try_from(value)) {
             response.headers_mut().append(name, value);
         }
@@ -109,10 +109,11 @@ async fn handle(
     Ok(response)
 }
 
-/// A response body fed by [`play`]: pauses simply wait, an abort fails the body so hyper
-/// drops the connection without ending the chunked body.
+/// A response body fed by a [`Playback`]: pauses simply wait, an abort fails the body so hyper
+/// drops the connection without ending the chunked body. Hyper drops it when the client closes
+/// the connection mid-body, which the journal notes.
 struct StepBody {
-    rx: mpsc::Receiver<Chunk>,
+    playback: Playback,
 }
 
 /// The body error that makes hyper abort the connection.
@@ -125,7 +126,7 @@ impl Body for StepBody {
     type Error = ScriptedDisconnect;
 
     fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        self.rx.poll_recv(cx).map(|chunk| {
+        self.playback.poll_recv(cx).map(|chunk| {
             chunk.map(|chunk| match chunk {
                 Chunk::Data(bytes) => Ok(Frame::data(bytes)),
                 Chunk::Abort => Err(ScriptedDisconnect),
@@ -144,6 +145,7 @@ mod tests {
 
     use super::*;
     use crate::dialect::Step;
+    use crate::in_process::play;
     use crate::script::{Call, Ending, Pause, Response, Script};
 
     fn script() -> Script {
@@ -223,6 +225,40 @@ mod tests {
         assert_eq!(report.unconsumed[0].route, "side");
         assert!(!report.is_strictly_satisfied());
         server.shutdown();
+    }
+
+    #[tokio::test]
+    async fn a_client_closing_mid_body_is_noted_in_the_journal() {
+        use crate::journal::StreamEnd;
+
+        let held =
+            Response { text: vec!["a".into()], pause: Some(Pause { after: 1, ms: 3_600_000 }), ..Response::default() };
+        let provider = Arc::new(MockProvider::new(Script::root(vec![held, Response::default()])));
+        let server = serve(Arc::clone(&provider), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+
+        let response = client.request(request(&server.base_url(), "/v1/responses")).await.unwrap();
+        let mut body = response.into_body();
+        assert!(body.frame().await.unwrap().unwrap().is_data());
+        let cancelled_at = tokio::time::Instant::now();
+        drop(body);
+        let mut ended = None;
+        for _ in 0..200 {
+            ended = provider.report().journal[0].timing.ended;
+            if ended.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let ended = ended.expect("the server notices the closed connection");
+        assert_eq!(ended.how, StreamEnd::ClientClosed);
+        assert!(ended.at >= provider.since_start(cancelled_at));
+
+        let response = client.request(request(&server.base_url(), "/v1/responses")).await.unwrap();
+        response.into_body().collect().await.unwrap();
+        let timing = provider.report().journal[1].timing;
+        assert_eq!(timing.ended.map(|ended| ended.how), Some(StreamEnd::Finished));
+        assert!(timing.received <= timing.ended.unwrap().at);
     }
 
     #[tokio::test]

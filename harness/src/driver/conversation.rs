@@ -47,6 +47,9 @@ pub struct Conversation {
     pub torn_tail: Option<TornTail>,
     /// What went wrong talking to the agent.
     pub faults: Vec<String>,
+    /// Each `session/cancel`: the scenario turn it cancelled, and when it was sent on tokio's
+    /// clock.
+    pub cancels: Vec<(usize, tokio::time::Instant)>,
 }
 
 /// Plays `scenario` against agents started by `launch`, in `workspace`; then, with
@@ -138,13 +141,17 @@ async fn live(
     };
     conversation.session_id = Some(session_id.clone());
     let mut outcome = Ok(());
-    for turn in &scenario.turns {
+    for (turn_idx, turn) in scenario.turns.iter().enumerate() {
         if turn.reload {
             finish(client, ended, &mut conversation.live).await?;
             (client, ended) = connect(launch, patience, &mut conversation.live).await?;
             load(&mut client, &session_id, workspace).await?;
         }
-        outcome = play_turn(&mut client, &session_id, turn).await.map(|reported| conversation.reported.push(reported));
+        let mut cancels = Vec::new();
+        outcome = play_turn(&mut client, &session_id, turn, &mut cancels)
+            .await
+            .map(|reported| conversation.reported.push(reported));
+        conversation.cancels.extend(cancels.into_iter().map(|sent| (turn_idx, sent)));
         if outcome.is_err() {
             break;
         }
@@ -185,7 +192,13 @@ async fn load(client: &mut Client, session_id: &str, workspace: &Path) -> Result
     }))
 }
 
-async fn play_turn(client: &mut Client, session_id: &str, turn: &Turn) -> Result<Reported, ClientError> {
+/// Plays one turn; notes in `cancels` when it sent `session/cancel`.
+async fn play_turn(
+    client: &mut Client,
+    session_id: &str,
+    turn: &Turn,
+    cancels: &mut Vec<tokio::time::Instant>,
+) -> Result<Reported, ClientError> {
     for line in &turn.raw {
         client.send_raw(line).await?;
         while !is_response(&client.next("the answer to a raw line").await?) {}
@@ -203,7 +216,7 @@ async fn play_turn(client: &mut Client, session_id: &str, turn: &Turn) -> Result
         if let Some(now) = moment.take().filter(|now| !fired.contains(now)) {
             fired.push(now);
             if turn.cancel == Some(now) {
-                client.notify("session/cancel", json!({"sessionId": session_id})).await?;
+                cancels.push(client.cancel(session_id).await?);
             }
             if turn.busy_prompt == Some(now) {
                 busy_id = Some(
@@ -222,7 +235,7 @@ async fn play_turn(client: &mut Client, session_id: &str, turn: &Turn) -> Result
         };
     };
     if turn.cancel == Some(Trigger::Answered) {
-        client.notify("session/cancel", json!({"sessionId": session_id})).await?;
+        cancels.push(client.cancel(session_id).await?);
     }
     if let Some(busy) = busy_id
         && !client

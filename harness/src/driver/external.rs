@@ -164,7 +164,7 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
         },
     };
     let log_path = conversation.session_id.as_deref().and_then(log_path);
-    let mut capture = assemble(conversation, log_path.as_deref(), mock.report());
+    let mut capture = assemble(conversation, log_path.as_deref(), &mock);
     capture.stderr_tail = stderr.collect().await;
     if !capture.faults.is_empty() && !capture.stderr_tail.trim().is_empty() {
         let tail = capture.stderr_tail.trim_end();

@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gauntlet_mock_provider::in_process::{self, Chunk};
+use gauntlet_mock_provider::in_process::{Chunk, Playback};
 use gauntlet_mock_provider::provider::{MockProvider, MockRequest};
 use gauntlet_mock_provider::server;
 use gauntlet_runtime::SessionConfig;
@@ -133,7 +133,7 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
     let conversation = conversation::converse(scenario, workspace.path(), &mut launch, patience, true).await;
     let log_path =
         conversation.session_id.as_ref().map(|session_id| SessionConfig::new(session_id, workspace.path()).log_path());
-    assemble(conversation, log_path.as_deref(), mock.report())
+    assemble(conversation, log_path.as_deref(), &mock)
 }
 
 /// A [`Transport`] that hands requests straight to a [`MockProvider`]: no socket, same bytes.
@@ -150,10 +150,18 @@ impl Transport for InProcess {
                 headers: request.headers,
                 body: request.body,
             });
+            let (status, headers) = (reply.status, reply.headers.clone());
             let (sender, receiver) = tokio::sync::mpsc::channel(1);
-            let mut chunks = in_process::play(reply.steps);
+            let mut playback = Playback::start(reply);
             tokio::spawn(async move {
-                while let Some(chunk) = chunks.recv().await {
+                loop {
+                    // The runtime dropping the body closes the request at once, as a socket
+                    // would: dropping the playback notes it (ACP-CANCEL-CLOSES-REQUEST).
+                    let chunk = tokio::select! {
+                        chunk = playback.recv() => chunk,
+                        () = sender.closed() => break,
+                    };
+                    let Some(chunk) = chunk else { break };
                     let item = match chunk {
                         Chunk::Data(bytes) => Ok(bytes),
                         Chunk::Abort => Err(TransportError("connection reset by the provider".to_owned())),
@@ -163,7 +171,7 @@ impl Transport for InProcess {
                     }
                 }
             });
-            Ok(HttpResponse { status: reply.status, headers: reply.headers, body: Body::Channel(receiver) })
+            Ok(HttpResponse { status, headers, body: Body::Channel(receiver) })
         })
     }
 }

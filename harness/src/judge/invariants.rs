@@ -5,6 +5,7 @@
 
 mod audit_only_not_replayed;
 mod busy_prompt_refused;
+mod cancel_closes_request;
 mod client_text_once;
 mod error_data_complete;
 mod failure_evidence_complete;
@@ -60,6 +61,7 @@ pub const ALL: &[Invariant] = &[
     retries_bounded::INVARIANT,
     no_duplicate_assistant::INVARIANT,
     error_data_complete::INVARIANT,
+    cancel_closes_request::INVARIANT,
 ];
 
 /// Runs every invariant.
