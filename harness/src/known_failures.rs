@@ -33,6 +33,10 @@ pub struct KnownFailure {
     pub requirement: Option<String>,
     /// Why it fails, for the reader.
     pub reason: String,
+    /// It does not fail on every run (a race inside the implementation, which the reason must
+    /// explain): when it passes it is not stale. Use sparingly: it hides a fix until removed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flaky: bool,
 }
 
 /// One failure a run found: a scenario and the requirement of a finding (`None` for a fault or
@@ -119,7 +123,9 @@ impl KnownFailures {
         comparison.stale = self
             .failures
             .iter()
-            .filter(|known| ran.contains(&known.scenario) && !failures.iter().any(|failure| known.covers(failure)))
+            .filter(|known| {
+                !known.flaky && ran.contains(&known.scenario) && !failures.iter().any(|failure| known.covers(failure))
+            })
             .cloned()
             .collect();
         comparison
@@ -131,14 +137,20 @@ impl KnownFailures {
         let mut entries: Vec<KnownFailure> = failures
             .iter()
             .map(|failure| {
-                let reason = self
+                let listed = self
                     .failures
                     .iter()
-                    .find(|known| known.scenario == failure.scenario && known.requirement == failure.requirement)
-                    .map_or_else(|| format!("REVIEW: {}", failure.message), |known| known.reason.clone());
-                KnownFailure { scenario: failure.scenario.clone(), requirement: failure.requirement.clone(), reason }
+                    .find(|known| known.scenario == failure.scenario && known.requirement == failure.requirement);
+                KnownFailure {
+                    scenario: failure.scenario.clone(),
+                    requirement: failure.requirement.clone(),
+                    reason: listed.map_or_else(|| format!("REVIEW: {}", failure.message), |known| known.reason.clone()),
+                    flaky: listed.is_some_and(|known| known.flaky),
+                }
             })
             .collect();
+        // A flaky entry that passed this time stays: passing is what it sometimes does.
+        entries.extend(self.failures.iter().filter(|known| known.flaky).cloned());
         entries.sort();
         entries.dedup();
         KnownFailures { failures: entries }
@@ -157,6 +169,9 @@ impl KnownFailures {
                 let _ = writeln!(out, "requirement = {}", toml_string(requirement));
             }
             let _ = writeln!(out, "reason = {}", toml_string(&failure.reason));
+            if failure.flaky {
+                let _ = writeln!(out, "flaky = true");
+            }
         }
         out
     }
@@ -176,7 +191,24 @@ mod tests {
     }
 
     fn known(scenario: &str, requirement: Option<&str>) -> KnownFailure {
-        KnownFailure { scenario: scenario.into(), requirement: requirement.map(str::to_owned), reason: "r".into() }
+        KnownFailure {
+            scenario: scenario.into(),
+            requirement: requirement.map(str::to_owned),
+            reason: "r".into(),
+            flaky: false,
+        }
+    }
+
+    #[test]
+    fn a_flaky_entry_that_passes_is_not_stale_and_survives_an_update() {
+        let flaky = KnownFailure { flaky: true, ..known("a", Some("R1")) };
+        let file = KnownFailures { failures: vec![flaky.clone()] };
+        let comparison = file.compare(&[], &["a".to_owned()]);
+        assert!(comparison.stale.is_empty() && comparison.unexpected.is_empty());
+        assert_eq!(file.updated(&[]).failures, std::slice::from_ref(&flaky));
+        let again = file.updated(&failures(&[nonconformant("a", "R1")]));
+        assert_eq!(again.failures, [flaky]);
+        assert!(again.to_toml("x").contains("flaky = true"));
     }
 
     #[test]
