@@ -125,7 +125,7 @@ struct AppServerForm {
 
 impl Default for AppServerForm {
     fn default() -> AppServerForm {
-        AppServerForm::from(AppServer::default())
+        AppServerForm { thread_read: None, ..AppServerForm::from(AppServer::default()) }
     }
 }
 

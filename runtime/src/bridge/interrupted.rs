@@ -128,6 +128,8 @@ pub struct GateDecision {
     pub next_poll_after_ms: Option<u64>,
     /// The defer marker after the decision; `None` when absent or cleared.
     pub defer_state: Option<GateState>,
+    /// Whether a defer marker is set after the decision.
+    pub defer_marked: bool,
     /// Whether the explicit-interrupt marker is still set after the decision.
     pub explicit_marked: bool,
 }
@@ -172,10 +174,12 @@ pub fn decide(markers: &mut Markers, snapshot: &Snapshot, now_ms: u64, observer_
         hot_poll: false,
         next_poll_after_ms: None,
         defer_state: None,
+        defer_marked: false,
         explicit_marked: false,
     };
     let finish = |mut decision: GateDecision, markers: &Markers| {
         decision.defer_state = markers.deferred.get(&key).cloned();
+        decision.defer_marked = decision.defer_state.is_some();
         decision.explicit_marked = markers.explicit_interrupt.contains(&key);
         if let Some(state) = &decision.defer_state {
             decision.first_seen_at_ms = Some(state.first_seen_at_ms);
