@@ -125,7 +125,14 @@ struct AppServerForm {
 
 impl Default for AppServerForm {
     fn default() -> AppServerForm {
-        AppServerForm { thread_read: None, ..AppServerForm::from(AppServer::default()) }
+        let stub = AppServer::default();
+        AppServerForm {
+            thread_read: None,
+            thread_read_json: None,
+            steer_errors: stub.steer_errors,
+            steer_error: stub.steer_error,
+            started_turn_id: stub.started_turn_id,
+        }
     }
 }
 
@@ -164,7 +171,9 @@ fn one_of(name: &str, value: Option<Value>, json: Option<String>) -> Result<Valu
     match (value, json) {
         (Some(_), Some(_)) => Err(format!("give `{name}` or `{name}_json`, not both")),
         (Some(value), None) => Ok(value),
-        (None, Some(text)) => serde_json::from_str(&text).map_err(|error| format!("`{name}_json` is not JSON: {error}")),
+        (None, Some(text)) => {
+            serde_json::from_str(&text).map_err(|error| format!("`{name}_json` is not JSON: {error}"))
+        }
         (None, None) => Ok(Value::Null),
     }
 }
@@ -412,7 +421,7 @@ pub struct Record {
 #[serde(tag = "record", rename_all = "snake_case")]
 pub enum Body {
     /// A normalized `thread/read`.
-    Snapshot(SnapshotRecord),
+    Snapshot(Box<SnapshotRecord>),
     /// A thread row after merge (or as returned by the pipeline).
     Thread(ThreadRecord),
     /// A terminal gate decision.
@@ -420,7 +429,7 @@ pub enum Body {
     /// A turn lifecycle event of `DiffSnapshot`.
     Event(DiffEvent),
     /// The stored row and snapshot state after a step.
-    Stored(Stored),
+    Stored(Box<Stored>),
     /// What operator input or `/stop` did.
     Decision(Decision),
     /// A structured lifecycle diagnostic.
@@ -531,7 +540,15 @@ pub struct Log {
 
 impl Log {
     fn new(event: LogEvent) -> Log {
-        Log { event, reason: None, thread_id: None, turn_id: None, status: None, generation: None, current_generation: None }
+        Log {
+            event,
+            reason: None,
+            thread_id: None,
+            turn_id: None,
+            status: None,
+            generation: None,
+            current_generation: None,
+        }
     }
 
     fn for_turn(event: LogEvent, turn: &TurnRef) -> Log {
@@ -593,7 +610,9 @@ impl Bridge {
     pub fn apply(&mut self, step_idx: usize, step: &Step) -> Vec<Record> {
         let now_ms = step.at_ms;
         let bodies = match &step.action {
-            Action::Read(read) => vec![Body::Snapshot(SnapshotRecord::of(snapshot::from_thread_read(&read.result)))],
+            Action::Read(read) => {
+                vec![Body::Snapshot(Box::new(SnapshotRecord::of(snapshot::from_thread_read(&read.result))))]
+            }
             Action::Merge(read) => {
                 let merged = self.merged(&snapshot::from_thread_read(&read.result));
                 vec![Body::Thread(ThreadRecord::of(&merged))]

@@ -6,9 +6,9 @@
 use serde_json::Value;
 
 use super::interrupted::{self, GateAction, GateDecision, GateReason, TurnRef};
+use super::merge::ThreadRow;
 use super::snapshot::{self, DiffEvent};
 use super::{Body, Bridge, Log, LogEvent, ThreadRecord, reason_text};
-use super::merge::ThreadRow;
 
 /// When a thread that is neither active nor waiting is polled again.
 pub const IDLE_POLL_MS: u64 = 30_000;
@@ -35,13 +35,14 @@ impl Bridge {
         if let Some(thread) = &refreshed.thread {
             bodies.push(Body::Thread(ThreadRecord::of(thread)));
         }
-        bodies.push(Body::Stored(self.stored(now_ms)));
+        bodies.push(Body::Stored(Box::new(self.stored(now_ms))));
         bodies
     }
 
     /// Normalize, merge, gate and store one `thread/read` result; a nil result changes nothing.
     pub(super) fn refresh(&mut self, read: &Value, now_ms: u64) -> Refreshed {
-        let mut refreshed = Refreshed { decision: None, logs: Vec::new(), events: Vec::new(), thread: self.thread.clone() };
+        let mut refreshed =
+            Refreshed { decision: None, logs: Vec::new(), events: Vec::new(), thread: self.thread.clone() };
         if read.is_null() {
             return refreshed;
         }

@@ -70,7 +70,9 @@ pub fn implies_active(error: &str) -> bool {
         return false;
     }
     let lowered = error.to_lowercase();
-    ["active turn", "activeturn", "already active", "in-flight", "not steerable"].iter().any(|needle| lowered.contains(needle))
+    ["active turn", "activeturn", "already active", "in-flight", "not steerable"]
+        .iter()
+        .any(|needle| lowered.contains(needle))
 }
 
 /// The turn an "expected active turn id … but found …" error names: the last UUID in the message.
@@ -103,7 +105,11 @@ fn last_uuid(text: &str) -> Option<String> {
         }
         true
     };
-    (0..bytes.len()).rev().find(|start| is_uuid_at(*start)).and_then(|start| text.get(start..start + 36)).map(str::to_owned)
+    (0..bytes.len())
+        .rev()
+        .find(|start| is_uuid_at(*start))
+        .and_then(|start| text.get(start..start + 36))
+        .map(str::to_owned)
 }
 
 /// `activeThreadReplyText`: the refusal that promises no parallel turn was started.
@@ -113,7 +119,9 @@ pub fn active_thread_reply(label: &str, turn_id: &str, error: Option<&str>) -> S
             "{label} is already active, but Codex did not accept input for active turn {turn_id}: {error}. I did not start a parallel turn."
         ),
         (Some(error), true) => {
-            format!("{label} is already active, but Codex did not accept input: {error}. I did not start a parallel turn.")
+            format!(
+                "{label} is already active, but Codex did not accept input: {error}. I did not start a parallel turn."
+            )
         }
         (None, false) => format!(
             "{label} is already active. Reply to the current live turn card to steer turn {turn_id}, or wait for completion. I did not start a parallel turn."
@@ -126,7 +134,14 @@ pub fn active_thread_reply(label: &str, turn_id: &str, error: Option<&str>) -> S
 
 impl Bridge {
     fn decision(outcome: Outcome, reply: String, calls: Vec<String>) -> Decision {
-        Decision { outcome, reply, turn_id: String::new(), calls, steer_error: String::new(), default_mode_override: false }
+        Decision {
+            outcome,
+            reply,
+            turn_id: String::new(),
+            calls,
+            steer_error: String::new(),
+            default_mode_override: false,
+        }
     }
 
     /// The stored thread `thread_id` names (`""` is the stored thread), or the refusal.
@@ -163,7 +178,7 @@ impl Bridge {
             Err(refusal) => refusal,
             Ok(stored) => self.send_input(stored, &input.route_turn_id, now_ms),
         };
-        vec![Body::Decision(decision), Body::Stored(self.stored(now_ms))]
+        vec![Body::Decision(decision), Body::Stored(Box::new(self.stored(now_ms)))]
     }
 
     fn send_input(&mut self, stored: ThreadRow, route_turn_id: &str, now_ms: u64) -> Decision {
@@ -262,7 +277,7 @@ impl Bridge {
             }
         };
         decision.default_mode_override = matches!(decision.outcome, Outcome::AlreadyIdle | Outcome::InterruptRequested);
-        vec![Body::Decision(decision), Body::Stored(self.stored(now_ms))]
+        vec![Body::Decision(decision), Body::Stored(Box::new(self.stored(now_ms)))]
     }
 }
 

@@ -29,7 +29,8 @@ fn check_file(path: &Path) -> Result<usize, String> {
             return Err(format!("missing header `{key}`"));
         }
     }
-    let kind = toml::from_str::<toml::Table>(&text).ok().and_then(|header| header.get("kind")?.as_str().map(str::to_owned));
+    let kind =
+        toml::from_str::<toml::Table>(&text).ok().and_then(|header| header.get("kind")?.as_str().map(str::to_owned));
     if !kind.as_deref().is_some_and(|kind| KINDS.contains(&kind)) {
         return Err(format!("unknown kind {kind:?}"));
     }
@@ -46,11 +47,14 @@ fn check_file(path: &Path) -> Result<usize, String> {
     for (step_idx, step) in steps.into_iter().enumerate() {
         let toml::Value::Table(mut step) = step else { return Err(format!("step {step_idx} is not a table")) };
         let expect = step.remove("expect");
-        let step: Step = toml::Value::Table(step).try_into().map_err(|error: toml::de::Error| format!("step {step_idx}: {error}"))?;
+        let step: Step = toml::Value::Table(step)
+            .try_into()
+            .map_err(|error: toml::de::Error| format!("step {step_idx}: {error}"))?;
         let records = bridge.apply(step_idx, &step);
         let Some(expect) = expect else { continue };
         let expect: Value = expect.try_into().map_err(|error: toml::de::Error| error.to_string())?;
-        let actual: Vec<Value> = records.iter().map(|record| serde_json::to_value(record).unwrap_or(Value::Null)).collect();
+        let actual: Vec<Value> =
+            records.iter().map(|record| serde_json::to_value(record).unwrap_or(Value::Null)).collect();
         let Value::Array(expect) = expect else { return Err(format!("step {step_idx}: expect is not an array")) };
         let pretty = serde_json::to_string_pretty(&actual).unwrap_or_default();
         if expect.len() != actual.len() {
