@@ -74,11 +74,17 @@ impl Sessions {
         let mut bodies = Vec::new();
         if self.is_current(generation) {
             self.live_connected = false;
-            bodies.push(Body::Log(Log { generation: Some(generation), ..Log::new(LogEvent::AppserverLiveEventLoopClosed) }));
+            bodies.push(Body::Log(Log {
+                generation: Some(generation),
+                ..Log::new(LogEvent::AppserverLiveEventLoopClosed)
+            }));
             if !cancelled {
                 LIVE_LOOP_CLOSED.clone_into(&mut self.repair_request);
                 LIVE_LOOP_CLOSED.clone_into(&mut self.repair_last_reason);
-                bodies.push(Body::Log(Log { reason: Some(LIVE_LOOP_CLOSED.to_owned()), ..Log::new(LogEvent::RepairRequested) }));
+                bodies.push(Body::Log(Log {
+                    reason: Some(LIVE_LOOP_CLOSED.to_owned()),
+                    ..Log::new(LogEvent::RepairRequested)
+                }));
             }
         } else {
             bodies.push(Body::Log(Log {
@@ -219,7 +225,8 @@ mod tests {
 
     #[test]
     fn stale_payloads_are_ignored() {
-        let mut client = ClientState { started: true, generation: 2, pending: vec!["1".into()], ..ClientState::default() };
+        let mut client =
+            ClientState { started: true, generation: 2, pending: vec!["1".into()], ..ClientState::default() };
         assert!(!client.handle(PayloadKind::Response, 1, "1").accepted);
         assert!(!client.handle(PayloadKind::ServerRequest, 1, "req-stale").accepted);
         assert!(!client.handle(PayloadKind::Notification, 1, "").accepted);

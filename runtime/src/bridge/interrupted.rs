@@ -285,7 +285,10 @@ mod tests {
         let mut markers = marked();
         let decision = decide(&mut markers, &interrupted(), 0, 10_000);
         assert_eq!((decision.action, decision.reason), (GateAction::Defer, GateReason::EmptyInterrupted));
-        assert_eq!((decision.grace_ms, decision.next_poll_after_ms, decision.expires_at_ms), (120_000, Some(10_000), Some(120_000)));
+        assert_eq!(
+            (decision.grace_ms, decision.next_poll_after_ms, decision.expires_at_ms),
+            (120_000, Some(10_000), Some(120_000))
+        );
         assert_eq!(decision.defer_state.map(|state| state.seen_count), Some(1));
     }
 
@@ -297,16 +300,23 @@ mod tests {
         assert_eq!(decision.action, GateAction::Defer);
         let decision = decide(&mut markers, &interrupted(), 90_000, 1_000);
         assert_eq!((decision.action, decision.reason), (GateAction::Accept, GateReason::GraceExpired));
-        assert_eq!(decision.defer_state.map(|state| (state.seen_count, state.last_decision)), Some((3, GateAction::Accept)));
+        assert_eq!(
+            decision.defer_state.map(|state| (state.seen_count, state.last_decision)),
+            Some((3, GateAction::Accept))
+        );
     }
 
     #[test]
     fn recovery_clears_the_marker() {
         let mut markers = marked();
         decide(&mut markers, &interrupted(), 0, 5_000);
-        let recovered = Snapshot { latest_turn_status: "inProgress".into(), thread_status: "active".into(), ..interrupted() };
+        let recovered =
+            Snapshot { latest_turn_status: "inProgress".into(), thread_status: "active".into(), ..interrupted() };
         let decision = decide(&mut markers, &recovered, 15_000, 5_000);
-        assert_eq!((decision.action, decision.reason, decision.hot_poll), (GateAction::Recover, GateReason::SnapshotRecovered, true));
+        assert_eq!(
+            (decision.action, decision.reason, decision.hot_poll),
+            (GateAction::Recover, GateReason::SnapshotRecovered, true)
+        );
         assert!(decision.defer_state.is_none());
     }
 
@@ -315,7 +325,10 @@ mod tests {
         let mut markers = marked();
         markers.explicit_interrupt.insert(TurnRef { thread_id: "thread-1".into(), turn_id: "turn-1".into() });
         let decision = decide(&mut markers, &interrupted(), 0, 0);
-        assert_eq!((decision.action, decision.reason, decision.explicit_marked), (GateAction::Accept, GateReason::ExplicitInterrupt, true));
+        assert_eq!(
+            (decision.action, decision.reason, decision.explicit_marked),
+            (GateAction::Accept, GateReason::ExplicitInterrupt, true)
+        );
         let decision = decide(&mut Markers::default(), &interrupted(), 0, 0);
         assert_eq!(decision.reason, GateReason::NotTelegramOrigin);
     }

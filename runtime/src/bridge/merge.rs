@@ -79,7 +79,12 @@ mod tests {
     use super::*;
 
     fn row(status: &str, active_turn_id: &str) -> ThreadRow {
-        ThreadRow { id: "t".into(), status: status.into(), active_turn_id: active_turn_id.into(), ..ThreadRow::default() }
+        ThreadRow {
+            id: "t".into(),
+            status: status.into(),
+            active_turn_id: active_turn_id.into(),
+            ..ThreadRow::default()
+        }
     }
 
     #[test]

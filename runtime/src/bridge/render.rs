@@ -60,8 +60,14 @@ pub struct Rendered {
 /// Runs one helper.
 pub fn call(render: &Render) -> Rendered {
     let value = &render.value;
-    let mut rendered =
-        Rendered { helper: render.helper, text: None, options: None, messages: None, payload: None, contains_nil: false };
+    let mut rendered = Rendered {
+        helper: render.helper,
+        text: None,
+        options: None,
+        messages: None,
+        payload: None,
+        contains_nil: false,
+    };
     match render.helper {
         Helper::RpcString => rendered.text = Some(rpc_string(value)),
         Helper::StringValue => rendered.text = Some(string_value(value, &render.fallback)),
@@ -200,8 +206,7 @@ pub fn choice_options(payload: &Value) -> Vec<String> {
                 .and_then(|question| question.get("options"))
                 .and_then(Value::as_array)
         });
-    list.map(|choices| choices.iter().map(choice_label).filter(|label| !label.is_empty()).collect())
-        .unwrap_or_default()
+    list.map(|choices| choices.iter().map(choice_label).filter(|label| !label.is_empty()).collect()).unwrap_or_default()
 }
 
 /// The callback text for a choice answer: the upstream refusal when the option carries no text.
@@ -316,14 +321,16 @@ mod tests {
 
     #[test]
     fn choices_fall_back_past_nil_labels() {
-        let options = json!([{"text": "a"}, {"value": "b"}, {"label": "c"}, {"label": "<nil>", "text": "d"}, {}, "<nil>"]);
+        let options =
+            json!([{"text": "a"}, {"value": "b"}, {"label": "c"}, {"label": "<nil>", "text": "d"}, {}, "<nil>"]);
         assert_eq!(choice_options(&json!({ "options": options })), ["a", "b", "c", "d"]);
         assert_eq!(choice_options(&json!({"questions": [{ "options": options }]})), ["a", "b", "c", "d"]);
     }
 
     #[test]
     fn summary_removes_the_nil_literal() {
-        let summary = json!({"latest_turn_status": "<nil>", "entries": [{"phase": "<nil>", "text": "Before <nil> after"}]});
+        let summary =
+            json!({"latest_turn_status": "<nil>", "entries": [{"phase": "<nil>", "text": "Before <nil> after"}]});
         assert_eq!(summary_messages(&summary), ["Before  after"]);
     }
 

@@ -196,8 +196,11 @@ pub fn from_thread_read(result: &Value) -> Snapshot {
             WaitingFlag::Reply => snapshot.waiting_on_reply = waiting,
         }
     }
-    let items: Vec<Item> =
-        turn.get("items").and_then(Value::as_array).map(|items| items.iter().filter_map(item).collect()).unwrap_or_default();
+    let items: Vec<Item> = turn
+        .get("items")
+        .and_then(Value::as_array)
+        .map(|items| items.iter().filter_map(item).collect())
+        .unwrap_or_default();
     fill_from_items(&mut snapshot, &items);
     normalize_finalized_turn(&mut snapshot);
     snapshot.completion_fp = completion_fp(&snapshot.latest_turn_id, &snapshot.latest_turn_status);
@@ -443,7 +446,11 @@ pub struct DiffEvent {
 /// `DiffSnapshot`, turn lifecycle only: a new turn starts, a new completion fingerprint completes it.
 pub fn diff(previous: &SnapshotState, snapshot: &Snapshot) -> Vec<DiffEvent> {
     let mut events = Vec::new();
-    let event = |kind| DiffEvent { kind, turn_id: snapshot.latest_turn_id.clone(), status: snapshot.latest_turn_status.clone() };
+    let event = |kind| DiffEvent {
+        kind,
+        turn_id: snapshot.latest_turn_id.clone(),
+        status: snapshot.latest_turn_status.clone(),
+    };
     if !snapshot.latest_turn_id.is_empty() && snapshot.latest_turn_id != previous.last_seen_turn_id {
         events.push(event(DiffKind::TurnStarted));
     }
@@ -504,7 +511,10 @@ mod tests {
         let snapshot = read(json!("idle"), json!("inProgress"), final_answer());
         assert_eq!((snapshot.latest_turn_status.as_str(), snapshot.thread_status.as_str()), ("completed", "idle"));
         let snapshot = read(json!("active"), json!("interrupted"), final_answer());
-        assert_eq!((snapshot.latest_turn_status.as_str(), snapshot.thread_status.as_str()), ("interrupted", "completed"));
+        assert_eq!(
+            (snapshot.latest_turn_status.as_str(), snapshot.thread_status.as_str()),
+            ("interrupted", "completed")
+        );
         assert_eq!(snapshot.active_turn_id, "");
     }
 }

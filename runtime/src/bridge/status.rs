@@ -52,7 +52,10 @@ pub fn is_terminal(status: &str) -> bool {
 /// The app-server notion of live, used only by final-answer normalization; it ignores `waitingOn`.
 pub fn looks_live(status: &str) -> bool {
     let lowered = status.trim().to_lowercase();
-    lowered == "active" || lowered.starts_with("active[") || lowered.contains("inprogress") || lowered.contains("running")
+    lowered == "active"
+        || lowered.starts_with("active[")
+        || lowered.contains("inprogress")
+        || lowered.contains("running")
 }
 
 /// The daemon notion of active for polling and input: a known active turn, or a status that
