@@ -18,12 +18,35 @@
 //!
 //! # Format
 //!
-//! [`Config`], [`Step`] and [`Record`] are the adapter protocol: another implementation reads the
-//! config as one JSON line, then one [`Step`] per line, and writes one [`Record`] per line.
-//! A step is `{"at_ms": 0, "do": {"<action>": {...}}}`; every record is a flat object with
-//! `step`, `at_ms`, `record` and its payload fields.
-//! Arbitrary app-server payloads are JSON values; where a scenario file (TOML, which has no null)
-//! needs a null, the `*_json` twin of the field takes the same value as JSON text.
+//! [`Config`], [`Step`] and [`Record`] are the adapter protocol (docs/adapters.md): another
+//! implementation reads the config, then one [`Step`] per line, and writes one [`Record`] per line.
+//! A step is `{"at_ms": 0, "do": {"<action>": {...}}}`; every record is a flat object with `step`,
+//! `at_ms`, `record` (what it is) and its fields. Arbitrary app-server payloads are JSON values;
+//! where a scenario file (TOML, which has no null) needs a null, the `*_json` twin of the field
+//! takes the same value as JSON text. Given both, or JSON text that does not parse, is an error.
+//!
+//! | action (`do.<name>`) | arguments | records |
+//! | --- | --- | --- |
+//! | `read` | `result` or `result_json`: a `thread/read` result (absent or null: nil) | `snapshot` |
+//! | `merge` | the same | `thread` |
+//! | `poll` | the same | `gate`, `log`s, `event`s, `thread`, `stored` (a nil read: `thread`, `stored`) |
+//! | `gate` | `snapshot`: the fields of a `snapshot` record | `gate` |
+//! | `terminal_log` | `snapshot` | a `log` when it is a terminal Telegram-origin turn, else nothing |
+//! | `input` | `text`, `route_turn_id` (the replied-to card's turn), `thread_id` | `decision`, `stored` |
+//! | `stop` | `thread_id` | `decision`, `stored` |
+//! | `ensure_sessions`, `repair` | none (`{}`) | `session` |
+//! | `live_loop_exit` | `generation`, `cancelled` | `log`s, `session` |
+//! | `live_event` | `generation` | `live_event` |
+//! | `client_start` | `initialize_error` | `client` |
+//! | `client_payload` | `kind` (`response`, `server_request`, `resolved`, `notification`), `generation`, `id` | `delivery`, `client` |
+//! | `client_request` | `method` | `request` |
+//! | `render` | `helper`, `value` or `value_json`, `fallback`, `key`, `answer`, `ts` | `rendered` |
+//!
+//! Records: `snapshot` ([`SnapshotRecord`]), `thread` ([`ThreadRecord`]), `gate`
+//! ([`GateDecision`]), `event` ([`DiffEvent`]), `stored` ([`Stored`]), `decision`
+//! ([`Decision`]), `log` ([`Log`]), `session` ([`Sessions`]), `live_event`
+//! ([`LiveEventOutcome`]), `client` ([`ClientState`]), `delivery` ([`Delivery`]), `request`
+//! ([`RequestOutcome`]), `rendered` ([`render::Rendered`]); each type's fields are its keys.
 
 pub mod fingerprint;
 pub mod generation;

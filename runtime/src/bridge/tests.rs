@@ -96,3 +96,40 @@ fn steps_round_trip_through_json() {
     let error = toml::from_str::<Step>("at_ms = 0\ndo.read = { result_json = '{' }\n").unwrap_err();
     assert!(error.to_string().contains("line 2"), "{error}");
 }
+
+#[test]
+fn a_config_survives_the_protocol_header() {
+    let text = r#"
+observer_poll_ms = 0
+thread = { id = "t", status = "active", active_turn_id = "u" }
+telegram_origin = [{ thread_id = "t", turn_id = "u" }]
+app_server = { thread_read_json = '{"thread": {"id": "t", "status": null}}', steer_errors = ["no active turn"] }
+"#;
+    let config: Config = toml::from_str(text).unwrap();
+    assert_eq!(config.app_server.thread_read["thread"]["status"], Value::Null);
+    let json = serde_json::to_value(&config).unwrap();
+    assert_eq!(serde_json::from_value::<Config>(json).unwrap(), config);
+    assert_eq!(serde_json::from_value::<Config>(serde_json::json!({})).unwrap(), Config::default());
+    let error = toml::from_str::<Config>("app_server = { thread_read = {}, thread_read_json = '{}' }").unwrap_err();
+    assert!(error.to_string().contains("not both"), "{error}");
+}
+
+#[test]
+fn every_action_survives_the_protocol_line() {
+    let lines = [
+        r#"{"at_ms":0,"do":{"merge":{"result":{"id":"t"}}}}"#,
+        r#"{"at_ms":0,"do":{"gate":{"snapshot":{"thread_id":"t","tool":null}}}}"#,
+        r#"{"at_ms":0,"do":{"input":{"text":"hi","route_turn_id":"u"}}}"#,
+        r#"{"at_ms":0,"do":{"stop":{}}}"#,
+        r#"{"at_ms":0,"do":{"ensure_sessions":{}}}"#,
+        r#"{"at_ms":0,"do":{"live_loop_exit":{"generation":1}}}"#,
+        r#"{"at_ms":0,"do":{"client_payload":{"kind":"notification","generation":1}}}"#,
+        r#"{"at_ms":0,"do":{"render":{"helper":"rpc_string","value":null}}}"#,
+    ];
+    for line in lines {
+        let step: Step = serde_json::from_str(line).unwrap();
+        let again: Step = serde_json::from_str(&serde_json::to_string(&step).unwrap()).unwrap();
+        assert_eq!(again, step, "{line}");
+    }
+    assert!(serde_json::from_str::<Step>(r#"{"at_ms":0,"do":{"stop":{"thread":"t"}}}"#).is_err());
+}
