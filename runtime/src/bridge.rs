@@ -12,6 +12,7 @@
 //! - [`steer`]: operator input to steer, fall back to `turn/start`, or block; `/stop`.
 //! - [`interrupted`]: the deferred `interrupted` terminal gate.
 //! - [`poll`]: normalize, merge, gate, store: the observer's pipeline.
+//! - [`live`]: live notifications to turn lifecycle events.
 //! - [`generation`]: generation-aware live and poll sessions and the RPC client.
 //! - [`render`]: the nil-safe helpers behind every Telegram-visible text.
 //! - [`status`] and [`fingerprint`]: the status vocabulary and SHA-1 fingerprints.
@@ -31,6 +32,7 @@
 //! | `merge` | the same | `thread` |
 //! | `poll` | the same | `gate`, `log`s, `event`s, `thread`, `stored` (a nil read: `thread`, `stored`) |
 //! | `gate` | `snapshot`: the fields of a `snapshot` record | `gate` |
+//! | `notification` | `method`, `params` or `params_json`: a live app-server notification | `event`s |
 //! | `terminal_log` | `snapshot` | a `log` when it is a terminal Telegram-origin turn, else nothing |
 //! | `input` | `text`, `route_turn_id` (the replied-to card's turn), `thread_id` | `decision`, `stored` |
 //! | `stop` | `thread_id` | `decision`, `stored` |
@@ -51,6 +53,7 @@
 pub mod fingerprint;
 pub mod generation;
 pub mod interrupted;
+pub mod live;
 pub mod merge;
 pub mod poll;
 pub mod render;
@@ -232,6 +235,40 @@ impl From<ThreadRead> for ThreadReadForm {
     }
 }
 
+/// One live app-server notification: `method` and `params` (or `params_json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "NotificationForm", into = "NotificationForm")]
+pub struct Notification {
+    /// `turn/started`, `turn/completed`, `item/completed`, ...
+    pub method: String,
+    /// The params; `null` when neither form is given.
+    pub params: Value,
+}
+
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NotificationForm {
+    method: String,
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    params: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    params_json: Option<String>,
+}
+
+impl TryFrom<NotificationForm> for Notification {
+    type Error = String;
+
+    fn try_from(form: NotificationForm) -> Result<Notification, String> {
+        Ok(Notification { method: form.method, params: one_of("params", form.params, form.params_json)? })
+    }
+}
+
+impl From<Notification> for NotificationForm {
+    fn from(notification: Notification) -> NotificationForm {
+        NotificationForm { method: notification.method, params: Some(notification.params), params_json: None }
+    }
+}
+
 /// A snapshot given directly, in the vocabulary of the `snapshot` record.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -392,6 +429,8 @@ pub enum Action {
     Poll(ThreadRead),
     /// `decideTelegramOriginEmptyInterruptedTerminal` on a given snapshot: records one `gate`.
     Gate(GivenSnapshot),
+    /// `NormalizeAppServerLiveEvent`: records `event`s (none for anything but the turn lifecycle).
+    Notification(Notification),
     /// `maybeLogTelegramOriginTerminal`: a `log` when the snapshot is a terminal Telegram-origin turn.
     TerminalLog(GivenSnapshot),
     /// Operator input (`sendInputToThreadTurn`): records `decision`, `stored`.
@@ -643,6 +682,9 @@ impl Bridge {
             Action::Poll(read) => self.poll(&read.result, now_ms),
             Action::Gate(given) => {
                 vec![Body::Gate(interrupted::decide(&mut self.markers, &given.snapshot, now_ms, self.observer_poll_ms))]
+            }
+            Action::Notification(notification) => {
+                live::events(&notification.method, &notification.params).into_iter().map(Body::Event).collect()
             }
             Action::TerminalLog(given) => self.terminal_log(&given.snapshot).map(Body::Log).into_iter().collect(),
             Action::Input(input) => self.input(input, now_ms),

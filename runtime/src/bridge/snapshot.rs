@@ -430,6 +430,8 @@ pub enum DiffKind {
     TurnStarted,
     /// A terminal turn whose completion fingerprint is new.
     TurnCompleted,
+    /// A live `final_answer` item (live notifications only).
+    FinalAnswer,
 }
 
 /// One observer event of `DiffSnapshot` (the turn lifecycle subset).
