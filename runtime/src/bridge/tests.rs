@@ -11,11 +11,15 @@ const HEADER_KEYS: [&str; 5] = ["title", "kind", "covers", "source", "behaviour"
 const KINDS: [&str; 6] =
     ["bridge.normalize", "bridge.merge", "bridge.steer", "bridge.interrupted", "bridge.generation", "bridge.render"];
 
-/// `expected` is a subset of `actual`: objects by key, arrays and scalars by equality.
+/// `expected` is a subset of `actual` as the harness judges it (docs/scenario-format.md): objects
+/// key by key, arrays element by element with the same length, scalars by equality.
 fn is_subset(expected: &Value, actual: &Value) -> bool {
     match (expected, actual) {
         (Value::Object(expected), Value::Object(actual)) => {
             expected.iter().all(|(key, value)| actual.get(key).is_some_and(|found| is_subset(value, found)))
+        }
+        (Value::Array(expected), Value::Array(actual)) => {
+            expected.len() == actual.len() && expected.iter().zip(actual).all(|(want, got)| is_subset(want, got))
         }
         _ => expected == actual,
     }
@@ -44,12 +48,17 @@ fn check_file(path: &Path) -> Result<usize, String> {
     }
     let mut bridge = Bridge::new(config);
     let mut n_checked = 0;
+    let mut last_at_ms = 0;
     for (step_idx, step) in steps.into_iter().enumerate() {
         let toml::Value::Table(mut step) = step else { return Err(format!("step {step_idx} is not a table")) };
         let expect = step.remove("expect");
         let step: Step = toml::Value::Table(step)
             .try_into()
             .map_err(|error: toml::de::Error| format!("step {step_idx}: {error}"))?;
+        if step.at_ms < last_at_ms {
+            return Err(format!("step {step_idx} goes back in time"));
+        }
+        last_at_ms = step.at_ms;
         let records = bridge.apply(step_idx, &step);
         let Some(expect) = expect else { continue };
         let expect: Value = expect.try_into().map_err(|error: toml::de::Error| error.to_string())?;
