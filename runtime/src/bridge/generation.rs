@@ -52,13 +52,13 @@ impl Sessions {
     /// `ensureSessions`: start what is not connected, each start a new generation; a connected session is left alone.
     pub fn ensure(&mut self) -> Sessions {
         if !self.live_connected {
-            self.live_starts += 1;
-            self.live_generation += 1;
+            self.live_starts = self.live_starts.saturating_add(1);
+            self.live_generation = self.live_generation.saturating_add(1);
             self.live_connected = true;
         }
         if !self.poll_connected {
-            self.poll_starts += 1;
-            self.poll_generation += 1;
+            self.poll_starts = self.poll_starts.saturating_add(1);
+            self.poll_generation = self.poll_generation.saturating_add(1);
             self.poll_connected = true;
         }
         self.clone()
@@ -101,8 +101,8 @@ impl Sessions {
     pub fn repair(&mut self) -> Sessions {
         self.live_connected = false;
         self.poll_connected = false;
-        self.live_generation += 1;
-        self.poll_generation += 1;
+        self.live_generation = self.live_generation.saturating_add(1);
+        self.poll_generation = self.poll_generation.saturating_add(1);
         self.repair_request.clear();
         self.ensure()
     }
@@ -170,10 +170,10 @@ impl ClientState {
     /// `Start`: a started client is shared; a failed `initialize` leaves it unstarted with nothing pending.
     pub fn start(&mut self, initialize_error: &str) -> ClientState {
         if !self.started {
-            self.initialize_count += 1;
+            self.initialize_count = self.initialize_count.saturating_add(1);
             if initialize_error.is_empty() {
                 self.started = true;
-                self.generation += 1;
+                self.generation = self.generation.saturating_add(1);
                 self.start_error.clear();
             } else {
                 self.pending.clear();
@@ -192,7 +192,7 @@ impl ClientState {
                 PayloadKind::Response => self.pending.retain(|pending| pending != id),
                 PayloadKind::ServerRequest => self.server_requests.push(id.to_owned()),
                 PayloadKind::Resolved => self.server_requests.retain(|stored| stored != id),
-                PayloadKind::Notification => self.broadcasts += 1,
+                PayloadKind::Notification => self.broadcasts = self.broadcasts.saturating_add(1),
             }
         }
         Delivery { kind, generation, id: id.to_owned(), accepted }

@@ -201,7 +201,7 @@ pub fn decide(markers: &mut Markers, snapshot: &Snapshot, now_ms: u64, observer_
                 || snapshot.waiting_on_approval
                 || snapshot.waiting_on_reply;
             if decision.hot_poll {
-                decision.next_poll_after_ms = Some(now_ms + hot_poll_interval_ms);
+                decision.next_poll_after_ms = Some(now_ms.saturating_add(hot_poll_interval_ms));
             }
             let mut decision = finish(decision, markers);
             decision.first_seen_at_ms = Some(existing.first_seen_at_ms);
@@ -231,7 +231,7 @@ pub fn decide(markers: &mut Markers, snapshot: &Snapshot, now_ms: u64, observer_
     let state = markers.deferred.entry(key.clone()).or_insert(GateState {
         first_seen_at_ms: now_ms,
         last_seen_at_ms: now_ms,
-        expires_at_ms: now_ms + decision.grace_ms,
+        expires_at_ms: now_ms.saturating_add(decision.grace_ms),
         next_poll_after_ms: None,
         hot_poll_interval_ms,
         seen_count: 0,
@@ -239,13 +239,13 @@ pub fn decide(markers: &mut Markers, snapshot: &Snapshot, now_ms: u64, observer_
         last_reason: reason,
     });
     state.last_seen_at_ms = now_ms;
-    state.seen_count += 1;
+    state.seen_count = state.seen_count.saturating_add(1);
     if now_ms >= state.expires_at_ms {
         state.last_decision = GateAction::Accept;
         state.last_reason = GateReason::GraceExpired;
         decision.reason = GateReason::GraceExpired;
     } else {
-        let next_poll_after_ms = now_ms + hot_poll_interval_ms;
+        let next_poll_after_ms = now_ms.saturating_add(hot_poll_interval_ms);
         state.next_poll_after_ms = Some(next_poll_after_ms);
         state.hot_poll_interval_ms = hot_poll_interval_ms;
         state.last_decision = GateAction::Defer;

@@ -71,8 +71,8 @@ impl Bridge {
         let waiting = snapshot.waiting_on_approval || snapshot.waiting_on_reply;
         let next_poll_after_ms = match decision.next_poll_after_ms {
             Some(hot) if decision.hot_poll => hot,
-            _ if merged.looks_active() || waiting => now_ms + self.observer_poll_ms,
-            _ => now_ms + IDLE_POLL_MS,
+            _ if merged.looks_active() || waiting => now_ms.saturating_add(self.observer_poll_ms),
+            _ => now_ms.saturating_add(IDLE_POLL_MS),
         };
         self.snapshot_state = snapshot::compact(&snapshot, Some(next_poll_after_ms));
         refreshed.logs.extend(self.terminal_log(&snapshot));

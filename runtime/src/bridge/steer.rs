@@ -249,7 +249,7 @@ impl Bridge {
             self.snapshot_state.last_completion_fp.clear();
             self.snapshot_state.last_final_fp.clear();
         }
-        self.snapshot_state.next_poll_after_ms = Some(now_ms + HOT_POLL_TICK_MS);
+        self.snapshot_state.next_poll_after_ms = Some(now_ms.saturating_add(HOT_POLL_TICK_MS));
     }
 
     /// `interruptTurn`: idle unless something is really running; an interrupt is marked explicit.
