@@ -44,6 +44,17 @@
 //! | `client_request` | `method` | `request` |
 //! | `render` | `helper`, `value` or `value_json`, `fallback`, `key`, `answer`, `ts` | `rendered` |
 //!
+//! | config key | default | meaning |
+//! | --- | --- | --- |
+//! | `observer_poll_ms` | `5000` | the observer poll interval (grace and hot-poll times derive from it) |
+//! | `thread` | none | the stored row: `id`, `title`, `project`, `cwd`, `status`, `active_turn_id` |
+//! | `snapshot` | empty | the stored snapshot state (the `snapshot` field of a `stored` record) |
+//! | `telegram_origin`, `explicit_interrupt` | `[]` | marked turns, `{ thread_id, turn_id }` |
+//! | `armed_steer_turn_id` | `""` | a turn an earlier card action armed for steering |
+//! | `app_server` | see [`AppServer`] | `thread_read` (or `thread_read_json`), `steer_errors`, `steer_error`, `started_turn_id` |
+//! | `sessions` | both connected, generation 0 | the live and poll sessions ([`Sessions`]) |
+//! | `client` | not started, generation 0 | one RPC client ([`ClientState`]) |
+//!
 //! Records: `snapshot` ([`SnapshotRecord`]), `thread` ([`ThreadRecord`]), `gate`
 //! ([`GateDecision`]), `event` ([`DiffEvent`]), `stored` ([`Stored`]), `decision`
 //! ([`Decision`]), `log` ([`Log`]), `session` ([`Sessions`]), `live_event`
