@@ -3,13 +3,38 @@
 
 use std::path::Path;
 
+use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Bridge, Config, Step};
+use super::{Action, Bridge, Config, Step};
 
-const HEADER_KEYS: [&str; 5] = ["title", "kind", "covers", "source", "behaviour"];
 const KINDS: [&str; 6] =
     ["bridge.normalize", "bridge.merge", "bridge.steer", "bridge.interrupted", "bridge.generation", "bridge.render"];
+
+/// A scenario file as docs/scenario-format.md "Lifecycle scenarios" describes it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    title: String,
+    kind: String,
+    covers: Vec<String>,
+    source: String,
+    behaviour: String,
+    #[serde(default)]
+    config: Config,
+    #[serde(rename = "step")]
+    steps: Vec<FileStep>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileStep {
+    at_ms: u64,
+    #[serde(rename = "do")]
+    action: Action,
+    #[serde(default)]
+    expect: Option<Vec<toml::Value>>,
+}
 
 /// `expected` is a subset of `actual` as the harness judges it (docs/scenario-format.md): objects
 /// key by key, arrays element by element with the same length, scalars by equality.
@@ -27,44 +52,39 @@ fn is_subset(expected: &Value, actual: &Value) -> bool {
 
 fn check_file(path: &Path) -> Result<usize, String> {
     let text = std::fs::read_to_string(path).map_err(|error| error.to_string())?;
-    let mut table: toml::Table = toml::from_str(&text).map_err(|error| error.to_string())?;
-    for key in HEADER_KEYS {
-        if table.remove(key).is_none() {
-            return Err(format!("missing header `{key}`"));
-        }
+    let file: File = toml::from_str(&text).map_err(|error| error.to_string())?;
+    if !KINDS.contains(&file.kind.as_str()) {
+        return Err(format!("unknown kind {:?}", file.kind));
     }
-    let kind =
-        toml::from_str::<toml::Table>(&text).ok().and_then(|header| header.get("kind")?.as_str().map(str::to_owned));
-    if !kind.as_deref().is_some_and(|kind| KINDS.contains(&kind)) {
-        return Err(format!("unknown kind {kind:?}"));
+    if file.title.is_empty() || file.source.is_empty() {
+        return Err("a title and a source are required".to_owned());
     }
-    let config: Config = match table.remove("config") {
-        Some(config) => config.try_into().map_err(|error: toml::de::Error| format!("config: {error}"))?,
-        None => Config::default(),
-    };
-    let Some(toml::Value::Array(steps)) = table.remove("step") else { return Err("no [[step]]".to_owned()) };
-    if let Some(key) = table.keys().next() {
-        return Err(format!("unknown key `{key}`"));
+    if file.covers.is_empty() || !file.covers.iter().all(|id| id.starts_with("BRIDGE-")) {
+        return Err(format!("covers must name BRIDGE- ids: {:?}", file.covers));
     }
-    let mut bridge = Bridge::new(config);
+    if !matches!(file.behaviour.as_str(), "requirement" | "reference") {
+        return Err(format!("unknown behaviour {:?}", file.behaviour));
+    }
+    if file.steps.is_empty() {
+        return Err("no [[step]]".to_owned());
+    }
+    let mut bridge = Bridge::new(file.config);
     let mut n_checked = 0;
     let mut last_at_ms = 0;
-    for (step_idx, step) in steps.into_iter().enumerate() {
-        let toml::Value::Table(mut step) = step else { return Err(format!("step {step_idx} is not a table")) };
-        let expect = step.remove("expect");
-        let step: Step = toml::Value::Table(step)
-            .try_into()
-            .map_err(|error: toml::de::Error| format!("step {step_idx}: {error}"))?;
-        if step.at_ms < last_at_ms {
+    for (step_idx, file_step) in file.steps.into_iter().enumerate() {
+        if file_step.at_ms < last_at_ms {
             return Err(format!("step {step_idx} goes back in time"));
         }
-        last_at_ms = step.at_ms;
+        last_at_ms = file_step.at_ms;
+        let step = Step { at_ms: file_step.at_ms, action: file_step.action };
+        let line = serde_json::to_string(&step).map_err(|error| error.to_string())?;
+        let step: Step = serde_json::from_str(&line).map_err(|error| format!("step {step_idx} as JSON: {error}"))?;
         let records = bridge.apply(step_idx, &step);
-        let Some(expect) = expect else { continue };
-        let expect: Value = expect.try_into().map_err(|error: toml::de::Error| error.to_string())?;
+        let Some(expect) = file_step.expect else { continue };
+        let expect: Vec<Value> =
+            expect.into_iter().map(|table| serde_json::to_value(table).unwrap_or(Value::Null)).collect();
         let actual: Vec<Value> =
             records.iter().map(|record| serde_json::to_value(record).unwrap_or(Value::Null)).collect();
-        let Value::Array(expect) = expect else { return Err(format!("step {step_idx}: expect is not an array")) };
         let pretty = serde_json::to_string_pretty(&actual).unwrap_or_default();
         if expect.len() != actual.len() {
             return Err(format!("step {step_idx}: expected {} records, got {}:\n{pretty}", expect.len(), actual.len()));
