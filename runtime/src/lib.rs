@@ -14,10 +14,12 @@
 //! - [`acp`]: the runtime as an ACP agent; [`acp::stop_reason`] tells how a Turn ended.
 //! - [`monitor`]: readiness and completion judged from a timed stream of terminal-UI
 //!   observations (the houmao lifecycle contract).
+//! - [`bridge`]: the codex-tg bridge's turn lifecycle normalization (ADR-012), step by step, as a reference.
 //!
 //! The runtime knows nothing about scenarios, the harness or the mock provider.
 
 pub mod acp;
+pub mod bridge;
 pub mod canonical;
 pub mod event;
 pub mod ids;

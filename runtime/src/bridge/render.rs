@@ -1,0 +1,344 @@
+//! Nil-safe rendering (ADR-012 "Nil-Safe Rendering Contract", part B.2.9): missing, null, empty and
+//! literal `"<nil>"` payload values are absent, so no Go stringification artifact reaches Telegram.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::Render;
+
+/// A helper a `render` step calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Helper {
+    /// [`rpc_string`] of `value`.
+    RpcString,
+    /// [`string_value`] of `value` with `fallback`.
+    StringValue,
+    /// [`payload_string`] of `value`.
+    PayloadString,
+    /// [`map_string`] of `value` (a map) at `key`.
+    MapString,
+    /// [`render_command`] of `value`.
+    RenderCommand,
+    /// [`clean_tool_text`] of `value`'s text.
+    CleanToolText,
+    /// [`clean_nil_literal`] of `value`'s text.
+    CleanNilLiteral,
+    /// [`render_event_msg`] of `ts` and `value`.
+    EventMsg,
+    /// [`summary_messages`] of `value`.
+    Summary,
+    /// [`choice_options`] of `value`.
+    ChoiceOptions,
+    /// [`answer_choice`] of `value`.
+    AnswerChoice,
+    /// [`user_input_response`] of `value` and `answer`.
+    UserInputResponse,
+}
+
+/// A helper's output: `text`, `options`, `messages` or `payload`, whichever the helper makes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Rendered {
+    /// The helper.
+    pub helper: Helper,
+    /// A text result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Choice labels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub options: Option<Vec<String>>,
+    /// Telegram messages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Vec<String>>,
+    /// A JSON payload to send.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Value>,
+    /// Whether any output contains the nil literal (upstream's `telegram_render_contains_nil` marker).
+    pub contains_nil: bool,
+}
+
+/// Runs one helper.
+pub fn call(render: &Render) -> Rendered {
+    let value = &render.value;
+    let mut rendered = Rendered {
+        helper: render.helper,
+        text: None,
+        options: None,
+        messages: None,
+        payload: None,
+        contains_nil: false,
+    };
+    match render.helper {
+        Helper::RpcString => rendered.text = Some(rpc_string(value)),
+        Helper::StringValue => rendered.text = Some(string_value(value, &render.fallback)),
+        Helper::PayloadString => rendered.text = Some(payload_string(Some(value))),
+        Helper::MapString => {
+            rendered.text = Some(value.as_object().map(|map| map_string(map, &render.key)).unwrap_or_default());
+        }
+        Helper::RenderCommand => rendered.text = Some(render_command(value)),
+        Helper::CleanToolText => rendered.text = Some(clean_tool_text(&plain_text(value))),
+        Helper::CleanNilLiteral => rendered.text = Some(clean_nil_literal(&plain_text(value))),
+        Helper::EventMsg => rendered.text = Some(render_event_msg(&render.ts, value)),
+        Helper::Summary => rendered.messages = Some(summary_messages(value)),
+        Helper::ChoiceOptions => rendered.options = Some(choice_options(value)),
+        Helper::AnswerChoice => rendered.text = Some(answer_choice(value)),
+        Helper::UserInputResponse => rendered.payload = Some(user_input_response(value, &render.answer)),
+    }
+    let texts = [
+        rendered.text.clone().unwrap_or_default(),
+        rendered.options.clone().unwrap_or_default().join("\n"),
+        rendered.messages.clone().unwrap_or_default().join("\n"),
+        rendered.payload.as_ref().map(Value::to_string).unwrap_or_default(),
+    ];
+    rendered.contains_nil = texts.iter().any(|text| text.contains(NIL_LITERAL));
+    rendered
+}
+
+/// The literal Go prints for a nil value; upstream payloads carry it as data.
+pub const NIL_LITERAL: &str = "<nil>";
+
+/// A value's text the way Go's `%v` shows scalars; objects and arrays as compact JSON.
+fn plain_text(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(text) => text.clone(),
+        Value::Number(number) => match number.as_f64() {
+            Some(float) if float.fract() == 0.0 && float.abs() < 1e15 => format!("{}", float as i64),
+            _ => number.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+/// `rpcString`: nil, `""`, blanks and `"<nil>"` are `""`; anything else is its trimmed text (`42.0` is `"42"`).
+pub fn rpc_string(value: &Value) -> String {
+    let text = plain_text(value).trim().to_owned();
+    if text == NIL_LITERAL { String::new() } else { text }
+}
+
+/// `stringValue`: a string unless it is the nil literal; a non-string is the fallback.
+pub fn string_value(value: &Value, fallback: &str) -> String {
+    match value {
+        Value::String(text) if text.trim() != NIL_LITERAL => text.clone(),
+        _ => fallback.to_owned(),
+    }
+}
+
+/// `payloadString`: nil is `""`, otherwise the trimmed text with the nil literal removed.
+pub fn payload_string(value: Option<&Value>) -> String {
+    value.map(rpc_string).unwrap_or_default()
+}
+
+/// `payloadMapString`: one key of a map, nil-safe.
+pub fn map_string(map: &Map<String, Value>, key: &str) -> String {
+    payload_string(map.get(key))
+}
+
+/// `firstPayloadString`: the first key whose value is meaningful.
+pub fn first_string(map: &Map<String, Value>, keys: &[&str]) -> String {
+    keys.iter().map(|key| map_string(map, key)).find(|text| !text.is_empty()).unwrap_or_default()
+}
+
+/// `cleanTelegramNilLiteral`: every `"<nil>"` substring removed, before entity offsets are computed.
+pub fn clean_nil_literal(text: &str) -> String {
+    text.replace(NIL_LITERAL, "")
+}
+
+/// `cleanToolText`: empty, nil and empty-container renderings are no text at all.
+pub fn clean_tool_text(text: &str) -> String {
+    let trimmed = text.trim();
+    if matches!(trimmed, "" | NIL_LITERAL | "{}" | "[]" | "map[]") { String::new() } else { trimmed.to_owned() }
+}
+
+/// `renderCommand`: a command's label, skipping nil-like parts; `""` when nothing meaningful remains.
+pub fn render_command(value: &Value) -> String {
+    match value {
+        Value::Array(parts) => {
+            let parts: Vec<String> = parts.iter().map(rpc_string).filter(|part| !part.is_empty()).collect();
+            parts.join(" ")
+        }
+        Value::Object(map) => {
+            for key in ["command", "cmd", "input", "text"] {
+                if let Some(found) = map.get(key) {
+                    let text = render_command(found);
+                    if !text.is_empty() {
+                        return text;
+                    }
+                }
+            }
+            let from_arguments = match map.get("arguments") {
+                Some(Value::String(json)) => match serde_json::from_str::<Value>(json) {
+                    Ok(Value::Object(arguments)) => arguments.get("cmd").map(render_command).unwrap_or_default(),
+                    _ => String::new(),
+                },
+                Some(Value::Object(arguments)) => arguments.get("cmd").map(render_command).unwrap_or_default(),
+                _ => String::new(),
+            };
+            if !from_arguments.is_empty() {
+                return from_arguments;
+            }
+            first_string(map, &["name", "tool"])
+        }
+        other => clean_tool_text(&rpc_string(other)),
+    }
+}
+
+/// The label of one choice: a string, or the first meaningful `label`, `text` or `value`.
+fn choice_label(choice: &Value) -> String {
+    match choice {
+        Value::Object(map) => first_string(map, &["label", "text", "value"]),
+        other => rpc_string(other),
+    }
+}
+
+/// `extractChoiceOptions`: the option labels of a plan or question payload, nil-like entries skipped.
+///
+/// Looks at `choices`, `options`, `suggestions`, `responses`, then `questions[0].options`.
+pub fn choice_options(payload: &Value) -> Vec<String> {
+    let Value::Object(map) = payload else { return Vec::new() };
+    let list = ["choices", "options", "suggestions", "responses"]
+        .iter()
+        .find_map(|key| map.get(*key).and_then(Value::as_array))
+        .or_else(|| {
+            map.get("questions")
+                .and_then(Value::as_array)
+                .and_then(|questions| questions.first())
+                .and_then(|question| question.get("options"))
+                .and_then(Value::as_array)
+        });
+    list.map(|choices| choices.iter().map(choice_label).filter(|label| !label.is_empty()).collect()).unwrap_or_default()
+}
+
+/// The callback text for a choice answer: the upstream refusal when the option carries no text.
+pub fn answer_choice(payload: &Value) -> String {
+    let text = match payload {
+        Value::Object(map) => first_string(map, &["text", "label", "value"]),
+        other => rpc_string(other),
+    };
+    if text.is_empty() { "Answer option is empty.".to_owned() } else { text }
+}
+
+/// The `requestUserInput` response: the answer under `text`, `value`, `response` and `input`, and
+/// `answers` keyed by question id only for ids that are meaningful (the key is left out when none are).
+pub fn user_input_response(request: &Value, answer: &str) -> Value {
+    let mut response = Map::new();
+    for key in ["text", "value", "response", "input"] {
+        response.insert(key.to_owned(), Value::String(answer.to_owned()));
+    }
+    let mut answers = Map::new();
+    if let Some(questions) = request.get("questions").and_then(Value::as_array) {
+        for question in questions {
+            let id = question.as_object().map(|map| map_string(map, "id")).unwrap_or_default();
+            if !id.is_empty() {
+                answers.insert(id, serde_json::json!({ "answers": [answer] }));
+            }
+        }
+    }
+    if !answers.is_empty() {
+        response.insert("answers".to_owned(), Value::Object(answers));
+    }
+    Value::Object(response)
+}
+
+/// One rollout `event_msg` as a log line: `<ts> <HEADER>`, the command when there is one, then output.
+pub fn render_event_msg(ts: &str, payload: &Value) -> String {
+    let Value::Object(map) = payload else { return String::new() };
+    let kind = map_string(map, "type");
+    let status = map_string(map, "status");
+    let command = map.get("command").map(render_command).unwrap_or_default();
+    let output = first_string(map, &["aggregated_output", "formatted_output", "stdout", "output", "message"]);
+    let header = match kind.as_str() {
+        "exec_command_begin" => "TOOL".to_owned(),
+        "exec_command_end" if status.is_empty() => "TOOL OUTPUT".to_owned(),
+        "exec_command_end" => format!("TOOL OUTPUT ({status})"),
+        "agent_message" => "AGENT".to_owned(),
+        "user_message" => "USER".to_owned(),
+        "" => "EVENT".to_owned(),
+        other => other.to_uppercase(),
+    };
+    let mut lines = vec![clean_nil_literal(&format!("{} {header}", ts.trim())).trim().to_owned()];
+    for part in [command, output] {
+        let part = clean_nil_literal(&part);
+        if !part.trim().is_empty() {
+            lines.push(part.trim_end().to_owned());
+        }
+    }
+    lines.join("\n")
+}
+
+/// The summary panel: the turn status line, then the newest message, each cleaned of the nil literal.
+///
+/// `summary` is `{"latest_turn_status": ..., "entries": [{"phase": ..., "text": ...}]}`, entries newest first.
+pub fn summary_messages(summary: &Value) -> Vec<String> {
+    let status = clean_nil_literal(&payload_string(summary.get("latest_turn_status")));
+    let mut lines = Vec::new();
+    if !status.trim().is_empty() {
+        lines.push(format!("Status: {}", status.trim()));
+    }
+    let newest = summary.get("entries").and_then(Value::as_array).and_then(|entries| entries.first());
+    if let Some(Value::Object(entry)) = newest {
+        let phase = clean_nil_literal(&map_string(entry, "phase"));
+        let text = clean_nil_literal(&payload_string(entry.get("text")));
+        if !phase.trim().is_empty() {
+            lines.push(format!("[{}]", phase.trim()));
+        }
+        if !text.trim().is_empty() {
+            lines.push(text);
+        }
+    }
+    if lines.is_empty() { Vec::new() } else { vec![lines.join("\n")] }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn rpc_string_skips_nil_like_values() {
+        for value in [json!(null), json!(""), json!(" "), json!("<nil>")] {
+            assert_eq!(rpc_string(&value), "");
+        }
+        assert_eq!(rpc_string(&json!(42.0)), "42");
+        assert_eq!(rpc_string(&json!(1.5)), "1.5");
+    }
+
+    #[test]
+    fn string_value_treats_nil_literal_as_missing() {
+        assert_eq!(string_value(&json!("<nil>"), "fallback"), "fallback");
+        assert_eq!(string_value(&json!("ok"), "fallback"), "ok");
+        assert_eq!(string_value(&json!(3), "fallback"), "fallback");
+    }
+
+    #[test]
+    fn commands_skip_nil_like_parts() {
+        assert_eq!(render_command(&json!(null)), "");
+        assert_eq!(render_command(&json!([null, "<nil>", "echo ok"])), "echo ok");
+        assert_eq!(render_command(&json!({"command": "<nil>", "input": "printf ok"})), "printf ok");
+        assert_eq!(render_command(&json!({"name": "read_thread_terminal", "arguments": "{}"})), "read_thread_terminal");
+        assert_eq!(render_command(&json!({"name": "exec_command", "arguments": "{\"cmd\":\"sleep 1\"}"})), "sleep 1");
+    }
+
+    #[test]
+    fn choices_fall_back_past_nil_labels() {
+        let options =
+            json!([{"text": "a"}, {"value": "b"}, {"label": "c"}, {"label": "<nil>", "text": "d"}, {}, "<nil>"]);
+        assert_eq!(choice_options(&json!({ "options": options })), ["a", "b", "c", "d"]);
+        assert_eq!(choice_options(&json!({"questions": [{ "options": options }]})), ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn summary_removes_the_nil_literal() {
+        let summary =
+            json!({"latest_turn_status": "<nil>", "entries": [{"phase": "<nil>", "text": "Before <nil> after"}]});
+        assert_eq!(summary_messages(&summary), ["Before  after"]);
+    }
+
+    #[test]
+    fn user_input_response_drops_nil_question_ids() {
+        let request = json!({"questions": [{"id": "<nil>", "question": "Pick one."}, {"question": "Missing id."}]});
+        let response = user_input_response(&request, "Yes");
+        assert!(response.get("answers").is_none());
+        assert_eq!(response["input"], "Yes");
+    }
+}
