@@ -15,7 +15,7 @@ pub mod reference;
 
 use std::path::Path;
 
-use gauntlet_runtime::monitor;
+use gauntlet_runtime::{bridge, monitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -30,6 +30,24 @@ pub enum Kind {
     /// houmao's completion monitor: did the submitted turn finish?
     #[serde(rename = "monitor.completion")]
     MonitorCompletion,
+    /// codex-tg: `thread/read` snapshot normalization.
+    #[serde(rename = "bridge.normalize")]
+    BridgeNormalize,
+    /// codex-tg: the stored row merged into a fresh snapshot.
+    #[serde(rename = "bridge.merge")]
+    BridgeMerge,
+    /// codex-tg: operator input, steer or start; `/stop`.
+    #[serde(rename = "bridge.steer")]
+    BridgeSteer,
+    /// codex-tg: the deferred `interrupted` terminal gate.
+    #[serde(rename = "bridge.interrupted")]
+    BridgeInterrupted,
+    /// codex-tg: generation-aware sessions and RPC client.
+    #[serde(rename = "bridge.generation")]
+    BridgeGeneration,
+    /// codex-tg: nil-safe rendering.
+    #[serde(rename = "bridge.render")]
+    BridgeRender,
 }
 
 impl Kind {
@@ -37,6 +55,12 @@ impl Kind {
     pub fn family(self) -> Family {
         match self {
             Kind::MonitorReadiness | Kind::MonitorCompletion => Family::Monitor,
+            Kind::BridgeNormalize
+            | Kind::BridgeMerge
+            | Kind::BridgeSteer
+            | Kind::BridgeInterrupted
+            | Kind::BridgeGeneration
+            | Kind::BridgeRender => Family::Bridge,
         }
     }
 
@@ -45,6 +69,12 @@ impl Kind {
         match self {
             Kind::MonitorReadiness => "monitor.readiness",
             Kind::MonitorCompletion => "monitor.completion",
+            Kind::BridgeNormalize => "bridge.normalize",
+            Kind::BridgeMerge => "bridge.merge",
+            Kind::BridgeSteer => "bridge.steer",
+            Kind::BridgeInterrupted => "bridge.interrupted",
+            Kind::BridgeGeneration => "bridge.generation",
+            Kind::BridgeRender => "bridge.render",
         }
     }
 }
@@ -55,6 +85,8 @@ impl Kind {
 pub enum Family {
     /// The lifecycle monitor (houmao, seed 002).
     Monitor,
+    /// The app-server bridge's turn lifecycle normalization (codex-tg ADR-012, seed 003).
+    Bridge,
 }
 
 impl Family {
@@ -62,6 +94,16 @@ impl Family {
     pub fn as_str(self) -> &'static str {
         match self {
             Family::Monitor => "monitor",
+            Family::Bridge => "bridge",
+        }
+    }
+
+    /// The field that says what a record is: its `status` for the monitor, its `record` for
+    /// the bridge.
+    pub fn discriminator(self) -> &'static str {
+        match self {
+            Family::Monitor => "status",
+            Family::Bridge => "record",
         }
     }
 
@@ -69,6 +111,7 @@ impl Family {
     pub fn requirement_prefix(self) -> &'static str {
         match self {
             Family::Monitor => "MON-",
+            Family::Bridge => "BRIDGE-",
         }
     }
 }
@@ -133,6 +176,33 @@ struct MonitorStep {
     expect: Option<Vec<toml::Value>>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BridgeStep {
+    at_ms: u64,
+    #[serde(rename = "do")]
+    action: bridge::Action,
+    #[serde(default)]
+    expect: Option<Vec<toml::Value>>,
+}
+
+/// A step of a scenario file: the protocol step it sends, and what it expects.
+trait FileStep {
+    fn split(self) -> Result<(Value, Option<Vec<toml::Value>>), serde_json::Error>;
+}
+
+impl FileStep for MonitorStep {
+    fn split(self) -> Result<(Value, Option<Vec<toml::Value>>), serde_json::Error> {
+        Ok((serde_json::to_value(monitor::Step { at_ms: self.at_ms, observe: self.observe })?, self.expect))
+    }
+}
+
+impl FileStep for BridgeStep {
+    fn split(self) -> Result<(Value, Option<Vec<toml::Value>>), serde_json::Error> {
+        Ok((serde_json::to_value(bridge::Step { at_ms: self.at_ms, action: self.action })?, self.expect))
+    }
+}
+
 /// Only the `kind`, to choose how to read the rest.
 #[derive(Deserialize)]
 struct KindOnly {
@@ -153,18 +223,34 @@ pub fn kind_of(text: &str, path: &Path) -> Result<Option<Kind>, LoadError> {
     }
 }
 
-/// Reads a lifecycle scenario file of `kind`.
+/// Reads a lifecycle scenario file (one with a `kind`).
 pub fn parse(text: &str, path: &Path) -> Result<LifecycleScenario, LoadError> {
+    let kind = parse_toml::<KindOnly>(text, path)?.kind;
+    match kind.map(Kind::family) {
+        Some(Family::Bridge) => read::<bridge::Config, BridgeStep>(text, path, |_| Ok(())),
+        _ => read::<monitor::Config, MonitorStep>(text, path, monitor::Config::validate),
+    }
+}
+
+fn read<C, S>(
+    text: &str,
+    path: &Path,
+    validate: impl Fn(&C) -> Result<(), String>,
+) -> Result<LifecycleScenario, LoadError>
+where
+    C: serde::de::DeserializeOwned + Serialize + Default,
+    S: serde::de::DeserializeOwned + FileStep,
+{
     let invalid =
         |message: String| LoadError::Invalid { path: path.to_owned(), line: 1, column: 1, key: None, message };
-    let file: File<monitor::Config, MonitorStep> = parse_toml(text, path)?;
-    file.config.validate().map_err(|message| invalid(format!("config: {message}")))?;
+    let file: File<C, S> = parse_toml(text, path)?;
+    validate(&file.config).map_err(|message| invalid(format!("config: {message}")))?;
     let mut steps = Vec::new();
     let mut expect = Vec::new();
     for step in file.steps {
-        let protocol = monitor::Step { at_ms: step.at_ms, observe: step.observe };
-        steps.push(serde_json::to_value(protocol).map_err(|error| invalid(error.to_string()))?);
-        expect.push(step.expect.map(|tables| tables.into_iter().map(json_of).collect()));
+        let (protocol, expected) = step.split().map_err(|error| invalid(error.to_string()))?;
+        steps.push(protocol);
+        expect.push(expected.map(|tables| tables.into_iter().map(json_of).collect()));
     }
     let config = serde_json::to_value(&file.config).map_err(|error| invalid(error.to_string()))?;
     let scenario = LifecycleScenario {

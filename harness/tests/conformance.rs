@@ -202,22 +202,27 @@ fn liar_check(root: &Path) -> Result<(), Failed> {
     Ok(())
 }
 
-/// The adapter path can never rot: the reference monitor behind the adapter protocol is
-/// `identical` on every monitor scenario.
+/// The adapter path can never rot: the reference behind the adapter protocol is `identical`
+/// on every scenario of every lifecycle family.
 fn reference_adapter(root: &Path) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false };
     let adapter = Adapter::new(env!("CARGO_BIN_EXE_gauntlet-lifecycle"));
-    let run = check::check_adapter(&plan, &adapter, Family::Monitor, &KnownFailures::default(), &[], false, &mut quiet);
-    let unlike: Vec<String> = run
-        .verdicts()
-        .iter()
-        .filter(|verdict| verdict.kind != VerdictKind::Identical)
-        .map(|verdict| format!("{} is {}: {:#?}", verdict.scenario, verdict.kind.as_str(), verdict.findings))
-        .collect();
-    if run.scenarios.is_empty() {
-        return Err("no monitor scenario ran".into());
+    for family in [Family::Monitor, Family::Bridge] {
+        let run = check::check_adapter(&plan, &adapter, family, &KnownFailures::default(), &[], false, &mut quiet);
+        let unlike: Vec<String> = run
+            .verdicts()
+            .iter()
+            .filter(|verdict| verdict.kind != VerdictKind::Identical)
+            .map(|verdict| format!("{} is {}: {:#?}", verdict.scenario, verdict.kind.as_str(), verdict.findings))
+            .collect();
+        if run.scenarios.is_empty() {
+            return Err(format!("no {} scenario ran", family.as_str()).into());
+        }
+        if !unlike.is_empty() {
+            return Err(unlike.join("\n\n").into());
+        }
     }
-    if unlike.is_empty() { Ok(()) } else { Err(unlike.join("\n\n").into()) }
+    Ok(())
 }
 
 /// A monitor in another language with three deliberate bugs (harness/tests/fixtures/adapters/

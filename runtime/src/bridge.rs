@@ -752,6 +752,3 @@ impl Bridge {
         Some(log)
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -9,6 +9,7 @@
 //! golden difference, not a contract failure.
 
 mod anomalies_accumulate;
+mod nil_never_rendered;
 mod records_in_time;
 mod stall_evidence;
 mod terminal_stall_is_last;
@@ -26,8 +27,8 @@ pub struct Invariant {
     pub id: &'static str,
     /// The file (and rule) name.
     pub name: &'static str,
-    /// The family it applies to.
-    pub family: Family,
+    /// The family it applies to; `None` for every family.
+    pub family: Option<Family>,
     /// Returns one message per violation, with evidence.
     pub check: fn(&LifecycleScenario, &LifecycleCapture) -> Vec<String>,
 }
@@ -38,27 +39,36 @@ pub const ALL: &[Invariant] = &[
     anomalies_accumulate::INVARIANT,
     stall_evidence::INVARIANT,
     terminal_stall_is_last::INVARIANT,
+    nil_never_rendered::INVARIANT,
 ];
 
 /// Judges a lifecycle capture: faults, invariants, expectations, then the golden findings.
 pub fn judge(name: &str, scenario: &LifecycleScenario, capture: &LifecycleCapture, golden: Vec<Finding>) -> Verdict {
     let mut findings: Vec<Finding> =
         capture.faults.iter().map(|fault| Finding::new(Layer::Fault, None, fault.clone())).collect();
-    for invariant in ALL.iter().filter(|invariant| invariant.family == scenario.family()) {
+    for invariant in ALL.iter().filter(|invariant| invariant.family.is_none_or(|family| family == scenario.family())) {
         for message in (invariant.check)(scenario, capture) {
             findings.push(Finding::new(Layer::Invariant, Some(invariant.id), message));
         }
     }
     findings.extend(expectations(scenario, capture));
     findings.extend(golden);
-    let states = match scenario.family() {
-        Family::Monitor => capture.records.iter().map(|record| discriminator(record, "status")).collect(),
-    };
-    Verdict::from_findings(name, states, findings)
+    Verdict::from_findings(name, states(scenario.family(), capture), findings)
 }
 
-fn discriminator(record: &Value, key: &str) -> String {
-    record[key].as_str().unwrap_or("-").to_owned()
+/// What the summary table shows: each monitor result's status; each bridge record's kind with
+/// its decisive word (a gate's action, a decision's outcome, a snapshot's turn status).
+fn states(family: Family, capture: &LifecycleCapture) -> Vec<String> {
+    let mut states: Vec<String> = Vec::new();
+    for record in &capture.records {
+        let kind = record[family.discriminator()].as_str().unwrap_or("-");
+        let detail = ["action", "outcome", "latest_turn_status"].iter().find_map(|key| record[*key].as_str());
+        let state = detail.map_or_else(|| kind.to_owned(), |detail| format!("{kind}:{detail}"));
+        if family == Family::Monitor || states.last() != Some(&state) {
+            states.push(state);
+        }
+    }
+    states
 }
 
 /// Per-step expectations, each a finding against the scenario's first requirement.

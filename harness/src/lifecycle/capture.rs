@@ -7,7 +7,7 @@
 use gauntlet_runtime::canonical;
 use serde_json::Value;
 
-use super::{Family, LifecycleScenario};
+use super::LifecycleScenario;
 
 /// The longest part of an offending line quoted in a fault.
 const QUOTE_LIMIT: usize = 300;
@@ -26,7 +26,7 @@ pub struct LifecycleCapture {
 impl LifecycleCapture {
     /// Reads output lines against `scenario`: each must be a JSON object with an integer `step`
     /// naming one of the scenario's steps (never going back), an integer `at_ms`, and the
-    /// family's discriminator (`status` for the monitor).
+    /// family's discriminator ([`super::Family::discriminator`]).
     pub fn from_lines(scenario: &LifecycleScenario, lines: &[String]) -> LifecycleCapture {
         let mut capture = LifecycleCapture::default();
         let mut last_step = 0;
@@ -68,9 +68,7 @@ fn check_record(scenario: &LifecycleScenario, line: &str, last_step: u64) -> Res
         return Err(format!("`step` {step} comes after a record of step {last_step}"));
     }
     object.get("at_ms").and_then(Value::as_u64).ok_or("no integer `at_ms`")?;
-    let discriminator = match scenario.family() {
-        Family::Monitor => "status",
-    };
+    let discriminator = scenario.family().discriminator();
     object.get(discriminator).and_then(Value::as_str).ok_or_else(|| format!("no string `{discriminator}`"))?;
     Ok(record)
 }

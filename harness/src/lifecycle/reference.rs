@@ -5,6 +5,7 @@
 //! `gauntlet-lifecycle` binary is this over stdin and stdout, so the protocol the docs describe
 //! is the one the reference answers.
 
+use gauntlet_runtime::bridge::{self, Bridge};
 use gauntlet_runtime::canonical;
 use gauntlet_runtime::monitor::{self, Monitor, Phase};
 use serde::Deserialize;
@@ -25,7 +26,8 @@ struct Header {
 /// The runtime machine a header chose.
 #[derive(Debug)]
 enum Machine {
-    Monitor(Monitor),
+    Monitor(Box<Monitor>),
+    Bridge(Box<Bridge>),
 }
 
 /// One protocol conversation with the reference.
@@ -47,7 +49,17 @@ impl Session {
                     serde_json::from_value(config).map_err(|error| format!("config: {error}"))?;
                 config.validate().map_err(|error| format!("config: {error}"))?;
                 let phase = if header.kind == Kind::MonitorReadiness { Phase::Readiness } else { Phase::Completion };
-                Machine::Monitor(Monitor::new(phase, config))
+                Machine::Monitor(Box::new(Monitor::new(phase, config)))
+            }
+            Kind::BridgeNormalize
+            | Kind::BridgeMerge
+            | Kind::BridgeSteer
+            | Kind::BridgeInterrupted
+            | Kind::BridgeGeneration
+            | Kind::BridgeRender => {
+                let config: bridge::Config =
+                    serde_json::from_value(config).map_err(|error| format!("config: {error}"))?;
+                Machine::Bridge(Box::new(Bridge::new(config)))
             }
         };
         Ok(Session { machine, n_steps: 0 })
@@ -62,6 +74,10 @@ impl Session {
             Machine::Monitor(monitor) => {
                 let step: monitor::Step = serde_json::from_str(line).map_err(error)?;
                 Ok(monitor.apply(idx, &step).iter().map(canonical::to_string).collect())
+            }
+            Machine::Bridge(bridge) => {
+                let step: bridge::Step = serde_json::from_str(line).map_err(error)?;
+                Ok(bridge.apply(idx, &step).iter().map(canonical::to_string).collect())
             }
         }
     }

@@ -1,14 +1,13 @@
-//! MON-TIMER-ORDER: a record is emitted during the step that reaches its time: never later
+//! MON-TIMER-ORDER: in every lifecycle family, a record is emitted during the step that reaches its time: never later
 //! than its step's `at_ms`, and never at or before the previous step's unless it is the step's
 //! own observation (a timer due at a step's time fires in that step, before its observation).
 
 use super::Invariant;
+use crate::lifecycle::LifecycleScenario;
 use crate::lifecycle::capture::LifecycleCapture;
-use crate::lifecycle::{Family, LifecycleScenario};
 
 /// The rule.
-pub const INVARIANT: Invariant =
-    Invariant { id: "MON-TIMER-ORDER", name: "records_in_time", family: Family::Monitor, check };
+pub const INVARIANT: Invariant = Invariant { id: "MON-TIMER-ORDER", name: "records_in_time", family: None, check };
 
 fn check(scenario: &LifecycleScenario, capture: &LifecycleCapture) -> Vec<String> {
     let mut messages = Vec::new();

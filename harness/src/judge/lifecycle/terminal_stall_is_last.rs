@@ -7,7 +7,7 @@ use crate::lifecycle::{Family, LifecycleScenario};
 
 /// The rule.
 pub const INVARIANT: Invariant =
-    Invariant { id: "MON-STALLED-TERMINAL", name: "terminal_stall_is_last", family: Family::Monitor, check };
+    Invariant { id: "MON-STALLED-TERMINAL", name: "terminal_stall_is_last", family: Some(Family::Monitor), check };
 
 fn check(scenario: &LifecycleScenario, capture: &LifecycleCapture) -> Vec<String> {
     if scenario.config["stalled_is_terminal"] != true || scenario.config["layer"] == "kernel" {

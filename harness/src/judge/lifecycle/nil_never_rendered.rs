@@ -1,0 +1,74 @@
+//! BRIDGE-RENDER-NIL-SAFE: nothing a person sees, nor any payload sent for them, carries a
+//! Go stringification artifact: no text contains `<nil>`, and no text is only `null`, `{}`,
+//! `[]` or `map[]`. Judged on the rendered output itself, never on the implementation's own
+//! `contains_nil` flag.
+
+use serde_json::Value;
+
+use super::Invariant;
+use crate::lifecycle::capture::LifecycleCapture;
+use crate::lifecycle::{Family, LifecycleScenario};
+
+/// The rule.
+pub const INVARIANT: Invariant =
+    Invariant { id: "BRIDGE-RENDER-NIL-SAFE", name: "nil_never_rendered", family: Some(Family::Bridge), check };
+
+/// Placeholders that must never stand for a missing value.
+const PLACEHOLDERS: [&str; 4] = ["null", "{}", "[]", "map[]"];
+
+fn check(_: &LifecycleScenario, capture: &LifecycleCapture) -> Vec<String> {
+    let mut messages = Vec::new();
+    for record in &capture.records {
+        let visible: &[&str] = match record["record"].as_str() {
+            Some("rendered") => &["text", "options", "messages", "payload"],
+            Some("decision") => &["reply"],
+            _ => continue,
+        };
+        for field in visible {
+            let mut texts = Vec::new();
+            strings(&record[*field], &mut texts);
+            for text in texts {
+                if text.contains("<nil>") || PLACEHOLDERS.contains(&text.trim()) {
+                    messages.push(format!("`{field}` shows {text:?}: {record}"));
+                }
+            }
+        }
+    }
+    messages
+}
+
+/// Every string in `value`, recursively.
+fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+    match value {
+        Value::String(text) => out.push(text),
+        Value::Array(items) => items.iter().for_each(|item| strings(item, out)),
+        Value::Object(map) => map.values().for_each(|item| strings(item, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::path::Path;
+
+    #[test]
+    fn a_nil_literal_or_placeholder_in_visible_text_is_caught() {
+        let text = "title = \"t\"\nkind = \"bridge.render\"\n[[step]]\nat_ms = 0\ndo.render = { helper = \"rpc_string\", value = \"x\" }\n";
+        let scenario = crate::lifecycle::parse(text, Path::new("x.toml")).unwrap();
+        let capture = LifecycleCapture {
+            records: vec![
+                json!({ "record": "rendered", "text": "echo ok", "contains_nil": false }),
+                json!({ "record": "rendered", "messages": ["Before <nil> after"], "contains_nil": false }),
+                json!({ "record": "rendered", "payload": { "answers": "{}" } }),
+                json!({ "record": "decision", "reply": "null" }),
+                json!({ "record": "snapshot", "thread_status": "<nil>" }),
+            ],
+            ..Default::default()
+        };
+        let messages = check(&scenario, &capture);
+        assert_eq!(messages.len(), 3, "{messages:#?}");
+        assert!(messages[0].contains("`messages` shows \"Before <nil> after\""));
+    }
+}
