@@ -160,8 +160,19 @@ fn fault_check(root: &Path, fault: &str, evidence: &str) -> Result<(), Failed> {
     if run.scenarios.len() != 2 {
         return Err(format!("{fault}: {} scenarios ran, not 2", run.scenarios.len()).into());
     }
-    for checked in &run.scenarios {
-        let verdict = &checked.verdict;
+    every_error_shows(fault, &run.verdicts(), evidence)?;
+    if fault == "survivor" && marked_sleepers("313") > 0 {
+        return Err("processes of the survivor agent outlived the check".into());
+    }
+    if run.counts() != (0, 2) {
+        return Err(format!("{fault}: expected 0 passed, 2 failed, got {:?}", run.counts()).into());
+    }
+    Ok(())
+}
+
+/// Every verdict is an `error` whose findings show `evidence`.
+fn every_error_shows(fault: &str, verdicts: &[Verdict], evidence: &str) -> Result<(), Failed> {
+    for verdict in verdicts {
         let text: Vec<String> = verdict.findings.iter().map(ToString::to_string).collect();
         let text = text.join("\n");
         if verdict.kind != VerdictKind::Error || !text.contains(evidence) {
@@ -172,12 +183,6 @@ fn fault_check(root: &Path, fault: &str, evidence: &str) -> Result<(), Failed> {
             )
             .into());
         }
-    }
-    if fault == "survivor" && marked_sleepers("313") > 0 {
-        return Err("processes of the survivor agent outlived the check".into());
-    }
-    if run.counts() != (0, 2) {
-        return Err(format!("{fault}: expected 0 passed, 2 failed, got {:?}", run.counts()).into());
     }
     Ok(())
 }
@@ -295,18 +300,7 @@ fn adapter_fault(root: &Path, fault: &str, evidence: &str) -> Result<(), Failed>
     if run.scenarios.len() != 2 {
         return Err(format!("{fault}: {} scenarios ran, not 2", run.scenarios.len()).into());
     }
-    for verdict in run.verdicts() {
-        let text: Vec<String> = verdict.findings.iter().map(ToString::to_string).collect();
-        let text = text.join("\n");
-        if verdict.kind != VerdictKind::Error || !text.contains(evidence) {
-            return Err(format!(
-                "{fault}: {} is {}, expected error with {evidence:?}:\n{text}",
-                verdict.scenario,
-                verdict.kind.as_str()
-            )
-            .into());
-        }
-    }
+    every_error_shows(fault, &run.verdicts(), evidence)?;
     if fault == "hang" && marked_sleepers("317") > 0 {
         return Err("processes of the hanging adapter outlived the check".into());
     }

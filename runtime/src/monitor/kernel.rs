@@ -127,20 +127,25 @@ pub struct Classified {
     pub signature: Option<Signature>,
 }
 
+/// The head both priority orders share: an unusable surface fails, an operator prompt
+/// blocks, an unknown surface runs the stall timer.
+fn decisive(observation: &Observation) -> Option<Status> {
+    if observation.unusable() {
+        Some(Status::Failed)
+    } else if observation.operator_blocked() {
+        Some(Status::Blocked)
+    } else if observation.unknown_for_stall() {
+        Some(Status::Unknown)
+    } else {
+        None
+    }
+}
+
 /// Readiness priority (A.2.2): failed, blocked, unknown, ready, waiting.
 pub fn classify_readiness(observed: Observed) -> Classified {
     let observation = &observed.observation;
-    let status = if observation.unusable() {
-        Status::Failed
-    } else if observation.operator_blocked() {
-        Status::Blocked
-    } else if observation.unknown_for_stall() {
-        Status::Unknown
-    } else if observation.submit_ready() {
-        Status::Ready
-    } else {
-        Status::Waiting
-    };
+    let status =
+        decisive(observation).unwrap_or(if observation.submit_ready() { Status::Ready } else { Status::Waiting });
     let recovered_to = observation.label();
     Classified { observed, status, recovered_to, evidence: None, signature: None }
 }
@@ -149,19 +154,13 @@ pub fn classify_readiness(observed: Observed) -> Classified {
 /// post-submit evidence), waiting.
 pub fn classify_completion(observed: Observed, evidence: Evidence, projection_key: String) -> Classified {
     let observation = &observed.observation;
-    let status = if observation.unusable() {
-        Status::Failed
-    } else if observation.operator_blocked() {
-        Status::Blocked
-    } else if observation.unknown_for_stall() {
-        Status::Unknown
-    } else if observation.business_state == BusinessState::Working {
+    let status = decisive(observation).unwrap_or(if observation.business_state == BusinessState::Working {
         Status::InProgress
     } else if observation.submit_ready() && (evidence.saw_working || evidence.saw_projection_change) {
         Status::CandidateComplete
     } else {
         Status::Waiting
-    };
+    });
     let recovered_to = match status {
         Status::CandidateComplete => "completed".to_owned(),
         _ => observation.label(),
