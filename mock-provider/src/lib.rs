@@ -24,7 +24,7 @@ pub mod side;
 pub use dialect::{EncodeContext, Step};
 pub use in_process::{Chunk, play};
 pub use journal::{JournalEntry, Mismatch, MismatchReason};
-pub use provider::{MockProvider, MockReply, MockReport, MockRequest, Unconsumed};
+pub use provider::{MockProvider, MockReply, MockReport, MockRequest, SESSION_HEADER, Unconsumed};
 pub use script::{Call, Ending, Pause, ROOT, Reasoning, Response, Script, ScriptError, Usage};
 pub use server::{ServerHandle, serve};
 pub use side::{SideReply, SideRequest};
