@@ -5,12 +5,15 @@
 //! | file | content |
 //! | --- | --- |
 //! | `log.ndjson` | the root Session's Log, one canonical JSON Event per line |
+//! | `children/<id>.ndjson` | each child Session's Log, the same way |
 //! | `requests.jsonl` | every Provider request in order: `{route, response_index, body}` |
 //! | `acp.jsonl` | the live ACP transcript, both directions: `{from, message}` (or `raw` for a non-JSON line) |
 //! | `acp-load.jsonl` | what `session/load` replays into a fresh agent, and its answer |
 //! | `outcome.json` | terminal states derived from the Log, what the agent answered, diagnostics |
 //!
 //! JSON is canonical: sorted keys, compact lines (`outcome.json` is pretty-printed for review).
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -24,6 +27,8 @@ use crate::audit::{self, Audit};
 pub struct Capture {
     /// The root Session's Log, line by line, without newlines.
     pub log: Vec<String>,
+    /// Each child Session's Log (subagents, workflow steps), by child Session id.
+    pub children: BTreeMap<String, Vec<String>>,
     /// Every Provider request, in arrival order.
     pub requests: Vec<Request>,
     /// The live ACP transcript, workspace path masked as `$WORKSPACE`.
@@ -99,9 +104,19 @@ pub struct TornTail {
 }
 
 impl Capture {
-    /// Terminal states derived from the Log alone.
+    /// Terminal states derived from the Logs alone.
     pub fn audit(&self) -> Audit {
-        audit::audit(&self.log)
+        audit::audit_with_children(&self.log, &self.children)
+    }
+
+    /// Every line of every child Log, parsed.
+    pub fn child_lines(&self) -> Vec<(String, audit::Line)> {
+        self.children
+            .iter()
+            .flat_map(|(id, lines)| {
+                lines.iter().filter_map(|text| audit::Line::parse(text).ok()).map(|l| (id.clone(), l))
+            })
+            .collect()
     }
 
     /// The Log without what follows the clock on real time: `ts`, and `elapsed_ms` and the
@@ -134,6 +149,7 @@ impl Capture {
             ("live ACP transcripts", self.acp == other.acp),
             ("load replays", self.acp_load == other.acp_load),
             ("Logs", self.timeless_log() == other.timeless_log()),
+            ("child Logs", self.children.len() == other.children.len()),
         ];
         match parts.iter().find(|(_, same)| !same) {
             None => Ok(()),
@@ -142,7 +158,7 @@ impl Capture {
     }
 
     /// The golden files of this capture: `(file name, content)`.
-    pub fn golden_files(&self) -> Vec<(&'static str, String)> {
+    pub fn golden_files(&self) -> Vec<(String, String)> {
         let log: String = self.log.iter().map(|line| format!("{}\n", canonical_line(line))).collect();
         let requests: String =
             self.requests.iter().map(|request| format!("{}\n", canonical::to_string(request))).collect();
@@ -159,13 +175,18 @@ impl Capture {
         let outcome = format!("{}\n", canonical::to_string_pretty(&outcome));
         let lines =
             |values: &[Value]| values.iter().map(|value| format!("{}\n", canonical::to_string(value))).collect();
-        vec![
-            ("log.ndjson", log),
-            ("requests.jsonl", requests),
-            ("acp.jsonl", lines(&self.acp)),
-            ("acp-load.jsonl", lines(&self.acp_load)),
-            ("outcome.json", outcome),
-        ]
+        let mut files = vec![
+            ("log.ndjson".to_owned(), log),
+            ("requests.jsonl".to_owned(), requests),
+            ("acp.jsonl".to_owned(), lines(&self.acp)),
+            ("acp-load.jsonl".to_owned(), lines(&self.acp_load)),
+            ("outcome.json".to_owned(), outcome),
+        ];
+        for (id, child) in &self.children {
+            let text: String = child.iter().map(|line| format!("{}\n", canonical_line(line))).collect();
+            files.push((format!("{}{id}.ndjson", crate::golden::CHILDREN_DIR), text));
+        }
+        files
     }
 }
 

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use gauntlet_mock_provider::script::{Response, Script};
+use gauntlet_runtime::subagents::SubagentStatus;
 use gauntlet_runtime::{ErrorKind, TerminalStatus};
 use serde::Deserialize;
 
@@ -34,6 +35,25 @@ pub struct Scenario {
     /// The prompts, in order.
     #[serde(rename = "turn", default)]
     pub turns: Vec<Turn>,
+    /// Child Sessions' scripts, by route: the child Session id (`sub_1` for the first
+    /// `spawn_agent`, `<workflow id>-<step id>` for a workflow step).
+    #[serde(default)]
+    pub children: BTreeMap<String, ChildScript>,
+}
+
+/// The Provider's answers to one child Session, and how the child must end.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChildScript {
+    /// The Subagent status the parent's Log must end with for this child.
+    #[serde(default)]
+    pub expect: Option<SubagentStatus>,
+    /// The `reason` of the child's terminal `subagent_event`, when given.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The answers to this child's requests, in order.
+    #[serde(default)]
+    pub respond: Vec<Response>,
 }
 
 /// Runtime settings for a scenario.
@@ -114,9 +134,20 @@ pub struct Turn {
 }
 
 impl Scenario {
-    /// The Provider script: every turn's responses, in order, on the root route.
+    /// The Provider script: every turn's responses, in order, on the root route, and each
+    /// child's on its own route.
     pub fn script(&self) -> Script {
-        Script::root(self.turns.iter().flat_map(|turn| turn.respond.iter().cloned()).collect())
+        let mut script = Script::root(self.turns.iter().flat_map(|turn| turn.respond.iter().cloned()).collect());
+        for (route, child) in &self.children {
+            script.routes.insert(route.clone(), child.respond.clone());
+        }
+        script
+    }
+
+    /// True when the scenario needs the delegation tools (subagents or workflows).
+    pub fn delegates(&self) -> bool {
+        let needs = self.needs();
+        needs.contains(&Capability::Subagents) || needs.contains(&Capability::Workflows)
     }
 
     /// What an implementation must be able to do to play this scenario; one lacking any of
@@ -139,6 +170,20 @@ impl Scenario {
             if turn.respond.iter().any(|response| !response.calls.is_empty()) {
                 needs.insert(Capability::Tools);
             }
+            for call in turn.respond.iter().flat_map(|response| response.calls.iter()) {
+                match call.name.as_str() {
+                    "spawn_agent" | "wait_agent" | "close_agent" => {
+                        needs.insert(Capability::Subagents);
+                    }
+                    "run_workflow" => {
+                        needs.insert(Capability::Workflows);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if !self.children.is_empty() && !needs.contains(&Capability::Workflows) {
+            needs.insert(Capability::Subagents);
         }
         needs
     }
@@ -156,7 +201,8 @@ impl Scenario {
         let mut scenario = self.clone();
         scenario.config.stream_idle_timeout_ms = shrink(scenario.config.stream_idle_timeout_ms);
         scenario.config.turn_timeout_ms = shrink(scenario.config.turn_timeout_ms);
-        for response in scenario.turns.iter_mut().flat_map(|turn| turn.respond.iter_mut()) {
+        let children = scenario.children.values_mut().flat_map(|child| child.respond.iter_mut());
+        for response in scenario.turns.iter_mut().flat_map(|turn| turn.respond.iter_mut()).chain(children) {
             if let Some(pause) = &mut response.pause {
                 pause.ms = shrink(pause.ms);
             }

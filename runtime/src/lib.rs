@@ -8,6 +8,7 @@
 //! - [`provider`]: the Responses request body, the SSE stream, retries, the [`Transport`] seam.
 //! - [`session`] and [`turn`]: one Turn at a time, exactly one terminal outcome ([`TurnOutcome`]).
 //! - [`tools`]: `read`, `write`, `list` over the workspace folder.
+//! - [`subagents`]: child Sessions the model spawns, waits on and closes; their lifecycle.
 //! - [`ids`]: injectable ids and a clock, so a run is deterministic.
 //! - [`canonical`]: canonical JSON (sorted keys), for everything others read.
 //!
@@ -23,6 +24,7 @@ pub mod log;
 pub mod provider;
 pub mod replay;
 pub mod session;
+pub mod subagents;
 pub mod tools;
 pub mod turn;
 

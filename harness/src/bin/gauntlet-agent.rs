@@ -43,6 +43,10 @@ struct Flags {
     /// timestamps from 2026-01-01T00:00:00Z, so conformance runs compare byte for byte.
     #[arg(long, env = "GAUNTLET_DETERMINISTIC_IDS")]
     deterministic_ids: bool,
+    /// Offer the delegation tools (`spawn_agent`, `wait_agent`, `close_agent`,
+    /// `run_workflow`): child sessions get their own Logs beside the parent's.
+    #[arg(long, env = "GAUNTLET_DELEGATION")]
+    delegation: bool,
 }
 
 fn main() -> ExitCode {
@@ -71,6 +75,7 @@ fn main() -> ExitCode {
             context_window: (flags.context_window > 0).then_some(flags.context_window),
             ids,
             clock,
+            delegation: flags.delegation,
         };
         match acp::serve(tokio::io::stdin(), tokio::io::stdout(), config).await {
             Ok(()) => ExitCode::SUCCESS,

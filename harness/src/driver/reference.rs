@@ -111,6 +111,9 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
         // One id source for every agent of the run, so a reloaded Session continues its ids.
         ids: Arc::new(Sequential::default()),
         clock: Clock::virtual_from_now(),
+        // The Turn corpus's requests offer the workspace tools only; scenarios that delegate
+        // get the delegation tools too.
+        delegation: scenario.delegates(),
     };
     let mut launch = || {
         let (client, agent) = tokio::io::duplex(64 * 1024);

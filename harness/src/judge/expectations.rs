@@ -41,6 +41,28 @@ pub fn check(scenario: &Scenario, evidence: &Evidence) -> Vec<Finding> {
             fail(format!("turn {n}: expected error_kind `{kind}`, the Log shows {:?}", turn.error_kind));
         }
     }
+    for (route, child) in &scenario.children {
+        let subagent = evidence.audit.subagents.iter().find(|subagent| subagent.child_session_id == *route);
+        if let Some(expected) = child.expect {
+            match subagent.and_then(|subagent| subagent.status) {
+                Some(status) if status == expected => {}
+                Some(status) => {
+                    fail(format!("child {route}: expected `{expected}`, the parent's Log shows `{status}`"))
+                }
+                None => fail(format!(
+                    "child {route}: expected `{expected}`, the parent's Log shows no subagent_event for it"
+                )),
+            }
+        }
+        if let Some(reason) = &child.reason
+            && subagent.and_then(|subagent| subagent.reason.as_deref()) != Some(reason.as_str())
+        {
+            fail(format!(
+                "child {route}: expected reason `{reason}`, the parent's Log shows {:?}",
+                subagent.and_then(|subagent| subagent.reason.as_deref())
+            ));
+        }
+    }
     if let Some(offset) = scenario.expect.torn_tail_offset {
         match &evidence.capture.torn_tail {
             Some(torn) if torn.offset == offset => {}

@@ -18,6 +18,8 @@ mod no_retry_after_text;
 mod provider_script_strict;
 mod retries_bounded;
 mod stop_reason_matches_log;
+mod subagent_replay_terminal_only;
+mod subagent_terminal_evidence;
 mod terminal_evidence;
 mod tool_calls_paired;
 
@@ -60,6 +62,8 @@ pub const ALL: &[Invariant] = &[
     retries_bounded::INVARIANT,
     no_duplicate_assistant::INVARIANT,
     error_data_complete::INVARIANT,
+    subagent_terminal_evidence::INVARIANT,
+    subagent_replay_terminal_only::INVARIANT,
 ];
 
 /// Runs every invariant.
