@@ -5,6 +5,7 @@
 //! implementation, in any language.
 
 pub mod subagents;
+pub mod workflows;
 
 use std::collections::BTreeMap;
 
@@ -13,6 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use subagents::{SubagentAudit, SubagentTerminal};
+pub use workflows::{WorkflowAudit, WorkflowTerminal};
 
 /// What the Log says about one turn: the events from a `user_message` to the next.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -38,6 +40,9 @@ pub struct Audit {
     /// Each Subagent of the root Session and how it ended.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub subagents: Vec<SubagentAudit>,
+    /// Each Workflow of the root Session and how it ended.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workflows: Vec<WorkflowAudit>,
 }
 
 /// A Log line parsed just enough to audit it.
@@ -99,7 +104,8 @@ pub fn audit(lines: &[String]) -> Audit {
         turns.push(audit_turn(&parsed[start], &parsed[start + 1..end]));
     }
     let subagents = subagents::audit(&parsed, &BTreeMap::new());
-    Audit { turns, unreadable, subagents }
+    let workflows = workflows::audit(&parsed);
+    Audit { turns, unreadable, subagents, workflows }
 }
 
 /// [`audit`] of the root Log, with what the child Logs say about each child's Turn.

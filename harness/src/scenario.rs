@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use gauntlet_mock_provider::script::{Response, Script};
 use gauntlet_runtime::subagents::SubagentStatus;
+
+use crate::audit::WorkflowTerminal;
 use gauntlet_runtime::{ErrorKind, TerminalStatus};
 use serde::Deserialize;
 
@@ -95,6 +97,29 @@ pub struct Preload {
 pub struct SessionExpect {
     /// The byte offset of a torn Log tail the runtime must report on resume.
     pub torn_tail_offset: Option<u64>,
+    /// Each `run_workflow` call's outcome, in call order.
+    #[serde(default, rename = "workflow")]
+    pub workflows: Vec<WorkflowExpect>,
+}
+
+/// What one `run_workflow` call must come to.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkflowExpect {
+    /// The terminal state derived from the spine: `completed`, `partial`, `failed`,
+    /// `timed_out`, `needs_orchestrator`.
+    #[serde(default)]
+    pub status: Option<WorkflowTerminal>,
+    /// Each step's checkpoint status (`checkpoint_ready`, `partial`, `failed`, `held`,
+    /// `needs_orchestrator`).
+    #[serde(default)]
+    pub steps: BTreeMap<String, String>,
+    /// The step ids of each wave.
+    #[serde(default)]
+    pub waves: Option<Vec<Vec<String>>>,
+    /// The call is a tool error of this kind instead (an invalid spec: `invalid_args`).
+    #[serde(default)]
+    pub error: Option<String>,
 }
 
 /// One prompt, the Provider's scripted answers to it, and what must come of it.

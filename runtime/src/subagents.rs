@@ -88,20 +88,26 @@ pub(crate) struct ChildSpec {
     pub timeout_ms: u64,
 }
 
-/// A tool failure: `ok: false` with `error{kind, message, details}`.
+/// A tool failure: `ok: false` with `error{kind, message, details}` (ADR 0005 structured
+/// errors): a spec the tool cannot run, never an agentic outcome.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ToolFailure {
+pub struct ToolFailure {
+    /// `invalid_args`, `not_found`, `detached`, ...
     pub kind: &'static str,
+    /// What is wrong.
     pub message: String,
+    /// Structured evidence, e.g. `duplicates` or `missing`.
     pub details: Value,
 }
 
 impl ToolFailure {
-    pub(crate) fn new(kind: &'static str, message: impl Into<String>) -> ToolFailure {
+    /// A failure with empty details.
+    pub fn new(kind: &'static str, message: impl Into<String>) -> ToolFailure {
         ToolFailure { kind, message: message.into(), details: json!({}) }
     }
 
-    pub(crate) fn into_result(self) -> Data {
+    /// The `tool_result` data.
+    pub fn into_result(self) -> Data {
         object(json!({"ok": false, "error": {"kind": self.kind, "message": self.message, "details": self.details}}))
     }
 }

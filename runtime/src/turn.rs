@@ -178,6 +178,7 @@ impl Session {
             "spawn_agent" if self.subagents.is_some() => Ok(self.spawn_agent(args)),
             "wait_agent" if self.subagents.is_some() => self.wait_agent(args).await,
             "close_agent" if self.subagents.is_some() => self.close_agent(args).await,
+            "run_workflow" if self.subagents.is_some() => self.run_workflow(args).await,
             _ => {
                 let workspace = self.workspace().to_owned();
                 Ok(tools::execute(&workspace, name, args).await)
@@ -192,6 +193,7 @@ impl Session {
             && let Value::Array(list) = &mut definitions
         {
             list.extend(crate::subagents::definitions());
+            list.push(crate::workflows::definition());
         }
         definitions
     }

@@ -22,6 +22,8 @@ mod subagent_replay_terminal_only;
 mod subagent_terminal_evidence;
 mod terminal_evidence;
 mod tool_calls_paired;
+mod workflow_ok_only_when_complete;
+mod workflow_schedule_safe;
 
 use gauntlet_mock_provider::Response;
 use serde_json::Value;
@@ -64,6 +66,8 @@ pub const ALL: &[Invariant] = &[
     error_data_complete::INVARIANT,
     subagent_terminal_evidence::INVARIANT,
     subagent_replay_terminal_only::INVARIANT,
+    workflow_ok_only_when_complete::INVARIANT,
+    workflow_schedule_safe::INVARIANT,
 ];
 
 /// Runs every invariant.
