@@ -6,6 +6,7 @@
 mod audit_only_not_replayed;
 mod busy_prompt_refused;
 mod client_text_once;
+mod delegation_acp_truthful;
 mod error_data_complete;
 mod failure_evidence_complete;
 mod jsonrpc_errors_standard;
@@ -68,6 +69,7 @@ pub const ALL: &[Invariant] = &[
     subagent_replay_terminal_only::INVARIANT,
     workflow_ok_only_when_complete::INVARIANT,
     workflow_schedule_safe::INVARIANT,
+    delegation_acp_truthful::INVARIANT,
 ];
 
 /// Runs every invariant.
