@@ -652,3 +652,35 @@ fn object(value: Value) -> Data {
         _ => Data::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Event;
+
+    fn lifecycle(seq: u64, event: &str, status: &str, id: &str) -> Event {
+        let data = object(json!({
+            "event": event, "status": status, "subagent_id": id, "child_session_id": id,
+            "agent": "worker", "task": "t", "timeout_ms": 120_000,
+        }));
+        Event::stamp(Payload::subagent_event(data), "root", seq.to_string(), "t".into(), Some(seq))
+    }
+
+    #[test]
+    fn restore_detaches_live_children_and_continues_the_numbering() {
+        let history = [
+            lifecycle(0, "queued", "queued", "sub_1"),
+            lifecycle(1, "started", "running", "sub_1"),
+            lifecycle(2, "queued", "queued", "sub_2"),
+            lifecycle(3, "started", "running", "sub_2"),
+            lifecycle(4, "finished", "completed", "sub_2"),
+        ];
+        let (mut manager, detached) = Subagents::restore(&history);
+        assert_eq!(detached.len(), 1);
+        assert_eq!(detached[0].data()["event"], "detached");
+        assert_eq!(detached[0].data()["child_log_path"], ".gauntlet/sessions/sub_1.ndjson");
+        assert_eq!(manager.status("sub_1"), Some(SubagentStatus::Detached));
+        assert_eq!(manager.status("sub_2"), Some(SubagentStatus::Completed));
+        assert_eq!(manager.next_id(), "sub_3");
+    }
+}

@@ -226,4 +226,25 @@ mod tests {
         assert_eq!(update["status"], "failed");
         assert_eq!(update["content"][0]["content"]["text"], "io_error: gone");
     }
+
+    #[test]
+    fn a_subagent_is_one_stable_item_that_ends_failed_unless_completed() {
+        let lifecycle = |event: &str, status: &str| {
+            let data = json!({"event": event, "status": status, "subagent_id": "sub_1", "agent": "worker", "task": "t", "summary": "s"});
+            let serde_json::Value::Object(data) = data else { unreachable!() };
+            Payload::subagent_event(data)
+        };
+        let history = events(vec![
+            lifecycle("queued", "queued"),
+            lifecycle("started", "running"),
+            lifecycle("timed_out", "timed_out"),
+        ]);
+        let updates: Vec<_> = projector().replay(&history).iter().map(|u| serde_json::to_value(u).unwrap()).collect();
+        let ids: Vec<_> = updates.iter().map(|u| u["toolCallId"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(ids, ["gauntlet:s:subagent:sub_1"; 3]);
+        let kinds: Vec<_> = updates.iter().map(|u| u["sessionUpdate"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(kinds, ["tool_call", "tool_call_update", "tool_call_update"]);
+        let statuses: Vec<_> = updates.iter().map(|u| u["status"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(statuses, ["in_progress", "in_progress", "failed"]);
+    }
 }
