@@ -509,13 +509,9 @@ impl Session {
         let mut output = outcome["summary"].as_str().unwrap_or_default().to_owned();
         for view in &views {
             let field = |key: &str| view.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
-            output.push_str(&format!(
-                "\n- {} ({}) {}: {}",
-                field("id"),
-                field("agent"),
-                field("status"),
-                field("summary")
-            ));
+            // A child without a summary yet is named by its task.
+            let about = if field("summary").is_empty() { field("task") } else { field("summary") };
+            output.push_str(&format!("\n- {} ({}) {}: {}", field("id"), field("agent"), field("status"), about));
         }
         Ok(object(json!({"ok": true, "output": output, "subagents": views, "outcome": outcome})))
     }
