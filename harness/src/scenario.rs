@@ -70,6 +70,8 @@ pub struct Config {
     pub stream_idle_timeout_ms: u64,
     /// Virtual milliseconds for a whole turn before `turn_timeout`.
     pub turn_timeout_ms: u64,
+    /// At most this many Subagents run at once; more wait `queued`.
+    pub max_subagents: usize,
 }
 
 impl Default for Config {
@@ -79,6 +81,7 @@ impl Default for Config {
             max_retries: 2,
             stream_idle_timeout_ms: 180_000,
             turn_timeout_ms: 600_000,
+            max_subagents: 6,
         }
     }
 }

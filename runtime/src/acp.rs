@@ -60,6 +60,8 @@ pub struct AgentConfig {
     pub clock: Clock,
     /// Offer delegation (subagents and workflows) in new and loaded Sessions.
     pub delegation: bool,
+    /// At most this many Subagents of a Session run at once.
+    pub max_subagents: usize,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -277,6 +279,7 @@ impl Agent {
         config.model.clone_from(&self.config.model);
         config.turn_timeout = self.config.turn_timeout;
         config.delegation = self.config.delegation;
+        config.max_subagents = self.config.max_subagents;
         let provider = Provider::new(self.config.transport.clone(), self.config.provider.clone());
         Session::open(config, provider, self.config.ids.clone(), self.config.clock.clone())
             .map_err(|error| Error::internal_error().data(json!({"reason": error.to_string()})))

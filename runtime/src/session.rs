@@ -34,6 +34,8 @@ pub struct SessionConfig {
     /// Offers the delegation tools (`spawn_agent`, `wait_agent`, `close_agent`,
     /// `run_workflow`) and supervises children. Child Sessions never delegate.
     pub delegation: bool,
+    /// At most this many Subagents run at once; more wait `queued` (pixir.md 7 `max_threads`).
+    pub max_subagents: usize,
 }
 
 impl SessionConfig {
@@ -46,6 +48,7 @@ impl SessionConfig {
             instructions: "You are a helpful coding assistant.".to_owned(),
             turn_timeout: Duration::from_millis(600_000),
             delegation: false,
+            max_subagents: 6,
         }
     }
 
@@ -92,7 +95,7 @@ impl Session {
         let (log, folded) = Log::open(&config.log_path())?;
         let provider = provider.for_session(&config.session_id);
         let (subagents, detached) = if config.delegation {
-            let (manager, detached) = Subagents::restore(&folded.events);
+            let (manager, detached) = Subagents::restore(&folded.events, config.max_subagents);
             (Some(manager), detached)
         } else {
             (None, Vec::new())

@@ -51,6 +51,19 @@ struct Child {
     close: Option<oneshot::Sender<String>>,
     /// The data of the last lifecycle event recorded for it.
     last: Data,
+    /// What a queued child needs to start.
+    pending: Option<Box<Pending>>,
+}
+
+/// A child that waits for a free slot (`max_subagents`); its Session (and Log) is opened
+/// only when it starts, so a child closed while queued never has a Log.
+#[derive(Debug)]
+struct Pending {
+    config: SessionConfig,
+    provider: crate::provider::Provider,
+    prompt: String,
+    timeout: Duration,
+    closed: oneshot::Receiver<String>,
 }
 
 /// How a child's task ended, as it reports to the parent.
@@ -119,15 +132,18 @@ pub struct Subagents {
     sender: mpsc::UnboundedSender<Notice>,
     notices: mpsc::UnboundedReceiver<Notice>,
     next_index: u64,
+    /// At most this many children run at once; the rest stay queued.
+    max_running: usize,
 }
 
 impl Subagents {
     /// A manager restored from the parent's History: every child it knew, with the status its
     /// last lifecycle event gave it. Returns the `detached` events to record for children that
     /// were queued or running (SUB-DETACHED).
-    pub(crate) fn restore(history: &[crate::event::Event]) -> (Subagents, Vec<Payload>) {
+    pub(crate) fn restore(history: &[crate::event::Event], max_running: usize) -> (Subagents, Vec<Payload>) {
         let (sender, notices) = mpsc::unbounded_channel();
-        let mut manager = Subagents { children: Vec::new(), sender, notices, next_index: 1 };
+        let mut manager =
+            Subagents { children: Vec::new(), sender, notices, next_index: 1, max_running: max_running.max(1) };
         for event in history.iter().filter(|event| event.kind() == EventType::SubagentEvent) {
             let Some(id) = event.str_field("subagent_id") else { continue };
             let Some(status) = event.str_field("status").and_then(SubagentStatus::parse) else { continue };
@@ -149,6 +165,7 @@ impl Subagents {
                     status,
                     close: None,
                     last: event.data().clone(),
+                    pending: None,
                 }),
             }
         }
@@ -373,7 +390,9 @@ impl Session {
         let data = lifecycle_data(child, event, extra);
         child.status = event.status();
         child.last = data.clone();
-        self.record(Payload::subagent_event(data))
+        self.record(Payload::subagent_event(data))?;
+        // A slot is free: a queued child may start.
+        self.start_queued()
     }
 
     /// Opens a child Session and starts its Turn in its own task; records `queued`, then
@@ -391,10 +410,6 @@ impl Session {
             self.config.instructions, spec.agent, self.config.session_id
         );
         let provider = self.provider.for_session(&spec.session_id);
-        let child_session = Session::open(config, provider, self.ids.clone(), self.clock.clone())
-            .map_err(|error| ToolFailure::new("io_error", error.to_string()))?;
-        let timeout = Duration::from_millis(spec.timeout_ms);
-        let deadline_at = humantime::format_rfc3339_micros(self.clock.now() + timeout).to_string();
         let (close, closed) = oneshot::channel();
         let Some(manager) = self.subagents.as_mut() else { return Err(ToolFailure::new("not_supported", "")) };
         let id = manager.next_id();
@@ -408,19 +423,66 @@ impl Session {
             status: SubagentStatus::Queued,
             close: Some(close),
             last: Data::new(),
+            pending: Some(Box::new(Pending {
+                config,
+                provider,
+                prompt: spec.prompt,
+                timeout: Duration::from_millis(spec.timeout_ms),
+                closed,
+            })),
         };
         let queued = lifecycle_data(&child, LifecycleEvent::Queued, json!({}));
-        child.deadline_at = Some(deadline_at);
-        child.status = SubagentStatus::Running;
-        let started = lifecycle_data(&child, LifecycleEvent::Started, json!({}));
-        child.last = started.clone();
+        child.last = queued.clone();
         manager.children.push(child);
-        let sender = manager.sender.clone();
-        tokio::spawn(run_child(child_session, spec.prompt, timeout, closed, sender, id.clone()));
         let log = |error: LogError| ToolFailure::new("io_error", error.to_string());
         self.record(Payload::subagent_event(queued)).map_err(log)?;
-        self.record(Payload::subagent_event(started)).map_err(log)?;
+        self.start_queued().map_err(log)?;
         Ok(id)
+    }
+
+    /// Starts queued children, in spawn order, while fewer than `max_subagents` run; records
+    /// `started` with the deadline for each.
+    fn start_queued(&mut self) -> Result<(), LogError> {
+        loop {
+            let Some(manager) = self.subagents.as_mut() else { return Ok(()) };
+            let n_running = manager.children.iter().filter(|child| child.status == SubagentStatus::Running).count();
+            if n_running >= manager.max_running {
+                return Ok(());
+            }
+            let next = manager
+                .children
+                .iter_mut()
+                .find(|child| child.status == SubagentStatus::Queued && child.pending.is_some());
+            let Some(child) = next else { return Ok(()) };
+            let Some(pending) = child.pending.take() else { return Ok(()) };
+            let Pending { config, provider, prompt, timeout, closed } = *pending;
+            match Session::open(config, provider, self.ids.clone(), self.clock.clone()) {
+                Ok(session) => {
+                    child.deadline_at = Some(humantime::format_rfc3339_micros(self.clock.now() + timeout).to_string());
+                    child.status = SubagentStatus::Running;
+                    let started = lifecycle_data(child, LifecycleEvent::Started, json!({}));
+                    child.last = started.clone();
+                    tokio::spawn(run_child(session, prompt, timeout, closed, manager.sender.clone(), child.id.clone()));
+                    self.record(Payload::subagent_event(started))?;
+                }
+                Err(error) => {
+                    let failed = lifecycle_data(
+                        child,
+                        LifecycleEvent::Failed,
+                        json!({
+                            "summary": format!("The child Session could not open its Log: {error}"),
+                            "reason": "child_log_error",
+                            "elapsed_ms": 0,
+                            "next_actions": ["inspect_child_session_log"],
+                        }),
+                    );
+                    child.status = SubagentStatus::Failed;
+                    child.close = None;
+                    child.last = failed.clone();
+                    self.record(Payload::subagent_event(failed))?;
+                }
+            }
+        }
     }
 
     /// Asks a running child to stop for `reason` and waits until its end is recorded.
@@ -458,11 +520,12 @@ impl Session {
         };
         match self.launch_child(spec) {
             Ok(id) => {
-                let view = self.subagents.as_ref().and_then(|manager| manager.last_event(&id)).cloned();
-                let agent = view.as_ref().and_then(|v| v.get("agent")).and_then(Value::as_str).unwrap_or_default();
+                let last = self.subagents.as_ref().and_then(|manager| manager.last_event(&id)).cloned();
+                let view = view(&last.unwrap_or_default());
+                let field = |key: &str| view.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
                 object(json!({
                     "ok": true,
-                    "output": format!("Spawned {id} ({agent}): running, timeout {timeout_ms}ms."),
+                    "output": format!("Spawned {id} ({}): {}, timeout {timeout_ms}ms.", field("agent"), field("status")),
                     "subagent": view,
                 }))
             }
@@ -526,7 +589,22 @@ impl Session {
             return Ok(ToolFailure::new("not_found", format!("no subagent `{id}`")).into_result());
         };
         match status {
-            SubagentStatus::Queued | SubagentStatus::Running => self.close_running(&id, "cancelled_by_parent").await?,
+            SubagentStatus::Running => self.close_running(&id, "cancelled_by_parent").await?,
+            SubagentStatus::Queued => {
+                let Some(child) = self.subagents.as_mut().and_then(|manager| manager.child_mut(&id)) else {
+                    return Ok(Data::new());
+                };
+                child.pending = None;
+                child.close = None;
+                let data = lifecycle_data(
+                    child,
+                    LifecycleEvent::Closed,
+                    json!({"summary": "Closed by the parent before it started.", "reason": "closed_before_start"}),
+                );
+                child.status = SubagentStatus::Closed;
+                child.last = data.clone();
+                self.record(Payload::subagent_event(data))?;
+            }
             SubagentStatus::Detached => {
                 let mut failure = ToolFailure::new("detached", format!("`{id}` is detached: no live runtime handle"));
                 failure.details = json!({"child_log_path": self.subagents.as_ref().and_then(|m| m.child(&id)).map(|c| child_log_path(&c.session_id))});
@@ -671,7 +749,7 @@ mod tests {
             lifecycle(3, "started", "running", "sub_2"),
             lifecycle(4, "finished", "completed", "sub_2"),
         ];
-        let (mut manager, detached) = Subagents::restore(&history);
+        let (mut manager, detached) = Subagents::restore(&history, 6);
         assert_eq!(detached.len(), 1);
         assert_eq!(detached[0].data()["event"], "detached");
         assert_eq!(detached[0].data()["child_log_path"], ".gauntlet/sessions/sub_1.ndjson");

@@ -47,6 +47,9 @@ struct Flags {
     /// `run_workflow`): child sessions get their own Logs beside the parent's.
     #[arg(long, env = "GAUNTLET_DELEGATION")]
     delegation: bool,
+    /// At most this many subagents of a session run at once; more wait queued.
+    #[arg(long, env = "GAUNTLET_MAX_SUBAGENTS", default_value_t = 6)]
+    max_subagents: usize,
 }
 
 fn main() -> ExitCode {
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
             ids,
             clock,
             delegation: flags.delegation,
+            max_subagents: flags.max_subagents,
         };
         match acp::serve(tokio::io::stdin(), tokio::io::stdout(), config).await {
             Ok(()) => ExitCode::SUCCESS,

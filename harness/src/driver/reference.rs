@@ -114,6 +114,7 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
         // The Turn corpus's requests offer the workspace tools only; scenarios that delegate
         // get the delegation tools too.
         delegation: scenario.delegates(),
+        max_subagents: scenario.config.max_subagents,
     };
     let mut launch = || {
         let (client, agent) = tokio::io::duplex(64 * 1024);
