@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use gauntlet_mock_provider::script::{Response, Script};
 use gauntlet_runtime::subagents::SubagentStatus;
+use gauntlet_runtime::workflows::checkpoint::CheckpointStatus;
 
 use crate::audit::WorkflowTerminal;
 use gauntlet_runtime::{ErrorKind, TerminalStatus};
@@ -116,7 +117,7 @@ pub struct WorkflowExpect {
     /// Each step's checkpoint status (`checkpoint_ready`, `partial`, `failed`, `held`,
     /// `needs_orchestrator`).
     #[serde(default)]
-    pub steps: BTreeMap<String, String>,
+    pub steps: BTreeMap<String, CheckpointStatus>,
     /// The step ids of each wave.
     #[serde(default)]
     pub waves: Option<Vec<Vec<String>>>,

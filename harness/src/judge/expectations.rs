@@ -119,8 +119,8 @@ fn check_workflows(scenario: &Scenario, evidence: &Evidence, fail: &mut impl FnM
         }
         for (step, status) in &expected.steps {
             let found = audit.steps.get(step);
-            if found != Some(status) {
-                fail(format!("workflow {n}: expected step {step} `{status}`, the spine shows {found:?}"));
+            if found.map(String::as_str) != Some(status.as_str()) {
+                fail(format!("workflow {n}: expected step {step} `{}`, the spine shows {found:?}", status.as_str()));
             }
         }
         if let Some(waves) = &expected.waves

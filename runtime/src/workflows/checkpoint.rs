@@ -7,12 +7,14 @@
 //! status is `failed`; a step never started because a dependency was not ready is `held`.
 //! Only `checkpoint_ready` is safe for dependents.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::subagents::SubagentStatus;
 
 /// Whether a step's result is safe to build on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum CheckpointStatus {
     /// Safe for dependents.
     CheckpointReady,
@@ -161,6 +163,13 @@ mod tests {
             [SubagentStatus::Failed, SubagentStatus::TimedOut, SubagentStatus::Cancelled, SubagentStatus::Detached]
         {
             assert_eq!(derive(status, "checkpoint_status: checkpoint_ready"), CheckpointStatus::Failed);
+        }
+    }
+
+    #[test]
+    fn names_match_serde() {
+        for status in CheckpointStatus::ALL {
+            assert_eq!(serde_json::to_value(status).unwrap(), json!(status.as_str()));
         }
     }
 
