@@ -303,7 +303,9 @@ impl Session {
     /// Waits for the next report of any child, until `deadline`; `Ok(false)` when it passed.
     pub(crate) async fn next_notice(&mut self, deadline: Instant) -> Result<bool, LogError> {
         let Some(manager) = self.subagents.as_mut() else { return Ok(false) };
+        // A report that arrives with the deadline wins, so the outcome does not depend on a coin.
         let notice = tokio::select! {
+            biased;
             notice = manager.notices.recv() => notice,
             () = tokio::time::sleep_until(deadline) => None,
         };
@@ -547,6 +549,10 @@ impl Session {
             Some(ids) => ids.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
             None => manager.children.iter().map(|child| child.id.clone()).collect(),
         };
+        if ids.is_empty() {
+            // Waiting on nothing must not read as a completed fan-out.
+            return Ok(ToolFailure::new("not_found", "there are no subagents to wait for").into_result());
+        }
         let unknown: Vec<&String> = ids.iter().filter(|id| manager.child(id).is_none()).collect();
         if !unknown.is_empty() {
             let mut failure = ToolFailure::new("not_found", "no subagent with these ids");
