@@ -3,10 +3,11 @@
 //! terminal states"; pixir.md 7; SUB-*).
 //!
 //! The parent's [`Subagents`] manager is the only writer of `subagent_event`s, and it writes
-//! them into the parent's Log only at points the parent chooses: before each Provider call,
-//! and while a delegation tool call is pending. Each child runs its one Turn in its own task
-//! on tokio's clock, so a 120-second timeout costs nothing on a paused clock, and reports how
-//! it ended through a channel. Parent state is a projection of the child's evidence: a child
+//! them into the parent's Log only at points the parent chooses: when a Turn starts, before
+//! each Provider call, and while a delegation tool call is pending. Each child runs its one
+//! Turn in its own task on tokio's clock, so a 120-second timeout costs nothing on a paused
+//! clock, and reports how it ended through a channel. At most `max_subagents` children run at
+//! once; the others wait `queued` and start, in spawn order, when the parent next looks. Parent state is a projection of the child's evidence: a child
 //! whose Turn failed after partial text is `failed` with a `partial_*` reason, never
 //! `completed`.
 //!
