@@ -4,9 +4,17 @@
 //! It reads raw lines rather than runtime types so it can judge a Log written by any
 //! implementation, in any language.
 
+pub mod subagents;
+pub mod workflows;
+
+use std::collections::BTreeMap;
+
 use gauntlet_runtime::TerminalStatus;
 use serde::Serialize;
 use serde_json::Value;
+
+pub use subagents::{SubagentAudit, SubagentTerminal};
+pub use workflows::{WorkflowAudit, WorkflowTerminal};
 
 /// What the Log says about one turn: the events from a `user_message` to the next.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -29,6 +37,12 @@ pub struct Audit {
     /// Lines that are not Events: `(1-based line, reason)`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreadable: Vec<(usize, String)>,
+    /// Each Subagent of the root Session and how it ended.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub subagents: Vec<SubagentAudit>,
+    /// Each Workflow of the root Session and how it ended.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workflows: Vec<WorkflowAudit>,
 }
 
 /// A Log line parsed just enough to audit it.
@@ -89,7 +103,17 @@ pub fn audit(lines: &[String]) -> Audit {
         let end = starts.get(n + 1).copied().unwrap_or(parsed.len());
         turns.push(audit_turn(&parsed[start], &parsed[start + 1..end]));
     }
-    Audit { turns, unreadable }
+    let subagents = subagents::audit(&parsed, &BTreeMap::new());
+    let workflows = workflows::audit(&parsed);
+    Audit { turns, unreadable, subagents, workflows }
+}
+
+/// [`audit`] of the root Log, with what the child Logs say about each child's Turn.
+pub fn audit_with_children(lines: &[String], children: &BTreeMap<String, Vec<String>>) -> Audit {
+    let mut audit = audit(lines);
+    let (parsed, _) = parse_lines(lines);
+    audit.subagents = subagents::audit(&parsed, children);
+    audit
 }
 
 fn audit_turn(user: &Line, events: &[Line]) -> TurnAudit {

@@ -5,13 +5,15 @@
 //! | file | content |
 //! | --- | --- |
 //! | `log.ndjson` | the root Session's Log, one canonical JSON Event per line |
+//! | `children/<id>.ndjson` | each child Session's Log, the same way |
 //! | `requests.jsonl` | every Provider request in order: `{route, response_index, body}` |
 //! | `acp.jsonl` | the live ACP transcript, both directions: `{from, message}` (or `raw` for a non-JSON line) |
 //! | `acp-load.jsonl` | what `session/load` replays into a fresh agent, and its answer |
-//! | `outcome.json` | terminal states derived from the Log, what the agent answered, diagnostics |
+//! | `outcome.json` | terminal states derived from the Log, what the agent answered, what each `run_workflow` returned, diagnostics |
 //!
 //! JSON is canonical: sorted keys, compact lines (`outcome.json` is pretty-printed for review).
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use gauntlet_mock_provider::Timing;
@@ -27,6 +29,8 @@ use crate::audit::{self, Audit};
 pub struct Capture {
     /// The root Session's Log, line by line, without newlines.
     pub log: Vec<String>,
+    /// Each child Session's Log (subagents, workflow steps), by child Session id.
+    pub children: BTreeMap<String, Vec<String>>,
     /// Every Provider request, in arrival order.
     pub requests: Vec<Request>,
     /// The live ACP transcript, workspace path masked as `$WORKSPACE`.
@@ -117,9 +121,66 @@ pub struct TornTail {
 }
 
 impl Capture {
-    /// Terminal states derived from the Log alone.
+    /// Terminal states derived from the Logs alone.
     pub fn audit(&self) -> Audit {
-        audit::audit(&self.log)
+        audit::audit_with_children(&self.log, &self.children)
+    }
+
+    /// What each `run_workflow` call returned, as the runtime reported it in the Log (beside
+    /// what the auditor derives from the spine): its status, `ok`, the step lists and safe
+    /// next actions, or the tool error of an invalid spec.
+    pub fn workflow_results(&self) -> Vec<Value> {
+        let lines: Vec<audit::Line> = self.log.iter().filter_map(|text| audit::Line::parse(text).ok()).collect();
+        let calls: Vec<&str> = lines
+            .iter()
+            .filter(|line| line.kind == "tool_call" && line.str_field("name") == Some("run_workflow"))
+            .filter_map(|line| line.str_field("call_id"))
+            .collect();
+        lines
+            .iter()
+            .filter(|line| {
+                line.kind == "tool_result" && line.str_field("call_id").is_some_and(|id| calls.contains(&id))
+            })
+            .map(|line| match line.data.get("workflow") {
+                Some(workflow) => {
+                    let keys = [
+                        "workflow_id",
+                        "status",
+                        "ok",
+                        "waves",
+                        "held_steps",
+                        "failed_steps",
+                        "timeout_steps",
+                        "partial_steps",
+                        "needs_orchestrator_steps",
+                        "safe_next_actions",
+                    ];
+                    let mut result: serde_json::Map<String, Value> = keys
+                        .iter()
+                        .map(|key| ((*key).to_owned(), workflow.get(*key).cloned().unwrap_or(Value::Null)))
+                        .collect();
+                    let usable: Vec<Value> = workflow
+                        .get("usable_checkpoints")
+                        .and_then(Value::as_array)
+                        .map(|bundles| bundles.iter().filter_map(|bundle| bundle.get("step_id").cloned()).collect())
+                        .unwrap_or_default();
+                    result.insert("usable_checkpoints".into(), Value::Array(usable));
+                    result.insert("output".into(), line.data.get("output").cloned().unwrap_or(Value::Null));
+                    Value::Object(result)
+                }
+                None => json!({"error": line.data.get("error")}),
+            })
+            .collect()
+    }
+
+    /// Every line of every child Log, parsed.
+    pub fn child_lines(&self) -> Vec<(String, audit::Line)> {
+        self.children
+            .iter()
+            .flat_map(|(id, lines)| {
+                lines.iter().filter_map(|text| audit::Line::parse(text).ok()).map(|l| (id.clone(), l))
+            })
+            .collect()
     }
 
     /// The Log without what follows the clock on real time: `ts`, and `elapsed_ms` and the
@@ -152,6 +213,7 @@ impl Capture {
             ("live ACP transcripts", self.acp == other.acp),
             ("load replays", self.acp_load == other.acp_load),
             ("Logs", self.timeless_log() == other.timeless_log()),
+            ("child Logs", self.children.len() == other.children.len()),
         ];
         match parts.iter().find(|(_, same)| !same) {
             None => Ok(()),
@@ -160,11 +222,11 @@ impl Capture {
     }
 
     /// The golden files of this capture: `(file name, content)`.
-    pub fn golden_files(&self) -> Vec<(&'static str, String)> {
+    pub fn golden_files(&self) -> Vec<(String, String)> {
         let log: String = self.log.iter().map(|line| format!("{}\n", canonical_line(line))).collect();
         let requests: String =
             self.requests.iter().map(|request| format!("{}\n", canonical::to_string(request))).collect();
-        let outcome = json!({
+        let mut outcome = json!({
             "audit": self.audit(),
             "reported": self.reported,
             "diagnostics": {
@@ -174,16 +236,25 @@ impl Capture {
                 "faults": self.faults,
             },
         });
+        let workflows = self.workflow_results();
+        if !workflows.is_empty() {
+            outcome["workflow_results"] = Value::Array(workflows);
+        }
         let outcome = format!("{}\n", canonical::to_string_pretty(&outcome));
         let lines =
             |values: &[Value]| values.iter().map(|value| format!("{}\n", canonical::to_string(value))).collect();
-        vec![
-            ("log.ndjson", log),
-            ("requests.jsonl", requests),
-            ("acp.jsonl", lines(&self.acp)),
-            ("acp-load.jsonl", lines(&self.acp_load)),
-            ("outcome.json", outcome),
-        ]
+        let mut files = vec![
+            ("log.ndjson".to_owned(), log),
+            ("requests.jsonl".to_owned(), requests),
+            ("acp.jsonl".to_owned(), lines(&self.acp)),
+            ("acp-load.jsonl".to_owned(), lines(&self.acp_load)),
+            ("outcome.json".to_owned(), outcome),
+        ];
+        for (id, child) in &self.children {
+            let text: String = child.iter().map(|line| format!("{}\n", canonical_line(line))).collect();
+            files.push((format!("{}{id}.ndjson", crate::golden::CHILDREN_DIR), text));
+        }
+        files
     }
 }
 

@@ -217,7 +217,7 @@ fn evidence(capture: &Capture) -> Value {
         } else {
             Value::Array(parse_lines(&text))
         };
-        files.insert(name.to_owned(), value);
+        files.insert(name, value);
     }
     json!({
         "files": files,

@@ -45,6 +45,23 @@ pub fn prepare_workspace(scenario: &Scenario, workspace: &Path, preload_path: Op
     }
 }
 
+/// The Logs beside the root's (child Sessions keep theirs in the same folder), by Session id.
+fn child_logs(root_log: &Path) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut children = std::collections::BTreeMap::new();
+    let Some(folder) = root_log.parent() else { return children };
+    let Ok(entries) = std::fs::read_dir(folder) else { return children };
+    for path in entries.flatten().map(|entry| entry.path()) {
+        if path == root_log || path.extension().is_none_or(|ext| ext != "ndjson") {
+            continue;
+        }
+        let Some(id) = path.file_stem().map(|stem| stem.to_string_lossy().into_owned()) else { continue };
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            children.insert(id, text.lines().map(str::to_owned).collect());
+        }
+    }
+    children
+}
+
 /// The Capture of a run: the conversation, the Log at `log_path` (if the implementation keeps
 /// one) and what the mock saw so far. The client's cancels go on the mock's clock, beside the
 /// times of its requests.
@@ -68,6 +85,7 @@ pub fn assemble(conversation: Conversation, log_path: Option<&Path>, mock: &Mock
             Ok(text) => capture.log = text.lines().map(str::to_owned).collect(),
             Err(error) => capture.faults.push(format!("cannot read the Log {}: {error}", path.display())),
         }
+        capture.children = child_logs(path);
     }
     capture.timings = report.journal.iter().map(|entry| entry.timing).collect();
     capture.requests = report
@@ -75,6 +93,9 @@ pub fn assemble(conversation: Conversation, log_path: Option<&Path>, mock: &Mock
         .into_iter()
         .map(|entry| Request { route: entry.route, response_index: entry.response_index, body: entry.body })
         .collect();
+    // Grouped by route, root first, each route in arrival order: concurrent children
+    // interleave, and the golden should not depend on how.
+    capture.requests.sort_by_key(|request| (request.route != gauntlet_mock_provider::ROOT, request.route.clone()));
     capture.unconsumed = report
         .unconsumed
         .iter()

@@ -13,6 +13,9 @@ use similar::TextDiff;
 
 use crate::verdict::{Finding, Layer};
 
+/// The folder of a scenario's golden that holds its child Sessions' Logs, `<id>.ndjson` each.
+pub const CHILDREN_DIR: &str = "children/";
+
 /// The suffix of a pending golden file.
 pub const PENDING_SUFFIX: &str = ".new";
 
@@ -21,7 +24,7 @@ pub const ACCEPT_COMMAND: &str = "cargo run -p gauntlet -- accept";
 
 /// Compares `files` with the goldens in `root/dir`; with `bless`, writes pending files for
 /// mismatches. Messages name files relative to `root`, e.g. `golden/turn/x/log.ndjson`.
-pub fn compare(root: &Path, dir: &Path, files: &[(&str, String)], bless: bool) -> Vec<Finding> {
+pub fn compare(root: &Path, dir: &Path, files: &[(String, String)], bless: bool) -> Vec<Finding> {
     compare_masked(root, dir, files, &BTreeMap::new(), bless)
 }
 
@@ -30,7 +33,7 @@ pub fn compare(root: &Path, dir: &Path, files: &[(&str, String)], bless: bool) -
 pub fn compare_masked(
     root: &Path,
     dir: &Path,
-    files: &[(&str, String)],
+    files: &[(String, String)],
     masks: &BTreeMap<String, Vec<String>>,
     bless: bool,
 ) -> Vec<Finding> {
@@ -38,7 +41,9 @@ pub fn compare_masked(
     for (name, actual) in files {
         let path = root.join(dir).join(name);
         let expected = std::fs::read_to_string(&path).ok();
-        let (expected, actual) = match masks.get(*name) {
+        // A child Log is masked like the root's.
+        let masked_as = if name.starts_with(CHILDREN_DIR) { "log.ndjson" } else { name.as_str() };
+        let (expected, actual) = match masks.get(masked_as) {
             Some(pointers) => (expected.map(|text| mask(&text, pointers)), mask(actual, pointers)),
             None => (expected, actual.clone()),
         };
@@ -56,7 +61,8 @@ pub fn compare_masked(
         };
         if bless {
             let pending = pending_path(&path);
-            match std::fs::create_dir_all(root.join(dir)).and_then(|()| std::fs::write(&pending, actual)) {
+            let folder = pending.parent().map_or_else(|| root.join(dir), Path::to_owned);
+            match std::fs::create_dir_all(folder).and_then(|()| std::fs::write(&pending, actual)) {
                 Ok(()) => message
                     .push_str(&format!("\nwrote {label}{PENDING_SUFFIX}: review it, then run `{ACCEPT_COMMAND}`")),
                 Err(error) => message.push_str(&format!("\ncould not write {}: {error}", pending.display())),
@@ -184,7 +190,7 @@ mod tests {
     fn a_one_byte_change_shows_as_a_diff_and_blessing_writes_pending() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("log.ndjson"), "a\nb\n").unwrap();
-        let files = [("log.ndjson", "a\nc\n".to_owned())];
+        let files = [("log.ndjson".to_owned(), "a\nc\n".to_owned())];
         let findings = compare(dir.path(), Path::new(""), &files, false);
         assert_eq!(findings.len(), 1);
         assert!(findings[0].message.contains("-b\n+c\n"), "{}", findings[0].message);

@@ -7,6 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use gauntlet_mock_provider::script::{Response, Script};
+use gauntlet_runtime::subagents::SubagentStatus;
+use gauntlet_runtime::workflows::checkpoint::CheckpointStatus;
+
+use crate::audit::WorkflowTerminal;
 use gauntlet_runtime::{ErrorKind, TerminalStatus};
 use serde::Deserialize;
 
@@ -38,10 +42,29 @@ pub struct Scenario {
     /// to [`Scenario::scaled`] after; the judge scales its own time bounds by it. Not a key.
     #[serde(skip, default = "unscaled")]
     pub time_scale: f64,
+    /// Child Sessions' scripts, by route: the child Session id (`sub_1` for the first
+    /// `spawn_agent`, `<workflow id>-<step id>` for a workflow step).
+    #[serde(default)]
+    pub children: BTreeMap<String, ChildScript>,
 }
 
 fn unscaled() -> f64 {
     1.0
+}
+
+/// The Provider's answers to one child Session, and how the child must end.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChildScript {
+    /// The Subagent status the parent's Log must end with for this child.
+    #[serde(default)]
+    pub expect: Option<SubagentStatus>,
+    /// The `reason` of the child's terminal `subagent_event`, when given.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The answers to this child's requests, in order.
+    #[serde(default)]
+    pub respond: Vec<Response>,
 }
 
 /// Runtime settings for a scenario.
@@ -56,6 +79,8 @@ pub struct Config {
     pub stream_idle_timeout_ms: u64,
     /// Virtual milliseconds for a whole turn before `turn_timeout`.
     pub turn_timeout_ms: u64,
+    /// At most this many Subagents run at once; more wait `queued`.
+    pub max_subagents: usize,
 }
 
 impl Default for Config {
@@ -65,6 +90,7 @@ impl Default for Config {
             max_retries: 2,
             stream_idle_timeout_ms: 180_000,
             turn_timeout_ms: 600_000,
+            max_subagents: 6,
         }
     }
 }
@@ -83,6 +109,29 @@ pub struct Preload {
 pub struct SessionExpect {
     /// The byte offset of a torn Log tail the runtime must report on resume.
     pub torn_tail_offset: Option<u64>,
+    /// Each `run_workflow` call's outcome, in call order.
+    #[serde(default, rename = "workflow")]
+    pub workflows: Vec<WorkflowExpect>,
+}
+
+/// What one `run_workflow` call must come to.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkflowExpect {
+    /// The terminal state derived from the spine: `completed`, `partial`, `failed`,
+    /// `timed_out`, `needs_orchestrator`.
+    #[serde(default)]
+    pub status: Option<WorkflowTerminal>,
+    /// Each step's checkpoint status (`checkpoint_ready`, `partial`, `failed`, `held`,
+    /// `needs_orchestrator`).
+    #[serde(default)]
+    pub steps: BTreeMap<String, CheckpointStatus>,
+    /// The step ids of each wave.
+    #[serde(default)]
+    pub waves: Option<Vec<Vec<String>>>,
+    /// The call is a tool error of this kind instead (an invalid spec: `invalid_args`).
+    #[serde(default)]
+    pub error: Option<String>,
 }
 
 /// One prompt, the Provider's scripted answers to it, and what must come of it.
@@ -122,9 +171,20 @@ pub struct Turn {
 }
 
 impl Scenario {
-    /// The Provider script: every turn's responses, in order, on the root route.
+    /// The Provider script: every turn's responses, in order, on the root route, and each
+    /// child's on its own route.
     pub fn script(&self) -> Script {
-        Script::root(self.turns.iter().flat_map(|turn| turn.respond.iter().cloned()).collect())
+        let mut script = Script::root(self.turns.iter().flat_map(|turn| turn.respond.iter().cloned()).collect());
+        for (route, child) in &self.children {
+            script.routes.insert(route.clone(), child.respond.clone());
+        }
+        script
+    }
+
+    /// True when the scenario needs the delegation tools (subagents or workflows).
+    pub fn delegates(&self) -> bool {
+        let needs = self.needs();
+        needs.contains(&Capability::Subagents) || needs.contains(&Capability::Workflows)
     }
 
     /// What an implementation must be able to do to play this scenario; one lacking any of
@@ -147,6 +207,20 @@ impl Scenario {
             if turn.respond.iter().any(|response| !response.calls.is_empty()) {
                 needs.insert(Capability::Tools);
             }
+            for call in turn.respond.iter().flat_map(|response| response.calls.iter()) {
+                match call.name.as_str() {
+                    "spawn_agent" | "wait_agent" | "close_agent" => {
+                        needs.insert(Capability::Subagents);
+                    }
+                    "run_workflow" => {
+                        needs.insert(Capability::Workflows);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if !self.children.is_empty() && !needs.contains(&Capability::Workflows) {
+            needs.insert(Capability::Subagents);
         }
         needs
     }
@@ -165,7 +239,8 @@ impl Scenario {
         scenario.time_scale = self.time_scale * scale;
         scenario.config.stream_idle_timeout_ms = shrink(scenario.config.stream_idle_timeout_ms);
         scenario.config.turn_timeout_ms = shrink(scenario.config.turn_timeout_ms);
-        for response in scenario.turns.iter_mut().flat_map(|turn| turn.respond.iter_mut()) {
+        let children = scenario.children.values_mut().flat_map(|child| child.respond.iter_mut());
+        for response in scenario.turns.iter_mut().flat_map(|turn| turn.respond.iter_mut()).chain(children) {
             if let Some(pause) = &mut response.pause {
                 pause.ms = shrink(pause.ms);
             }

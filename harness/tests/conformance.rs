@@ -348,6 +348,8 @@ fn no_orphans(root: &std::path::Path, names: &[(String, PathBuf)]) -> Result<(),
     golden::walk(&base, &mut |file| {
         let Some(dir) = file.parent().and_then(|dir| dir.strip_prefix(&base).ok()) else { return };
         let name = dir.to_string_lossy().replace('\\', "/");
+        // Child Logs live in `<scenario>/children/`.
+        let name = name.strip_suffix("/children").unwrap_or(&name).to_owned();
         if !names.iter().any(|(scenario, _)| *scenario == name) {
             orphans.push(file.display().to_string());
         }

@@ -25,7 +25,7 @@ pub mod side;
 pub use dialect::{EncodeContext, Step};
 pub use in_process::{Chunk, Playback, play};
 pub use journal::{Ended, JournalEntry, Mismatch, MismatchReason, StreamEnd, Timing};
-pub use provider::{EndRecorder, MockProvider, MockReply, MockReport, MockRequest, Unconsumed};
+pub use provider::{EndRecorder, MockProvider, MockReply, MockReport, MockRequest, SESSION_HEADER, Unconsumed};
 pub use script::{Call, Ending, Pause, ROOT, Reasoning, Response, Script, ScriptError, Usage};
 pub use server::{ServerHandle, serve};
 pub use side::{SideReply, SideRequest};

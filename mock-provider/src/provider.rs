@@ -34,6 +34,8 @@ struct State {
     journal: Vec<JournalEntry>,
     mismatches: Vec<Mismatch>,
     side_served: Vec<String>,
+    /// The first `session_id` header seen: the root Session's, whatever its name.
+    root_session: Option<String>,
 }
 
 /// A request, independent of the transport.
@@ -129,6 +131,10 @@ impl fmt::Display for MockReport {
     }
 }
 
+/// The header a runtime names its Session in (as Codex sends it), so requests of concurrent
+/// child Sessions reach their own scripts (design.md "Mock provider", routes).
+pub const SESSION_HEADER: &str = "session_id";
+
 /// The route a path addresses: `/v1/responses` is [`ROOT`], `/routes/<name>/v1/responses` is `<name>`.
 pub fn route_for(path: &str) -> Option<&str> {
     if path == "/v1/responses" {
@@ -170,7 +176,6 @@ impl MockProvider {
         let header =
             |name: &str| request.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
         let parsed = serde_json::from_slice::<Value>(&request.body);
-        let route = route_for(&request.path);
         let mut state = self.lock();
         if let Some(side) = self.side.iter().find(|side| side.matches(&request.path, parsed.as_ref().ok())) {
             state.side_served.push(side.name.clone());
@@ -187,9 +192,21 @@ impl MockProvider {
             drop(state);
             return stream_reply(response, &ctx);
         }
-        let decision = self.decide(&state, &request.method, route, &parsed);
+        let session = header(SESSION_HEADER);
+        let route = match route_for(&request.path) {
+            Some(ROOT) => session.as_deref().map_or(Ok(ROOT), |session| self.session_route(&mut state, session)),
+            other => Ok(other.unwrap_or_default()),
+        };
+        let journal_route = match &route {
+            Ok(route) => (*route).to_owned(),
+            Err(_) => session.clone().unwrap_or_default(),
+        };
+        let decision = match route {
+            Ok(route) => self.decide(&state, &request.method, (!route.is_empty()).then_some(route), &parsed),
+            Err(reason) => Err(reason),
+        };
         state.journal.push(JournalEntry {
-            route: route.unwrap_or_default().to_owned(),
+            route: journal_route,
             response_index: decision.as_ref().ok().map(|(index, _, _)| *index),
             method: request.method.clone(),
             path: request.path.clone(),
@@ -226,6 +243,26 @@ impl MockProvider {
         state.next_item += response.item_count();
         drop(state);
         MockReply { end, ..stream_reply(response, &ctx) }
+    }
+
+    /// The route of a request from Session `session`: the route named after it when the script
+    /// has one (a child Session), else the root, which is the first Session that asked. Any
+    /// other Session has no script and is refused (MOCK-STRICT).
+    fn session_route<'s>(&'s self, state: &mut State, session: &str) -> Result<&'s str, MismatchReason> {
+        if let Some((route, _)) = self.script.routes.get_key_value(session) {
+            return Ok(route.as_str());
+        }
+        match &state.root_session {
+            None => {
+                state.root_session = Some(session.to_owned());
+                Ok(ROOT)
+            }
+            Some(root) if root == session => Ok(ROOT),
+            Some(_) => Err(MismatchReason::NoRoute {
+                route: Some(session.to_owned()),
+                scripted: self.script.routes.keys().cloned().collect(),
+            }),
+        }
     }
 
     /// The index of the next response and its route key, or why there is none.
@@ -345,6 +382,25 @@ mod tests {
         assert_eq!(report.side_requests, ["title"]);
         assert_eq!(report.journal.len(), 1);
         assert!(report.is_strictly_satisfied());
+    }
+
+    #[test]
+    fn the_session_header_picks_a_child_route_and_the_first_session_is_the_root() {
+        let mut script = Script::root(vec![Response::default(), Response::default()]);
+        script.routes.insert("sub_1".into(), vec![Response::default()]);
+        let provider = MockProvider::new(script);
+        let from = |session: &str| MockRequest {
+            headers: vec![(SESSION_HEADER.into(), session.into())],
+            ..post("/v1/responses", "{}")
+        };
+        assert_eq!(provider.respond(from("a1b2")).status, 200);
+        assert_eq!(provider.respond(from("sub_1")).status, 200);
+        assert_eq!(provider.respond(from("a1b2")).status, 200);
+        assert_eq!(provider.respond(from("stranger")).status, 404);
+        let report = provider.report();
+        let routes: Vec<_> = report.journal.iter().map(|entry| entry.route.as_str()).collect();
+        assert_eq!(routes, ["root", "sub_1", "root", "stranger"]);
+        assert!(report.mismatches[0].to_string().contains("route `stranger` is not in the script"));
     }
 
     #[test]

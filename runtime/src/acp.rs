@@ -58,6 +58,10 @@ pub struct AgentConfig {
     pub ids: Arc<dyn IdSource>,
     /// Event timestamps.
     pub clock: Clock,
+    /// Offer delegation (subagents and workflows) in new and loaded Sessions.
+    pub delegation: bool,
+    /// At most this many Subagents of a Session run at once.
+    pub max_subagents: usize,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -274,6 +278,8 @@ impl Agent {
         let mut config = SessionConfig::new(session_id, &cwd);
         config.model.clone_from(&self.config.model);
         config.turn_timeout = self.config.turn_timeout;
+        config.delegation = self.config.delegation;
+        config.max_subagents = self.config.max_subagents;
         let provider = Provider::new(self.config.transport.clone(), self.config.provider.clone());
         Session::open(config, provider, self.config.ids.clone(), self.config.clock.clone())
             .map_err(|error| Error::internal_error().data(json!({"reason": error.to_string()})))

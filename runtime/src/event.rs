@@ -353,6 +353,14 @@ impl Payload {
         data.insert("call_id".into(), Value::String(call_id.to_owned()));
         Payload { kind: EventType::ToolResult, data }
     }
+    /// A parent-visible Subagent lifecycle event (SUB-EVENT-FIELDS).
+    pub fn subagent_event(data: Data) -> Payload {
+        Payload { kind: EventType::SubagentEvent, data }
+    }
+    /// A Workflow spine event; `data.kind` says which (WF-SPINE).
+    pub fn workflow_event(data: Data) -> Payload {
+        Payload { kind: EventType::WorkflowEvent, data }
+    }
     /// A streamed chunk of assistant text (ephemeral).
     pub fn text_delta(chunk: &str) -> Payload {
         Payload::new(EventType::TextDelta, json!({ "chunk": chunk }))

@@ -8,6 +8,8 @@
 //! - [`provider`]: the Responses request body, the SSE stream, retries, the [`Transport`] seam.
 //! - [`session`] and [`turn`]: one Turn at a time, exactly one terminal outcome ([`TurnOutcome`]).
 //! - [`tools`]: `read`, `write`, `list` over the workspace folder.
+//! - [`subagents`]: child Sessions the model spawns, waits on and closes; their lifecycle.
+//! - [`workflows`]: `run_workflow`: steps as Subagents in waves, checkpoints, honest partial results.
 //! - [`ids`]: injectable ids and a clock, so a run is deterministic.
 //! - [`canonical`]: canonical JSON (sorted keys), for everything others read.
 //!
@@ -28,8 +30,10 @@ pub mod monitor;
 pub mod provider;
 pub mod replay;
 pub mod session;
+pub mod subagents;
 pub mod tools;
 pub mod turn;
+pub mod workflows;
 
 pub use event::{ErrorKind, Event, EventType, Payload, TerminalStatus};
 pub use log::{Log, LogError, TornTail};

@@ -116,6 +116,7 @@ impl ProviderFailure {
 pub struct Provider {
     transport: Arc<dyn Transport>,
     config: ProviderConfig,
+    session: Option<String>,
 }
 
 impl std::fmt::Debug for Provider {
@@ -144,7 +145,14 @@ impl From<ProviderFailure> for AttemptFailure {
 impl Provider {
     /// A client that sends through `transport`.
     pub fn new(transport: Arc<dyn Transport>, config: ProviderConfig) -> Provider {
-        Provider { transport, config }
+        Provider { transport, config, session: None }
+    }
+
+    /// The same client, naming `session_id` in the `session_id` header of every request (as
+    /// Codex does), so a Provider or a proxy can tell a child Session's calls from its parent's.
+    #[must_use]
+    pub fn for_session(&self, session_id: &str) -> Provider {
+        Provider { session: Some(session_id.to_owned()), ..self.clone() }
     }
 
     /// The configuration.
@@ -193,14 +201,13 @@ impl Provider {
     }
 
     async fn attempt(&self, body: Bytes, on_delta: &mut (dyn FnMut(Delta) + Send)) -> Result<Reply, AttemptFailure> {
-        let request = HttpRequest {
-            url: format!("{}/v1/responses", self.config.base_url.trim_end_matches('/')),
-            headers: vec![
-                ("content-type".into(), "application/json".into()),
-                ("accept".into(), "text/event-stream".into()),
-            ],
-            body,
-        };
+        let mut headers =
+            vec![("content-type".into(), "application/json".into()), ("accept".into(), "text/event-stream".into())];
+        if let Some(session) = &self.session {
+            headers.push(("session_id".into(), session.clone()));
+        }
+        let request =
+            HttpRequest { url: format!("{}/v1/responses", self.config.base_url.trim_end_matches('/')), headers, body };
         let idle = self.config.stream_idle_timeout;
         let mut response = match tokio::time::timeout(idle, self.transport.send(request)).await {
             Err(_) => return Err(idle_timeout(idle).into()),

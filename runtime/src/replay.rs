@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::canonical;
 use crate::event::{Event, EventType};
+use crate::subagents::LifecycleEvent;
 
 /// Folds History (Events in seq order) into `input` items for a request to `model`.
 pub fn fold(history: &[Event], model: &str) -> Vec<Value> {
@@ -44,11 +45,17 @@ pub fn fold(history: &[Event], model: &str) -> Vec<Value> {
                     }));
                 }
             }
+            // A terminal Subagent summary is model-visible, unless it was recorded while a
+            // call was pending (SUB-REPLAY-TERMINAL-ONLY).
+            EventType::SubagentEvent => {
+                if pending.is_empty()
+                    && let Some(text) = subagent_summary(event)
+                {
+                    items.push(json!({"role": "user", "content": [{"type": "input_text", "text": text}]}));
+                }
+            }
             // Transparent while a call is pending, and never model input themselves.
-            EventType::ProviderUsage
-            | EventType::PermissionDecision
-            | EventType::SubagentEvent
-            | EventType::WorkflowEvent => {}
+            EventType::ProviderUsage | EventType::PermissionDecision | EventType::WorkflowEvent => {}
             EventType::UserMessage => {
                 close_orphans(&mut pending, &mut items);
                 let text = event.str_field("text").unwrap_or_default();
@@ -78,6 +85,23 @@ pub fn fold(history: &[Event], model: &str) -> Vec<Value> {
     }
     close_orphans(&mut pending, &mut items);
     items
+}
+
+/// The replay line of a terminal `subagent_event` (pixir.md 3.2):
+/// `Subagent <id> (<agent>) <status>: <summary>`; `None` for lifecycle events that are not
+/// replayed (`queued`, `started`, `closed`, `detached`).
+pub fn subagent_summary(event: &Event) -> Option<String> {
+    let lifecycle = event.str_field("event").and_then(LifecycleEvent::parse)?;
+    if !lifecycle.is_replayed() {
+        return None;
+    }
+    Some(format!(
+        "Subagent {} ({}) {}: {}",
+        event.str_field("subagent_id")?,
+        event.str_field("agent").unwrap_or("default"),
+        lifecycle.status(),
+        event.str_field("summary").unwrap_or_default()
+    ))
 }
 
 /// A `tool_result`'s output as the model sees it: the string `output`, or the JSON of the
@@ -163,6 +187,28 @@ mod tests {
         );
         assert_eq!(items[2]["output"], "A");
         assert!(items[4]["output"].as_str().unwrap_or_default().contains("orphan_tool_call"));
+    }
+
+    #[test]
+    fn only_terminal_subagent_summaries_outside_pending_calls_replay() {
+        let lifecycle = |event: &str, status: &str| {
+            let data = json!({"event": event, "status": status, "subagent_id": "sub_1", "agent": "worker", "summary": "Found it"});
+            let Value::Object(data) = data else { unreachable!() };
+            Payload::subagent_event(data)
+        };
+        let events = history(vec![
+            Payload::user_message("go"),
+            Payload::tool_call("c1", "spawn_agent", json!({"task": "t"})),
+            lifecycle("queued", "queued"),
+            lifecycle("finished", "completed"),
+            Payload::tool_result("c1", ok("spawned")),
+            lifecycle("started", "running"),
+            lifecycle("finished", "completed"),
+            lifecycle("detached", "detached"),
+        ]);
+        let items = fold(&events, "m1");
+        let texts: Vec<_> = items.iter().filter_map(|item| item.pointer("/content/0/text")).collect();
+        assert_eq!(texts, [&json!("go"), &json!("Subagent sub_1 (worker) completed: Found it")]);
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::event::{Event, EventType, Payload};
 use crate::ids::{Clock, IdSource};
 use crate::log::{Log, LogError, TornTail};
 use crate::provider::Provider;
+use crate::subagents::Subagents;
 use crate::tools;
 
 /// What a Session needs besides its Provider.
@@ -30,6 +31,11 @@ pub struct SessionConfig {
     pub instructions: String,
     /// The whole-turn time budget (TURN-TIMEOUT-EVIDENCE).
     pub turn_timeout: Duration,
+    /// Offers the delegation tools (`spawn_agent`, `wait_agent`, `close_agent`,
+    /// `run_workflow`) and supervises children. Child Sessions never delegate.
+    pub delegation: bool,
+    /// At most this many Subagents run at once; more wait `queued` (pixir.md 7 `max_threads`).
+    pub max_subagents: usize,
 }
 
 impl SessionConfig {
@@ -41,6 +47,8 @@ impl SessionConfig {
             model: "gpt-5.5".to_owned(),
             instructions: "You are a helpful coding assistant.".to_owned(),
             turn_timeout: Duration::from_millis(600_000),
+            delegation: false,
+            max_subagents: 6,
         }
     }
 
@@ -56,8 +64,9 @@ pub struct Session {
     pub(crate) provider: Provider,
     log: Log,
     history: Vec<Event>,
-    ids: Arc<dyn IdSource>,
-    clock: Clock,
+    pub(crate) ids: Arc<dyn IdSource>,
+    pub(crate) clock: Clock,
+    pub(crate) subagents: Option<Subagents>,
     listeners: Vec<UnboundedSender<Event>>,
     torn: Option<TornTail>,
 }
@@ -73,6 +82,10 @@ impl std::fmt::Debug for Session {
 
 impl Session {
     /// Opens a Session over its Log, creating the Log or resuming it at `last seq + 1`.
+    ///
+    /// Requests name the Session in their `session_id` header. A delegating Session restores
+    /// its children from the Log; one that was queued or running has no live handle now and
+    /// is recorded `detached` (SUB-DETACHED).
     pub fn open(
         config: SessionConfig,
         provider: Provider,
@@ -80,16 +93,28 @@ impl Session {
         clock: Clock,
     ) -> Result<Session, LogError> {
         let (log, folded) = Log::open(&config.log_path())?;
-        Ok(Session {
+        let provider = provider.for_session(&config.session_id);
+        let (subagents, detached) = if config.delegation {
+            let (manager, detached) = Subagents::restore(&folded.events, config.max_subagents);
+            (Some(manager), detached)
+        } else {
+            (None, Vec::new())
+        };
+        let mut session = Session {
             config,
             provider,
             log,
             history: folded.events,
             ids,
             clock,
+            subagents,
             listeners: Vec::new(),
             torn: folded.torn,
-        })
+        };
+        for payload in detached {
+            session.record(payload)?;
+        }
+        Ok(session)
     }
 
     /// The torn Log tail found on open, if any.

@@ -97,6 +97,7 @@ impl Session {
     /// Runs one Turn to its terminal outcome. `Err` only when the Log could not be written.
     pub async fn prompt(&mut self, text: &str, cancel: &mut CancelSignal) -> Result<TurnOutcome, LogError> {
         self.repair_orphans("before_start_turn")?;
+        self.drain_subagents()?;
         self.record(Payload::user_message(text))?;
         let started = tokio::time::Instant::now();
         let budget = self.config.turn_timeout;
@@ -104,6 +105,7 @@ impl Session {
         loop {
             iteration += 1;
             self.publish(Payload::status("thinking"));
+            self.drain_subagents()?;
             let body = self.request_body();
             let mut streamed = String::new();
             let provider = self.provider.clone();
@@ -141,9 +143,8 @@ impl Session {
                     }
                     OutputItem::Call { call_id, name, args } => {
                         self.record(Payload::tool_call(call_id, name, args.clone()))?;
-                        let workspace = self.workspace().to_owned();
-                        match race(cancel, tools::execute(&workspace, name, args)).await {
-                            Race::Done(result) => self.record(Payload::tool_result(call_id, result))?,
+                        match race(cancel, self.execute_tool(name, args)).await {
+                            Race::Done(result) => self.record(Payload::tool_result(call_id, result?))?,
                             Race::Cancelled => return self.fail(cancelled(), "", started),
                         }
                     }
@@ -171,9 +172,35 @@ impl Session {
         }
     }
 
+    /// Runs one tool: delegation tools on this Session, the rest over the workspace.
+    async fn execute_tool(&mut self, name: &str, args: &Value) -> Result<Data, LogError> {
+        match name {
+            "spawn_agent" if self.subagents.is_some() => Ok(self.spawn_agent(args)),
+            "wait_agent" if self.subagents.is_some() => self.wait_agent(args).await,
+            "close_agent" if self.subagents.is_some() => self.close_agent(args).await,
+            "run_workflow" if self.subagents.is_some() => self.run_workflow(args).await,
+            _ => {
+                let workspace = self.workspace().to_owned();
+                Ok(tools::execute(&workspace, name, args).await)
+            }
+        }
+    }
+
+    /// The tools offered to the model: the workspace tools, and delegation when enabled.
+    fn tool_definitions(&self) -> Value {
+        let mut definitions = tools::definitions();
+        if self.subagents.is_some()
+            && let Value::Array(list) = &mut definitions
+        {
+            list.extend(crate::subagents::definitions());
+            list.push(crate::workflows::definition());
+        }
+        definitions
+    }
+
     fn request_body(&self) -> Value {
         let model = &self.config.model;
-        let tools = tools::definitions();
+        let tools = self.tool_definitions();
         let cache_key = format!(
             "gx1:m_{}:s_{:016x}:t_{:016x}",
             model.chars().take(14).collect::<String>(),

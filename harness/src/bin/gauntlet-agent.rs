@@ -43,6 +43,13 @@ struct Flags {
     /// timestamps from 2026-01-01T00:00:00Z, so conformance runs compare byte for byte.
     #[arg(long, env = "GAUNTLET_DETERMINISTIC_IDS")]
     deterministic_ids: bool,
+    /// Offer the delegation tools (`spawn_agent`, `wait_agent`, `close_agent`,
+    /// `run_workflow`): child sessions get their own Logs beside the parent's.
+    #[arg(long, env = "GAUNTLET_DELEGATION")]
+    delegation: bool,
+    /// At most this many subagents of a session run at once; more wait queued.
+    #[arg(long, env = "GAUNTLET_MAX_SUBAGENTS", default_value_t = 6)]
+    max_subagents: usize,
 }
 
 fn main() -> ExitCode {
@@ -71,6 +78,8 @@ fn main() -> ExitCode {
             context_window: (flags.context_window > 0).then_some(flags.context_window),
             ids,
             clock,
+            delegation: flags.delegation,
+            max_subagents: flags.max_subagents,
         };
         match acp::serve(tokio::io::stdin(), tokio::io::stdout(), config).await {
             Ok(()) => ExitCode::SUCCESS,

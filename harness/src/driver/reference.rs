@@ -111,6 +111,10 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
         // One id source for every agent of the run, so a reloaded Session continues its ids.
         ids: Arc::new(Sequential::default()),
         clock: Clock::virtual_from_now(),
+        // The Turn corpus's requests offer the workspace tools only; scenarios that delegate
+        // get the delegation tools too.
+        delegation: scenario.delegates(),
+        max_subagents: scenario.config.max_subagents,
     };
     let mut launch = || {
         let (client, agent) = tokio::io::duplex(64 * 1024);
@@ -203,5 +207,20 @@ mod tests {
                 panic!("{name}: {difference}\nhttp: {http:#?}\nin process: {in_process:#?}");
             }
         }
+    }
+
+    #[test]
+    fn concurrent_children_are_routed_by_session_over_real_http_too() {
+        let plan = Plan::repository();
+        let name = "workflow/partial-failure-held";
+        let scenario = crate::scenario::load(&plan.scenarios().join(format!("{name}.toml"))).unwrap();
+        let capture = Reference { wire: Wire::Http }.drive(&scenario);
+        assert!(capture.faults.is_empty(), "{:?}", capture.faults);
+        assert!(capture.unmatched.is_empty() && capture.unconsumed.is_empty(), "{capture:#?}");
+        let children: Vec<&str> = capture.children.keys().map(String::as_str).collect();
+        assert_eq!(children, ["wf_1-after_ready", "wf_1-broken", "wf_1-ready"]);
+        // Invariants and expectations hold on real time; only the golden is left out.
+        let verdict = crate::judge::judge(name, &scenario, &capture, Vec::new());
+        assert_eq!(verdict.kind, crate::verdict::VerdictKind::Identical, "{:#?}", verdict.findings);
     }
 }

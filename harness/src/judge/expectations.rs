@@ -41,6 +41,29 @@ pub fn check(scenario: &Scenario, evidence: &Evidence) -> Vec<Finding> {
             fail(format!("turn {n}: expected error_kind `{kind}`, the Log shows {:?}", turn.error_kind));
         }
     }
+    for (route, child) in &scenario.children {
+        let subagent = evidence.audit.subagents.iter().find(|subagent| subagent.child_session_id == *route);
+        if let Some(expected) = child.expect {
+            match subagent.and_then(|subagent| subagent.status) {
+                Some(status) if status == expected => {}
+                Some(status) => {
+                    fail(format!("child {route}: expected `{expected}`, the parent's Log shows `{status}`"))
+                }
+                None => fail(format!(
+                    "child {route}: expected `{expected}`, the parent's Log shows no subagent_event for it"
+                )),
+            }
+        }
+        if let Some(reason) = &child.reason
+            && subagent.and_then(|subagent| subagent.reason.as_deref()) != Some(reason.as_str())
+        {
+            fail(format!(
+                "child {route}: expected reason `{reason}`, the parent's Log shows {:?}",
+                subagent.and_then(|subagent| subagent.reason.as_deref())
+            ));
+        }
+    }
+    check_workflows(scenario, evidence, &mut fail);
     if let Some(offset) = scenario.expect.torn_tail_offset {
         match &evidence.capture.torn_tail {
             Some(torn) if torn.offset == offset => {}
@@ -49,4 +72,61 @@ pub fn check(scenario: &Scenario, evidence: &Evidence) -> Vec<Finding> {
         }
     }
     findings
+}
+
+/// Each `run_workflow` result, in call order, against the scenario's `[[expect.workflow]]`.
+fn check_workflows(scenario: &Scenario, evidence: &Evidence, fail: &mut impl FnMut(String)) {
+    if scenario.expect.workflows.is_empty() {
+        return;
+    }
+    let calls: Vec<&str> = evidence
+        .lines
+        .iter()
+        .filter(|line| line.kind == "tool_call" && line.str_field("name") == Some("run_workflow"))
+        .filter_map(|line| line.str_field("call_id"))
+        .collect();
+    let results: Vec<&crate::audit::Line> = calls
+        .iter()
+        .filter_map(|call_id| {
+            evidence.lines.iter().find(|line| line.kind == "tool_result" && line.str_field("call_id") == Some(call_id))
+        })
+        .collect();
+    if results.len() != scenario.expect.workflows.len() {
+        fail(format!(
+            "expected {} run_workflow results, the Log shows {}",
+            scenario.expect.workflows.len(),
+            results.len()
+        ));
+    }
+    for (idx, (expected, result)) in scenario.expect.workflows.iter().zip(results).enumerate() {
+        let n = idx + 1;
+        let error = result.data.pointer("/error/kind").and_then(serde_json::Value::as_str);
+        if let Some(kind) = &expected.error {
+            if error != Some(kind.as_str()) {
+                fail(format!("workflow {n}: expected a tool error `{kind}`, the Log shows {error:?}"));
+            }
+            continue;
+        }
+        let id = result.data.pointer("/workflow/workflow_id").and_then(serde_json::Value::as_str).unwrap_or_default();
+        let Some(audit) = evidence.audit.workflows.iter().find(|audit| audit.workflow_id == id) else {
+            fail(format!("workflow {n}: no workflow_event spine in the Log (tool error {error:?})"));
+            continue;
+        };
+        if let Some(status) = expected.status
+            && audit.terminal_state != Some(status)
+        {
+            fail(format!("workflow {n}: expected `{status:?}`, the spine shows {:?}", audit.terminal_state));
+        }
+        for (step, status) in &expected.steps {
+            let found = audit.steps.get(step);
+            if found.map(String::as_str) != Some(status.as_str()) {
+                fail(format!("workflow {n}: expected step {step} `{}`, the spine shows {found:?}", status.as_str()));
+            }
+        }
+        if let Some(waves) = &expected.waves
+            && audit.waves != *waves
+        {
+            fail(format!("workflow {n}: expected waves {waves:?}, the spine shows {:?}", audit.waves));
+        }
+    }
 }

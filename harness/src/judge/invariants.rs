@@ -7,6 +7,7 @@ mod audit_only_not_replayed;
 mod busy_prompt_refused;
 mod cancel_closes_request;
 mod client_text_once;
+mod delegation_acp_truthful;
 mod error_data_complete;
 mod failure_evidence_complete;
 mod jsonrpc_errors_standard;
@@ -19,8 +20,12 @@ mod no_retry_after_text;
 mod provider_script_strict;
 mod retries_bounded;
 mod stop_reason_matches_log;
+mod subagent_replay_terminal_only;
+mod subagent_terminal_evidence;
 mod terminal_evidence;
 mod tool_calls_paired;
+mod workflow_ok_only_when_complete;
+mod workflow_schedule_safe;
 
 use gauntlet_mock_provider::Response;
 use serde_json::Value;
@@ -62,6 +67,11 @@ pub const ALL: &[Invariant] = &[
     no_duplicate_assistant::INVARIANT,
     error_data_complete::INVARIANT,
     cancel_closes_request::INVARIANT,
+    subagent_terminal_evidence::INVARIANT,
+    subagent_replay_terminal_only::INVARIANT,
+    workflow_ok_only_when_complete::INVARIANT,
+    workflow_schedule_safe::INVARIANT,
+    delegation_acp_truthful::INVARIANT,
 ];
 
 /// Runs every invariant.

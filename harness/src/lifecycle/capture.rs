@@ -46,9 +46,9 @@ impl LifecycleCapture {
     }
 
     /// The golden files: `results.jsonl`, one canonical record per line.
-    pub fn golden_files(&self) -> Vec<(&'static str, String)> {
+    pub fn golden_files(&self) -> Vec<(String, String)> {
         let text: String = self.records.iter().map(|record| canonical::to_string(record) + "\n").collect();
-        vec![("results.jsonl", text)]
+        vec![("results.jsonl".to_owned(), text)]
     }
 
     /// The records step `idx` produced.

@@ -15,6 +15,7 @@ use agent_client_protocol_schema::v1::{
 use serde_json::Value;
 
 use crate::event::{Event, EventType};
+use crate::subagents::{LifecycleEvent, SubagentStatus};
 
 /// What the projection needs besides the Event.
 #[derive(Debug, Clone)]
@@ -53,8 +54,12 @@ impl Projector<'_> {
             .collect()
     }
 
-    /// Tool calls and results, the same live and replayed.
+    /// Tool calls and results, and each Subagent as one stable tool item: the same live and
+    /// replayed.
     fn tool(&self, event: &Event) -> Option<SessionUpdate> {
+        if event.kind() == EventType::SubagentEvent {
+            return subagent(event);
+        }
         let call_id = event.str_field("call_id")?;
         match event.kind() {
             EventType::ToolCall => {
@@ -93,13 +98,61 @@ impl Projector<'_> {
                         format!("{}: {}", field("kind"), field("message"))
                     }
                 };
-                let status = if ok { ToolCallStatus::Completed } else { ToolCallStatus::Failed };
-                let fields = ToolCallUpdateFields::new().status(status).content(vec![ToolCallContent::from(text)]);
+                // A wait or a workflow that did not fully complete is not shown as completed,
+                // though the call itself succeeded (SUB-ACP-ITEM, WF-ACP-PARTIAL).
+                let partial = event.data().get("outcome").and_then(|o| o.get("complete")).and_then(Value::as_bool)
+                    == Some(false)
+                    || event.data().get("workflow").and_then(|w| w.get("ok")).and_then(Value::as_bool) == Some(false);
+                let status = if ok && !partial { ToolCallStatus::Completed } else { ToolCallStatus::Failed };
+                let mut fields = ToolCallUpdateFields::new().status(status).content(vec![ToolCallContent::from(text)]);
+                let raw: serde_json::Map<String, Value> = ["subagent", "subagents", "outcome", "workflow"]
+                    .into_iter()
+                    .filter_map(|key| event.data().get(key).map(|value| (key.to_owned(), value.clone())))
+                    .collect();
+                if !raw.is_empty() {
+                    fields = fields.raw_output(Value::Object(raw));
+                }
                 Some(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(call_id.to_owned(), fields)))
             }
             _ => None,
         }
     }
+}
+
+/// A `subagent_event` as its one stable tool item (pixir.md 5.1): `queued` opens it as a
+/// `tool_call` in progress, later events update it, and a terminal event ends it `completed`
+/// (completed, closed) or `failed` (failed, timed out, cancelled, detached) (SUB-ACP-ITEM).
+fn subagent(event: &Event) -> Option<SessionUpdate> {
+    let id = event.str_field("subagent_id")?;
+    let lifecycle = LifecycleEvent::parse(event.str_field("event")?)?;
+    let status = lifecycle.status();
+    let call_id = format!("gauntlet:{}:subagent:{id}", event.session_id());
+    let title = format!("Subagent {id} ({})", event.str_field("agent").unwrap_or("default"));
+    let about =
+        event.str_field("summary").filter(|text| !text.is_empty()).or(event.str_field("task")).unwrap_or_default();
+    let text = format!("{status}: {about}");
+    let acp_status = match status {
+        SubagentStatus::Queued | SubagentStatus::Running => ToolCallStatus::InProgress,
+        SubagentStatus::Completed | SubagentStatus::Closed => ToolCallStatus::Completed,
+        _ => ToolCallStatus::Failed,
+    };
+    let mut raw = event.data().clone();
+    raw.remove("event");
+    let raw = serde_json::json!({"event": lifecycle.as_str(), "subagent": raw});
+    if lifecycle == LifecycleEvent::Queued {
+        let call = ToolCall::new(call_id, title)
+            .kind(ToolKind::Other)
+            .status(acp_status)
+            .content(vec![ToolCallContent::from(text)])
+            .raw_input(raw);
+        return Some(SessionUpdate::ToolCall(call));
+    }
+    let fields = ToolCallUpdateFields::new()
+        .title(title)
+        .status(acp_status)
+        .content(vec![ToolCallContent::from(text)])
+        .raw_output(raw);
+    Some(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(call_id, fields)))
 }
 
 fn chunk(text: &str) -> ContentChunk {
@@ -172,5 +225,26 @@ mod tests {
         let update = serde_json::to_value(update).unwrap();
         assert_eq!(update["status"], "failed");
         assert_eq!(update["content"][0]["content"]["text"], "io_error: gone");
+    }
+
+    #[test]
+    fn a_subagent_is_one_stable_item_that_ends_failed_unless_completed() {
+        let lifecycle = |event: &str, status: &str| {
+            let data = json!({"event": event, "status": status, "subagent_id": "sub_1", "agent": "worker", "task": "t", "summary": "s"});
+            let serde_json::Value::Object(data) = data else { unreachable!() };
+            Payload::subagent_event(data)
+        };
+        let history = events(vec![
+            lifecycle("queued", "queued"),
+            lifecycle("started", "running"),
+            lifecycle("timed_out", "timed_out"),
+        ]);
+        let updates: Vec<_> = projector().replay(&history).iter().map(|u| serde_json::to_value(u).unwrap()).collect();
+        let ids: Vec<_> = updates.iter().map(|u| u["toolCallId"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(ids, ["gauntlet:s:subagent:sub_1"; 3]);
+        let kinds: Vec<_> = updates.iter().map(|u| u["sessionUpdate"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(kinds, ["tool_call", "tool_call_update", "tool_call_update"]);
+        let statuses: Vec<_> = updates.iter().map(|u| u["status"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(statuses, ["in_progress", "in_progress", "failed"]);
     }
 }

@@ -1,0 +1,128 @@
+//! SUB-REPLAY-TERMINAL-ONLY: only terminal Subagent summaries reach the parent's Provider
+//! input, as `Subagent <id> (<agent>) <status>: <summary>`; lifecycle events that are not
+//! terminal, and terminal ones recorded while a tool call was pending, never do (pixir.md
+//! 3.2). And no child's partial assistant text reaches any request but its own child's
+//! (REPLAY-NO-PARTIAL).
+
+use std::collections::BTreeSet;
+
+use super::{Invariant, input_items, item_texts};
+use crate::audit::subagents::is_replayed_event;
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant = Invariant {
+    id: "SUB-REPLAY-TERMINAL-ONLY",
+    also: &["REPLAY-NO-PARTIAL"],
+    name: "subagent_replay_terminal_only",
+    check,
+};
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    // The summary lines a request may carry, and the ones it must not.
+    let mut allowed = BTreeSet::new();
+    let mut forbidden = Vec::new();
+    let mut pending: BTreeSet<&str> = BTreeSet::new();
+    for line in &evidence.lines {
+        match line.kind.as_str() {
+            "tool_call" => {
+                pending.insert(line.str_field("call_id").unwrap_or_default());
+            }
+            "tool_result" => {
+                pending.remove(line.str_field("call_id").unwrap_or_default());
+            }
+            "subagent_event" => {
+                let rendered = format!(
+                    "Subagent {} ({}) {}: {}",
+                    line.str_field("subagent_id").unwrap_or_default(),
+                    line.str_field("agent").unwrap_or("default"),
+                    line.str_field("status").unwrap_or_default(),
+                    line.str_field("summary").unwrap_or_default()
+                );
+                if is_replayed_event(line) && pending.is_empty() {
+                    allowed.insert(rendered);
+                } else {
+                    let why =
+                        if is_replayed_event(line) { "recorded while a tool call was pending" } else { "not terminal" };
+                    forbidden.push((line.seq.unwrap_or_default(), rendered, why));
+                }
+            }
+            "user_message" | "assistant_message" | "reasoning" => pending.clear(),
+            _ => {}
+        }
+    }
+    let partials: Vec<(String, String)> = evidence
+        .capture
+        .child_lines()
+        .into_iter()
+        .filter(|(_, line)| line.is_partial_assistant())
+        .filter_map(|(child, line)| Some((child, line.str_field("text")?.to_owned())))
+        .filter(|(_, text)| !text.is_empty())
+        .collect();
+    let mut problems = Vec::new();
+    for (idx, request) in evidence.capture.requests.iter().enumerate() {
+        let texts: Vec<&str> = input_items(&request.body).iter().flat_map(item_texts).collect();
+        for text in &texts {
+            for (seq, rendered, why) in &forbidden {
+                if text == rendered && !allowed.contains(*text) {
+                    problems.push(format!(
+                        "request {} ({}) carries the subagent_event at seq {seq}, which is {why}: {rendered:?}",
+                        idx + 1,
+                        request.route
+                    ));
+                }
+            }
+            for (child, partial) in &partials {
+                if request.route != *child && text.contains(partial.as_str()) {
+                    problems.push(format!(
+                        "request {} ({}) carries the partial text of child {child}: {partial:?}",
+                        idx + 1,
+                        request.route
+                    ));
+                }
+            }
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::invariants::fixture::{body, capture, check, user};
+    use serde_json::json;
+
+    #[test]
+    fn a_summary_recorded_during_a_pending_call_must_not_be_replayed() {
+        let events = [
+            ("user_message", json!({"text": "go"})),
+            ("tool_call", json!({"call_id": "c1", "name": "wait_agent", "args": {}})),
+            (
+                "subagent_event",
+                json!({"event": "finished", "status": "completed", "subagent_id": "sub_1", "agent": "worker", "summary": "done"}),
+            ),
+            ("tool_result", json!({"call_id": "c1", "ok": true, "output": "x"})),
+        ];
+        let clean = capture(&events, &[body(vec![user("go")])]);
+        assert!(check(INVARIANT, &clean).is_empty());
+        let leaky = capture(&events, &[body(vec![user("go"), user("Subagent sub_1 (worker) completed: done")])]);
+        assert_eq!(
+            check(INVARIANT, &leaky),
+            [
+                "request 1 (root) carries the subagent_event at seq 2, which is recorded while a tool call was pending: \"Subagent sub_1 (worker) completed: done\""
+            ]
+        );
+    }
+
+    #[test]
+    fn a_child_partial_text_in_the_parent_request_is_caught() {
+        let mut capture = capture(&[("user_message", json!({"text": "go"}))], &[body(vec![user("go: Half an ans")])]);
+        capture.children.insert(
+            "sub_1".into(),
+            vec![r#"{"data":{"text":"Half an ans","metadata":{"partial":true}},"id":"1","seq":0,"session_id":"sub_1","ts":"t","type":"assistant_message"}"#.into()],
+        );
+        assert_eq!(
+            check(INVARIANT, &capture),
+            ["request 1 (root) carries the partial text of child sub_1: \"Half an ans\""]
+        );
+    }
+}

@@ -1,0 +1,186 @@
+//! WF-DEPENDENTS-READY: a Workflow step starts only when every dependency was decided
+//! `checkpoint_ready` before it was scheduled (a partial checkpoint does not unblock), and a
+//! held step never starts. Also WF-WAVES: a wave never holds more steps than
+//! `max_concurrency`, nor two steps whose write sets overlap, nor a writer whose write set
+//! overlaps a reader's read set (ADR 0014; pixir.md 8).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::Invariant;
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant =
+    Invariant { id: "WF-DEPENDENTS-READY", also: &["WF-WAVES"], name: "workflow_schedule_safe", check };
+
+/// A step as the `workflow_started` graph describes it.
+#[derive(Debug, Default, Clone)]
+struct GraphStep {
+    depends_on: Vec<String>,
+    writer: bool,
+    read_set: Vec<String>,
+    write_set: Vec<String>,
+}
+
+fn strings(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|items| items.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+fn overlap(left: &[String], right: &[String]) -> bool {
+    left.iter().any(|a| {
+        right.iter().any(|b| {
+            a == "**/*" || b == "**/*" || a == b || a.starts_with(&format!("{b}/")) || b.starts_with(&format!("{a}/"))
+        })
+    })
+}
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut graphs: BTreeMap<String, (BTreeMap<String, GraphStep>, u64)> = BTreeMap::new();
+    let mut decided: BTreeMap<(String, String), String> = BTreeMap::new();
+    let mut held: BTreeMap<(String, String), u64> = BTreeMap::new();
+    let mut scheduled: BTreeMap<(String, String), u64> = BTreeMap::new();
+    let mut waves: BTreeMap<(String, u64), Vec<String>> = BTreeMap::new();
+    for line in evidence.lines.iter().filter(|line| line.kind == "workflow_event") {
+        let workflow = line.str_field("workflow_id").unwrap_or_default().to_owned();
+        let step = line.str_field("step_id").unwrap_or_default().to_owned();
+        let seq = line.seq.unwrap_or_default();
+        match line.str_field("kind").unwrap_or_default() {
+            "workflow_started" => {
+                let steps = line
+                    .data
+                    .pointer("/graph/steps")
+                    .and_then(Value::as_array)
+                    .map(|steps| {
+                        steps
+                            .iter()
+                            .map(|step| {
+                                let id = step.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+                                let graph_step = GraphStep {
+                                    depends_on: strings(step.get("depends_on")),
+                                    writer: step.get("posture").and_then(Value::as_str) == Some("writer"),
+                                    read_set: strings(step.get("read_set")),
+                                    write_set: strings(step.get("write_set")),
+                                };
+                                (id, graph_step)
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let capacity = line.data.pointer("/limits/max_concurrency").and_then(Value::as_u64).unwrap_or(u64::MAX);
+                graphs.insert(workflow, (steps, capacity));
+            }
+            "step_scheduled" => {
+                let graph_step =
+                    graphs.get(&workflow).and_then(|(steps, _)| steps.get(&step)).cloned().unwrap_or_default();
+                for dep in &graph_step.depends_on {
+                    let status = decided.get(&(workflow.clone(), dep.clone()));
+                    if status.map(String::as_str) != Some("checkpoint_ready") {
+                        problems.push(format!(
+                            "workflow {workflow} starts {step} at seq {seq} while its dependency {dep} is {}",
+                            status.map_or("undecided", String::as_str)
+                        ));
+                    }
+                }
+                if let Some(held_seq) = held.get(&(workflow.clone(), step.clone())) {
+                    problems.push(format!("workflow {workflow} starts {step} at seq {seq}, held at seq {held_seq}"));
+                }
+                scheduled.insert((workflow.clone(), step.clone()), seq);
+                let wave = line.data.get("wave").and_then(Value::as_u64).unwrap_or_default();
+                waves.entry((workflow, wave)).or_default().push(step);
+            }
+            "step_held" => {
+                if let Some(started) = scheduled.get(&(workflow.clone(), step.clone())) {
+                    problems.push(format!("workflow {workflow} holds {step} at seq {seq}, started at seq {started}"));
+                }
+                held.insert((workflow, step), seq);
+            }
+            "checkpoint_decided" => {
+                decided.insert((workflow, step), line.str_field("checkpoint_status").unwrap_or("?").to_owned());
+            }
+            _ => {}
+        }
+    }
+    for ((workflow, wave), steps) in &waves {
+        let Some((graph, capacity)) = graphs.get(workflow) else { continue };
+        if steps.len() as u64 > *capacity {
+            problems.push(format!(
+                "workflow {workflow} wave {wave} runs {} steps, over max_concurrency {capacity}",
+                steps.len()
+            ));
+        }
+        for (idx, a) in steps.iter().enumerate() {
+            for b in &steps[idx + 1..] {
+                let (Some(left), Some(right)) = (graph.get(a), graph.get(b)) else { continue };
+                let writes_into = |writer: &GraphStep, other: &GraphStep| {
+                    writer.writer
+                        && (overlap(&writer.write_set, &other.write_set) || overlap(&writer.write_set, &other.read_set))
+                };
+                if writes_into(left, right) || writes_into(right, left) {
+                    problems
+                        .push(format!("workflow {workflow} wave {wave} runs {a} and {b} together, whose sets overlap"));
+                }
+            }
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::invariants::fixture::{capture, check};
+    use serde_json::json;
+
+    /// The hand-made capture of the acceptance criteria: a held step that started anyway.
+    #[test]
+    fn a_held_step_that_started_and_a_dependent_of_a_partial_step_are_caught() {
+        let started = json!({"kind": "workflow_started", "workflow_id": "wf_1", "limits": {"max_concurrency": 6},
+            "graph": {"steps": [{"id": "a", "posture": "read_only", "read_set": ["**/*"]}, {"id": "b", "depends_on": ["a"]}]}});
+        let capture = capture(
+            &[
+                ("workflow_event", started),
+                ("workflow_event", json!({"kind": "step_scheduled", "workflow_id": "wf_1", "step_id": "a", "wave": 1})),
+                (
+                    "workflow_event",
+                    json!({"kind": "checkpoint_decided", "workflow_id": "wf_1", "step_id": "a", "checkpoint_status": "partial"}),
+                ),
+                ("workflow_event", json!({"kind": "step_held", "workflow_id": "wf_1", "step_id": "b"})),
+                ("workflow_event", json!({"kind": "step_scheduled", "workflow_id": "wf_1", "step_id": "b", "wave": 2})),
+            ],
+            &[],
+        );
+        assert_eq!(
+            check(INVARIANT, &capture),
+            [
+                "workflow wf_1 starts b at seq 4 while its dependency a is partial",
+                "workflow wf_1 starts b at seq 4, held at seq 3",
+            ]
+        );
+    }
+
+    #[test]
+    fn overlapping_writers_in_one_wave_are_caught() {
+        let started = json!({"kind": "workflow_started", "workflow_id": "w", "limits": {"max_concurrency": 1},
+            "graph": {"steps": [{"id": "a", "posture": "writer", "write_set": ["src"]}, {"id": "b", "posture": "writer", "write_set": ["src/x"]}]}});
+        let capture = capture(
+            &[
+                ("workflow_event", started),
+                ("workflow_event", json!({"kind": "step_scheduled", "workflow_id": "w", "step_id": "a", "wave": 1})),
+                ("workflow_event", json!({"kind": "step_scheduled", "workflow_id": "w", "step_id": "b", "wave": 1})),
+            ],
+            &[],
+        );
+        assert_eq!(
+            check(INVARIANT, &capture),
+            [
+                "workflow w wave 1 runs 2 steps, over max_concurrency 1",
+                "workflow w wave 1 runs a and b together, whose sets overlap"
+            ]
+        );
+    }
+}

@@ -1,0 +1,353 @@
+//! Workflows: structural orchestration over Subagents through the `run_workflow` tool
+//! (ADR 0014, ADR 0026 "Workflow terminal states"; pixir.md 8; WF-*).
+//!
+//! The scheduler validates the spec ([`spec`]), then runs waves ([`plan`]): each step of a
+//! wave is a Subagent, and a step starts only when its dependencies are `checkpoint_ready`.
+//! When a wave ends, each step's `checkpoint_status` is decided ([`checkpoint`]); steps that
+//! can no longer start are held. The workflow's timeout closes the steps still running and
+//! holds the rest. Every decision is a durable `workflow_event` in the parent's Log
+//! (`workflow_started`, `step_scheduled`, `step_held`, `checkpoint_decided`,
+//! `workflow_finished`), and the tool returns the result ([`result`]): `ok: true` only for
+//! full completion.
+
+pub mod checkpoint;
+pub mod plan;
+pub mod result;
+pub mod spec;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use crate::event::{Data, EventType, Payload};
+use crate::log::LogError;
+use crate::session::Session;
+use crate::subagents::{ChildSpec, SubagentStatus};
+use checkpoint::CheckpointStatus;
+use result::StepOutcome;
+
+/// The `run_workflow` tool definition.
+pub fn definition() -> Value {
+    let strings = json!({"type": "array", "items": {"type": "string"}});
+    json!({
+        "type": "function",
+        "name": "run_workflow",
+        "description": "Run a workflow: steps as subagents in dependency waves; returns step outcomes and checkpoint bundles.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "id": {"type": "string"},
+                "name": {"type": "string"},
+                "max_concurrency": {"type": "integer", "minimum": 1},
+                "timeout_ms": {"type": "integer", "minimum": 1},
+                "steps": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "id": {"type": "string"},
+                            "task": {"type": "string"},
+                            "agent": {"type": "string"},
+                            "depends_on": strings,
+                            "posture": {"type": "string", "enum": ["read_only", "writer"]},
+                            "read_set": strings,
+                            "write_set": strings,
+                            "timeout_ms": {"type": "integer", "minimum": 1},
+                        },
+                        "required": ["task"],
+                    },
+                },
+            },
+            "required": ["steps"],
+            "additionalProperties": false,
+        },
+    })
+}
+
+fn object(value: Value) -> Data {
+    match value {
+        Value::Object(map) => map,
+        _ => Data::new(),
+    }
+}
+
+impl Session {
+    fn record_workflow(&mut self, kind: &str, workflow_id: &str, fields: Value) -> Result<(), LogError> {
+        let mut data = object(json!({"kind": kind, "workflow_id": workflow_id}));
+        data.extend(object(fields));
+        self.record(Payload::workflow_event(data))
+    }
+
+    /// Records a step as held and decided.
+    fn hold(&mut self, spec_id: &str, step_id: &str, reason: &str) -> Result<(), LogError> {
+        self.record_workflow(
+            "step_held",
+            spec_id,
+            json!({"step_id": step_id, "checkpoint_status": "held", "dependent_safe": false, "reason": reason}),
+        )?;
+        self.record_workflow(
+            "checkpoint_decided",
+            spec_id,
+            json!({
+                "step_id": step_id,
+                "agent_id": null,
+                "child_session_id": null,
+                "subagent_status": null,
+                "checkpoint_status": "held",
+                "dependent_safe": false,
+                "reason": reason,
+            }),
+        )
+    }
+
+    /// `run_workflow {id?, name?, max_concurrency?, timeout_ms?, steps}`.
+    pub(crate) async fn run_workflow(&mut self, args: &Value) -> Result<Data, LogError> {
+        if self.subagents.is_none() {
+            return Ok(
+                crate::subagents::ToolFailure::new("not_supported", "this session cannot delegate").into_result()
+            );
+        }
+        let ordinal = self
+            .history()
+            .iter()
+            .filter(|event| {
+                event.kind() == EventType::WorkflowEvent && event.str_field("kind") == Some("workflow_started")
+            })
+            .count()
+            + 1;
+        let spec = match spec::parse(args, ordinal) {
+            Ok(spec) => spec,
+            Err(failure) => return Ok(failure.into_result()),
+        };
+        let graph: Vec<Value> = spec
+            .steps
+            .iter()
+            .map(|step| {
+                json!({
+                    "id": step.id,
+                    "agent": step.agent,
+                    "depends_on": step.depends_on,
+                    "posture": step.posture.as_str(),
+                    "read_set": step.read_set,
+                    "write_set": step.write_set,
+                    "timeout_ms": step.timeout_ms,
+                })
+            })
+            .collect();
+        self.record_workflow(
+            "workflow_started",
+            &spec.id,
+            json!({
+                "workflow_name": spec.name,
+                "graph": {"steps": graph, "step_count": spec.steps.len()},
+                "limits": {"max_concurrency": spec.max_concurrency, "timeout_ms": spec.timeout_ms},
+            }),
+        )?;
+        let deadline = Instant::now() + Duration::from_millis(spec.timeout_ms);
+        let mut decided: BTreeMap<String, CheckpointStatus> = BTreeMap::new();
+        let mut outcomes: BTreeMap<String, StepOutcome> = BTreeMap::new();
+        let mut started: Vec<String> = Vec::new();
+        let mut waves: Vec<Vec<String>> = Vec::new();
+        let mut workflow_timed_out = false;
+        loop {
+            // Hold what can never start, until nothing changes (a held step holds its dependents).
+            loop {
+                let blocked = plan::blocked(&spec, &decided, &started);
+                if blocked.is_empty() {
+                    break;
+                }
+                for step_id in blocked {
+                    self.hold(&spec.id, &step_id, "dependency_not_checkpoint_ready")?;
+                    decided.insert(step_id.clone(), CheckpointStatus::Held);
+                    outcomes.insert(step_id.clone(), held(&spec, &step_id, "dependency_not_checkpoint_ready", false));
+                }
+            }
+            let wave = plan::next_wave(&spec, &decided, &started);
+            if wave.is_empty() {
+                break;
+            }
+            let wave_number = waves.len() + 1;
+            let mut running: Vec<(String, String)> = Vec::new();
+            for step_id in &wave {
+                let Some(step) = spec.steps.iter().find(|step| step.id == *step_id) else { continue };
+                self.record_workflow(
+                    "step_scheduled",
+                    &spec.id,
+                    json!({
+                        "step_id": step.id,
+                        "wave": wave_number,
+                        "depends_on": step.depends_on,
+                        "agent": step.agent,
+                        "posture": step.posture.as_str(),
+                    }),
+                )?;
+                let mut prompt = format!("Workflow: {}\nStep: {}\n\nTask:\n{}", spec.name, step.id, step.task);
+                prompt.push_str(
+                    "\n\nOutput contract: end with a concise summary. If the result is not safe for dependent \
+                     steps, say `checkpoint_status: partial`, or `checkpoint_status: needs_orchestrator` when a \
+                     decision is needed.",
+                );
+                if !step.depends_on.is_empty() {
+                    prompt.push_str("\n\nDependency results:");
+                    for dep in &step.depends_on {
+                        let summary = outcomes.get(dep).map(|outcome| outcome.summary.as_str()).unwrap_or_default();
+                        prompt.push_str(&format!("\n- {dep}: {summary}"));
+                    }
+                }
+                let child = ChildSpec {
+                    session_id: format!("{}-{}", spec.id, step.id),
+                    agent: step.agent.clone(),
+                    task: step.task.clone(),
+                    prompt,
+                    timeout_ms: step.timeout_ms,
+                };
+                started.push(step.id.clone());
+                match self.launch_child(child) {
+                    Ok(subagent_id) => running.push((step.id.clone(), subagent_id)),
+                    Err(failure) => {
+                        let mut outcome = held(&spec, &step.id, &failure.message, false);
+                        outcome.wave = Some(wave_number);
+                        outcome.checkpoint_status = CheckpointStatus::Failed;
+                        decided.insert(step.id.clone(), CheckpointStatus::Failed);
+                        outcomes.insert(step.id.clone(), outcome);
+                    }
+                }
+            }
+            waves.push(wave);
+            // Wait for the wave, or the workflow's deadline.
+            loop {
+                let all_done = running.iter().all(|(_, subagent_id)| {
+                    self.subagents
+                        .as_ref()
+                        .and_then(|manager| manager.status(subagent_id))
+                        .is_some_and(SubagentStatus::is_terminal)
+                });
+                if all_done {
+                    break;
+                }
+                if !self.next_notice(deadline).await? {
+                    workflow_timed_out = true;
+                    break;
+                }
+            }
+            let mut closed_by_timeout = Vec::new();
+            if workflow_timed_out {
+                for (step_id, subagent_id) in &running {
+                    let live = self
+                        .subagents
+                        .as_ref()
+                        .and_then(|manager| manager.status(subagent_id))
+                        .is_some_and(|status| !status.is_terminal());
+                    if live {
+                        self.close_running(subagent_id, "closed_by_workflow_timeout").await?;
+                        closed_by_timeout.push(step_id.clone());
+                    }
+                }
+            }
+            for (step_id, subagent_id) in &running {
+                let last = self
+                    .subagents
+                    .as_ref()
+                    .and_then(|manager| manager.last_event(subagent_id))
+                    .cloned()
+                    .unwrap_or_default();
+                let field = |key: &str| last.get(key).and_then(Value::as_str).map(str::to_owned);
+                let subagent_status = field("status").and_then(|status| SubagentStatus::parse(&status));
+                let summary = field("summary").unwrap_or_default();
+                let by_workflow = closed_by_timeout.contains(step_id);
+                let checkpoint_status = match subagent_status {
+                    Some(status) if !by_workflow => checkpoint::derive(status, &summary),
+                    _ => CheckpointStatus::Failed,
+                };
+                let reason = if by_workflow { Some("closed_by_workflow_timeout".to_owned()) } else { field("reason") };
+                let step_timeout_ms =
+                    spec.steps.iter().find(|step| step.id == *step_id).map_or(0, |step| step.timeout_ms);
+                let outcome = StepOutcome {
+                    step_id: step_id.clone(),
+                    wave: Some(waves.len()),
+                    agent_id: Some(subagent_id.clone()),
+                    child_session_id: field("child_session_id"),
+                    subagent_status,
+                    checkpoint_status,
+                    summary,
+                    reason: reason.clone(),
+                    timed_out: by_workflow || subagent_status == Some(SubagentStatus::TimedOut),
+                    elapsed_ms: last.get("elapsed_ms").and_then(Value::as_u64),
+                    step_timeout_ms,
+                };
+                let bundle = outcome.bundle();
+                self.record_workflow(
+                    "checkpoint_decided",
+                    &spec.id,
+                    json!({
+                        "step_id": step_id,
+                        "agent_id": subagent_id,
+                        "child_session_id": outcome.child_session_id,
+                        "subagent_status": subagent_status.map(SubagentStatus::as_str),
+                        "checkpoint_status": checkpoint_status.as_str(),
+                        "dependent_safe": checkpoint_status == CheckpointStatus::CheckpointReady,
+                        "reason": reason,
+                        "checkpoint": {
+                            "status": checkpoint_status.as_str(),
+                            "version": 2,
+                            "summary": bundle["summary"],
+                            "known_limitations": bundle["known_limitations"],
+                            "typed_schema_ids": ["workflow_checkpoint.v1"],
+                        },
+                    }),
+                )?;
+                decided.insert(step_id.clone(), checkpoint_status);
+                outcomes.insert(step_id.clone(), outcome);
+            }
+            if workflow_timed_out {
+                let pending: Vec<String> = spec
+                    .steps
+                    .iter()
+                    .filter(|step| !decided.contains_key(&step.id))
+                    .map(|step| step.id.clone())
+                    .collect();
+                for step_id in pending {
+                    self.hold(&spec.id, &step_id, "workflow_timeout")?;
+                    decided.insert(step_id.clone(), CheckpointStatus::Held);
+                    outcomes.insert(step_id.clone(), held(&spec, &step_id, "workflow_timeout", true));
+                }
+                break;
+            }
+        }
+        let ordered: Vec<StepOutcome> = spec.steps.iter().filter_map(|step| outcomes.get(&step.id).cloned()).collect();
+        let workflow = result::result(&spec, &ordered, &waves, workflow_timed_out);
+        self.record_workflow(
+            "workflow_finished",
+            &spec.id,
+            json!({
+                "status": workflow["status"],
+                "ok": workflow["ok"],
+                "timed_out": workflow_timed_out,
+                "summary": workflow["summary"],
+                "safe_next_actions": workflow["safe_next_actions"],
+                "proof_states": workflow["proof_states"],
+                "waves": waves,
+            }),
+        )?;
+        Ok(object(json!({"ok": true, "output": result::output(&workflow), "workflow": workflow})))
+    }
+}
+
+/// The outcome of a step that never ran.
+fn held(spec: &spec::Spec, step_id: &str, reason: &str, timed_out: bool) -> StepOutcome {
+    StepOutcome {
+        step_id: step_id.to_owned(),
+        wave: None,
+        agent_id: None,
+        child_session_id: None,
+        subagent_status: None,
+        checkpoint_status: CheckpointStatus::Held,
+        summary: String::new(),
+        reason: Some(reason.to_owned()),
+        timed_out,
+        elapsed_ms: None,
+        step_timeout_ms: spec.steps.iter().find(|step| step.id == step_id).map_or(0, |step| step.timeout_ms),
+    }
+}

@@ -1,0 +1,271 @@
+//! The Workflow result: Step Outcomes, usable Checkpoint Bundles, the lists of steps that
+//! failed, timed out, were held, are partial or need an orchestrator, and safe next actions.
+//! `ok: true` only for full completion: a partial workflow is valid data, never success
+//! (ADR 0014 "Partial Workflow Outcome"; ADR 0026 "Workflow terminal states"; WF-RESULT).
+
+use serde_json::{Value, json};
+
+use super::checkpoint::{BundleInput, CheckpointStatus, bundle};
+use super::spec::Spec;
+use crate::subagents::SubagentStatus;
+
+/// How one step ended, as the scheduler saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepOutcome {
+    /// The step.
+    pub step_id: String,
+    /// The wave it ran in (1-based); `None` when held.
+    pub wave: Option<usize>,
+    /// Its Subagent, if it ran.
+    pub agent_id: Option<String>,
+    /// Its child Session, if it ran.
+    pub child_session_id: Option<String>,
+    /// The Subagent's last status, if it ran.
+    pub subagent_status: Option<SubagentStatus>,
+    /// The decided checkpoint status.
+    pub checkpoint_status: CheckpointStatus,
+    /// The Subagent's summary.
+    pub summary: String,
+    /// Why it failed or was held.
+    pub reason: Option<String>,
+    /// The step or the workflow ran out of time.
+    pub timed_out: bool,
+    /// How long its Subagent ran.
+    pub elapsed_ms: Option<u64>,
+    /// The step's Subagent timeout.
+    pub step_timeout_ms: u64,
+}
+
+impl StepOutcome {
+    /// The step's status: its Subagent's, `timed_out` when the workflow's timeout closed it,
+    /// `held` when it never ran.
+    pub fn status(&self) -> &'static str {
+        match self.subagent_status {
+            None => "held",
+            Some(_) if self.timed_out => "timed_out",
+            Some(status) => status.as_str(),
+        }
+    }
+
+    /// Why this step's checkpoint is not ready, for its bundle.
+    fn limitations(&self) -> Vec<&str> {
+        match self.checkpoint_status {
+            CheckpointStatus::CheckpointReady => vec![],
+            CheckpointStatus::Held if self.timed_out => vec!["workflow_timeout"],
+            CheckpointStatus::Held => vec!["dependency_not_checkpoint_ready"],
+            _ if self.timed_out => vec!["checkpoint_not_ready", "timed_out"],
+            _ => vec!["checkpoint_not_ready"],
+        }
+    }
+
+    /// The Checkpoint Bundle of this step.
+    pub fn bundle(&self) -> Value {
+        bundle(&BundleInput {
+            step_id: &self.step_id,
+            agent_id: self.agent_id.as_deref(),
+            child_session_id: self.child_session_id.as_deref(),
+            status: self.checkpoint_status,
+            subagent_status: self.subagent_status,
+            summary: &self.summary,
+            limitations: self.limitations(),
+        })
+    }
+}
+
+/// The result of a run: the `workflow` object of the `run_workflow` tool result.
+pub fn result(spec: &Spec, outcomes: &[StepOutcome], waves: &[Vec<String>], workflow_timed_out: bool) -> Value {
+    let ids = |pick: &dyn Fn(&StepOutcome) -> bool| -> Vec<&str> {
+        outcomes.iter().filter(|outcome| pick(outcome)).map(|outcome| outcome.step_id.as_str()).collect()
+    };
+    let with = |status: CheckpointStatus| ids(&|outcome: &StepOutcome| outcome.checkpoint_status == status);
+    let ready = with(CheckpointStatus::CheckpointReady);
+    let held = with(CheckpointStatus::Held);
+    let failed = with(CheckpointStatus::Failed);
+    let partial = with(CheckpointStatus::Partial);
+    let needs_orchestrator = with(CheckpointStatus::NeedsOrchestrator);
+    let timed_out = ids(&|outcome: &StepOutcome| outcome.status() == "timed_out");
+    let complete = ready.len() == spec.steps.len();
+    let mut safe_next_actions = Vec::new();
+    if failed.len() > timed_out.len() {
+        safe_next_actions.push("retry_failed_steps");
+    }
+    if !timed_out.is_empty() || workflow_timed_out {
+        safe_next_actions.push("inspect_timed_out_steps_or_retry_with_larger_timeout");
+    }
+    if !complete && (!ready.is_empty() || !partial.is_empty()) {
+        safe_next_actions.push("synthesize_from_usable_checkpoints_or_retry");
+    }
+    if !held.is_empty() {
+        safe_next_actions.push("rerun_after_dependencies_checkpoint_ready");
+    }
+    if !needs_orchestrator.is_empty() {
+        safe_next_actions.push("ask_user_or_orchestrator");
+    }
+    let proof_states: &[&str] = if complete {
+        &[
+            "intent_declared",
+            "workflow_validated",
+            "subagents_scheduled",
+            "dependencies_resolved",
+            "conflicts_serialized",
+            "summaries_collected",
+            "completion_ready",
+        ]
+    } else {
+        &[
+            "intent_declared",
+            "workflow_validated",
+            "subagents_scheduled",
+            "dependencies_resolved",
+            "conflicts_serialized",
+            "summaries_collected",
+            "partial_outcome_ready",
+        ]
+    };
+    let steps: Vec<Value> = outcomes
+        .iter()
+        .map(|outcome| {
+            let step = spec.steps.iter().find(|step| step.id == outcome.step_id);
+            let mut value = json!({
+                "id": outcome.step_id,
+                "step_id": outcome.step_id,
+                "agent_id": outcome.agent_id,
+                "child_session_id": outcome.child_session_id,
+                "agent": step.map(|step| step.agent.as_str()),
+                "status": outcome.status(),
+                "subagent_status": outcome.subagent_status.map(SubagentStatus::as_str),
+                "checkpoint_status": outcome.checkpoint_status.as_str(),
+                "summary": outcome.summary,
+                "wave": outcome.wave,
+                "posture": step.map(|step| step.posture.as_str()),
+                "read_set": step.map(|step| step.read_set.clone()),
+                "write_set": step.map(|step| step.write_set.clone()),
+                "checkpoint": outcome.bundle(),
+                "safe_next_actions": outcome.checkpoint_status.safe_next_actions(outcome.timed_out),
+            });
+            if let Some(reason) = &outcome.reason {
+                let key = if outcome.checkpoint_status == CheckpointStatus::Held { "held_reason" } else { "reason" };
+                value[key] = json!(reason);
+            }
+            if outcome.timed_out && outcome.subagent_status.is_some() {
+                value["timeout_ms"] = json!(spec.timeout_ms.min(outcome.step_timeout_ms));
+                value["workflow_timeout_ms"] = json!(spec.timeout_ms);
+                value["step_timeout_ms"] = json!(outcome.step_timeout_ms);
+                value["elapsed_ms"] = json!(outcome.elapsed_ms);
+                value["next_actions"] = json!(["inspect_child_session_log", "retry_failed_step"]);
+            }
+            value
+        })
+        .collect();
+    let usable: Vec<Value> = outcomes
+        .iter()
+        .filter(|outcome| outcome.checkpoint_status == CheckpointStatus::CheckpointReady)
+        .map(StepOutcome::bundle)
+        .collect();
+    json!({
+        "ok": complete,
+        "mode": "run",
+        "workflow_id": spec.id,
+        "name": spec.name,
+        "status": if complete { "completed" } else { "partial" },
+        "timed_out": workflow_timed_out,
+        "proof_states": proof_states,
+        "waves": waves,
+        "steps": steps,
+        "usable_checkpoints": usable,
+        "held_steps": held,
+        "failed_steps": failed,
+        "timeout_steps": timed_out,
+        "partial_steps": partial,
+        "needs_orchestrator_steps": needs_orchestrator,
+        "safe_next_actions": safe_next_actions,
+        "summary": {
+            "steps": spec.steps.len(),
+            "waves": waves.len(),
+            "checkpoint_ready_steps": ready.len(),
+            "held_steps": held.len(),
+            "failed_steps": failed.len(),
+            "timeout_steps": timed_out.len(),
+            "partial_steps": partial.len(),
+            "needs_orchestrator_steps": needs_orchestrator.len(),
+        },
+    })
+}
+
+/// The `output` line of the tool result: it says `partial` whenever the workflow is not
+/// complete, never "completed" (WF-RESULT).
+pub fn output(result: &Value) -> String {
+    let count = |key: &str| result.pointer(&format!("/summary/{key}")).and_then(Value::as_u64).unwrap_or(0);
+    let id = result["workflow_id"].as_str().unwrap_or_default();
+    if result["ok"] == json!(true) {
+        format!("Workflow {id} completed: {} step(s), {} wave(s).", count("steps"), count("waves"))
+    } else {
+        format!(
+            "Workflow {id} partial: {} checkpoint-ready, {} failed, {} held, {} partial, {} needing orchestrator.",
+            count("checkpoint_ready_steps"),
+            count("failed_steps"),
+            count("held_steps"),
+            count("partial_steps"),
+            count("needs_orchestrator_steps")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflows::spec::parse;
+
+    fn outcome(step_id: &str, status: CheckpointStatus, ran: bool) -> StepOutcome {
+        StepOutcome {
+            step_id: step_id.into(),
+            wave: ran.then_some(1),
+            agent_id: ran.then(|| format!("sub_{step_id}")),
+            child_session_id: None,
+            subagent_status: ran.then_some(if status == CheckpointStatus::Failed {
+                SubagentStatus::Failed
+            } else {
+                SubagentStatus::Completed
+            }),
+            checkpoint_status: status,
+            summary: String::new(),
+            reason: None,
+            timed_out: false,
+            elapsed_ms: Some(0),
+            step_timeout_ms: 1,
+        }
+    }
+
+    #[test]
+    fn ok_only_when_every_step_is_ready() {
+        let spec =
+            parse(&serde_json::json!({"steps": [{"id": "a", "task": "x"}, {"id": "b", "task": "y"}]}), 1).unwrap();
+        let done = result(
+            &spec,
+            &[
+                outcome("a", CheckpointStatus::CheckpointReady, true),
+                outcome("b", CheckpointStatus::CheckpointReady, true),
+            ],
+            &[],
+            false,
+        );
+        assert_eq!((done["ok"].clone(), done["status"].clone()), (json!(true), json!("completed")));
+        let partial = result(
+            &spec,
+            &[outcome("a", CheckpointStatus::CheckpointReady, true), outcome("b", CheckpointStatus::Held, false)],
+            &[],
+            false,
+        );
+        assert_eq!((partial["ok"].clone(), partial["status"].clone()), (json!(false), json!("partial")));
+        assert_eq!(partial["held_steps"], json!(["b"]));
+        assert_eq!(partial["usable_checkpoints"][0]["step_id"], "a");
+        assert_eq!(
+            output(&partial),
+            "Workflow wf_1 partial: 1 checkpoint-ready, 0 failed, 1 held, 0 partial, 0 needing orchestrator."
+        );
+        assert_eq!(
+            partial["safe_next_actions"],
+            json!(["synthesize_from_usable_checkpoints_or_retry", "rerun_after_dependencies_checkpoint_ready"])
+        );
+    }
+}
