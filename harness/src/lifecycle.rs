@@ -90,6 +90,14 @@ pub enum Family {
 }
 
 impl Family {
+    /// Every family.
+    pub const ALL: [Family; 2] = [Family::Monitor, Family::Bridge];
+
+    /// The family whose requirement a docs/contract.md id is, if any.
+    pub fn of_requirement(id: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|family| id.starts_with(family.requirement_prefix()))
+    }
+
     /// The family's name, also its folder under `scenarios/`.
     pub fn as_str(self) -> &'static str {
         match self {

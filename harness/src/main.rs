@@ -9,6 +9,7 @@ use clap::Parser;
 use gauntlet::check::{self, CheckRun};
 use gauntlet::cli::{Cli, Command};
 use gauntlet::driver::reference::Reference;
+use gauntlet::lifecycle::Family;
 use gauntlet::lifecycle::adapter::Adapter;
 use gauntlet::profile::{self, Network};
 use gauntlet::verdict::VerdictKind;
@@ -74,9 +75,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                         }
                     }
             };
-            // What was checked: the run, its expectations file, the requirement prefix its
-            // report is about, whether it keeps a gauntlet Log, and its report folder.
-            let (run, expectations, known, prefix, logged, default_dir) = match (implementation, adapter, family) {
+            // What was checked: the run, its expectations file, the lifecycle family its report
+            // is about (none for an agent), whether it keeps a gauntlet Log, and its report folder.
+            let (run, expectations, known, about, logged, default_dir) = match (implementation, adapter, family) {
                 (Some(implementation), _, _) => {
                     let profile = profile::load(implementation)?;
                     let isolated = isolate(&profile.name, profile.network == Network::Loopback && !no_isolation);
@@ -84,7 +85,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     let known = known_failures::load(&expectations)?;
                     let run = check::check(&plan, &profile, &known, filters, isolated, &mut progress);
                     let dir = plan.root.join("target/gauntlet").join(&profile.name);
-                    (run, Some(expectations), known, "", profile.log.is_some(), dir)
+                    (run, Some(expectations), known, None, profile.log.is_some(), dir)
                 }
                 (None, Some(command), Some(family)) => {
                     let isolated = isolate("the adapter", !no_isolation);
@@ -97,14 +98,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     let run = check::check_adapter(&plan, &adapter, *family, &known, filters, isolated, &mut progress);
                     anyhow::ensure!(!run.scenarios.is_empty(), "no {} scenario matches {filters:?}", family.as_str());
                     let dir = plan.root.join("target/gauntlet").join(format!("adapter-{}", family.as_str()));
-                    (run, expectations.clone(), known, family.requirement_prefix(), true, dir)
+                    (run, expectations.clone(), known, Some(*family), true, dir)
                 }
                 _ => anyhow::bail!("check needs --impl PROFILE, or --adapter CMD with --family"),
             };
             let registry =
                 std::fs::read_to_string(plan.root.join("docs/contract.md")).context("reading docs/contract.md")?;
             let mut requirements = contract::parse(&registry).map_err(anyhow::Error::msg)?;
-            requirements.retain(|requirement| requirement.id.starts_with(prefix));
+            requirements.retain(|requirement| Family::of_requirement(&requirement.id) == about);
             let verdicts = run.verdicts();
             let rows = report::requirements::rows(&requirements, &verdicts, logged);
             let dir = report_dir.clone().unwrap_or(default_dir);

@@ -212,7 +212,7 @@ fn liar_check(root: &Path) -> Result<(), Failed> {
 fn reference_adapter(root: &Path) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false };
     let adapter = Adapter::new(env!("CARGO_BIN_EXE_gauntlet-lifecycle"));
-    for family in [Family::Monitor, Family::Bridge] {
+    for family in Family::ALL {
         let run = check::check_adapter(&plan, &adapter, family, &KnownFailures::default(), &[], false, &mut quiet);
         let unlike: Vec<String> = run
             .verdicts()

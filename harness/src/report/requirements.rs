@@ -77,10 +77,15 @@ pub fn rows(requirements: &[Requirement], verdicts: &[Verdict], logged: bool) ->
                 .iter()
                 .filter(|verdict| by_invariant || scenarios.contains(&verdict.scenario.as_str()))
                 .collect();
+            let named: Vec<&Verdict> =
+                verdicts.iter().filter(|verdict| scenarios.contains(&verdict.scenario.as_str())).collect();
             let status = if !failing.is_empty() {
                 Status::Fail
             } else if !logged && about_the_log(&requirement.id) {
                 Status::NotJudged
+            } else if !named.is_empty() && !named.iter().any(ran) {
+                // Every scenario written for it was skipped: its invariants held only vacuously.
+                Status::Skipped
             } else if related.iter().any(ran) {
                 Status::Pass
             } else if related.is_empty() {
@@ -177,5 +182,12 @@ mod tests {
         let table = markdown("x", Some("1.0"), &rows, &verdicts);
         assert!(table.contains("| A | MUST | FAIL | `s1` |"), "{table}");
         assert!(table.contains("| `s3` | skipped | lacks cancel |"), "{table}");
+    }
+
+    #[test]
+    fn an_invariant_that_held_only_where_its_scenarios_were_skipped_is_not_a_pass() {
+        let requirements = [requirement("SUB", &["invariant:sub", "scenario:s3"])];
+        let verdicts = [Verdict::from_findings("s1", vec![], vec![]), Verdict::skipped("s3", "lacks subagents".into())];
+        assert_eq!(rows(&requirements, &verdicts, true)[0].status, Status::Skipped);
     }
 }
