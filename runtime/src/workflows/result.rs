@@ -101,27 +101,17 @@ pub fn result(spec: &Spec, outcomes: &[StepOutcome], waves: &[Vec<String>], work
     if !needs_orchestrator.is_empty() {
         safe_next_actions.push("ask_user_or_orchestrator");
     }
-    let proof_states: &[&str] = if complete {
-        &[
-            "intent_declared",
-            "workflow_validated",
-            "subagents_scheduled",
-            "dependencies_resolved",
-            "conflicts_serialized",
-            "summaries_collected",
-            "completion_ready",
-        ]
-    } else {
-        &[
-            "intent_declared",
-            "workflow_validated",
-            "subagents_scheduled",
-            "dependencies_resolved",
-            "conflicts_serialized",
-            "summaries_collected",
-            "partial_outcome_ready",
-        ]
-    };
+    // The proof trail ends in what the workflow can honestly claim.
+    let last_proof = if complete { "completion_ready" } else { "partial_outcome_ready" };
+    let proof_states = [
+        "intent_declared",
+        "workflow_validated",
+        "subagents_scheduled",
+        "dependencies_resolved",
+        "conflicts_serialized",
+        "summaries_collected",
+        last_proof,
+    ];
     let steps: Vec<Value> = outcomes
         .iter()
         .map(|outcome| {
