@@ -48,6 +48,8 @@ pub struct Audit {
 /// A Log line parsed just enough to audit it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Line {
+    /// `id`, if the line has one.
+    pub id: Option<String>,
     /// `seq`, if the line has one.
     pub seq: Option<u64>,
     /// `type`.
@@ -62,6 +64,7 @@ impl Line {
         let value: Value = serde_json::from_str(text).map_err(|error| error.to_string())?;
         let kind = value.get("type").and_then(Value::as_str).ok_or("no string `type`")?.to_owned();
         Ok(Line {
+            id: value.get("id").and_then(Value::as_str).map(str::to_owned),
             seq: value.get("seq").and_then(Value::as_u64),
             kind,
             data: value.get("data").cloned().unwrap_or(Value::Null),

@@ -12,6 +12,9 @@ pub trait IdSource: Send + Sync {
     fn event_id(&self) -> String;
     /// A fresh Session id, usable as a file stem.
     fn session_id(&self) -> String;
+    /// `id` is already in a Log read back: it is never handed out again (LOG-UNIQUE-ID). Only
+    /// a source that could repeat it (a counter in a fresh process) needs to act.
+    fn taken(&self, _id: &str) {}
 }
 
 /// Ids `0000000000000001`, `0000000000000002`, ... in stamping order; Sessions `root`, then
@@ -32,6 +35,12 @@ impl IdSource for Sequential {
         match self.next_session.fetch_add(1, Ordering::Relaxed) + 1 {
             1 => "root".to_owned(),
             n => format!("session-{n}"),
+        }
+    }
+
+    fn taken(&self, id: &str) {
+        if let Ok(n) = u64::from_str_radix(id, 16) {
+            self.next_event.fetch_max(n, Ordering::Relaxed);
         }
     }
 }
@@ -113,6 +122,15 @@ mod tests {
         let ids = Sequential::default();
         assert_eq!(ids.event_id(), "0000000000000001");
         assert_eq!(ids.event_id(), "0000000000000002");
+    }
+
+    #[test]
+    fn sequential_ids_continue_past_ids_taken_from_a_log() {
+        let ids = Sequential::default();
+        ids.taken("000000000000002a");
+        ids.taken("0000000000000003");
+        ids.taken("not hex");
+        assert_eq!(ids.event_id(), "000000000000002b");
     }
 
     #[tokio::test(start_paused = true)]

@@ -93,6 +93,9 @@ impl Session {
         clock: Clock,
     ) -> Result<Session, LogError> {
         let (log, folded) = Log::open(&config.log_path())?;
+        for event in &folded.events {
+            ids.taken(event.id());
+        }
         let provider = provider.for_session(&config.session_id);
         let (subagents, detached) = if config.delegation {
             let (manager, detached) = Subagents::restore(&folded.events, config.max_subagents);

@@ -116,7 +116,7 @@ mod tests {
     use super::*;
 
     fn line(data: Value) -> Line {
-        Line { seq: Some(0), kind: "subagent_event".into(), data }
+        Line { id: None, seq: Some(0), kind: "subagent_event".into(), data }
     }
 
     #[test]

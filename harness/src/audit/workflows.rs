@@ -129,7 +129,7 @@ mod tests {
     use serde_json::json;
 
     fn line(data: Value) -> Line {
-        Line { seq: Some(0), kind: "workflow_event".into(), data }
+        Line { id: None, seq: Some(0), kind: "workflow_event".into(), data }
     }
 
     #[test]

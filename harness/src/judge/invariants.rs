@@ -13,6 +13,7 @@ mod failure_evidence_complete;
 mod jsonrpc_errors_standard;
 mod load_replays_clean_transcript;
 mod log_canonical_only;
+mod log_ids_unique;
 mod log_seq_gapless;
 mod no_duplicate_assistant;
 mod no_partial_text_replayed;
@@ -51,6 +52,7 @@ pub struct Invariant {
 pub const ALL: &[Invariant] = &[
     log_canonical_only::INVARIANT,
     log_seq_gapless::INVARIANT,
+    log_ids_unique::INVARIANT,
     terminal_evidence::INVARIANT,
     failure_evidence_complete::INVARIANT,
     no_partial_text_replayed::INVARIANT,
