@@ -46,9 +46,11 @@ pub struct Row {
 }
 
 /// Requirements about the gauntlet Log itself: an implementation that keeps none cannot break
-/// them, so they are not judged for it (they pass vacuously otherwise).
+/// them, so they are not judged for it (they pass vacuously otherwise). Subagent and Workflow
+/// evidence lives in the parent's Log too, except what ACP shows of it.
 fn about_the_log(id: &str) -> bool {
-    id.starts_with("LOG-") || id.starts_with("TURN-") || id == "REPLAY-AUDIT-ONLY"
+    let delegation = (id.starts_with("SUB-") || id.starts_with("WF-")) && !id.contains("-ACP-");
+    id.starts_with("LOG-") || id.starts_with("TURN-") || id == "REPLAY-AUDIT-ONLY" || delegation
 }
 
 /// Judges each requirement from the verdicts: it fails where a finding names it, or where a
