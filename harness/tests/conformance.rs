@@ -69,6 +69,9 @@ fn main() {
     let corpus = names;
     let root = plan.root.clone();
     trials.push(Trial::test("corpus/no-orphan-goldens", move || no_orphans(&root, &corpus)).with_kind("corpus"));
+    let root = plan.root.clone();
+    trials
+        .push(Trial::test("corpus/rust-files-open-with-docs", move || files_open_with_docs(&root)).with_kind("corpus"));
     libtest_mimic::run(&args, trials).exit();
 }
 
@@ -326,6 +329,23 @@ fn contract_trial(root: &std::path::Path, names: &[(String, PathBuf)]) -> Result
     }
     let problems = contract::verify(&requirements, &covers, root);
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
+}
+
+/// Every Rust file of the workspace opens with a `//!` line saying what it is for.
+fn files_open_with_docs(root: &Path) -> Result<(), Failed> {
+    let mut bare = Vec::new();
+    for crate_dir in ["runtime", "mock-provider", "harness"] {
+        golden::walk(&root.join(crate_dir), &mut |path| {
+            if path.extension().is_some_and(|ext| ext == "rs") {
+                let text = std::fs::read_to_string(path).unwrap_or_default();
+                if !text.starts_with("//!") {
+                    bare.push(path.display().to_string());
+                }
+            }
+        });
+    }
+    bare.sort();
+    if bare.is_empty() { Ok(()) } else { Err(format!("files without a `//!` first line:\n{}", bare.join("\n")).into()) }
 }
 
 fn no_pending(root: &std::path::Path) -> Result<(), Failed> {
