@@ -4,7 +4,9 @@
 //! - the Log fold and the replay fold over a generated Log of 100k events, in events/s and
 //!   MB/s, beside a plain `serde_json` parse of the same bytes and the ratio to it;
 //! - the lifecycle monitor over a generated stream of 1M observations (working spells, idle
-//!   flickers and unknown runs that stall), in observations/s.
+//!   flickers and unknown runs that stall), in observations/s;
+//! - the bridge over 100k `thread/read` polls of a Telegram-origin turn (running, transiently
+//!   interrupted, then final), in polls/s.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -12,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use gauntlet::driver::reference::Reference;
 use gauntlet::run::{self, Plan};
+use gauntlet_runtime::bridge::{self, Bridge};
 use gauntlet_runtime::event::{Data, ErrorKind, Event, Payload, TerminalStatus};
 use gauntlet_runtime::monitor::{self, Monitor, Phase};
 use gauntlet_runtime::{log, replay};
@@ -70,7 +73,40 @@ fn main() -> anyhow::Result<()> {
         ms(elapsed),
         steps.len() as f64 / elapsed.as_secs_f64()
     );
+
+    let polls = generated_polls()?;
+    let config: bridge::Config = serde_json::from_value(json!({
+        "thread": { "id": "thread-1", "status": "active", "active_turn_id": "turn-1" },
+        "telegram_origin": [{ "thread_id": "thread-1", "turn_id": "turn-1" }],
+    }))?;
+    let (elapsed, n_records) = best_of(3, || {
+        let mut bridge = Bridge::new(config.clone());
+        polls.iter().enumerate().map(|(idx, step)| bridge.apply(idx, step).len()).sum::<usize>()
+    });
+    println!(
+        "bridge: {} polls in {:.1} ms: {:.0} polls/s ({n_records} records)",
+        polls.len(),
+        ms(elapsed),
+        polls.len() as f64 / elapsed.as_secs_f64()
+    );
     Ok(())
+}
+
+/// `thread/read` polls every second: the turn running, then read `interrupted` (deferred by the
+/// gate), then completed with a final answer, over and over.
+fn generated_polls() -> anyhow::Result<Vec<bridge::Step>> {
+    (0..100_000u64)
+        .map(|idx| {
+            let status = ["inProgress", "interrupted", "completed"][(idx % 3) as usize];
+            let mut items = vec![json!({ "id": "user-1", "type": "userMessage", "text": "hello" })];
+            if status == "completed" {
+                items.push(json!({ "id": "final", "type": "agentMessage", "phase": "final_answer", "text": "Done." }));
+            }
+            let result = json!({ "thread": { "id": "thread-1", "status": "active",
+                "turns": [{ "id": "turn-1", "status": status, "items": items }] } });
+            Ok(serde_json::from_value(json!({ "at_ms": idx * 1000, "do": { "poll": { "result": result } } }))?)
+        })
+        .collect()
 }
 
 /// A completion phase's observations every 500 ms: working, an idle flicker, more work, a
