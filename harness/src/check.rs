@@ -11,7 +11,7 @@
 //! implementation of those contracts is a command speaking the adapter protocol, checked by
 //! [`check_adapter`] and judged, reported and compared with its expectations the same way.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -24,8 +24,9 @@ use crate::lifecycle::adapter::Adapter;
 use crate::lifecycle::{self, Family, Kind};
 use crate::profile::Profile;
 use crate::run::{AnyScenario, Plan};
+use crate::scenario::LoadError;
 use crate::verdict::{Finding, Layer, Verdict};
-use crate::{golden, judge, scenario};
+use crate::{golden, judge};
 
 /// One scenario's verdict, and the evidence behind it.
 #[derive(Debug, Clone, Serialize)]
@@ -91,9 +92,9 @@ pub fn check(
     isolated: bool,
     progress: &mut Progress<'_>,
 ) -> CheckRun {
-    let names = selected(plan, filters, |kind| kind.is_none());
+    let selected = selected(plan, filters, |kind| kind.is_none());
     let driver = profile.external();
-    let scenarios = each(&names, progress, |name, path| check_one(plan, profile, &driver, name, path));
+    let scenarios = each(selected, progress, |name, loaded| check_one(plan, profile, &driver, name, loaded));
     finish(profile.name.clone(), profile.probe_version(), isolated, scenarios, known)
 }
 
@@ -108,38 +109,61 @@ pub fn check_adapter(
     isolated: bool,
     progress: &mut Progress<'_>,
 ) -> CheckRun {
-    let names = selected(plan, filters, |kind| kind.is_some_and(|kind| kind.family() == family));
-    let scenarios = each(&names, progress, |name, path| adapter_one(plan, adapter, name, path));
+    let selected = selected(plan, filters, |kind| kind.is_some_and(|kind| kind.family() == family));
+    let scenarios = each(selected, progress, |name, loaded| adapter_one(plan, adapter, name, loaded));
     finish(adapter.command.clone(), None, isolated, scenarios, known)
 }
 
+/// The scenario is loaded once, here; a file that cannot be loaded keeps its error for its
+/// verdict.
+type Loaded = Result<AnyScenario, LoadError>;
+
 /// The scenarios matching `filters` whose lifecycle kind (`None` for a Turn scenario) `wanted`
-/// accepts; a file whose kind cannot be read counts as a Turn scenario, so its error shows.
-fn selected(plan: &Plan, filters: &[String], wanted: impl Fn(Option<Kind>) -> bool) -> Vec<(String, PathBuf)> {
+/// accepts, loaded; a file whose kind cannot be read counts as a Turn scenario, so its error
+/// shows.
+fn selected(plan: &Plan, filters: &[String], wanted: impl Fn(Option<Kind>) -> bool) -> Vec<(String, Loaded)> {
     crate::run::scenario_names(plan)
         .into_iter()
         .filter(|(name, _)| filters.is_empty() || filters.iter().any(|filter| name.contains(filter.as_str())))
-        .filter(|(_, path)| {
-            let kind =
-                std::fs::read_to_string(path).ok().and_then(|text| lifecycle::kind_of(&text, path).ok().flatten());
-            wanted(kind)
+        .map(|(name, path)| {
+            let loaded = crate::run::load(&path);
+            let kind = match &loaded {
+                Ok(AnyScenario::Lifecycle(scenario)) => Some(scenario.kind),
+                Ok(AnyScenario::Turn(_)) => None,
+                // Only a broken file is read again, to tell which run its error belongs to.
+                Err(_) => {
+                    std::fs::read_to_string(&path).ok().and_then(|text| lifecycle::kind_of(&text, &path).ok().flatten())
+                }
+            };
+            (name, loaded, kind)
         })
+        .filter(|(_, _, kind)| wanted(*kind))
+        .map(|(name, loaded, _)| (name, loaded))
         .collect()
 }
 
 fn each(
-    names: &[(String, PathBuf)],
+    selected: Vec<(String, Loaded)>,
     progress: &mut Progress<'_>,
-    mut one: impl FnMut(&str, &Path) -> Checked,
+    mut one: impl FnMut(&str, Loaded) -> Checked,
 ) -> Vec<Checked> {
+    let total = selected.len();
     let mut scenarios = Vec::new();
-    for (idx, (name, path)) in names.iter().enumerate() {
-        progress(idx, names.len(), name, None);
-        let checked = one(name, path);
-        progress(idx, names.len(), name, Some(&checked.verdict));
+    for (idx, (name, loaded)) in selected.into_iter().enumerate() {
+        progress(idx, total, &name, None);
+        let checked = one(&name, loaded);
+        progress(idx, total, &name, Some(&checked.verdict));
         scenarios.push(checked);
     }
     scenarios
+}
+
+/// A scenario that could not be played: an `error` verdict with `why`.
+fn unplayable(name: &str, why: String) -> Checked {
+    Checked {
+        verdict: Verdict::from_findings(name, Vec::new(), vec![Finding::new(Layer::Fault, None, why)]),
+        evidence: None,
+    }
 }
 
 fn finish(
@@ -156,18 +180,12 @@ fn finish(
     CheckRun { implementation, version, isolated, scenarios, comparison }
 }
 
-fn adapter_one(plan: &Plan, adapter: &Adapter, name: &str, path: &Path) -> Checked {
+fn adapter_one(plan: &Plan, adapter: &Adapter, name: &str, loaded: Loaded) -> Checked {
     let started = Instant::now();
-    let scenario = match crate::run::load(path) {
+    let scenario = match loaded {
         Ok(AnyScenario::Lifecycle(scenario)) => scenario,
-        Ok(AnyScenario::Turn(_)) => {
-            let finding = Finding::new(Layer::Fault, None, "not a lifecycle scenario");
-            return Checked { verdict: Verdict::from_findings(name, Vec::new(), vec![finding]), evidence: None };
-        }
-        Err(error) => {
-            let finding = Finding::new(Layer::Fault, None, error.to_string());
-            return Checked { verdict: Verdict::from_findings(name, Vec::new(), vec![finding]), evidence: None };
-        }
+        Ok(AnyScenario::Turn(_)) => return unplayable(name, "not a lifecycle scenario".to_owned()),
+        Err(error) => return unplayable(name, error.to_string()),
     };
     let capture = adapter.run(&scenario);
     let plan = Plan { bless: false, ..plan.clone() };
@@ -180,14 +198,12 @@ fn adapter_one(plan: &Plan, adapter: &Adapter, name: &str, path: &Path) -> Check
     Checked { verdict, evidence: Some(evidence) }
 }
 
-fn check_one(plan: &Plan, profile: &Profile, driver: &dyn Driver, name: &str, path: &Path) -> Checked {
+fn check_one(plan: &Plan, profile: &Profile, driver: &dyn Driver, name: &str, loaded: Loaded) -> Checked {
     let started = Instant::now();
-    let scenario = match scenario::load(path) {
-        Ok(scenario) => scenario,
-        Err(error) => {
-            let finding = Finding::new(Layer::Fault, None, error.to_string());
-            return Checked { verdict: Verdict::from_findings(name, Vec::new(), vec![finding]), evidence: None };
-        }
+    let scenario = match loaded {
+        Ok(AnyScenario::Turn(scenario)) => scenario,
+        Ok(AnyScenario::Lifecycle(_)) => return unplayable(name, "a lifecycle scenario, for adapters".to_owned()),
+        Err(error) => return unplayable(name, error.to_string()),
     };
     let missing = profile.missing(&scenario.needs());
     if !missing.is_empty() {

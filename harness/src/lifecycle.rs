@@ -217,26 +217,22 @@ struct KindOnly {
     kind: Option<Kind>,
 }
 
-/// The lifecycle kind of a scenario file, or `None` for a Turn scenario (no `kind` key).
+/// The lifecycle kind of a scenario file, or `None` for a Turn scenario (no `kind` key); an
+/// unknown kind is an error naming the key.
 pub fn kind_of(text: &str, path: &Path) -> Result<Option<Kind>, LoadError> {
-    #[derive(Deserialize)]
-    struct Peek {
-        #[serde(default)]
-        kind: Option<toml::Value>,
-    }
-    let peek: Peek = parse_toml(text, path)?;
-    match peek.kind {
-        None => Ok(None),
-        Some(_) => Ok(parse_toml::<KindOnly>(text, path)?.kind),
-    }
+    Ok(parse_toml::<KindOnly>(text, path)?.kind)
 }
 
 /// Reads a lifecycle scenario file (one with a `kind`).
 pub fn parse(text: &str, path: &Path) -> Result<LifecycleScenario, LoadError> {
-    let kind = parse_toml::<KindOnly>(text, path)?.kind;
-    match kind.map(Kind::family) {
-        Some(Family::Bridge) => read::<bridge::Config, BridgeStep>(text, path, |_| Ok(())),
-        _ => read::<monitor::Config, MonitorStep>(text, path, monitor::Config::validate),
+    parse_as(text, path, kind_of(text, path)?.unwrap_or(Kind::MonitorReadiness))
+}
+
+/// Reads a lifecycle scenario file whose `kind` is known to be `kind` (its family's tables).
+pub fn parse_as(text: &str, path: &Path, kind: Kind) -> Result<LifecycleScenario, LoadError> {
+    match kind.family() {
+        Family::Bridge => read::<bridge::Config, BridgeStep>(text, path, |_| Ok(())),
+        Family::Monitor => read::<monitor::Config, MonitorStep>(text, path, monitor::Config::validate),
     }
 }
 

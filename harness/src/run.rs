@@ -68,7 +68,7 @@ pub enum AnyScenario {
 pub fn load(path: &Path) -> Result<AnyScenario, LoadError> {
     let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
     match lifecycle::kind_of(&text, path)? {
-        Some(_) => Ok(AnyScenario::Lifecycle(lifecycle::parse(&text, path)?)),
+        Some(kind) => Ok(AnyScenario::Lifecycle(lifecycle::parse_as(&text, path, kind)?)),
         None => Ok(AnyScenario::Turn(Box::new(scenario::parse(&text, path)?))),
     }
 }

@@ -193,18 +193,16 @@ impl MockProvider {
             return stream_reply(response, &ctx);
         }
         let session = header(SESSION_HEADER);
-        let route = match route_for(&request.path) {
-            Some(ROOT) => session.as_deref().map_or(Ok(ROOT), |session| self.session_route(&mut state, session)),
-            other => Ok(other.unwrap_or_default()),
+        // A request to the root path names its Session in a header: that picks a child's route.
+        let route = match (route_for(&request.path), session.as_deref()) {
+            (Some(ROOT), Some(session)) => self.session_route(&mut state, session).map(Some),
+            (route, _) => Ok(route),
         };
         let journal_route = match &route {
-            Ok(route) => (*route).to_owned(),
+            Ok(route) => route.unwrap_or_default().to_owned(),
             Err(_) => session.clone().unwrap_or_default(),
         };
-        let decision = match route {
-            Ok(route) => self.decide(&state, &request.method, (!route.is_empty()).then_some(route), &parsed),
-            Err(reason) => Err(reason),
-        };
+        let decision = route.and_then(|route| self.decide(&state, &request.method, route, &parsed));
         state.journal.push(JournalEntry {
             route: journal_route,
             response_index: decision.as_ref().ok().map(|(index, _, _)| *index),
