@@ -3,6 +3,7 @@
 //! The reference driver uses [`Sequential`] ids and a [`Clock`] over tokio's clock, which is
 //! paused in process: the same scenario stamps the same ids and times on every machine.
 
+use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
@@ -109,7 +110,16 @@ impl Clock {
 
     /// The current reading as RFC 3339 with microseconds, e.g. `2026-01-01T00:00:00.000000Z`.
     pub fn timestamp(&self) -> String {
-        humantime::format_rfc3339_micros(self.now()).to_string()
+        self.timestamp_after(Duration::ZERO).unwrap_or_default()
+    }
+
+    /// The reading `after` from now, as [`Clock::timestamp`] writes it; `None` when that time
+    /// cannot be written (past the year 9999, from a deadline a model asked for).
+    pub fn timestamp_after(&self, after: Duration) -> Option<String> {
+        let at = self.now().checked_add(after)?;
+        let mut text = String::new();
+        write!(text, "{}", humantime::format_rfc3339_micros(at)).ok()?;
+        Some(text)
     }
 }
 
@@ -131,6 +141,13 @@ mod tests {
         ids.taken("0000000000000003");
         ids.taken("not hex");
         assert_eq!(ids.event_id(), "000000000000002b");
+    }
+
+    #[test]
+    fn a_deadline_past_year_9999_is_none_not_a_panic() {
+        let clock = Clock::System;
+        assert!(clock.timestamp_after(Duration::from_millis(60_000)).is_some());
+        assert_eq!(clock.timestamp_after(Duration::from_millis(u64::MAX)), None);
     }
 
     #[tokio::test(start_paused = true)]
