@@ -280,7 +280,7 @@ pub struct Payload {
     data: Data,
 }
 
-fn object(value: Value) -> Data {
+pub(crate) fn object(value: Value) -> Data {
     match value {
         Value::Object(map) => map,
         _ => Data::new(),

@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use crate::event::{Data, EventType, Payload, TerminalStatus};
+use crate::event::{Data, EventType, Payload, TerminalStatus, object};
 use crate::log::LogError;
 use crate::session::{Session, SessionConfig};
 use crate::tools;
@@ -120,6 +120,11 @@ impl ToolFailure {
         ToolFailure { kind, message: message.into(), details: json!({}) }
     }
 
+    /// A delegation tool called on a Session that does not delegate.
+    pub fn not_delegating() -> ToolFailure {
+        ToolFailure::new("not_supported", "this session cannot delegate")
+    }
+
     /// The `tool_result` data.
     pub fn into_result(self) -> Data {
         object(json!({"ok": false, "error": {"kind": self.kind, "message": self.message, "details": self.details}}))
@@ -149,7 +154,7 @@ impl Subagents {
             let Some(id) = event.str_field("subagent_id") else { continue };
             let Some(status) = event.str_field("status").and_then(SubagentStatus::parse) else { continue };
             if let Some(index) = id.strip_prefix("sub_").and_then(|n| n.parse::<u64>().ok()) {
-                manager.next_index = manager.next_index.max(index + 1);
+                manager.next_index = manager.next_index.max(index.saturating_add(1));
             }
             match manager.children.iter_mut().find(|child| child.id == id) {
                 Some(child) => {
@@ -399,10 +404,11 @@ impl Session {
     }
 
     /// Opens a child Session and starts its Turn in its own task; records `queued`, then
-    /// `started`. Returns the subagent id.
-    pub(crate) fn launch_child(&mut self, spec: ChildSpec) -> Result<String, ToolFailure> {
+    /// `started`. Returns the subagent id, or why the model cannot have one; a Log that cannot
+    /// be written fails the Turn, as everywhere else.
+    pub(crate) fn launch_child(&mut self, spec: ChildSpec) -> Result<Result<String, ToolFailure>, LogError> {
         if self.subagents.is_none() {
-            return Err(ToolFailure::new("not_supported", "this session cannot delegate"));
+            return Ok(Err(ToolFailure::not_delegating()));
         }
         let mut config = SessionConfig::new(&spec.session_id, &self.config.workspace);
         config.model.clone_from(&self.config.model);
@@ -412,9 +418,10 @@ impl Session {
              with a concise summary of the result.",
             self.config.instructions, spec.agent, self.config.session_id
         );
-        let provider = self.provider.for_session(&spec.session_id);
+        // Session::open tags the provider with the child's Session id.
+        let provider = self.provider.clone();
         let (close, closed) = oneshot::channel();
-        let Some(manager) = self.subagents.as_mut() else { return Err(ToolFailure::new("not_supported", "")) };
+        let Some(manager) = self.subagents.as_mut() else { return Ok(Err(ToolFailure::not_delegating())) };
         let id = manager.next_id();
         let mut child = Child {
             id: id.clone(),
@@ -437,10 +444,9 @@ impl Session {
         let queued = lifecycle_data(&child, LifecycleEvent::Queued, json!({}));
         child.last = queued.clone();
         manager.children.push(child);
-        let log = |error: LogError| ToolFailure::new("io_error", error.to_string());
-        self.record(Payload::subagent_event(queued)).map_err(log)?;
-        self.start_queued().map_err(log)?;
-        Ok(id)
+        self.record(Payload::subagent_event(queued))?;
+        self.start_queued()?;
+        Ok(Ok(id))
     }
 
     /// Starts queued children, in spawn order, while fewer than `max_subagents` run; records
@@ -461,7 +467,7 @@ impl Session {
             let Pending { config, provider, prompt, timeout, closed } = *pending;
             match Session::open(config, provider, self.ids.clone(), self.clock.clone()) {
                 Ok(session) => {
-                    child.deadline_at = Some(humantime::format_rfc3339_micros(self.clock.now() + timeout).to_string());
+                    child.deadline_at = self.clock.timestamp_after(timeout);
                     child.status = SubagentStatus::Running;
                     let started = lifecycle_data(child, LifecycleEvent::Started, json!({}));
                     child.last = started.clone();
@@ -504,14 +510,14 @@ impl Session {
     }
 
     /// `spawn_agent {task, agent?, timeout_ms?}`.
-    pub(crate) fn spawn_agent(&mut self, args: &Value) -> Data {
+    pub(crate) fn spawn_agent(&mut self, args: &Value) -> Result<Data, LogError> {
         let Some(task) = args.get("task").and_then(Value::as_str).filter(|task| !task.trim().is_empty()) else {
-            return ToolFailure::new("invalid_args", "`task` must be a non-empty string").into_result();
+            return Ok(ToolFailure::new("invalid_args", "`task` must be a non-empty string").into_result());
         };
         let agent = args.get("agent").and_then(Value::as_str).unwrap_or("default").to_owned();
         let timeout_ms = match positive(args, "timeout_ms", DEFAULT_TIMEOUT_MS) {
             Ok(ms) => ms,
-            Err(failure) => return failure.into_result(),
+            Err(failure) => return Ok(failure.into_result()),
         };
         let index = self.subagents.as_ref().map_or(1, |manager| manager.next_index);
         let spec = ChildSpec {
@@ -521,7 +527,7 @@ impl Session {
             prompt: task.to_owned(),
             timeout_ms,
         };
-        match self.launch_child(spec) {
+        Ok(match self.launch_child(spec)? {
             Ok(id) => {
                 let last = self.subagents.as_ref().and_then(|manager| manager.last_event(&id)).cloned();
                 let view = view(&last.unwrap_or_default());
@@ -533,7 +539,7 @@ impl Session {
                 }))
             }
             Err(failure) => failure.into_result(),
-        }
+        })
     }
 
     /// `wait_agent {ids?, timeout_ms?}`: waits until every listed child is terminal or the wait
@@ -544,7 +550,7 @@ impl Session {
             Err(failure) => return Ok(failure.into_result()),
         };
         let Some(manager) = self.subagents.as_ref() else {
-            return Ok(ToolFailure::new("not_supported", "this session cannot delegate").into_result());
+            return Ok(ToolFailure::not_delegating().into_result());
         };
         let ids: Vec<String> = match args.get("ids").and_then(Value::as_array) {
             Some(ids) => ids.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
@@ -725,13 +731,6 @@ async fn run_child(
     };
     let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let _ = notices.send(Notice { subagent_id, end, elapsed_ms });
-}
-
-fn object(value: Value) -> Data {
-    match value {
-        Value::Object(map) => map,
-        _ => Data::new(),
-    }
 }
 
 #[cfg(test)]

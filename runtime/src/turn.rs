@@ -20,7 +20,7 @@ use tokio::sync::watch;
 
 use serde_json::{Value, json};
 
-use crate::event::{Data, ErrorKind, Payload, TerminalStatus};
+use crate::event::{Data, ErrorKind, Payload, TerminalStatus, object};
 use crate::log::LogError;
 use crate::provider::{Delta, Finish, OutputItem, Provider, ProviderFailure, Reply, request_body};
 use crate::session::Session;
@@ -175,7 +175,7 @@ impl Session {
     /// Runs one tool: delegation tools on this Session, the rest over the workspace.
     async fn execute_tool(&mut self, name: &str, args: &Value) -> Result<Data, LogError> {
         match name {
-            "spawn_agent" if self.subagents.is_some() => Ok(self.spawn_agent(args)),
+            "spawn_agent" if self.subagents.is_some() => self.spawn_agent(args),
             "wait_agent" if self.subagents.is_some() => self.wait_agent(args).await,
             "close_agent" if self.subagents.is_some() => self.close_agent(args).await,
             "run_workflow" if self.subagents.is_some() => self.run_workflow(args).await,
@@ -299,13 +299,6 @@ async fn stream_live(
         Delta::Reasoning(chunk) => session.publish(Payload::reasoning_delta(&chunk)),
     };
     provider.stream(body, &mut live).await
-}
-
-fn object(value: Value) -> Data {
-    match value {
-        Value::Object(map) => map,
-        _ => Data::new(),
-    }
 }
 
 fn millis(duration: Duration) -> u64 {

@@ -21,7 +21,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::event::{Data, EventType, Payload};
+use crate::event::{Data, EventType, Payload, object};
 use crate::log::LogError;
 use crate::session::Session;
 use crate::subagents::{ChildSpec, SubagentStatus};
@@ -66,13 +66,6 @@ pub fn definition() -> Value {
     })
 }
 
-fn object(value: Value) -> Data {
-    match value {
-        Value::Object(map) => map,
-        _ => Data::new(),
-    }
-}
-
 impl Session {
     fn record_workflow(&mut self, kind: &str, workflow_id: &str, fields: Value) -> Result<(), LogError> {
         let mut data = object(json!({"kind": kind, "workflow_id": workflow_id}));
@@ -105,9 +98,7 @@ impl Session {
     /// `run_workflow {id?, name?, max_concurrency?, timeout_ms?, steps}`.
     pub(crate) async fn run_workflow(&mut self, args: &Value) -> Result<Data, LogError> {
         if self.subagents.is_none() {
-            return Ok(
-                crate::subagents::ToolFailure::new("not_supported", "this session cannot delegate").into_result()
-            );
+            return Ok(crate::subagents::ToolFailure::not_delegating().into_result());
         }
         let ordinal = self
             .history()
@@ -148,10 +139,11 @@ impl Session {
         let deadline = Instant::now() + Duration::from_millis(spec.timeout_ms);
         let mut decided: BTreeMap<String, CheckpointStatus> = BTreeMap::new();
         let mut outcomes: BTreeMap<String, StepOutcome> = BTreeMap::new();
-        let mut started: Vec<String> = Vec::new();
         let mut waves: Vec<Vec<String>> = Vec::new();
         let mut workflow_timed_out = false;
         loop {
+            // Every step of an earlier wave has started.
+            let started = waves.concat();
             // Hold what can never start, until nothing changes (a held step holds its dependents).
             loop {
                 let blocked = plan::blocked(&spec, &decided, &started);
@@ -203,10 +195,19 @@ impl Session {
                     prompt,
                     timeout_ms: step.timeout_ms,
                 };
-                started.push(step.id.clone());
-                match self.launch_child(child) {
+                match self.launch_child(child)? {
                     Ok(subagent_id) => running.push((step.id.clone(), subagent_id)),
                     Err(failure) => {
+                        self.record_workflow(
+                            "checkpoint_decided",
+                            &spec.id,
+                            json!({
+                                "step_id": step.id,
+                                "checkpoint_status": "failed",
+                                "dependent_safe": false,
+                                "reason": failure.message,
+                            }),
+                        )?;
                         let mut outcome = held(&spec, &step.id, &failure.message, false);
                         outcome.wave = Some(wave_number);
                         outcome.checkpoint_status = CheckpointStatus::Failed;

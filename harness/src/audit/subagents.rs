@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use gauntlet_runtime::TerminalStatus;
-use gauntlet_runtime::subagents::SubagentStatus;
+use gauntlet_runtime::subagents::{LifecycleEvent, SubagentStatus};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -108,7 +108,11 @@ pub fn terminal(status: SubagentStatus, reason: Option<&str>) -> Option<Subagent
 
 /// True for a `subagent_event` whose `event` is one the parent's model may see (pixir.md 3.2).
 pub fn is_replayed_event(line: &Line) -> bool {
-    matches!(line.data.get("event").and_then(Value::as_str), Some("finished" | "failed" | "cancelled" | "timed_out"))
+    line.data
+        .get("event")
+        .and_then(Value::as_str)
+        .and_then(LifecycleEvent::parse)
+        .is_some_and(LifecycleEvent::is_replayed)
 }
 
 #[cfg(test)]

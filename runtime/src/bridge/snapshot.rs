@@ -309,7 +309,7 @@ fn fill_from_items(snapshot: &mut Snapshot, items: &[Item]) {
                     snapshot.detail_kinds.push(DetailKind::Commentary);
                     snapshot.progress_text = text.clone();
                 }
-                snapshot.entries.insert(0, Entry { id: id.clone(), phase: phase.clone(), text: text.clone(), fp });
+                snapshot.entries.push(Entry { id: id.clone(), phase: phase.clone(), text: text.clone(), fp });
             }
             Item::Tool(tool) => {
                 snapshot.detail_kinds.push(DetailKind::Tool);
@@ -323,6 +323,8 @@ fn fill_from_items(snapshot: &mut Snapshot, items: &[Item]) {
             }
         }
     }
+    // Newest first: reversed once here rather than inserted at the front for every message.
+    snapshot.entries.reverse();
     snapshot.entries.truncate(MAX_ENTRIES);
     if !snapshot.progress_text.is_empty() {
         snapshot.progress_fp = fingerprint(&["progress", &snapshot.progress_text]);

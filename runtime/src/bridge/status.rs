@@ -61,15 +61,7 @@ pub fn looks_live(status: &str) -> bool {
 /// The daemon notion of active for polling and input: a known active turn, or a status that
 /// reads active, waiting, in progress or running.
 pub fn looks_active(status: &str, active_turn_id: &str) -> bool {
-    if !active_turn_id.trim().is_empty() {
-        return true;
-    }
-    let lowered = status.trim().to_lowercase();
-    lowered == "active"
-        || lowered.starts_with("active[")
-        || lowered.contains("waitingon")
-        || lowered.contains("inprogress")
-        || lowered.contains("running")
+    !active_turn_id.trim().is_empty() || looks_live(status) || status.to_lowercase().contains("waitingon")
 }
 
 /// Whether a turn status marks its turn as the active one when the thread names none (B.2.1).
