@@ -166,11 +166,17 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
     let log_path = conversation.session_id.as_deref().and_then(log_path);
     let mut capture = assemble(conversation, log_path.as_deref(), &mock);
     capture.stderr_tail = stderr.collect().await;
-    if !capture.faults.is_empty() && !capture.stderr_tail.trim().is_empty() {
-        let tail = capture.stderr_tail.trim_end();
-        capture.faults.push(format!("the agent's stderr (last {} bytes):\n{tail}", tail.len()));
+    if !capture.faults.is_empty() {
+        capture.faults.extend(stderr_evidence("agent", &capture.stderr_tail));
     }
     capture
+}
+
+/// The end of a failed process's stderr as one more fault, when it wrote any; `who` names it
+/// (`agent`, `adapter`).
+pub(crate) fn stderr_evidence(who: &str, stderr_tail: &str) -> Option<String> {
+    let tail = stderr_tail.trim_end();
+    (!tail.trim().is_empty()).then(|| format!("the {who}'s stderr (last {} bytes):\n{tail}", tail.len()))
 }
 
 /// Starts the agent in its own process group, with scratch home folders.
@@ -205,7 +211,7 @@ fn spawn(
     Ok(Connection {
         reader: Box::new(stdout),
         writer: Box::new(stdin),
-        ended: Box::pin(stop(child, group, external.grace)),
+        ended: Box::pin(stop(child, group, external.grace, "agent")),
     })
 }
 
@@ -283,9 +289,9 @@ pub fn survivors(group: i32) -> Vec<i32> {
         .collect()
 }
 
-/// Waits for the agent to exit after its input closed; then SIGTERM, then SIGKILL, to the group;
+/// Waits for the process (`who`: `agent`, `adapter`) to exit after its input closed; then SIGTERM, then SIGKILL, to the group;
 /// then checks that no process of the group survived.
-pub(crate) async fn stop(mut child: Child, guard: Group, grace: Duration) -> Result<(), String> {
+pub(crate) async fn stop(mut child: Child, guard: Group, grace: Duration, who: &str) -> Result<(), String> {
     let group = guard.0;
     let signal = |signal| {
         if let Some(group) = group {
@@ -303,7 +309,7 @@ pub(crate) async fn stop(mut child: Child, guard: Group, grace: Duration) -> Res
                 Ok(status) => status.map(|status| (status, true)),
                 Err(_) => {
                     verdict = Err(format!(
-                        "the agent ignored its input closing and SIGTERM for {} ms each, and was killed",
+                        "the {who} ignored its input closing and SIGTERM for {} ms each, and was killed",
                         grace.as_millis()
                     ));
                     signal(Signal::SIGKILL);
@@ -324,12 +330,12 @@ pub(crate) async fn stop(mut child: Child, guard: Group, grace: Duration) -> Res
             left = survivors(group.as_raw());
         }
         if !left.is_empty() {
-            verdict = verdict.and(Err(format!("processes {left:?} of the agent's group survived SIGKILL")));
+            verdict = verdict.and(Err(format!("processes {left:?} of the {who}'s group survived SIGKILL")));
         }
     }
     match status {
         Ok((status, signalled)) if status.success() || signalled => verdict,
-        Ok((status, _)) => verdict.and(Err(format!("the agent exited with {status}"))),
+        Ok((status, _)) => verdict.and(Err(format!("the {who} exited with {status}"))),
         Err(error) => Err(format!("cannot wait for the agent: {error}")),
     }
 }

@@ -14,7 +14,7 @@ use tokio::process::Command;
 
 use super::LifecycleScenario;
 use super::capture::LifecycleCapture;
-use crate::driver::external::{Group, Stderr, stop};
+use crate::driver::external::{Group, Stderr, stderr_evidence, stop};
 
 /// More output than this from one scenario is flooding.
 const OUTPUT_LIMIT: usize = 8 * 1024 * 1024;
@@ -110,15 +110,14 @@ impl Adapter {
             )),
         }
         writer.abort();
-        if let Err(fault) = stop(child, group, self.grace).await {
-            faults.push(fault.replace("the agent", "the adapter"));
+        if let Err(fault) = stop(child, group, self.grace, "adapter").await {
+            faults.push(fault);
         }
         let mut capture = LifecycleCapture::from_lines(scenario, &lines);
         capture.faults.extend(faults);
         capture.stderr_tail = stderr.collect().await;
-        if !capture.faults.is_empty() && !capture.stderr_tail.trim().is_empty() {
-            let tail = capture.stderr_tail.trim_end();
-            capture.faults.push(format!("the adapter's stderr (last {} bytes):\n{tail}", tail.len()));
+        if !capture.faults.is_empty() {
+            capture.faults.extend(stderr_evidence("adapter", &capture.stderr_tail));
         }
         capture
     }
