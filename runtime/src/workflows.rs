@@ -163,7 +163,7 @@ impl Session {
             let wave_number = waves.len() + 1;
             let mut running: Vec<(String, String)> = Vec::new();
             for step_id in &wave {
-                let Some(step) = spec.steps.iter().find(|step| step.id == *step_id) else { continue };
+                let Some(step) = spec.step(step_id) else { continue };
                 self.record_workflow(
                     "step_scheduled",
                     &spec.id,
@@ -263,8 +263,7 @@ impl Session {
                     _ => CheckpointStatus::Failed,
                 };
                 let reason = if by_workflow { Some("closed_by_workflow_timeout".to_owned()) } else { field("reason") };
-                let step_timeout_ms =
-                    spec.steps.iter().find(|step| step.id == *step_id).map_or(0, |step| step.timeout_ms);
+                let step_timeout_ms = spec.step(step_id).map_or(0, |step| step.timeout_ms);
                 let outcome = StepOutcome {
                     step_id: step_id.clone(),
                     wave: Some(waves.len()),
@@ -349,6 +348,6 @@ fn held(spec: &spec::Spec, step_id: &str, reason: &str, timed_out: bool) -> Step
         reason: Some(reason.to_owned()),
         timed_out,
         elapsed_ms: None,
-        step_timeout_ms: spec.steps.iter().find(|step| step.id == step_id).map_or(0, |step| step.timeout_ms),
+        step_timeout_ms: spec.step(step_id).map_or(0, |step| step.timeout_ms),
     }
 }

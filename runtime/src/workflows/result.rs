@@ -115,7 +115,7 @@ pub fn result(spec: &Spec, outcomes: &[StepOutcome], waves: &[Vec<String>], work
     let steps: Vec<Value> = outcomes
         .iter()
         .map(|outcome| {
-            let step = spec.steps.iter().find(|step| step.id == outcome.step_id);
+            let step = spec.step(&outcome.step_id);
             let mut value = json!({
                 "id": outcome.step_id,
                 "step_id": outcome.step_id,

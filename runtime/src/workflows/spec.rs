@@ -68,6 +68,13 @@ pub struct Spec {
     pub steps: Vec<Step>,
 }
 
+impl Spec {
+    /// The step with id `id`.
+    pub fn step(&self, id: &str) -> Option<&Step> {
+        self.steps.iter().find(|step| step.id == id)
+    }
+}
+
 fn invalid(message: impl Into<String>, details: Value) -> ToolFailure {
     let mut failure = ToolFailure::new("invalid_args", message);
     failure.details = details;
@@ -80,13 +87,10 @@ fn safe_id(id: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
+/// [`crate::subagents::positive`], with the field and the value it refused as details.
 fn positive(spec: &Value, key: &str, default: u64) -> Result<u64, ToolFailure> {
-    match spec.get(key) {
-        None | Some(Value::Null) => Ok(default),
-        Some(value) => value.as_u64().filter(|n| *n > 0).ok_or_else(|| {
-            invalid(format!("`{key}` must be a positive integer"), json!({"field": key, "value": value}))
-        }),
-    }
+    crate::subagents::positive(spec, key, default)
+        .map_err(|failure| ToolFailure { details: json!({"field": key, "value": spec.get(key)}), ..failure })
 }
 
 fn strings(step: &Value, key: &str, index: usize) -> Result<Option<Vec<String>>, ToolFailure> {
