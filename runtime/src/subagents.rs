@@ -675,6 +675,14 @@ pub(crate) fn positive(args: &Value, key: &str, default: u64) -> Result<u64, Too
     }
 }
 
+/// Whether a delegation tool's result says the delegated work did not fully complete: a
+/// `wait_agent` outcome that is not complete, or a `run_workflow` result that is not `ok`.
+/// The tool call itself succeeded; what it reports is partial.
+pub(crate) fn reports_partial(result: &Data) -> bool {
+    let flag = |holder: &str, key: &str| result.get(holder).and_then(|value| value.get(key)).and_then(Value::as_bool);
+    flag("outcome", "complete") == Some(false) || flag("workflow", "ok") == Some(false)
+}
+
 /// One child's life: its Turn, raced against its timeout and a close from the parent.
 async fn run_child(
     mut session: Session,

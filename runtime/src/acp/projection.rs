@@ -100,9 +100,7 @@ impl Projector<'_> {
                 };
                 // A wait or a workflow that did not fully complete is not shown as completed,
                 // though the call itself succeeded (SUB-ACP-ITEM, WF-ACP-PARTIAL).
-                let partial = event.data().get("outcome").and_then(|o| o.get("complete")).and_then(Value::as_bool)
-                    == Some(false)
-                    || event.data().get("workflow").and_then(|w| w.get("ok")).and_then(Value::as_bool) == Some(false);
+                let partial = crate::subagents::reports_partial(event.data());
                 let status = if ok && !partial { ToolCallStatus::Completed } else { ToolCallStatus::Failed };
                 let mut fields = ToolCallUpdateFields::new().status(status).content(vec![ToolCallContent::from(text)]);
                 let raw: serde_json::Map<String, Value> = ["subagent", "subagents", "outcome", "workflow"]
