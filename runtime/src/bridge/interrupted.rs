@@ -195,7 +195,6 @@ pub fn decide(markers: &mut Markers, snapshot: &Snapshot, now_ms: u64, observer_
         if let Some(existing) = markers.deferred.remove(&key) {
             decision.action = GateAction::Recover;
             decision.reason = GateReason::SnapshotRecovered;
-            decision.first_seen_at_ms = Some(existing.first_seen_at_ms);
             decision.hot_poll = looks_active(&snapshot.thread_status, &snapshot.active_turn_id)
                 || snapshot.latest_turn_status == "inProgress"
                 || snapshot.waiting_on_approval
