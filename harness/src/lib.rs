@@ -16,6 +16,7 @@
 //! - [`run`]: the chain of the above, shared by the CLI and `cargo test`.
 //! - [`report`]: tables over verdicts.
 //! - [`contract`]: the requirement registry in docs/contract.md.
+//! - [`layers`]: the layer check over each crate's modules, as ARCHITECTURE.md lists them.
 //! - [`profile`], [`check`], [`known_failures`]: checking another agent against the corpus.
 
 pub mod audit;
@@ -28,6 +29,7 @@ pub mod golden;
 pub mod isolation;
 pub mod judge;
 pub mod known_failures;
+pub mod layers;
 pub mod lifecycle;
 pub mod profile;
 pub mod report;

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use gauntlet_mock_provider::script::{Response, Script};
-use gauntlet_runtime::subagents::SubagentStatus;
+use gauntlet_runtime::event::SubagentStatus;
 use gauntlet_runtime::workflows::checkpoint::CheckpointStatus;
 
 use crate::audit::WorkflowTerminal;

@@ -18,7 +18,7 @@ use gauntlet::lifecycle::adapter::Adapter;
 use gauntlet::profile::{self, Profile};
 use gauntlet::run::{self, Plan};
 use gauntlet::verdict::{Verdict, VerdictKind};
-use gauntlet::{contract, golden, scenario};
+use gauntlet::{contract, golden, layers, scenario};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 fn main() {
@@ -72,6 +72,8 @@ fn main() {
     let root = plan.root.clone();
     trials
         .push(Trial::test("corpus/rust-files-open-with-docs", move || files_open_with_docs(&root)).with_kind("corpus"));
+    let root = plan.root.clone();
+    trials.push(Trial::test("corpus/layers", move || layers_hold(&root)).with_kind("corpus"));
     libtest_mimic::run(&args, trials).exit();
 }
 
@@ -346,6 +348,16 @@ fn files_open_with_docs(root: &Path) -> Result<(), Failed> {
     }
     bare.sort();
     if bare.is_empty() { Ok(()) } else { Err(format!("files without a `//!` first line:\n{}", bare.join("\n")).into()) }
+}
+
+/// No module uses one of a higher layer, as ARCHITECTURE.md lists them (`gauntlet::layers`).
+fn layers_hold(root: &Path) -> Result<(), Failed> {
+    let problems = layers::check(root)?;
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("imports against the layers:\n{}", problems.join("\n")).into())
+    }
 }
 
 fn no_pending(root: &std::path::Path) -> Result<(), Failed> {

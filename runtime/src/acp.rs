@@ -34,11 +34,13 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 
 use crate::canonical;
+use crate::control::{CancelHandle, CancelSignal};
+use crate::delegation::Delegation;
 use crate::event::Event;
 use crate::ids::{Clock, IdSource};
 use crate::provider::{Provider, ProviderConfig, Transport};
 use crate::session::{Session, SessionConfig};
-use crate::turn::{CancelHandle, CancelSignal};
+use crate::tools::Toolbox;
 use projection::Projector;
 
 /// Everything an agent needs to open Sessions.
@@ -190,8 +192,14 @@ impl Outbox {
 
 /// A Session is idle (owned here) or busy (owned by its Turn task, cancellable from here).
 enum Slot {
-    Idle(Box<Session>),
+    Idle(Box<Open>),
     Busy(CancelHandle),
+}
+
+/// An open Session and the tools its Turns run with.
+struct Open {
+    session: Session,
+    tools: Toolbox,
 }
 
 struct Agent {
@@ -203,7 +211,7 @@ struct Agent {
 
 /// A Turn that ended: its Session, and the answer owed to its prompt.
 struct Finished {
-    session: Session,
+    open: Open,
     id: RequestId,
     answer: Result<PromptResponse, Error>,
 }
@@ -247,8 +255,8 @@ impl Agent {
             "session/new" => {
                 let result = parse::<NewSessionRequest>(params).and_then(|request| {
                     let session_id = self.config.ids.session_id();
-                    let session = self.open(&session_id, request.cwd)?;
-                    self.sessions.insert(session_id.clone(), Slot::Idle(Box::new(session)));
+                    let open = self.open(&session_id, request.cwd)?;
+                    self.sessions.insert(session_id.clone(), Slot::Idle(Box::new(open)));
                     Ok(NewSessionResponse::new(session_id))
                 });
                 self.outbox.respond(id, result);
@@ -271,18 +279,24 @@ impl Agent {
         }
     }
 
-    fn open(&self, session_id: &str, cwd: PathBuf) -> Result<Session, Error> {
+    /// Opens a Session with its tools: the workspace tools, and delegation when configured.
+    fn open(&self, session_id: &str, cwd: PathBuf) -> Result<Open, Error> {
         if !cwd.is_absolute() {
             return Err(Error::invalid_params().data(json!({"reason": "cwd must be an absolute path"})));
         }
         let mut config = SessionConfig::new(session_id, &cwd);
         config.model.clone_from(&self.config.model);
         config.turn_timeout = self.config.turn_timeout;
-        config.delegation = self.config.delegation;
-        config.max_subagents = self.config.max_subagents;
         let provider = Provider::new(self.config.transport.clone(), self.config.provider.clone());
-        Session::open(config, provider, self.config.ids.clone(), self.config.clock.clone())
-            .map_err(|error| Error::internal_error().data(json!({"reason": error.to_string()})))
+        let log_error =
+            |error: crate::log::LogError| Error::internal_error().data(json!({"reason": error.to_string()}));
+        let mut session =
+            Session::open(config, provider, self.config.ids.clone(), self.config.clock.clone()).map_err(log_error)?;
+        let mut tools = Toolbox::workspace();
+        if self.config.delegation {
+            tools = tools.with(Delegation::open(&mut session, self.config.max_subagents).map_err(log_error)?);
+        }
+        Ok(Open { session, tools })
     }
 
     /// Replays the Session's transcript from its Log, then answers (ACP-LOAD-CLEAN).
@@ -295,7 +309,8 @@ impl Agent {
         if !log_path.is_file() {
             return Err(Error::resource_not_found(Some(log_path.display().to_string())));
         }
-        let session = self.open(&session_id, request.cwd)?;
+        let open = self.open(&session_id, request.cwd)?;
+        let session = &open.session;
         let projector = Projector { workspace: session.workspace(), context_window: self.config.context_window };
         for update in projector.replay(session.history()) {
             self.outbox.update(&session_id, update);
@@ -307,21 +322,21 @@ impl Agent {
             meta.insert("gauntlet".into(), json!({"tornTail": {"offset": torn.offset, "length": torn.bytes.len()}}));
             response = response.meta(meta);
         }
-        self.sessions.insert(session_id, Slot::Idle(Box::new(session)));
+        self.sessions.insert(session_id, Slot::Idle(Box::new(open)));
         Ok(response)
     }
 
     /// `session/set_config_option` for `model`, the one option this agent has.
     fn configure(&mut self, request: SetSessionConfigOptionRequest) -> Result<SetSessionConfigOptionResponse, Error> {
         let session_id = request.session_id.0.to_string();
-        let Some(Slot::Idle(session)) = self.sessions.get_mut(&session_id) else {
+        let Some(Slot::Idle(open)) = self.sessions.get_mut(&session_id) else {
             return Err(Error::invalid_params().data(json!({"reason": "no idle session with this id"})));
         };
         let model = match (&*request.config_id.0, request.value.as_value_id()) {
             ("model", Some(model)) => model.0.to_string(),
             _ => return Err(Error::invalid_params().data(json!({"reason": "the only option is `model`"}))),
         };
-        session.set_model(&model);
+        open.session.set_model(&model);
         let choice = SessionConfigSelectOption::new(model.clone(), model.clone());
         Ok(SetSessionConfigOptionResponse::new(vec![SessionConfigOption::select(
             "model",
@@ -347,12 +362,12 @@ impl Agent {
             .collect();
         let text = text.join("\n");
         let (cancel, signal) = CancelSignal::pair();
-        let Slot::Idle(session) = std::mem::replace(slot, Slot::Busy(cancel)) else { return Ok(()) };
+        let Slot::Idle(open) = std::mem::replace(slot, Slot::Busy(cancel)) else { return Ok(()) };
         let outbox = self.outbox.clone();
         let done = self.done.clone();
         let context_window = self.config.context_window;
         tokio::spawn(async move {
-            let finished = run_turn(*session, text, signal, id, outbox, context_window).await;
+            let finished = run_turn(*open, text, signal, id, outbox, context_window).await;
             let _ = done.send(finished);
         });
         Ok(())
@@ -360,16 +375,16 @@ impl Agent {
 
     /// Makes the Session idle, then answers its prompt (in that order; see `serve`).
     fn finished(&mut self, finished: Finished) {
-        let Finished { session, id, answer } = finished;
-        let session_id = session.config().session_id.clone();
-        self.sessions.insert(session_id, Slot::Idle(Box::new(session)));
+        let Finished { open, id, answer } = finished;
+        let session_id = open.session.config().session_id.clone();
+        self.sessions.insert(session_id, Slot::Idle(Box::new(open)));
         self.outbox.respond(id, answer);
     }
 }
 
 /// Runs a Turn, forwarding its Events as updates in order; the answer goes back with the Session.
 async fn run_turn(
-    mut session: Session,
+    mut open: Open,
     text: String,
     mut cancel: CancelSignal,
     id: RequestId,
@@ -377,9 +392,9 @@ async fn run_turn(
     context_window: Option<u64>,
 ) -> Finished {
     let (events_tx, mut events) = mpsc::unbounded_channel::<Event>();
-    session.subscribe(events_tx);
-    let session_id = session.config().session_id.clone();
-    let workspace = session.workspace().to_owned();
+    open.session.subscribe(events_tx);
+    let session_id = open.session.config().session_id.clone();
+    let workspace = open.session.workspace().to_owned();
     let projector = Projector { workspace: &workspace, context_window };
     let forward = |event: Event| {
         if let Some(update) = projector.live(&event) {
@@ -387,7 +402,7 @@ async fn run_turn(
         }
     };
     let result = {
-        let turn = session.prompt(&text, &mut cancel);
+        let turn = open.session.prompt(&mut open.tools, &text, &mut cancel);
         tokio::pin!(turn);
         loop {
             tokio::select! {
@@ -404,7 +419,7 @@ async fn run_turn(
         Ok(outcome) => stop_reason::prompt_result(&outcome).map(PromptResponse::new),
         Err(error) => Err(Error::internal_error().data(json!({"reason": error.to_string()}))),
     };
-    Finished { session, id, answer }
+    Finished { open, id, answer }
 }
 
 /// Decodes one line: `Ok(None)` for a client response, `Err` with the id to answer otherwise.

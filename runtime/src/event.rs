@@ -4,8 +4,12 @@
 //! the [`Payload`] constructors and stamped by the owning Session, so an Event in memory
 //! and an Event folded back from the Log have the same shape (the round-trip rule).
 
+pub mod subagent;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+
+pub use subagent::{LifecycleEvent, SubagentStatus};
 
 /// String-keyed event data, serialized with sorted keys.
 pub type Data = Map<String, Value>;

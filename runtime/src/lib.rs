@@ -6,10 +6,12 @@
 //! - [`log`]: the append-only NDJSON [`Log`]; a torn tail is data ([`TornTail`]).
 //! - [`replay`]: History to Responses `input` items; audit-only evidence never replays.
 //! - [`provider`]: the Responses request body, the SSE stream, retries, the [`Transport`] seam.
-//! - [`session`] and [`turn`]: one Turn at a time, exactly one terminal outcome ([`TurnOutcome`]).
-//! - [`tools`]: `read`, `write`, `list` over the workspace folder.
+//! - [`session`] and [`turn`]: one Turn at a time, exactly one terminal outcome ([`TurnOutcome`],
+//!   with [`CancelHandle`] in [`control`]).
+//! - [`tools`]: the tool seam ([`Toolbox`]) and `read`, `write`, `list` over the workspace folder.
 //! - [`subagents`]: child Sessions the model spawns, waits on and closes; their lifecycle.
 //! - [`workflows`]: `run_workflow`: steps as Subagents in waves, checkpoints, honest partial results.
+//! - [`delegation`]: Subagents and Workflows as one tool set, registered into a delegating Session.
 //! - [`ids`]: injectable ids and a clock, so a run is deterministic.
 //! - [`canonical`]: canonical JSON (sorted keys), for everything others read.
 //!
@@ -23,6 +25,8 @@
 pub mod acp;
 pub mod bridge;
 pub mod canonical;
+pub mod control;
+pub mod delegation;
 pub mod event;
 pub mod ids;
 pub mod log;
@@ -35,8 +39,9 @@ pub mod tools;
 pub mod turn;
 pub mod workflows;
 
+pub use control::{CancelHandle, CancelSignal, TurnOutcome};
 pub use event::{ErrorKind, Event, EventType, Payload, TerminalStatus};
 pub use log::{Log, LogError, TornTail};
 pub use provider::{Provider, ProviderConfig, Transport};
 pub use session::{Session, SessionConfig};
-pub use turn::{CancelHandle, CancelSignal, TurnOutcome};
+pub use tools::Toolbox;

@@ -12,8 +12,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::canonical;
-use crate::event::{Event, EventType};
-use crate::subagents::LifecycleEvent;
+use crate::event::{Event, EventType, LifecycleEvent};
 
 /// Folds History (Events in seq order) into `input` items for a request to `model`.
 pub fn fold(history: &[Event], model: &str) -> Vec<Value> {

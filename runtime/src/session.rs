@@ -15,8 +15,9 @@ use crate::event::{Event, EventType, Payload};
 use crate::ids::{Clock, IdSource};
 use crate::log::{Log, LogError, TornTail};
 use crate::provider::Provider;
-use crate::subagents::Subagents;
-use crate::tools;
+
+/// Folder inside the workspace that holds gauntlet's own files (Logs); hidden from the tools.
+pub const STATE_DIR: &str = ".gauntlet";
 
 /// What a Session needs besides its Provider.
 #[derive(Debug, Clone)]
@@ -31,11 +32,6 @@ pub struct SessionConfig {
     pub instructions: String,
     /// The whole-turn time budget (TURN-TIMEOUT-EVIDENCE).
     pub turn_timeout: Duration,
-    /// Offers the delegation tools (`spawn_agent`, `wait_agent`, `close_agent`,
-    /// `run_workflow`) and supervises children. Child Sessions never delegate.
-    pub delegation: bool,
-    /// At most this many Subagents run at once; more wait `queued` (pixir.md 7 `max_threads`).
-    pub max_subagents: usize,
 }
 
 impl SessionConfig {
@@ -47,14 +43,12 @@ impl SessionConfig {
             model: "gpt-5.5".to_owned(),
             instructions: "You are a helpful coding assistant.".to_owned(),
             turn_timeout: Duration::from_millis(600_000),
-            delegation: false,
-            max_subagents: 6,
         }
     }
 
     /// Where this Session's Log lives: `<workspace>/.gauntlet/sessions/<id>.ndjson`.
     pub fn log_path(&self) -> PathBuf {
-        self.workspace.join(tools::STATE_DIR).join("sessions").join(format!("{}.ndjson", self.session_id))
+        self.workspace.join(STATE_DIR).join("sessions").join(format!("{}.ndjson", self.session_id))
     }
 }
 
@@ -66,7 +60,6 @@ pub struct Session {
     history: Vec<Event>,
     pub(crate) ids: Arc<dyn IdSource>,
     pub(crate) clock: Clock,
-    pub(crate) subagents: Option<Subagents>,
     listeners: Vec<UnboundedSender<Event>>,
     torn: Option<TornTail>,
 }
@@ -83,9 +76,8 @@ impl std::fmt::Debug for Session {
 impl Session {
     /// Opens a Session over its Log, creating the Log or resuming it at `last seq + 1`.
     ///
-    /// Requests name the Session in their `session_id` header. A delegating Session restores
-    /// its children from the Log; one that was queued or running has no live handle now and
-    /// is recorded `detached` (SUB-DETACHED).
+    /// Requests name the Session in their `session_id` header. What its tools restore from
+    /// the Log (a delegating Session's children) is theirs to do once it is open.
     pub fn open(
         config: SessionConfig,
         provider: Provider,
@@ -97,27 +89,16 @@ impl Session {
             ids.taken(event.id());
         }
         let provider = provider.for_session(&config.session_id);
-        let (subagents, detached) = if config.delegation {
-            let (manager, detached) = Subagents::restore(&folded.events, config.max_subagents);
-            (Some(manager), detached)
-        } else {
-            (None, Vec::new())
-        };
-        let mut session = Session {
+        Ok(Session {
             config,
             provider,
             log,
             history: folded.events,
             ids,
             clock,
-            subagents,
             listeners: Vec::new(),
             torn: folded.torn,
-        };
-        for payload in detached {
-            session.record(payload)?;
-        }
-        Ok(session)
+        })
     }
 
     /// The torn Log tail found on open, if any.

@@ -14,7 +14,6 @@
 //! A child that was queued or running when its manager went away is `detached` when the
 //! parent Session opens again, with the path of its Log to inspect (SUB-DETACHED).
 
-pub mod status;
 pub mod wait;
 
 use std::time::Duration;
@@ -23,12 +22,12 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use crate::event::{Data, EventType, Payload, TerminalStatus, object};
+use crate::control::{CancelSignal, TurnOutcome};
+use crate::event::{Data, EventType, LifecycleEvent, Payload, SubagentStatus, TerminalStatus, object};
 use crate::log::LogError;
-use crate::session::{Session, SessionConfig};
-use crate::tools;
-use crate::turn::{CancelSignal, TurnOutcome};
-pub use status::{LifecycleEvent, SubagentStatus};
+use crate::provider::Provider;
+use crate::session::{STATE_DIR, Session, SessionConfig};
+use crate::tools::Toolbox;
 
 /// The default child timeout (pixir.md 7 defaults).
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -61,7 +60,7 @@ struct Child {
 #[derive(Debug)]
 struct Pending {
     config: SessionConfig,
-    provider: crate::provider::Provider,
+    provider: Provider,
     prompt: String,
     timeout: Duration,
     closed: oneshot::Receiver<String>,
@@ -118,11 +117,6 @@ impl ToolFailure {
     /// A failure with empty details.
     pub fn new(kind: &'static str, message: impl Into<String>) -> ToolFailure {
         ToolFailure { kind, message: message.into(), details: json!({}) }
-    }
-
-    /// A delegation tool called on a Session that does not delegate.
-    pub fn not_delegating() -> ToolFailure {
-        ToolFailure::new("not_supported", "this session cannot delegate")
     }
 
     /// The `tool_result` data.
@@ -229,7 +223,7 @@ impl Subagents {
 
 /// Where a child's Log lives, relative to the workspace.
 pub fn child_log_path(session_id: &str) -> String {
-    format!("{}/sessions/{session_id}.ndjson", tools::STATE_DIR)
+    format!("{STATE_DIR}/sessions/{session_id}.ndjson")
 }
 
 /// The data of a lifecycle event of `child`, plus `extra` keys.
@@ -294,37 +288,32 @@ pub fn definitions() -> Vec<Value> {
     ]
 }
 
-impl Session {
+impl Subagents {
     /// Records what children reported since the last look, without waiting.
-    pub(crate) fn drain_subagents(&mut self) -> Result<(), LogError> {
-        loop {
-            let notice = match self.subagents.as_mut().map(|manager| manager.notices.try_recv()) {
-                Some(Ok(notice)) => notice,
-                _ => return Ok(()),
-            };
-            self.settle(notice)?;
+    pub(crate) fn drain(&mut self, session: &mut Session) -> Result<(), LogError> {
+        while let Ok(notice) = self.notices.try_recv() {
+            self.settle(session, notice)?;
         }
+        Ok(())
     }
 
     /// Waits for the next report of any child, until `deadline`; `Ok(false)` when it passed.
-    pub(crate) async fn next_notice(&mut self, deadline: Instant) -> Result<bool, LogError> {
-        let Some(manager) = self.subagents.as_mut() else { return Ok(false) };
+    pub(crate) async fn next_notice(&mut self, session: &mut Session, deadline: Instant) -> Result<bool, LogError> {
         // A report that arrives with the deadline wins, so the outcome does not depend on a coin.
         let notice = tokio::select! {
             biased;
-            notice = manager.notices.recv() => notice,
+            notice = self.notices.recv() => notice,
             () = tokio::time::sleep_until(deadline) => None,
         };
         match notice {
-            Some(notice) => self.settle(notice).map(|()| true),
+            Some(notice) => self.settle(session, notice).map(|()| true),
             None => Ok(false),
         }
     }
 
     /// Records the terminal lifecycle event of a child's report.
-    fn settle(&mut self, notice: Notice) -> Result<(), LogError> {
-        let Some(manager) = self.subagents.as_mut() else { return Ok(()) };
-        let Some(child) = manager.child_mut(&notice.subagent_id) else { return Ok(()) };
+    fn settle(&mut self, session: &mut Session, notice: Notice) -> Result<(), LogError> {
+        let Some(child) = self.child_mut(&notice.subagent_id) else { return Ok(()) };
         child.close = None;
         let elapsed_ms = notice.elapsed_ms;
         let (event, extra) = match notice.end {
@@ -398,31 +387,28 @@ impl Session {
         let data = lifecycle_data(child, event, extra);
         child.status = event.status();
         child.last = data.clone();
-        self.record(Payload::subagent_event(data))?;
+        session.record(Payload::subagent_event(data))?;
         // A slot is free: a queued child may start.
-        self.start_queued()
+        self.start_queued(session)
     }
 
     /// Opens a child Session and starts its Turn in its own task; records `queued`, then
-    /// `started`. Returns the subagent id, or why the model cannot have one; a Log that cannot
-    /// be written fails the Turn, as everywhere else.
-    pub(crate) fn launch_child(&mut self, spec: ChildSpec) -> Result<Result<String, ToolFailure>, LogError> {
-        if self.subagents.is_none() {
-            return Ok(Err(ToolFailure::not_delegating()));
-        }
-        let mut config = SessionConfig::new(&spec.session_id, &self.config.workspace);
-        config.model.clone_from(&self.config.model);
-        config.turn_timeout = self.config.turn_timeout;
+    /// `started`. Returns the subagent id; a Log that cannot be written fails the Turn, as
+    /// everywhere else.
+    pub(crate) fn launch_child(&mut self, session: &mut Session, spec: ChildSpec) -> Result<String, LogError> {
+        let parent = session.config();
+        let mut config = SessionConfig::new(&spec.session_id, &parent.workspace);
+        config.model.clone_from(&parent.model);
+        config.turn_timeout = parent.turn_timeout;
         config.instructions = format!(
             "{}\n\nSubagent role instructions:\nYou are the `{}` subagent of session {}. Do the task, then answer \
              with a concise summary of the result.",
-            self.config.instructions, spec.agent, self.config.session_id
+            parent.instructions, spec.agent, parent.session_id
         );
         // Session::open tags the provider with the child's Session id.
-        let provider = self.provider.clone();
+        let provider = session.provider.clone();
         let (close, closed) = oneshot::channel();
-        let Some(manager) = self.subagents.as_mut() else { return Ok(Err(ToolFailure::not_delegating())) };
-        let id = manager.next_id();
+        let id = self.next_id();
         let mut child = Child {
             id: id.clone(),
             session_id: spec.session_id,
@@ -443,36 +429,42 @@ impl Session {
         };
         let queued = lifecycle_data(&child, LifecycleEvent::Queued, json!({}));
         child.last = queued.clone();
-        manager.children.push(child);
-        self.record(Payload::subagent_event(queued))?;
-        self.start_queued()?;
-        Ok(Ok(id))
+        self.children.push(child);
+        session.record(Payload::subagent_event(queued))?;
+        self.start_queued(session)?;
+        Ok(id)
     }
 
     /// Starts queued children, in spawn order, while fewer than `max_subagents` run; records
     /// `started` with the deadline for each.
-    fn start_queued(&mut self) -> Result<(), LogError> {
+    fn start_queued(&mut self, session: &mut Session) -> Result<(), LogError> {
         loop {
-            let Some(manager) = self.subagents.as_mut() else { return Ok(()) };
-            let n_running = manager.children.iter().filter(|child| child.status == SubagentStatus::Running).count();
-            if n_running >= manager.max_running {
+            let n_running = self.children.iter().filter(|child| child.status == SubagentStatus::Running).count();
+            if n_running >= self.max_running {
                 return Ok(());
             }
-            let next = manager
+            let next = self
                 .children
                 .iter_mut()
                 .find(|child| child.status == SubagentStatus::Queued && child.pending.is_some());
             let Some(child) = next else { return Ok(()) };
             let Some(pending) = child.pending.take() else { return Ok(()) };
             let Pending { config, provider, prompt, timeout, closed } = *pending;
-            match Session::open(config, provider, self.ids.clone(), self.clock.clone()) {
-                Ok(session) => {
-                    child.deadline_at = self.clock.timestamp_after(timeout);
+            match Session::open(config, provider, session.ids.clone(), session.clock.clone()) {
+                Ok(child_session) => {
+                    child.deadline_at = session.clock.timestamp_after(timeout);
                     child.status = SubagentStatus::Running;
                     let started = lifecycle_data(child, LifecycleEvent::Started, json!({}));
                     child.last = started.clone();
-                    tokio::spawn(run_child(session, prompt, timeout, closed, manager.sender.clone(), child.id.clone()));
-                    self.record(Payload::subagent_event(started))?;
+                    tokio::spawn(run_child(
+                        child_session,
+                        prompt,
+                        timeout,
+                        closed,
+                        self.sender.clone(),
+                        child.id.clone(),
+                    ));
+                    session.record(Payload::subagent_event(started))?;
                 }
                 Err(error) => {
                     let failed = lifecycle_data(
@@ -488,21 +480,25 @@ impl Session {
                     child.status = SubagentStatus::Failed;
                     child.close = None;
                     child.last = failed.clone();
-                    self.record(Payload::subagent_event(failed))?;
+                    session.record(Payload::subagent_event(failed))?;
                 }
             }
         }
     }
 
     /// Asks a running child to stop for `reason` and waits until its end is recorded.
-    pub(crate) async fn close_running(&mut self, id: &str, reason: &str) -> Result<(), LogError> {
-        let close = self.subagents.as_mut().and_then(|manager| manager.child_mut(id)).and_then(|c| c.close.take());
+    pub(crate) async fn close_running(
+        &mut self,
+        session: &mut Session,
+        id: &str,
+        reason: &str,
+    ) -> Result<(), LogError> {
+        let close = self.child_mut(id).and_then(|child| child.close.take());
         // Without a handle there is no task to report back: nothing to wait for.
         let Some(close) = close else { return Ok(()) };
         let _ = close.send(reason.to_owned());
-        while self.subagents.as_ref().and_then(|manager| manager.status(id)).is_some_and(|status| !status.is_terminal())
-        {
-            if !self.next_notice(Instant::now() + Duration::from_secs(86_400)).await? {
+        while self.status(id).is_some_and(|status| !status.is_terminal()) {
+            if !self.next_notice(session, Instant::now() + Duration::from_secs(86_400)).await? {
                 break;
             }
         }
@@ -510,7 +506,7 @@ impl Session {
     }
 
     /// `spawn_agent {task, agent?, timeout_ms?}`.
-    pub(crate) fn spawn_agent(&mut self, args: &Value) -> Result<Data, LogError> {
+    pub(crate) fn spawn_agent(&mut self, session: &mut Session, args: &Value) -> Result<Data, LogError> {
         let Some(task) = args.get("task").and_then(Value::as_str).filter(|task| !task.trim().is_empty()) else {
             return Ok(ToolFailure::new("invalid_args", "`task` must be a non-empty string").into_result());
         };
@@ -519,69 +515,56 @@ impl Session {
             Ok(ms) => ms,
             Err(failure) => return Ok(failure.into_result()),
         };
-        let index = self.subagents.as_ref().map_or(1, |manager| manager.next_index);
         let spec = ChildSpec {
-            session_id: format!("sub_{index}"),
+            session_id: format!("sub_{}", self.next_index),
             agent,
             task: task.to_owned(),
             prompt: task.to_owned(),
             timeout_ms,
         };
-        Ok(match self.launch_child(spec)? {
-            Ok(id) => {
-                let last = self.subagents.as_ref().and_then(|manager| manager.last_event(&id)).cloned();
-                let view = view(&last.unwrap_or_default());
-                let field = |key: &str| view.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
-                object(json!({
-                    "ok": true,
-                    "output": format!("Spawned {id} ({}): {}, timeout {timeout_ms}ms.", field("agent"), field("status")),
-                    "subagent": view,
-                }))
-            }
-            Err(failure) => failure.into_result(),
-        })
+        let id = self.launch_child(session, spec)?;
+        let view = view(&self.last_event(&id).cloned().unwrap_or_default());
+        let field = |key: &str| view.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+        Ok(object(json!({
+            "ok": true,
+            "output": format!("Spawned {id} ({}): {}, timeout {timeout_ms}ms.", field("agent"), field("status")),
+            "subagent": view,
+        })))
     }
 
     /// `wait_agent {ids?, timeout_ms?}`: waits until every listed child is terminal or the wait
     /// expires, then returns the structured outcome (SUB-WAIT-OUTCOME).
-    pub(crate) async fn wait_agent(&mut self, args: &Value) -> Result<Data, LogError> {
+    pub(crate) async fn wait_agent(&mut self, session: &mut Session, args: &Value) -> Result<Data, LogError> {
         let timeout_ms = match positive(args, "timeout_ms", DEFAULT_WAIT_MS) {
             Ok(ms) => ms,
             Err(failure) => return Ok(failure.into_result()),
         };
-        let Some(manager) = self.subagents.as_ref() else {
-            return Ok(ToolFailure::not_delegating().into_result());
-        };
         let ids: Vec<String> = match args.get("ids").and_then(Value::as_array) {
             Some(ids) => ids.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
-            None => manager.children.iter().map(|child| child.id.clone()).collect(),
+            None => self.children.iter().map(|child| child.id.clone()).collect(),
         };
         if ids.is_empty() {
             // Waiting on nothing must not read as a completed fan-out.
             return Ok(ToolFailure::new("not_found", "there are no subagents to wait for").into_result());
         }
-        let unknown: Vec<&String> = ids.iter().filter(|id| manager.child(id).is_none()).collect();
+        let unknown: Vec<&String> = ids.iter().filter(|id| self.child(id).is_none()).collect();
         if !unknown.is_empty() {
             let mut failure = ToolFailure::new("not_found", "no subagent with these ids");
             failure.details = json!({"ids": unknown});
             return Ok(failure.into_result());
         }
         let deadline = Instant::now() + Duration::from_millis(timeout_ms);
-        self.drain_subagents()?;
-        while let Some(manager) = self.subagents.as_ref() {
-            if ids.iter().all(|id| manager.status(id).is_some_and(SubagentStatus::is_terminal)) {
-                break;
-            }
-            if !self.next_notice(deadline).await? {
+        self.drain(session)?;
+        while !ids.iter().all(|id| self.status(id).is_some_and(SubagentStatus::is_terminal)) {
+            if !self.next_notice(session, deadline).await? {
                 break;
             }
         }
-        let Some(manager) = self.subagents.as_ref() else { return Ok(Data::new()) };
         let statuses: Vec<(String, SubagentStatus)> =
-            ids.iter().filter_map(|id| manager.status(id).map(|status| (id.clone(), status))).collect();
+            ids.iter().filter_map(|id| self.status(id).map(|status| (id.clone(), status))).collect();
         let (_, mut outcome) = wait::outcome(&statuses, timeout_ms);
-        outcome["observed_at"] = json!(self.clock.timestamp());
-        let views: Vec<Value> = ids.iter().filter_map(|id| manager.last_event(id)).map(view).collect();
+        outcome["observed_at"] = json!(session.clock.timestamp());
+        let views: Vec<Value> = ids.iter().filter_map(|id| self.last_event(id)).map(view).collect();
         let mut output = outcome["summary"].as_str().unwrap_or_default().to_owned();
         for view in &views {
             let field = |key: &str| view.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -593,18 +576,18 @@ impl Session {
     }
 
     /// `close_agent {id}`: running is cancelled, ended is closed, detached and closed refuse.
-    pub(crate) async fn close_agent(&mut self, args: &Value) -> Result<Data, LogError> {
+    pub(crate) async fn close_agent(&mut self, session: &mut Session, args: &Value) -> Result<Data, LogError> {
         let Some(id) = args.get("id").and_then(Value::as_str).map(str::to_owned) else {
             return Ok(ToolFailure::new("invalid_args", "`id` must be a string").into_result());
         };
-        self.drain_subagents()?;
-        let Some(status) = self.subagents.as_ref().and_then(|manager| manager.status(&id)) else {
+        self.drain(session)?;
+        let Some(status) = self.status(&id) else {
             return Ok(ToolFailure::new("not_found", format!("no subagent `{id}`")).into_result());
         };
         match status {
-            SubagentStatus::Running => self.close_running(&id, "cancelled_by_parent").await?,
+            SubagentStatus::Running => self.close_running(session, &id, "cancelled_by_parent").await?,
             SubagentStatus::Queued => {
-                let Some(child) = self.subagents.as_mut().and_then(|manager| manager.child_mut(&id)) else {
+                let Some(child) = self.child_mut(&id) else {
                     return Ok(Data::new());
                 };
                 child.pending = None;
@@ -616,11 +599,12 @@ impl Session {
                 );
                 child.status = SubagentStatus::Closed;
                 child.last = data.clone();
-                self.record(Payload::subagent_event(data))?;
+                session.record(Payload::subagent_event(data))?;
             }
             SubagentStatus::Detached => {
                 let mut failure = ToolFailure::new("detached", format!("`{id}` is detached: no live runtime handle"));
-                failure.details = json!({"child_log_path": self.subagents.as_ref().and_then(|m| m.child(&id)).map(|c| child_log_path(&c.session_id))});
+                failure.details =
+                    json!({"child_log_path": self.child(&id).map(|child| child_log_path(&child.session_id))});
                 return Ok(failure.into_result());
             }
             SubagentStatus::Closed => {
@@ -630,7 +614,7 @@ impl Session {
             | SubagentStatus::Failed
             | SubagentStatus::TimedOut
             | SubagentStatus::Cancelled => {
-                let Some(child) = self.subagents.as_mut().and_then(|manager| manager.child_mut(&id)) else {
+                let Some(child) = self.child_mut(&id) else {
                     return Ok(Data::new());
                 };
                 let data = lifecycle_data(
@@ -640,10 +624,10 @@ impl Session {
                 );
                 child.status = SubagentStatus::Closed;
                 child.last = data.clone();
-                self.record(Payload::subagent_event(data))?;
+                session.record(Payload::subagent_event(data))?;
             }
         }
-        let last = self.subagents.as_ref().and_then(|manager| manager.last_event(&id)).cloned().unwrap_or_default();
+        let last = self.last_event(&id).cloned().unwrap_or_default();
         let view = view(&last);
         let output = format!(
             "Closed {id}: {} ({}).",
@@ -675,14 +659,6 @@ pub(crate) fn positive(args: &Value, key: &str, default: u64) -> Result<u64, Too
     }
 }
 
-/// Whether a delegation tool's result says the delegated work did not fully complete: a
-/// `wait_agent` outcome that is not complete, or a `run_workflow` result that is not `ok`.
-/// The tool call itself succeeded; what it reports is partial.
-pub(crate) fn reports_partial(result: &Data) -> bool {
-    let flag = |holder: &str, key: &str| result.get(holder).and_then(|value| value.get(key)).and_then(Value::as_bool);
-    flag("outcome", "complete") == Some(false) || flag("workflow", "ok") == Some(false)
-}
-
 /// One child's life: its Turn, raced against its timeout and a close from the parent.
 async fn run_child(
     mut session: Session,
@@ -696,7 +672,8 @@ async fn run_child(
     let (cancel, mut signal) = CancelSignal::pair();
     let mut stop: Option<ChildEnd> = None;
     let result = {
-        let turn = session.prompt(&prompt, &mut signal);
+        let mut tools = Toolbox::workspace();
+        let turn = session.prompt(&mut tools, &prompt, &mut signal);
         tokio::pin!(turn);
         let mut closed = closed;
         let mut closed_open = true;

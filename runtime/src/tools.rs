@@ -1,154 +1,86 @@
-//! A small deterministic tool set over the Session's workspace folder, so tool loops are real:
-//! `read`, `write` and `list` touch real files, and nothing escapes the workspace; `wait` takes
-//! (virtual) time, like a long command, so a cancel can land while a tool runs.
+//! The tool seam: the Turn loop sees tools only through a [`Toolbox`], a list of
+//! [`ToolSet`]s registered when a Session is set up (the workspace tools always, the delegation
+//! tools when the Session delegates). The Turn offers the definitions, runs a call by name,
+//! and lets each set catch up on background work only at the points where a parent may
+//! record it (SUB-REPLAY-TERMINAL-ONLY), so the loop names no tool and imports no tool family.
 
-use std::path::{Component, Path, PathBuf};
+pub mod workspace;
+
+use std::future::Future;
+use std::pin::Pin;
 
 use serde_json::{Value, json};
 
-use crate::event::Data;
+use crate::event::{Data, object};
+use crate::log::LogError;
+use crate::session::Session;
 
-/// Folder inside the workspace that holds gauntlet's own files (Logs); hidden from `list`.
-pub const STATE_DIR: &str = ".gauntlet";
+/// A tool call in flight; `Err` only when the Log could not be written.
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<Data, LogError>> + Send + 'a>>;
 
-/// The tool definitions sent to the Provider, sorted by name.
-pub fn definitions() -> Value {
-    let path = json!({"type": "string", "description": "Path relative to the workspace root"});
-    json!([
-        {
-            "type": "function",
-            "name": "list",
-            "description": "List the entries of a folder in the workspace, one per line; folders end with `/`.",
-            "parameters": {"type": "object", "properties": {"path": path}, "required": [], "additionalProperties": false},
-        },
-        {
-            "type": "function",
-            "name": "read",
-            "description": "Read a UTF-8 text file from the workspace.",
-            "parameters": {"type": "object", "properties": {"path": path}, "required": ["path"], "additionalProperties": false},
-        },
-        {
-            "type": "function",
-            "name": "write",
-            "description": "Write a UTF-8 text file in the workspace, replacing it if it exists.",
-            "parameters": {
-                "type": "object",
-                "properties": {"path": path, "content": {"type": "string"}},
-                "required": ["path", "content"],
-                "additionalProperties": false,
-            },
-        },
-        {
-            "type": "function",
-            "name": "wait",
-            "description": "Wait for a number of milliseconds, as a long-running command would.",
-            "parameters": {
-                "type": "object",
-                "properties": {"ms": {"type": "integer", "minimum": 0}},
-                "required": ["ms"],
-                "additionalProperties": false,
-            },
-        },
-    ])
+/// A family of tools: what it offers the model, and how it runs a call on a Session.
+pub trait ToolSet: Send {
+    /// The definitions offered to the model, in the order they are sent.
+    fn definitions(&self) -> Vec<Value>;
+
+    /// Runs the tool `name` with the Session's context, or `None` when this set has no such tool.
+    fn execute<'a>(&'a mut self, session: &'a mut Session, name: &'a str, args: &'a Value) -> Option<ToolFuture<'a>>;
+
+    /// Records what happened in the background since the last look, without waiting. The Turn
+    /// calls it when it starts and before each Provider call.
+    fn catch_up(&mut self, session: &mut Session) -> Result<(), LogError> {
+        let _ = session;
+        Ok(())
+    }
 }
 
-/// Runs a tool and returns its `tool_result` data: `ok` and `output`, or `ok: false` and `error`.
-pub async fn execute(workspace: &Path, name: &str, args: &Value) -> Data {
-    let result = match name {
-        "wait" => match args.get("ms").and_then(Value::as_u64) {
-            Some(ms) => {
-                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
-                Ok(format!("waited {ms} ms"))
+/// The tool sets of one Session, in registration order.
+#[derive(Default)]
+pub struct Toolbox {
+    sets: Vec<Box<dyn ToolSet>>,
+}
+
+impl std::fmt::Debug for Toolbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Toolbox").field("n_sets", &self.sets.len()).finish()
+    }
+}
+
+impl Toolbox {
+    /// The workspace tools alone, as every Session has them.
+    pub fn workspace() -> Toolbox {
+        Toolbox::default().with(workspace::Workspace)
+    }
+
+    /// This toolbox with `set` registered after the others.
+    #[must_use]
+    pub fn with(mut self, set: impl ToolSet + 'static) -> Toolbox {
+        self.sets.push(Box::new(set));
+        self
+    }
+
+    /// Every definition, set by set: the `tools` of a Provider request.
+    pub fn definitions(&self) -> Value {
+        Value::Array(self.sets.iter().flat_map(|set| set.definitions()).collect())
+    }
+
+    /// Runs a call with the first set that has the tool; an unknown name is a failed result.
+    pub async fn execute(&mut self, session: &mut Session, name: &str, args: &Value) -> Result<Data, LogError> {
+        for set in &mut self.sets {
+            if let Some(call) = set.execute(session, name, args) {
+                return call.await;
             }
-            None => Err(failure("invalid_args", "`ms` must be a whole number")),
-        },
-        "read" => resolve(workspace, args, true)
-            .and_then(|path| std::fs::read_to_string(&path).map_err(|error| failure("io_error", &error.to_string()))),
-        "write" => resolve(workspace, args, true).and_then(|path| {
-            let content = args
-                .get("content")
-                .and_then(Value::as_str)
-                .ok_or_else(|| failure("invalid_args", "`content` must be a string"))?;
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(|error| failure("io_error", &error.to_string()))?;
-            }
-            std::fs::write(&path, content).map_err(|error| failure("io_error", &error.to_string()))?;
-            Ok(format!("wrote {} bytes", content.len()))
-        }),
-        "list" => resolve(workspace, args, false).and_then(|path| list(&path)),
-        _ => Err(failure("unknown_tool", &format!("no tool named `{name}`"))),
-    };
-    let value = match result {
-        Ok(output) => json!({"ok": true, "output": output}),
-        Err(error) => json!({"ok": false, "error": error}),
-    };
-    match value {
-        Value::Object(map) => map,
-        _ => Data::new(),
-    }
-}
-
-fn failure(kind: &str, message: &str) -> Value {
-    json!({"kind": kind, "message": message})
-}
-
-/// The workspace path named by `args.path`, refusing absolute paths and `..`.
-fn resolve(workspace: &Path, args: &Value, required: bool) -> Result<PathBuf, Value> {
-    let relative = match args.get("path").and_then(Value::as_str) {
-        Some(path) => path,
-        None if required => return Err(failure("invalid_args", "`path` must be a string")),
-        None => ".",
-    };
-    let escapes = Path::new(relative)
-        .components()
-        .any(|component| !matches!(component, Component::Normal(_) | Component::CurDir));
-    if escapes {
-        return Err(failure("path_outside_workspace", &format!("`{relative}` is not inside the workspace")));
-    }
-    Ok(workspace.join(relative))
-}
-
-fn list(path: &Path) -> Result<String, Value> {
-    let entries = std::fs::read_dir(path).map_err(|error| failure("io_error", &error.to_string()))?;
-    let mut names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .filter(|entry| entry.file_name() != STATE_DIR)
-        .map(|entry| {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if entry.path().is_dir() { format!("{name}/") } else { name }
-        })
-        .collect();
-    names.sort();
-    Ok(names.join("\n"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn write_read_and_list_round_trip() {
-        let dir = tempfile::tempdir().unwrap();
-        let wrote = execute(dir.path(), "write", &json!({"path": "notes/a.txt", "content": "hi"})).await;
-        assert_eq!(wrote["ok"], true);
-        assert_eq!(execute(dir.path(), "read", &json!({"path": "notes/a.txt"})).await["output"], "hi");
-        assert_eq!(execute(dir.path(), "list", &json!({})).await["output"], "notes/");
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn wait_takes_virtual_time() {
-        let started = tokio::time::Instant::now();
-        let result = execute(Path::new("."), "wait", &json!({"ms": 60_000})).await;
-        assert_eq!(result["output"], "waited 60000 ms");
-        assert_eq!(started.elapsed().as_millis(), 60_000);
-    }
-
-    #[tokio::test]
-    async fn paths_may_not_escape_the_workspace() {
-        let dir = tempfile::tempdir().unwrap();
-        for path in ["../x", "/etc/passwd"] {
-            let result = execute(dir.path(), "read", &json!({"path": path})).await;
-            assert_eq!(result["error"]["kind"], "path_outside_workspace", "{path}");
         }
+        Ok(failed("unknown_tool", &format!("no tool named `{name}`")))
     }
+
+    /// Lets every set record its background work (see [`ToolSet::catch_up`]).
+    pub fn catch_up(&mut self, session: &mut Session) -> Result<(), LogError> {
+        self.sets.iter_mut().try_for_each(|set| set.catch_up(session))
+    }
+}
+
+/// A failed `tool_result`: `ok: false` and `error{kind, message}`.
+pub fn failed(kind: &str, message: &str) -> Data {
+    object(json!({"ok": false, "error": {"kind": kind, "message": message}}))
 }

@@ -16,68 +16,15 @@
 use std::future::Future;
 use std::time::Duration;
 
-use tokio::sync::watch;
-
 use serde_json::{Value, json};
 
+use crate::control::{CancelSignal, TurnOutcome};
 use crate::event::{Data, ErrorKind, Payload, TerminalStatus, object};
 use crate::log::LogError;
 use crate::provider::{Delta, Finish, OutputItem, Provider, ProviderFailure, Reply, request_body};
+use crate::replay;
 use crate::session::Session;
-use crate::{replay, tools};
-
-/// How a Turn ended, as the runtime reports it to a presenter.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TurnOutcome {
-    /// The terminal state; the Log holds the evidence for it.
-    pub status: TerminalStatus,
-    /// The cause, for every state but `completed`.
-    pub error_kind: Option<ErrorKind>,
-    /// A human-readable message for failures.
-    pub message: Option<String>,
-    /// What the operator can do next.
-    pub next_actions: Vec<String>,
-    /// `incomplete_details.reason` when the Provider stopped early but cleanly (e.g. `max_output_tokens`).
-    pub truncation: Option<String>,
-}
-
-/// The sending half of a cancellation: the presenter keeps it while a Turn runs.
-#[derive(Debug)]
-pub struct CancelHandle(watch::Sender<bool>);
-
-impl CancelHandle {
-    /// Asks the Turn to stop; it ends `interrupted` unless it already finished.
-    pub fn cancel(&self) {
-        self.0.send_replace(true);
-    }
-}
-
-/// The receiving half of a cancellation, polled by the Turn whenever it waits.
-#[derive(Debug, Clone)]
-pub struct CancelSignal(Option<watch::Receiver<bool>>);
-
-impl CancelSignal {
-    /// A linked handle and signal.
-    pub fn pair() -> (CancelHandle, CancelSignal) {
-        let (sender, receiver) = watch::channel(false);
-        (CancelHandle(sender), CancelSignal(Some(receiver)))
-    }
-
-    /// A signal that never fires.
-    pub fn never() -> CancelSignal {
-        CancelSignal(None)
-    }
-
-    /// Resolves once cancellation is requested; never, if it cannot be.
-    pub async fn cancelled(&mut self) {
-        if let Some(receiver) = &mut self.0
-            && receiver.wait_for(|cancelled| *cancelled).await.is_ok()
-        {
-            return;
-        }
-        std::future::pending::<()>().await;
-    }
-}
+use crate::tools::Toolbox;
 
 /// A wait that either finished or was cancelled first.
 enum Race<T> {
@@ -94,10 +41,15 @@ async fn race<T>(cancel: &mut CancelSignal, work: impl Future<Output = T>) -> Ra
 }
 
 impl Session {
-    /// Runs one Turn to its terminal outcome. `Err` only when the Log could not be written.
-    pub async fn prompt(&mut self, text: &str, cancel: &mut CancelSignal) -> Result<TurnOutcome, LogError> {
+    /// Runs one Turn to its terminal outcome with `tools`. `Err` only when the Log could not be written.
+    pub async fn prompt(
+        &mut self,
+        tools: &mut Toolbox,
+        text: &str,
+        cancel: &mut CancelSignal,
+    ) -> Result<TurnOutcome, LogError> {
         self.repair_orphans("before_start_turn")?;
-        self.drain_subagents()?;
+        tools.catch_up(self)?;
         self.record(Payload::user_message(text))?;
         let started = tokio::time::Instant::now();
         let budget = self.config.turn_timeout;
@@ -105,8 +57,8 @@ impl Session {
         loop {
             iteration += 1;
             self.publish(Payload::status("thinking"));
-            self.drain_subagents()?;
-            let body = self.request_body();
+            tools.catch_up(self)?;
+            let body = self.request_body(tools.definitions());
             let mut streamed = String::new();
             let provider = self.provider.clone();
             let deadline = started + budget;
@@ -143,7 +95,7 @@ impl Session {
                     }
                     OutputItem::Call { call_id, name, args } => {
                         self.record(Payload::tool_call(call_id, name, args.clone()))?;
-                        match race(cancel, self.execute_tool(name, args)).await {
+                        match race(cancel, tools.execute(self, name, args)).await {
                             Race::Done(result) => self.record(Payload::tool_result(call_id, result?))?,
                             Race::Cancelled => return self.fail(cancelled(), "", started),
                         }
@@ -172,35 +124,8 @@ impl Session {
         }
     }
 
-    /// Runs one tool: delegation tools on this Session, the rest over the workspace.
-    async fn execute_tool(&mut self, name: &str, args: &Value) -> Result<Data, LogError> {
-        match name {
-            "spawn_agent" if self.subagents.is_some() => self.spawn_agent(args),
-            "wait_agent" if self.subagents.is_some() => self.wait_agent(args).await,
-            "close_agent" if self.subagents.is_some() => self.close_agent(args).await,
-            "run_workflow" if self.subagents.is_some() => self.run_workflow(args).await,
-            _ => {
-                let workspace = self.workspace().to_owned();
-                Ok(tools::execute(&workspace, name, args).await)
-            }
-        }
-    }
-
-    /// The tools offered to the model: the workspace tools, and delegation when enabled.
-    fn tool_definitions(&self) -> Value {
-        let mut definitions = tools::definitions();
-        if self.subagents.is_some()
-            && let Value::Array(list) = &mut definitions
-        {
-            list.extend(crate::subagents::definitions());
-            list.push(crate::workflows::definition());
-        }
-        definitions
-    }
-
-    fn request_body(&self) -> Value {
+    fn request_body(&self, tools: Value) -> Value {
         let model = &self.config.model;
-        let tools = self.tool_definitions();
         let cache_key = format!(
             "gx1:m_{}:s_{:016x}:t_{:016x}",
             model.chars().take(14).collect::<String>(),

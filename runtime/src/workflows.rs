@@ -21,10 +21,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::event::{Data, EventType, Payload, object};
+use crate::event::{Data, EventType, Payload, SubagentStatus, object};
 use crate::log::LogError;
 use crate::session::Session;
-use crate::subagents::{ChildSpec, SubagentStatus};
+use crate::subagents::{ChildSpec, Subagents};
 use checkpoint::CheckpointStatus;
 use result::StepOutcome;
 
@@ -66,41 +66,42 @@ pub fn definition() -> Value {
     })
 }
 
-impl Session {
-    fn record_workflow(&mut self, kind: &str, workflow_id: &str, fields: Value) -> Result<(), LogError> {
-        let mut data = object(json!({"kind": kind, "workflow_id": workflow_id}));
-        data.extend(object(fields));
-        self.record(Payload::workflow_event(data))
-    }
+/// Records one `workflow_event` of the workflow's spine.
+fn record_workflow(session: &mut Session, kind: &str, workflow_id: &str, fields: Value) -> Result<(), LogError> {
+    let mut data = object(json!({"kind": kind, "workflow_id": workflow_id}));
+    data.extend(object(fields));
+    session.record(Payload::workflow_event(data))
+}
 
-    /// Records a step as held and decided.
-    fn hold(&mut self, spec_id: &str, step_id: &str, reason: &str) -> Result<(), LogError> {
-        self.record_workflow(
-            "step_held",
-            spec_id,
-            json!({"step_id": step_id, "checkpoint_status": "held", "dependent_safe": false, "reason": reason}),
-        )?;
-        self.record_workflow(
-            "checkpoint_decided",
-            spec_id,
-            json!({
-                "step_id": step_id,
-                "agent_id": null,
-                "child_session_id": null,
-                "subagent_status": null,
-                "checkpoint_status": "held",
-                "dependent_safe": false,
-                "reason": reason,
-            }),
-        )
-    }
+/// Records a step as held and decided.
+fn hold(session: &mut Session, spec_id: &str, step_id: &str, reason: &str) -> Result<(), LogError> {
+    record_workflow(
+        session,
+        "step_held",
+        spec_id,
+        json!({"step_id": step_id, "checkpoint_status": "held", "dependent_safe": false, "reason": reason}),
+    )?;
+    record_workflow(
+        session,
+        "checkpoint_decided",
+        spec_id,
+        json!({
+            "step_id": step_id,
+            "agent_id": null,
+            "child_session_id": null,
+            "subagent_status": null,
+            "checkpoint_status": "held",
+            "dependent_safe": false,
+            "reason": reason,
+        }),
+    )
+}
 
-    /// `run_workflow {id?, name?, max_concurrency?, timeout_ms?, steps}`.
-    pub(crate) async fn run_workflow(&mut self, args: &Value) -> Result<Data, LogError> {
-        if self.subagents.is_none() {
-            return Ok(crate::subagents::ToolFailure::not_delegating().into_result());
-        }
-        let ordinal = self
+impl Subagents {
+    /// `run_workflow {id?, name?, max_concurrency?, timeout_ms?, steps}`: each step a child
+    /// of this manager.
+    pub(crate) async fn run_workflow(&mut self, session: &mut Session, args: &Value) -> Result<Data, LogError> {
+        let ordinal = session
             .history()
             .iter()
             .filter(|event| {
@@ -127,7 +128,8 @@ impl Session {
                 })
             })
             .collect();
-        self.record_workflow(
+        record_workflow(
+            session,
             "workflow_started",
             &spec.id,
             json!({
@@ -151,7 +153,7 @@ impl Session {
                     break;
                 }
                 for step_id in blocked {
-                    self.hold(&spec.id, &step_id, "dependency_not_checkpoint_ready")?;
+                    hold(session, &spec.id, &step_id, "dependency_not_checkpoint_ready")?;
                     decided.insert(step_id.clone(), CheckpointStatus::Held);
                     outcomes.insert(step_id.clone(), held(&spec, &step_id, "dependency_not_checkpoint_ready", false));
                 }
@@ -164,7 +166,8 @@ impl Session {
             let mut running: Vec<(String, String)> = Vec::new();
             for step_id in &wave {
                 let Some(step) = spec.step(step_id) else { continue };
-                self.record_workflow(
+                record_workflow(
+                    session,
                     "step_scheduled",
                     &spec.id,
                     json!({
@@ -195,40 +198,19 @@ impl Session {
                     prompt,
                     timeout_ms: step.timeout_ms,
                 };
-                match self.launch_child(child)? {
-                    Ok(subagent_id) => running.push((step.id.clone(), subagent_id)),
-                    Err(failure) => {
-                        self.record_workflow(
-                            "checkpoint_decided",
-                            &spec.id,
-                            json!({
-                                "step_id": step.id,
-                                "checkpoint_status": "failed",
-                                "dependent_safe": false,
-                                "reason": failure.message,
-                            }),
-                        )?;
-                        let mut outcome = held(&spec, &step.id, &failure.message, false);
-                        outcome.wave = Some(wave_number);
-                        outcome.checkpoint_status = CheckpointStatus::Failed;
-                        decided.insert(step.id.clone(), CheckpointStatus::Failed);
-                        outcomes.insert(step.id.clone(), outcome);
-                    }
-                }
+                let subagent_id = self.launch_child(session, child)?;
+                running.push((step.id.clone(), subagent_id));
             }
             waves.push(wave);
             // Wait for the wave, or the workflow's deadline.
             loop {
-                let all_done = running.iter().all(|(_, subagent_id)| {
-                    self.subagents
-                        .as_ref()
-                        .and_then(|manager| manager.status(subagent_id))
-                        .is_some_and(SubagentStatus::is_terminal)
-                });
+                let all_done = running
+                    .iter()
+                    .all(|(_, subagent_id)| self.status(subagent_id).is_some_and(SubagentStatus::is_terminal));
                 if all_done {
                     break;
                 }
-                if !self.next_notice(deadline).await? {
+                if !self.next_notice(session, deadline).await? {
                     workflow_timed_out = true;
                     break;
                 }
@@ -236,24 +218,15 @@ impl Session {
             let mut closed_by_timeout = Vec::new();
             if workflow_timed_out {
                 for (step_id, subagent_id) in &running {
-                    let live = self
-                        .subagents
-                        .as_ref()
-                        .and_then(|manager| manager.status(subagent_id))
-                        .is_some_and(|status| !status.is_terminal());
+                    let live = self.status(subagent_id).is_some_and(|status| !status.is_terminal());
                     if live {
-                        self.close_running(subagent_id, "closed_by_workflow_timeout").await?;
+                        self.close_running(session, subagent_id, "closed_by_workflow_timeout").await?;
                         closed_by_timeout.push(step_id.clone());
                     }
                 }
             }
             for (step_id, subagent_id) in &running {
-                let last = self
-                    .subagents
-                    .as_ref()
-                    .and_then(|manager| manager.last_event(subagent_id))
-                    .cloned()
-                    .unwrap_or_default();
+                let last = self.last_event(subagent_id).cloned().unwrap_or_default();
                 let field = |key: &str| last.get(key).and_then(Value::as_str).map(str::to_owned);
                 let subagent_status = field("status").and_then(|status| SubagentStatus::parse(&status));
                 let summary = field("summary").unwrap_or_default();
@@ -278,7 +251,8 @@ impl Session {
                     step_timeout_ms,
                 };
                 let bundle = outcome.bundle();
-                self.record_workflow(
+                record_workflow(
+                    session,
                     "checkpoint_decided",
                     &spec.id,
                     json!({
@@ -309,7 +283,7 @@ impl Session {
                     .map(|step| step.id.clone())
                     .collect();
                 for step_id in pending {
-                    self.hold(&spec.id, &step_id, "workflow_timeout")?;
+                    hold(session, &spec.id, &step_id, "workflow_timeout")?;
                     decided.insert(step_id.clone(), CheckpointStatus::Held);
                     outcomes.insert(step_id.clone(), held(&spec, &step_id, "workflow_timeout", true));
                 }
@@ -318,7 +292,8 @@ impl Session {
         }
         let ordered: Vec<StepOutcome> = spec.steps.iter().filter_map(|step| outcomes.get(&step.id).cloned()).collect();
         let workflow = result::result(&spec, &ordered, &waves, workflow_timed_out);
-        self.record_workflow(
+        record_workflow(
+            session,
             "workflow_finished",
             &spec.id,
             json!({

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use gauntlet_runtime::TerminalStatus;
-use gauntlet_runtime::subagents::{LifecycleEvent, SubagentStatus};
+use gauntlet_runtime::event::{LifecycleEvent, SubagentStatus};
 use serde::Serialize;
 use serde_json::Value;
 

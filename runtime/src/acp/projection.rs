@@ -14,8 +14,7 @@ use agent_client_protocol_schema::v1::{
 };
 use serde_json::Value;
 
-use crate::event::{Event, EventType};
-use crate::subagents::{LifecycleEvent, SubagentStatus};
+use crate::event::{Event, EventType, LifecycleEvent, SubagentStatus, subagent};
 
 /// What the projection needs besides the Event.
 #[derive(Debug, Clone)]
@@ -100,7 +99,7 @@ impl Projector<'_> {
                 };
                 // A wait or a workflow that did not fully complete is not shown as completed,
                 // though the call itself succeeded (SUB-ACP-ITEM, WF-ACP-PARTIAL).
-                let partial = crate::subagents::reports_partial(event.data());
+                let partial = subagent::reports_partial(event.data());
                 let status = if ok && !partial { ToolCallStatus::Completed } else { ToolCallStatus::Failed };
                 let mut fields = ToolCallUpdateFields::new().status(status).content(vec![ToolCallContent::from(text)]);
                 let raw: serde_json::Map<String, Value> = ["subagent", "subagents", "outcome", "workflow"]

@@ -9,8 +9,8 @@
 use agent_client_protocol_schema::v1::{Error, ErrorCode, StopReason};
 use serde_json::json;
 
+use crate::control::TurnOutcome;
 use crate::event::TerminalStatus;
-use crate::turn::TurnOutcome;
 
 /// The `session/prompt` answer for a Turn's outcome.
 pub fn prompt_result(outcome: &TurnOutcome) -> Result<StopReason, Error> {

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::status::SubagentStatus;
+use crate::event::SubagentStatus;
 
 /// How a wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

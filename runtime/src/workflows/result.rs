@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::checkpoint::{BundleInput, CheckpointStatus, bundle};
 use super::spec::Spec;
-use crate::subagents::SubagentStatus;
+use crate::event::SubagentStatus;
 
 /// How one step ended, as the scheduler saw it.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,7 +5,7 @@
 //! whose own Log does not show a completed Turn is never `completed` in its parent.
 
 use gauntlet_runtime::TerminalStatus;
-use gauntlet_runtime::subagents::SubagentStatus;
+use gauntlet_runtime::event::SubagentStatus;
 use serde_json::Value;
 
 use super::Invariant;

@@ -1,7 +1,12 @@
-//! The Subagent lifecycle: statuses, the parent-visible lifecycle events, and the transitions
-//! between statuses (ADR 0026 "Subagent terminal states"; pixir.md 7; SUB-LIFECYCLE).
+//! The Subagent lifecycle as the Log records it: statuses, the parent-visible lifecycle
+//! events, the transitions between statuses, and what a delegation tool's result reports
+//! (ADR 0026 "Subagent terminal states"; pixir.md 7; SUB-LIFECYCLE). Log vocabulary, so
+//! replay and the ACP projection read it without the delegation layer.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::Data;
 
 /// Where a child Session stands, as its parent sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -158,6 +163,14 @@ impl LifecycleEvent {
             LifecycleEvent::Finished | LifecycleEvent::Failed | LifecycleEvent::Cancelled | LifecycleEvent::TimedOut
         )
     }
+}
+
+/// Whether a delegation tool's result says the delegated work did not fully complete: a
+/// `wait_agent` outcome that is not complete, or a `run_workflow` result that is not `ok`.
+/// The tool call itself succeeded; what it reports is partial.
+pub fn reports_partial(result: &Data) -> bool {
+    let flag = |holder: &str, key: &str| result.get(holder).and_then(|value| value.get(key)).and_then(Value::as_bool);
+    flag("outcome", "complete") == Some(false) || flag("workflow", "ok") == Some(false)
 }
 
 #[cfg(test)]
