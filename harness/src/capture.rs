@@ -121,6 +121,16 @@ pub struct TornTail {
 }
 
 impl Capture {
+    /// What this run shows of one child Session: its Log as `log`, and the requests of its
+    /// route. The same Log and replay rules then judge it as they judge the root.
+    pub fn child(&self, session_id: &str) -> Capture {
+        Capture {
+            log: self.children.get(session_id).cloned().unwrap_or_default(),
+            requests: self.requests.iter().filter(|request| request.route == session_id).cloned().collect(),
+            ..Capture::default()
+        }
+    }
+
     /// Terminal states derived from the Logs alone.
     pub fn audit(&self) -> Audit {
         audit::audit_with_children(&self.log, &self.children)

@@ -17,6 +17,20 @@ use crate::capture::Capture;
 use crate::scenario::Scenario;
 use crate::verdict::{Finding, Layer, Verdict};
 
+/// Whose Log a piece of evidence holds: the root Session the client drove, or a child Session
+/// (a Subagent or a workflow step) whose one Turn its parent ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogRole {
+    /// The root Session: its last turns are the ones the client prompted.
+    Root,
+    /// A child Session; `detached` when its parent recorded it `detached` (no live runtime
+    /// handle after a restart), so its last Turn may never have ended (SUB-DETACHED).
+    Child {
+        /// The parent recorded it `detached`.
+        detached: bool,
+    },
+}
+
 /// A Capture with its Log parsed and audited once, for every check to share.
 #[derive(Debug)]
 pub struct Evidence<'a> {
@@ -29,6 +43,8 @@ pub struct Evidence<'a> {
     /// The scenario that was played, when known: its script says which outcome each turn was
     /// forced into, so an implementation without a gauntlet Log is judged on the wire.
     pub scenario: Option<&'a Scenario>,
+    /// Whose Log this is.
+    pub role: LogRole,
 }
 
 /// How one turn the client drove ended, and who says so.
@@ -46,7 +62,24 @@ impl<'a> Evidence<'a> {
     /// Parses and audits a capture.
     pub fn new(capture: &'a Capture) -> Evidence<'a> {
         let (lines, _) = audit::parse_lines(&capture.log);
-        Evidence { capture, lines, audit: capture.audit(), scenario: None }
+        Evidence { capture, lines, audit: capture.audit(), scenario: None, role: LogRole::Root }
+    }
+
+    /// Parses and audits the capture of a child Session (see [`Capture::child`]).
+    pub fn of_child(capture: &'a Capture, detached: bool) -> Evidence<'a> {
+        Evidence { role: LogRole::Child { detached }, ..Evidence::new(capture) }
+    }
+
+    /// The index of the first turn of the Log that this run drove to its end: every turn must
+    /// end from there on. For the root, the turns the client prompted (a preloaded Log may hold
+    /// a turn a crash cut short); for a child, its Turn, unless its parent lost it.
+    pub fn first_driven_turn(&self) -> usize {
+        let n_turns = self.audit.turns.len();
+        match self.role {
+            LogRole::Root => n_turns.saturating_sub(self.capture.reported.len()),
+            LogRole::Child { detached: false } => 0,
+            LogRole::Child { detached: true } => n_turns,
+        }
     }
 
     /// Parses and audits a capture of `scenario`.

@@ -2,6 +2,10 @@
 //!
 //! One rule per file, named for the rule, its requirement id first in its `//!` line, tests
 //! inside. [`ALL`] lists them; docs/contract.md names them in its "checked by" column.
+//!
+//! A rule's [`Scope`] says what it reads. Rules that read a Log, alone or with the requests
+//! of its Session, judge every Log of a run: the root's and each child Session's (Subagents,
+//! workflow steps), so a child's Turn is held to the same evidence, id, seq and replay rules.
 
 mod audit_only_not_replayed;
 mod busy_prompt_refused;
@@ -18,6 +22,7 @@ mod log_seq_gapless;
 mod no_duplicate_assistant;
 mod no_partial_text_replayed;
 mod no_retry_after_text;
+mod orphan_calls_repaired;
 mod provider_script_strict;
 mod retries_bounded;
 mod stop_reason_matches_log;
@@ -35,6 +40,17 @@ use crate::capture::Request;
 use crate::judge::Evidence;
 use crate::verdict::{Finding, Layer};
 
+/// What a rule reads, and so which Logs it can judge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// One Log alone: judged on the root's and on every child's.
+    Log,
+    /// One Log and the Provider requests of its Session: judged on the root and every child.
+    Replay,
+    /// The whole run (the ACP transcript, the answers, the script): judged on the root.
+    Run,
+}
+
 /// One contract rule.
 #[derive(Debug, Clone, Copy)]
 pub struct Invariant {
@@ -44,6 +60,8 @@ pub struct Invariant {
     pub also: &'static [&'static str],
     /// The file (and rule) name.
     pub name: &'static str,
+    /// What it reads.
+    pub scope: Scope,
     /// Returns one message per violation, with evidence.
     pub check: fn(&Evidence) -> Vec<String>,
 }
@@ -58,6 +76,7 @@ pub const ALL: &[Invariant] = &[
     no_partial_text_replayed::INVARIANT,
     audit_only_not_replayed::INVARIANT,
     tool_calls_paired::INVARIANT,
+    orphan_calls_repaired::INVARIANT,
     provider_script_strict::INVARIANT,
     stop_reason_matches_log::INVARIANT,
     load_replays_clean_transcript::INVARIANT,
@@ -76,14 +95,37 @@ pub const ALL: &[Invariant] = &[
     delegation_acp_truthful::INVARIANT,
 ];
 
-/// Runs every invariant.
+/// Runs every invariant on the run, then the Log and replay rules on each child Session's Log;
+/// a child's findings name it.
 pub fn check_all(evidence: &Evidence) -> Vec<Finding> {
-    ALL.iter()
+    let mut findings = check(evidence, ALL.iter(), "");
+    let detached = detached_children(evidence);
+    for session_id in evidence.capture.children.keys() {
+        let capture = evidence.capture.child(session_id);
+        let child = Evidence::of_child(&capture, detached.contains(&session_id.as_str()));
+        let per_log = ALL.iter().filter(|invariant| invariant.scope != Scope::Run);
+        findings.extend(check(&child, per_log, &format!("child Session `{session_id}`: ")));
+    }
+    findings
+}
+
+fn check<'a>(evidence: &Evidence, invariants: impl Iterator<Item = &'a Invariant>, prefix: &str) -> Vec<Finding> {
+    invariants
         .flat_map(|invariant| {
             (invariant.check)(evidence)
                 .into_iter()
-                .map(|message| Finding::new(Layer::Invariant, Some(invariant.id), message))
+                .map(|message| Finding::new(Layer::Invariant, Some(invariant.id), format!("{prefix}{message}")))
         })
+        .collect()
+}
+
+/// The child Sessions the root Log records as `detached`.
+fn detached_children<'a>(evidence: &'a Evidence) -> Vec<&'a str> {
+    evidence
+        .lines
+        .iter()
+        .filter(|line| line.kind == "subagent_event" && line.str_field("status") == Some("detached"))
+        .filter_map(|line| line.str_field("child_session_id"))
         .collect()
 }
 
@@ -275,5 +317,64 @@ pub(crate) mod fixture {
             .enumerate()
             .map(|(idx, body)| Request { route: "root".into(), response_index: Some(idx), body })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::fixture::capture;
+    use super::*;
+
+    /// A child Log, as lines, from `(type, data)` events.
+    fn child_log(events: &[(&str, Value)]) -> Vec<String> {
+        capture(events, &[]).log
+    }
+
+    fn messages(findings: &[Finding]) -> Vec<String> {
+        findings
+            .iter()
+            .map(|finding| format!("{}: {}", finding.requirement.as_deref().unwrap_or("-"), finding.message))
+            .collect()
+    }
+
+    #[test]
+    fn child_logs_are_held_to_the_log_rules_and_named() {
+        let failed = json!({"terminal_status": "failed", "error_kind": "network", "message": "m"});
+        let mut run = capture(&[], &[]);
+        run.children.insert(
+            "sub_1".into(),
+            child_log(&[
+                ("user_message", json!({"text": "t"})),
+                ("turn_failed", failed.clone()),
+                ("turn_failed", failed),
+            ]),
+        );
+        run.children.insert("sub_2".into(), child_log(&[("user_message", json!({"text": "t"}))]));
+        let found = messages(&check_all(&Evidence::new(&run)));
+        assert!(
+            found.contains(
+                &"TURN-TERMINAL-EVIDENCE: child Session `sub_1`: turn at seq 0 has 2 turn_failed events".into()
+            ),
+            "{found:#?}"
+        );
+        assert!(
+            found.contains(
+                &"TURN-TERMINAL-EVIDENCE: child Session `sub_2`: turn at seq 0 has no terminal evidence in the Log"
+                    .into()
+            ),
+            "{found:#?}"
+        );
+    }
+
+    #[test]
+    fn a_detached_child_may_end_without_evidence() {
+        let detached =
+            json!({"event": "detached", "status": "detached", "subagent_id": "sub_1", "child_session_id": "sub_1"});
+        let mut run = capture(&[("subagent_event", detached)], &[]);
+        run.children.insert("sub_1".into(), child_log(&[("user_message", json!({"text": "t"}))]));
+        let found = messages(&check_all(&Evidence::new(&run)));
+        assert!(!found.iter().any(|message| message.contains("child Session `sub_1`")), "{found:#?}");
     }
 }

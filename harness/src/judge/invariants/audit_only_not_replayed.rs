@@ -4,11 +4,11 @@
 
 use serde_json::Value;
 
-use super::{Invariant, input_items, item_texts};
+use super::{Invariant, Scope, input_items, item_texts};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "REPLAY-AUDIT-ONLY", also: &[], name: "audit_only_not_replayed", check };
+    Invariant { id: "REPLAY-AUDIT-ONLY", also: &[], name: "audit_only_not_replayed", scope: Scope::Replay, check };
 
 const CONVERSATION_TYPES: [&str; 4] = ["message", "function_call", "function_call_output", "reasoning"];
 

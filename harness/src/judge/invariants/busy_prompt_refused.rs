@@ -4,10 +4,11 @@
 
 use serde_json::Value;
 
-use super::{Invariant, exchanges};
+use super::{Invariant, Scope, exchanges};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant = Invariant { id: "ACP-ONE-TURN", also: &[], name: "busy_prompt_refused", check };
+pub const INVARIANT: Invariant =
+    Invariant { id: "ACP-ONE-TURN", also: &[], name: "busy_prompt_refused", scope: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();

@@ -12,12 +12,12 @@ use std::time::Duration;
 
 use gauntlet_mock_provider::Timing;
 
-use super::{Invariant, request_turns};
+use super::{Invariant, Scope, request_turns};
 use crate::capture::Cancel;
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-CANCEL-CLOSES-REQUEST", also: &[], name: "cancel_closes_request", check };
+    Invariant { id: "ACP-CANCEL-CLOSES-REQUEST", also: &[], name: "cancel_closes_request", scope: Scope::Run, check };
 
 /// The bound in scenario time: a second is far longer than closing a socket takes, and far
 /// shorter than the scenarios' held streams (an hour), so a request left open cannot pass.

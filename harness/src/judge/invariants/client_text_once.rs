@@ -1,10 +1,11 @@
 //! WIRE-TEXT-ONCE: text streamed to the client is not shown again by a hidden retry. The text a
 //! failed response streamed appears at most once in what the client was shown for its turn.
 
-use super::{Invariant, chunk_text, exchanges, request_turns, served};
+use super::{Invariant, Scope, chunk_text, exchanges, request_turns, served};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant = Invariant { id: "WIRE-TEXT-ONCE", also: &[], name: "client_text_once", check };
+pub const INVARIANT: Invariant =
+    Invariant { id: "WIRE-TEXT-ONCE", also: &[], name: "client_text_once", scope: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let live: Vec<_> = exchanges(&evidence.capture.acp).into_iter().filter(|exchange| !exchange.busy).collect();

@@ -8,11 +8,16 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::Invariant;
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "SUB-ACP-ITEM", also: &["WF-ACP-PARTIAL"], name: "delegation_acp_truthful", check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "SUB-ACP-ITEM",
+    also: &["WF-ACP-PARTIAL"],
+    name: "delegation_acp_truthful",
+    scope: Scope::Run,
+    check,
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     // The last ACP status of each tool item, live and on load.

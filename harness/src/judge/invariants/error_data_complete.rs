@@ -4,11 +4,11 @@
 
 use serde_json::Value;
 
-use super::Invariant;
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-FAILURE-IS-ERROR", also: &[], name: "error_data_complete", check };
+    Invariant { id: "ACP-FAILURE-IS-ERROR", also: &[], name: "error_data_complete", scope: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let reported = &evidence.capture.reported;

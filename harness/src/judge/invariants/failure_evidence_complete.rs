@@ -5,13 +5,14 @@
 use gauntlet_runtime::TerminalStatus;
 use serde_json::Value;
 
-use super::Invariant;
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "TURN-FAILED-EVIDENCE",
     also: &["TURN-PARTIAL-EVIDENCE", "TURN-TIMEOUT-EVIDENCE"],
     name: "failure_evidence_complete",
+    scope: Scope::Log,
     check,
 };
 

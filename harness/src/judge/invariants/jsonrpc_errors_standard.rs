@@ -3,11 +3,11 @@
 
 use serde_json::Value;
 
-use super::Invariant;
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-JSONRPC-ERRORS", also: &[], name: "jsonrpc_errors_standard", check };
+    Invariant { id: "ACP-JSONRPC-ERRORS", also: &[], name: "jsonrpc_errors_standard", scope: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let capture = evidence.capture;

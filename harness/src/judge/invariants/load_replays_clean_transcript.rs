@@ -6,11 +6,11 @@
 use gauntlet_runtime::TerminalStatus;
 use serde_json::Value;
 
-use super::{Invariant, chunk_text, exchanges};
+use super::{Invariant, Scope, chunk_text, exchanges};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-LOAD-CLEAN", also: &[], name: "load_replays_clean_transcript", check };
+    Invariant { id: "ACP-LOAD-CLEAN", also: &[], name: "load_replays_clean_transcript", scope: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let capture = evidence.capture;

@@ -3,11 +3,11 @@
 use gauntlet_runtime::EventType;
 use serde_json::Value;
 
-use super::Invariant;
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "LOG-NO-EPHEMERAL", also: &["LOG-ENVELOPE"], name: "log_canonical_only", check };
+    Invariant { id: "LOG-NO-EPHEMERAL", also: &["LOG-ENVELOPE"], name: "log_canonical_only", scope: Scope::Log, check };
 
 const ENVELOPE: [&str; 6] = ["data", "id", "seq", "session_id", "ts", "type"];
 

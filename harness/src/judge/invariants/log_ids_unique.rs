@@ -3,10 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use super::Invariant;
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant = Invariant { id: "LOG-UNIQUE-ID", also: &[], name: "log_ids_unique", check };
+pub const INVARIANT: Invariant =
+    Invariant { id: "LOG-UNIQUE-ID", also: &[], name: "log_ids_unique", scope: Scope::Log, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut first_line: BTreeMap<&str, usize> = BTreeMap::new();

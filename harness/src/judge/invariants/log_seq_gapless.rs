@@ -1,9 +1,10 @@
 //! LOG-SEQ-GAPLESS: Log `seq` starts at 0 and grows by one per line, resumes included.
 
-use super::Invariant;
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant = Invariant { id: "LOG-SEQ-GAPLESS", also: &[], name: "log_seq_gapless", check };
+pub const INVARIANT: Invariant =
+    Invariant { id: "LOG-SEQ-GAPLESS", also: &[], name: "log_seq_gapless", scope: Scope::Log, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();

@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use super::{Invariant, input_items, item_texts, served};
+use super::{Invariant, Scope, input_items, item_texts, served};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "REPLAY-NO-DUPLICATE", also: &[], name: "no_duplicate_assistant", check };
+    Invariant { id: "REPLAY-NO-DUPLICATE", also: &[], name: "no_duplicate_assistant", scope: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut completed: BTreeMap<String, usize> = BTreeMap::new();

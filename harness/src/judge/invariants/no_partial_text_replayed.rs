@@ -2,11 +2,11 @@
 //! assistant content in any request. Partial texts come from the Log, or, for an
 //! implementation without one, from the script: what a failed response streamed.
 
-use super::{Invariant, input_items, item_texts, served};
+use super::{Invariant, Scope, input_items, item_texts, served};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "REPLAY-NO-PARTIAL", also: &[], name: "no_partial_text_replayed", check };
+    Invariant { id: "REPLAY-NO-PARTIAL", also: &[], name: "no_partial_text_replayed", scope: Scope::Replay, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let (clean, partials) = if evidence.capture.log.is_empty() { from_script(evidence) } else { from_log(evidence) };

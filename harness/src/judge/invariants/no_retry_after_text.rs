@@ -2,11 +2,11 @@
 //! turn makes no further Provider request. Judged from the script and the requests alone, so
 //! it applies to any implementation, with or without a gauntlet Log.
 
-use super::{Invariant, request_turns, served};
+use super::{Invariant, Scope, request_turns, served};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "WIRE-NO-RETRY-AFTER-TEXT", also: &[], name: "no_retry_after_text", check };
+    Invariant { id: "WIRE-NO-RETRY-AFTER-TEXT", also: &[], name: "no_retry_after_text", scope: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let requests = &evidence.capture.requests;

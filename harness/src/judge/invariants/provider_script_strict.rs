@@ -1,10 +1,11 @@
 //! MOCK-STRICT: the run used the Provider script exactly: no request went unanswered by the
 //! script, and no scripted response was left unconsumed.
 
-use super::Invariant;
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant = Invariant { id: "MOCK-STRICT", also: &[], name: "provider_script_strict", check };
+pub const INVARIANT: Invariant =
+    Invariant { id: "MOCK-STRICT", also: &[], name: "provider_script_strict", scope: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let capture = evidence.capture;

@@ -2,10 +2,11 @@
 //! answers. The mock refuses a request past the script with a 404, so an agent that keeps
 //! re-requesting is stopped there, and this names the turn and the count.
 
-use super::{Invariant, request_turns};
+use super::{Invariant, Scope, request_turns};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant = Invariant { id: "WIRE-RETRY-BOUNDED", also: &[], name: "retries_bounded", check };
+pub const INVARIANT: Invariant =
+    Invariant { id: "WIRE-RETRY-BOUNDED", also: &[], name: "retries_bounded", scope: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let Some(scenario) = evidence.scenario else { return Vec::new() };

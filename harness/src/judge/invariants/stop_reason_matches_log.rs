@@ -7,10 +7,11 @@
 use gauntlet_runtime::TerminalStatus;
 use serde_json::Value;
 
-use super::Invariant;
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant = Invariant { id: "ACP-STOP-REASON", also: &[], name: "stop_reason_matches_log", check };
+pub const INVARIANT: Invariant =
+    Invariant { id: "ACP-STOP-REASON", also: &[], name: "stop_reason_matches_log", scope: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Invariant, input_items, item_texts};
+use super::{Invariant, Scope, input_items, item_texts};
 use crate::audit::subagents::is_replayed_event;
 use crate::judge::Evidence;
 
@@ -14,6 +14,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "SUB-REPLAY-TERMINAL-ONLY",
     also: &["REPLAY-NO-PARTIAL"],
     name: "subagent_replay_terminal_only",
+    scope: Scope::Replay,
     check,
 };
 

@@ -8,13 +8,14 @@ use gauntlet_runtime::TerminalStatus;
 use gauntlet_runtime::event::SubagentStatus;
 use serde_json::Value;
 
-use super::Invariant;
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "SUB-TERMINAL-EVIDENCE",
     also: &["SUB-TIMEOUT-EVIDENCE", "SUB-LIFECYCLE", "SUB-PARTIAL-NOT-COMPLETED", "SUB-EVENT-FIELDS"],
     name: "subagent_terminal_evidence",
+    scope: Scope::Log,
     check,
 };
 

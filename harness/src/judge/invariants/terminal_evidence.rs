@@ -5,16 +5,16 @@
 //! crash cut short, and the auditor shows that one as having none. Whether the agent's answer
 //! agrees with the evidence is ACP-STOP-REASON (`stop_reason_matches_log`).
 
-use super::Invariant;
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "TURN-TERMINAL-EVIDENCE", also: &[], name: "terminal_evidence", check };
+    Invariant { id: "TURN-TERMINAL-EVIDENCE", also: &[], name: "terminal_evidence", scope: Scope::Log, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
     let turns = &evidence.audit.turns;
-    let first_driven = turns.len().saturating_sub(evidence.capture.reported.len());
+    let first_driven = evidence.first_driven_turn();
     for (idx, turn) in turns.iter().enumerate() {
         let range_end = turns.get(idx + 1).map_or(u64::MAX, |next| next.user_seq);
         let n_failed = evidence

@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{Invariant, input_items};
+use super::{Invariant, Scope, input_items};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant = Invariant { id: "REPLAY-TOOL-PAIRING", also: &[], name: "tool_calls_paired", check };
+pub const INVARIANT: Invariant =
+    Invariant { id: "REPLAY-TOOL-PAIRING", also: &[], name: "tool_calls_paired", scope: Scope::Replay, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();

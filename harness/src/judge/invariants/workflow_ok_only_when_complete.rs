@@ -5,12 +5,17 @@
 
 use serde_json::Value;
 
-use super::Invariant;
+use super::{Invariant, Scope};
 use crate::audit::WorkflowTerminal;
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "WF-OK-ONLY-COMPLETE", also: &["WF-RESULT"], name: "workflow_ok_only_when_complete", check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "WF-OK-ONLY-COMPLETE",
+    also: &["WF-RESULT"],
+    name: "workflow_ok_only_when_complete",
+    scope: Scope::Log,
+    check,
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();

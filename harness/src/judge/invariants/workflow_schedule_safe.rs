@@ -8,11 +8,16 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::Invariant;
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "WF-DEPENDENTS-READY", also: &["WF-WAVES"], name: "workflow_schedule_safe", check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "WF-DEPENDENTS-READY",
+    also: &["WF-WAVES"],
+    name: "workflow_schedule_safe",
+    scope: Scope::Log,
+    check,
+};
 
 /// A step as the `workflow_started` graph describes it.
 #[derive(Debug, Default, Clone)]
