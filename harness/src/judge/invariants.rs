@@ -11,6 +11,7 @@ mod audit_only_not_replayed;
 mod busy_prompt_refused;
 mod cancel_closes_request;
 mod client_text_once;
+mod completed_needs_terminal_event;
 mod delegation_acp_truthful;
 mod error_data_complete;
 mod failure_evidence_complete;
@@ -79,6 +80,7 @@ pub const ALL: &[Invariant] = &[
     orphan_calls_repaired::INVARIANT,
     provider_script_strict::INVARIANT,
     stop_reason_matches_log::INVARIANT,
+    completed_needs_terminal_event::INVARIANT,
     load_replays_clean_transcript::INVARIANT,
     busy_prompt_refused::INVARIANT,
     jsonrpc_errors_standard::INVARIANT,

@@ -1,6 +1,8 @@
-//! TURN-FAILED-EVIDENCE: failure evidence is complete. `turn_failed` carries a non-completed
-//! ADR terminal status, an `error_kind` and `details` with `elapsed_ms`; a timeout adds
-//! `timeout_ms` and `next_actions`; partial text is always followed by its `turn_failed`.
+//! TURN-FAILED-EVIDENCE: failure evidence is complete and agrees with itself. `turn_failed`
+//! carries a non-completed ADR terminal status, an `error_kind` and `details` with
+//! `elapsed_ms`; a timeout adds `timeout_ms` and `next_actions`, is `timed_out` whenever its
+//! cause is a timeout, and took at least its `timeout_ms` by its own clock; partial text is
+//! always followed by its `turn_failed` (TURN-PARTIAL-EVIDENCE, TURN-TIMEOUT-EVIDENCE).
 
 use gauntlet_runtime::TerminalStatus;
 use serde_json::Value;
@@ -15,6 +17,9 @@ pub const INVARIANT: Invariant = Invariant {
     scope: Scope::Log,
     check,
 };
+
+/// The causes that make a Turn `timed_out`.
+const TIMEOUT_KINDS: [&str; 2] = ["stream_idle_timeout", "turn_timeout"];
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
@@ -33,8 +38,22 @@ fn check(evidence: &Evidence) -> Vec<String> {
                             problems.push(format!("timed-out turn_failed at seq {at} lacks details.{key}"));
                         }
                     }
+                    let number = |key: &str| line.data.pointer(&format!("/details/{key}")).and_then(Value::as_u64);
+                    if let (Some(elapsed), Some(timeout)) = (number("elapsed_ms"), number("timeout_ms"))
+                        && elapsed < timeout
+                    {
+                        problems.push(format!(
+                            "timed-out turn_failed at seq {at} says elapsed_ms {elapsed}, less than its timeout_ms {timeout}"
+                        ));
+                    }
                 }
-                Some(_) => {}
+                Some(other) => {
+                    if let Some(kind) = line.str_field("error_kind").filter(|kind| TIMEOUT_KINDS.contains(kind)) {
+                        problems.push(format!(
+                            "turn_failed at seq {at} has error_kind {kind} but terminal_status {other}: a timeout ends timed_out"
+                        ));
+                    }
+                }
             }
             if line.str_field("error_kind").is_none_or(str::is_empty) {
                 problems.push(format!("turn_failed at seq {at} has no error_kind"));
@@ -83,5 +102,29 @@ mod tests {
         let partial = json!({"text": "ha", "metadata": {"partial": true, "terminal_status": "partial_failed"}});
         let capture = capture(&[("user_message", json!({})), ("assistant_message", partial)], &[]);
         assert_eq!(check(INVARIANT, &capture), ["partial assistant_message at seq 1 has no turn_failed after it"]);
+    }
+
+    #[test]
+    fn a_timeout_recorded_failed_or_faster_than_its_timeout_is_caught() {
+        let failed = json!({"terminal_status": "failed", "error_kind": "stream_idle_timeout",
+            "details": {"timeout_ms": 1000, "elapsed_ms": 1000, "next_actions": []}});
+        let early = json!({"terminal_status": "timed_out", "error_kind": "turn_timeout",
+            "details": {"timeout_ms": 1000, "elapsed_ms": 999, "next_actions": []}});
+        let capture = capture(
+            &[
+                ("user_message", json!({})),
+                ("turn_failed", failed),
+                ("user_message", json!({})),
+                ("turn_failed", early),
+            ],
+            &[],
+        );
+        assert_eq!(
+            check(INVARIANT, &capture),
+            [
+                "turn_failed at seq 1 has error_kind stream_idle_timeout but terminal_status failed: a timeout ends timed_out",
+                "timed-out turn_failed at seq 3 says elapsed_ms 999, less than its timeout_ms 1000",
+            ]
+        );
     }
 }
