@@ -10,7 +10,10 @@ pub mod conversation;
 pub mod external;
 pub mod reference;
 
+use std::panic::AssertUnwindSafe;
 use std::path::Path;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
 
 use gauntlet_mock_provider::provider::MockProvider;
 
@@ -24,6 +27,41 @@ pub trait Driver: Sync {
     fn name(&self) -> &str;
     /// Runs one scenario to completion.
     fn drive(&self, scenario: &Scenario) -> Capture;
+}
+
+/// How long, in real time, one in-process run may take before it is given up as hung: runs
+/// take milliseconds on the paused clock, so this is only ever reached by a broken runtime.
+pub const IN_PROCESS_DEADLINE: Duration = Duration::from_secs(60);
+
+/// Runs `work` on a thread of its own and returns its Capture; if it panics, or does not
+/// return within `deadline` of real time, a Capture whose fault says so (with the panic's
+/// message), so one broken scenario ends as `error` and the run goes on. A thread that loops
+/// forever cannot be stopped from outside, only outlived: it is left behind.
+pub fn guarded(deadline: Duration, work: impl FnOnce() -> Capture + Send + 'static) -> Capture {
+    let (sender, receiver) = mpsc::channel();
+    let spawned = std::thread::Builder::new().name("gauntlet-run".to_owned()).spawn(move || {
+        let _ = sender.send(std::panic::catch_unwind(AssertUnwindSafe(work)));
+    });
+    let fault = |message: String| Capture { faults: vec![message], ..Capture::default() };
+    if let Err(error) = spawned {
+        return fault(format!("cannot start a thread for the run: {error}"));
+    }
+    match receiver.recv_timeout(deadline) {
+        Ok(Ok(capture)) => capture,
+        Ok(Err(panic)) => {
+            let message = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("a panic without a message");
+            fault(format!("the run panicked: {message}"))
+        }
+        Err(RecvTimeoutError::Timeout) => fault(format!(
+            "the run did not return within {} ms of real time: the runtime hangs or loops; it was left behind",
+            deadline.as_millis()
+        )),
+        Err(RecvTimeoutError::Disconnected) => fault("the run's thread ended without a result".to_owned()),
+    }
 }
 
 /// Writes the scenario's workspace files, and its preloaded Log at `preload_path` if given.
@@ -104,4 +142,33 @@ pub fn assemble(conversation: Conversation, log_path: Option<&Path>, mock: &Mock
     capture.unmatched = report.mismatches.iter().map(ToString::to_string).collect();
     capture.side_requests = report.side_requests;
     capture
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_run_is_a_fault_with_its_message() {
+        let capture = guarded(Duration::from_secs(5), || panic!("overflow in the budget"));
+        assert_eq!(capture.faults, ["the run panicked: overflow in the budget"]);
+    }
+
+    #[test]
+    fn a_run_that_never_returns_is_a_fault_after_the_deadline() {
+        let capture = guarded(Duration::from_millis(50), || {
+            std::thread::sleep(Duration::from_secs(3600));
+            Capture::default()
+        });
+        assert_eq!(
+            capture.faults,
+            ["the run did not return within 50 ms of real time: the runtime hangs or loops; it was left behind"]
+        );
+    }
+
+    #[test]
+    fn a_run_that_returns_gives_its_capture() {
+        let capture = guarded(Duration::from_secs(5), || Capture { stderr_tail: "ok".into(), ..Capture::default() });
+        assert_eq!(capture.stderr_tail, "ok");
+    }
 }

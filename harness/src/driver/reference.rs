@@ -22,7 +22,7 @@ use gauntlet_runtime::provider::{HttpTransport, ProviderConfig, Transport};
 
 use crate::capture::Capture;
 use crate::driver::conversation::{self, Connection, PRELOADED_SESSION_ID};
-use crate::driver::{Driver, assemble, prepare_workspace};
+use crate::driver::{Driver, IN_PROCESS_DEADLINE, assemble, guarded, prepare_workspace};
 use crate::scenario::Scenario;
 
 /// The context window the reference agent reports in `usage_update`.
@@ -42,11 +42,13 @@ pub enum Wire {
 pub struct Reference {
     /// How Provider bytes travel.
     pub wire: Wire,
+    /// Real time a run may take before it is given up as hung (see [`guarded`]).
+    pub deadline: Duration,
 }
 
 impl Default for Reference {
     fn default() -> Self {
-        Reference { wire: Wire::InProcess }
+        Reference { wire: Wire::InProcess, deadline: IN_PROCESS_DEADLINE }
     }
 }
 
@@ -55,17 +57,24 @@ impl Driver for Reference {
         "reference"
     }
 
+    /// Runs on a thread of its own with a deadline, so a runtime that panics or hangs is an
+    /// `error` of this scenario, not of the whole run.
     fn drive(&self, scenario: &Scenario) -> Capture {
-        let runtime = match self.wire {
-            Wire::InProcess => tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build(),
-            Wire::Http => tokio::runtime::Builder::new_current_thread().enable_all().build(),
-        };
-        match runtime {
-            Ok(runtime) => runtime.block_on(drive(scenario, self.wire)),
-            Err(error) => {
-                Capture { faults: vec![format!("cannot start a tokio runtime: {error}")], ..Capture::default() }
+        let (wire, scenario) = (self.wire, scenario.clone());
+        guarded(self.deadline, move || {
+            let runtime = match wire {
+                Wire::InProcess => {
+                    tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build()
+                }
+                Wire::Http => tokio::runtime::Builder::new_current_thread().enable_all().build(),
+            };
+            match runtime {
+                Ok(runtime) => runtime.block_on(drive(&scenario, wire)),
+                Err(error) => {
+                    Capture { faults: vec![format!("cannot start a tokio runtime: {error}")], ..Capture::default() }
+                }
             }
-        }
+        })
     }
 }
 
@@ -200,8 +209,8 @@ mod tests {
         ];
         for (name, path) in scenario_names(&plan).into_iter().filter(|(name, _)| quick.contains(&name.as_str())) {
             let scenario = crate::scenario::load(&path).unwrap();
-            let in_process = Reference { wire: Wire::InProcess }.drive(&scenario);
-            let http = Reference { wire: Wire::Http }.drive(&scenario);
+            let in_process = Reference { wire: Wire::InProcess, ..Reference::default() }.drive(&scenario);
+            let http = Reference { wire: Wire::Http, ..Reference::default() }.drive(&scenario);
             assert!(http.faults.is_empty(), "{name}: {:?}", http.faults);
             if let Err(difference) = http.same_conversation(&in_process) {
                 panic!("{name}: {difference}\nhttp: {http:#?}\nin process: {in_process:#?}");
@@ -214,7 +223,7 @@ mod tests {
         let plan = Plan::repository();
         let name = "workflow/partial-failure-held";
         let scenario = crate::scenario::load(&plan.scenarios().join(format!("{name}.toml"))).unwrap();
-        let capture = Reference { wire: Wire::Http }.drive(&scenario);
+        let capture = Reference { wire: Wire::Http, ..Reference::default() }.drive(&scenario);
         assert!(capture.faults.is_empty(), "{:?}", capture.faults);
         assert!(capture.unmatched.is_empty() && capture.unconsumed.is_empty(), "{capture:#?}");
         let children: Vec<&str> = capture.children.keys().map(String::as_str).collect();
