@@ -24,6 +24,7 @@ mod no_duplicate_assistant;
 mod no_partial_text_replayed;
 mod no_retry_after_text;
 mod orphan_calls_repaired;
+mod partial_keeps_streamed_text;
 mod provider_script_strict;
 mod retries_bounded;
 mod stop_reason_matches_log;
@@ -74,6 +75,7 @@ pub const ALL: &[Invariant] = &[
     log_ids_unique::INVARIANT,
     terminal_evidence::INVARIANT,
     failure_evidence_complete::INVARIANT,
+    partial_keeps_streamed_text::INVARIANT,
     no_partial_text_replayed::INVARIANT,
     audit_only_not_replayed::INVARIANT,
     tool_calls_paired::INVARIANT,
