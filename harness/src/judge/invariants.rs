@@ -32,6 +32,7 @@ mod subagent_replay_terminal_only;
 mod subagent_terminal_evidence;
 mod terminal_evidence;
 mod tool_calls_paired;
+mod tool_calls_projected;
 mod workflow_ok_only_when_complete;
 mod workflow_schedule_safe;
 
@@ -97,6 +98,7 @@ pub const ALL: &[Invariant] = &[
     workflow_ok_only_when_complete::INVARIANT,
     workflow_schedule_safe::INVARIANT,
     delegation_acp_truthful::INVARIANT,
+    tool_calls_projected::INVARIANT,
 ];
 
 /// Runs every invariant on the run, then the Log and replay rules on each child Session's Log;

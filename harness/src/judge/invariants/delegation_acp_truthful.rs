@@ -1,5 +1,6 @@
-//! SUB-ACP-ITEM: ACP shows a Subagent as completed only when the parent's Log ends it
-//! `completed` or `closed`; every other terminal state ends its stable tool item `failed`.
+//! SUB-ACP-ITEM: ACP shows every Subagent the parent's Log ends, as completed exactly when the
+//! Log ends it `completed` or `closed`; every other terminal state ends its stable tool item
+//! `failed`.
 //! Also WF-ACP-PARTIAL: a `run_workflow` call whose workflow is not `ok` in the Log never ends
 //! `completed` in ACP (ADR 0014 "run_workflow renders partial status without claiming
 //! completion"; pixir.md 5.1).
@@ -37,8 +38,15 @@ fn check(evidence: &Evidence) -> Vec<String> {
         let suffix = format!(":subagent:{}", subagent.subagent_id);
         let shown = last.iter().find(|(id, _)| id.ends_with(&suffix)).map(|(_, shown)| shown.as_str());
         let completed = matches!(status.as_str(), "completed" | "closed");
-        if shown == Some("completed") && !completed {
-            problems.push(format!("ACP shows {} completed, but the Log ends it `{status}`", subagent.subagent_id));
+        match shown {
+            None => problems.push(format!("ACP never shows {}, which the Log ends `{status}`", subagent.subagent_id)),
+            Some("completed") if !completed => {
+                problems.push(format!("ACP shows {} completed, but the Log ends it `{status}`", subagent.subagent_id));
+            }
+            Some("failed") if completed => {
+                problems.push(format!("ACP shows {} failed, but the Log ends it `{status}`", subagent.subagent_id));
+            }
+            _ => {}
         }
     }
     for line in evidence.lines.iter().filter(|line| line.kind == "tool_result") {
@@ -88,6 +96,25 @@ mod tests {
             [
                 "ACP shows sub_1 completed, but the Log ends it `timed_out`",
                 "ACP shows the run_workflow call call_1 completed, but workflow wf_1 is not ok",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_completed_child_shown_failed_or_a_child_never_shown_is_caught() {
+        let mut capture = capture(
+            &[
+                ("subagent_event", json!({"event": "finished", "status": "completed", "subagent_id": "sub_1"})),
+                ("subagent_event", json!({"event": "failed", "status": "failed", "subagent_id": "sub_2"})),
+            ],
+            &[],
+        );
+        capture.acp = vec![update("gauntlet:s:subagent:sub_1", "failed")];
+        assert_eq!(
+            check(INVARIANT, &capture),
+            [
+                "ACP shows sub_1 failed, but the Log ends it `completed`",
+                "ACP never shows sub_2, which the Log ends `failed`"
             ]
         );
     }

@@ -1,0 +1,113 @@
+//! ACP-TOOL-STATUS: every tool call of a driven turn in the Log is shown to the client as an
+//! ACP tool item (`toolCallId` = its `call_id`) and closed with the status its `tool_result`
+//! supports: `completed` for an `ok` result that reports nothing partial, `failed` otherwise;
+//! never left open once the prompt is answered (pixir.md 5.1 `tool_result`; ACP tool calls).
+//! Subagent items and delegation results have their own rule (SUB-ACP-ITEM).
+
+use std::collections::BTreeMap;
+
+use gauntlet_runtime::event::subagent::reports_partial;
+use serde_json::Value;
+
+use super::{Invariant, Scope};
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant =
+    Invariant { id: "ACP-TOOL-STATUS", also: &[], name: "tool_calls_projected", scope: Scope::Run, check };
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    if evidence.capture.acp.is_empty() {
+        return Vec::new();
+    }
+    // The last status the live transcript gives each tool item.
+    let mut shown: BTreeMap<&str, &str> = BTreeMap::new();
+    for entry in &evidence.capture.acp {
+        let Some(update) = entry.pointer("/message/params/update") else { continue };
+        let Some(id) = update.get("toolCallId").and_then(Value::as_str) else { continue };
+        let status = update.get("status").and_then(Value::as_str);
+        let known = shown.entry(id).or_insert("pending");
+        if let Some(status) = status {
+            *known = status;
+        }
+    }
+    let first_driven_seq =
+        evidence.audit.turns.get(evidence.first_driven_turn()).map_or(u64::MAX, |turn| turn.user_seq);
+    let mut problems = Vec::new();
+    for result in evidence.lines.iter().filter(|line| line.kind == "tool_result") {
+        let (Some(seq), Some(call_id)) = (result.seq, result.str_field("call_id")) else { continue };
+        if seq < first_driven_seq {
+            continue;
+        }
+        let Some(data) = result.data.as_object() else { continue };
+        let ok = data.get("ok").and_then(Value::as_bool) == Some(true) && !reports_partial(data);
+        let expected = if ok { "completed" } else { "failed" };
+        match shown.get(call_id) {
+            None => problems.push(format!("the tool call `{call_id}` (result at seq {seq}) is never shown to the client")),
+            Some(status) if *status != expected => problems.push(format!(
+                "the tool call `{call_id}` ends `{status}` in ACP, but its tool_result at seq {seq} supports `{expected}`"
+            )),
+            Some(_) => {}
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::capture::Reported;
+    use crate::judge::invariants::fixture::{capture, check, entry};
+
+    fn update(kind: &str, id: &str, status: &str) -> Value {
+        entry(
+            "agent",
+            json!({"jsonrpc": "2.0", "method": "session/update",
+            "params": {"sessionId": "s", "update": {"sessionUpdate": kind, "toolCallId": id, "status": status}}}),
+        )
+    }
+
+    fn run(results: &[Value], acp: Vec<Value>) -> Vec<String> {
+        let mut events = vec![("user_message", json!({"text": "q"}))];
+        events.extend(results.iter().map(|result| ("tool_result", result.clone())));
+        let mut capture = capture(&events, &[]);
+        capture.reported.push(Reported { stop_reason: Some("end_turn".into()), error: None });
+        capture.acp = acp;
+        check(INVARIANT, &capture)
+    }
+
+    #[test]
+    fn results_shown_with_their_status_pass() {
+        let results = [json!({"call_id": "c1", "ok": true}), json!({"call_id": "c2", "ok": false})];
+        let acp = vec![
+            update("tool_call", "c1", "in_progress"),
+            update("tool_call_update", "c1", "completed"),
+            update("tool_call", "c2", "in_progress"),
+            update("tool_call_update", "c2", "failed"),
+        ];
+        assert_eq!(run(&results, acp), Vec::<String>::new());
+    }
+
+    #[test]
+    fn swapped_open_and_missing_items_are_caught() {
+        let results = [
+            json!({"call_id": "c1", "ok": false}),
+            json!({"call_id": "c2", "ok": true}),
+            json!({"call_id": "c3", "ok": true}),
+        ];
+        let acp = vec![
+            update("tool_call", "c1", "in_progress"),
+            update("tool_call_update", "c1", "completed"),
+            update("tool_call", "c2", "in_progress"),
+        ];
+        assert_eq!(
+            run(&results, acp),
+            [
+                "the tool call `c1` ends `completed` in ACP, but its tool_result at seq 1 supports `failed`",
+                "the tool call `c2` ends `in_progress` in ACP, but its tool_result at seq 2 supports `completed`",
+                "the tool call `c3` (result at seq 3) is never shown to the client",
+            ]
+        );
+    }
+}
