@@ -5,6 +5,8 @@
 //! `GAUNTLET_BLESS=1 cargo test -p gauntlet --test conformance` writes pending goldens for
 //! review; `cargo run -p gauntlet -- accept` accepts them. CI (`CI` set) never writes.
 
+mod generated;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -74,6 +76,8 @@ fn main() {
         .push(Trial::test("corpus/rust-files-open-with-docs", move || files_open_with_docs(&root)).with_kind("corpus"));
     let root = plan.root.clone();
     trials.push(Trial::test("corpus/layers", move || layers_hold(&root)).with_kind("corpus"));
+    let root = plan.root.clone();
+    trials.push(Trial::test("generated/seeds", move || Ok(generated::trial(&root)?)).with_kind("generated"));
     libtest_mimic::run(&args, trials).exit();
 }
 
