@@ -119,7 +119,8 @@ pub fn subset(expected: &Value, actual: &Value) -> bool {
             let patterns = |key: &str| expected.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
             let found = |pattern: &Value| actual.iter().any(|element| matches_element(pattern, element));
             let mut rest = actual.iter();
-            let ordered = patterns("in_order").iter().all(|pattern| rest.any(|element| matches_element(pattern, element)));
+            let ordered =
+                patterns("in_order").iter().all(|pattern| rest.any(|element| matches_element(pattern, element)));
             patterns("contains").iter().all(found) && ordered && !patterns("lacks").iter().any(found)
         }
         (Value::Object(expected), Value::Object(actual)) => {
@@ -136,7 +137,9 @@ pub fn subset(expected: &Value, actual: &Value) -> bool {
 /// A table with only `contains`, `in_order` and `lacks` keys, each an array, and at least one.
 fn is_membership(table: &serde_json::Map<String, Value>) -> bool {
     !table.is_empty()
-        && table.iter().all(|(key, value)| matches!(key.as_str(), "contains" | "in_order" | "lacks") && value.is_array())
+        && table
+            .iter()
+            .all(|(key, value)| matches!(key.as_str(), "contains" | "in_order" | "lacks") && value.is_array())
 }
 
 fn matches_element(pattern: &Value, element: &Value) -> bool {
@@ -182,7 +185,10 @@ mod tests {
         let ordered = json!({ "calls": { "in_order": ["thread/resume", "turn/steer", "thread/read"] } });
         assert!(subset(&ordered, &actual));
         assert!(!subset(&json!({ "calls": { "in_order": ["turn/steer", "thread/resume"] } }), &actual));
-        assert!(!subset(&json!({ "calls": { "in_order": ["turn/steer", "turn/steer"] } }), &actual), "one element per pattern");
+        assert!(
+            !subset(&json!({ "calls": { "in_order": ["turn/steer", "turn/steer"] } }), &actual),
+            "one element per pattern"
+        );
         // A table with other keys is an ordinary object, which never matches an array.
         assert!(!subset(&json!({ "calls": { "contains": [], "other": 1 } }), &actual));
         assert!(!subset(&json!({ "calls": {} }), &actual));
