@@ -30,7 +30,7 @@
 //! | --- | --- | --- |
 //! | `read` | `result` or `result_json`: a `thread/read` result (absent or null: nil) | `snapshot` |
 //! | `merge` | the same | `thread` |
-//! | `poll` | the same | `gate`, `log`s, `event`s, `thread`, `stored` (a nil read: `thread`, `stored`) |
+//! | `poll` | the same (nil reads as an empty result, as codex-tg normalizes it) | `gate`, `log`s, `event`s, `thread`, `stored` |
 //! | `gate` | `snapshot`: the fields of a `snapshot` record | `gate` |
 //! | `notification` | `method`, `params` or `params_json`: a live app-server notification | `event`s |
 //! | `terminal_log` | `snapshot` | a `log` when it is a terminal Telegram-origin turn, else nothing |
@@ -48,7 +48,7 @@
 //! | --- | --- | --- |
 //! | `observer_poll_ms` | `5000` | the observer poll interval (grace and hot-poll times derive from it) |
 //! | `thread` | none | the stored row: `id`, `title`, `project`, `cwd`, `status`, `active_turn_id` |
-//! | `snapshot` | empty | the stored snapshot state (the `snapshot` field of a `stored` record) |
+//! | `snapshot` | none | the stored snapshot state (the `snapshot` field of a `stored` record); without it the thread has none, and its first read emits no events |
 //! | `telegram_origin`, `explicit_interrupt` | `[]` | marked turns, `{ thread_id, turn_id }` |
 //! | `armed_steer_turn_id` | `""` | a turn an earlier card action armed for steering |
 //! | `app_server` | see [`AppServer`] | `thread_read` (or `thread_read_json`), `steer_errors`, `steer_error`, `started_turn_id` |
@@ -91,8 +91,8 @@ pub struct Config {
     pub observer_poll_ms: u64,
     /// The stored thread row; `None` means the bridge knows no thread.
     pub thread: Option<ThreadRow>,
-    /// The stored snapshot state of that thread.
-    pub snapshot: SnapshotState,
+    /// The stored snapshot state of that thread; `None` (the key left out) when none is stored yet.
+    pub snapshot: Option<SnapshotState>,
     /// Turns marked as started from Telegram (`turn_origin.telegram.<thread>.<turn>`).
     pub telegram_origin: Vec<TurnRef>,
     /// Turns the operator stopped (`turn_terminal.explicit_interrupt.<thread>.<turn>`).
@@ -112,7 +112,7 @@ impl Default for Config {
         Config {
             observer_poll_ms: 5_000,
             thread: None,
-            snapshot: SnapshotState::default(),
+            snapshot: None,
             telegram_origin: Vec::new(),
             explicit_interrupt: Vec::new(),
             armed_steer_turn_id: String::new(),
@@ -558,8 +558,8 @@ impl ThreadRecord {
 pub struct Stored {
     /// The stored thread row, if any.
     pub thread: Option<ThreadRow>,
-    /// The stored snapshot state.
-    pub snapshot: SnapshotState,
+    /// The stored snapshot state; `null` while none is stored.
+    pub snapshot: Option<SnapshotState>,
     /// `threadNeedsCatchupPolling`: the row looks active or an unexpired defer marker exists.
     pub needs_catchup_polling: bool,
     /// Whether the latest stored turn carries the Telegram-origin marker.
@@ -647,7 +647,7 @@ pub struct LiveEventOutcome {
 pub struct Bridge {
     observer_poll_ms: u64,
     thread: Option<ThreadRow>,
-    snapshot_state: SnapshotState,
+    snapshot_state: Option<SnapshotState>,
     markers: Markers,
     armed_steer_turn_id: String,
     thread_read: Value,
@@ -722,7 +722,7 @@ impl Bridge {
     fn stored(&self, now_ms: u64) -> Stored {
         let turn = TurnRef {
             thread_id: self.thread.as_ref().map(|thread| thread.id.clone()).unwrap_or_default(),
-            turn_id: self.snapshot_state.last_seen_turn_id.clone(),
+            turn_id: self.snapshot_state.as_ref().map(|state| state.last_seen_turn_id.clone()).unwrap_or_default(),
         };
         let deferred = self.markers.deferred.values().any(|state| now_ms < state.expires_at_ms);
         Stored {

@@ -4,7 +4,8 @@
 //! Pure, like the Turn judge. Invariants ([`ALL`], one rule per file in `lifecycle/`) hold on
 //! every scenario of their family. Expectations are per step: each `expect` table must be a
 //! subset of the record in the same place (objects by key, recursively; arrays element by
-//! element with the same length), and the step must produce exactly as many records. A
+//! element with the same length, or by membership: [`subset`]), and the step must produce
+//! exactly as many records. A
 //! scenario of `behaviour = "reference"` pins an upstream quirk: missing its expectations is a
 //! golden difference, not a contract failure.
 
@@ -105,8 +106,23 @@ fn expectations(scenario: &LifecycleScenario, capture: &LifecycleCapture) -> Vec
 
 /// Whether `expected` is a subset of `actual`: objects key by key, arrays element by element
 /// with the same length, numbers by value, everything else equal.
+///
+/// A table of only `contains`, `in_order` and `lacks` against an array states membership and
+/// nothing else (BRIDGE-STEER-ACTIVE asks for a `turn/steer` and no `turn/start`, not for a whole
+/// call list): every `contains` pattern matches some element, the `in_order` patterns match
+/// elements in that order (others may come between), and no `lacks` pattern matches any. A pattern
+/// matches an element it is a subset of, and a string pattern also matches a string that begins
+/// with it and a space, so `"turn/start"` names the method whatever its argument.
 pub fn subset(expected: &Value, actual: &Value) -> bool {
     match (expected, actual) {
+        (Value::Object(expected), Value::Array(actual)) if is_membership(expected) => {
+            let patterns = |key: &str| expected.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+            let found = |pattern: &Value| actual.iter().any(|element| matches_element(pattern, element));
+            let mut rest = actual.iter();
+            let ordered =
+                patterns("in_order").iter().all(|pattern| rest.any(|element| matches_element(pattern, element)));
+            patterns("contains").iter().all(found) && ordered && !patterns("lacks").iter().any(found)
+        }
         (Value::Object(expected), Value::Object(actual)) => {
             expected.iter().all(|(key, value)| actual.get(key).is_some_and(|actual| subset(value, actual)))
         }
@@ -115,6 +131,23 @@ pub fn subset(expected: &Value, actual: &Value) -> bool {
         }
         (Value::Number(expected), Value::Number(actual)) => expected.as_f64() == actual.as_f64(),
         _ => expected == actual,
+    }
+}
+
+/// A table with only `contains`, `in_order` and `lacks` keys, each an array, and at least one.
+fn is_membership(table: &serde_json::Map<String, Value>) -> bool {
+    !table.is_empty()
+        && table
+            .iter()
+            .all(|(key, value)| matches!(key.as_str(), "contains" | "in_order" | "lacks") && value.is_array())
+}
+
+fn matches_element(pattern: &Value, element: &Value) -> bool {
+    match (pattern, element) {
+        (Value::String(pattern), Value::String(element)) => {
+            element == pattern || element.strip_prefix(pattern.as_str()).is_some_and(|rest| rest.starts_with(' '))
+        }
+        _ => subset(pattern, element),
     }
 }
 
@@ -138,6 +171,27 @@ mod tests {
         assert!(!subset(&json!({ "anomalies": [] }), &actual));
         assert!(!subset(&json!({ "missing": 1 }), &actual));
         assert!(subset(&json!({ "at_ms": 5.0 }), &actual));
+    }
+
+    #[test]
+    fn membership_tables_pin_only_what_they_name() {
+        let actual = json!({ "calls": ["thread/resume t", "thread/read t", "turn/steer turn-1", "thread/read t"] });
+        let steered = json!({ "calls": { "contains": ["turn/steer turn-1"], "lacks": ["turn/start"] } });
+        assert!(subset(&steered, &actual));
+        assert!(subset(&json!({ "calls": { "contains": ["turn/steer"] } }), &actual));
+        assert!(!subset(&json!({ "calls": { "lacks": ["thread/read"] } }), &actual));
+        assert!(!subset(&json!({ "calls": { "contains": ["turn/steer turn-2"] } }), &actual));
+        assert!(!subset(&json!({ "calls": { "contains": ["turn/ste"] } }), &actual), "a prefix must end at a word");
+        let ordered = json!({ "calls": { "in_order": ["thread/resume", "turn/steer", "thread/read"] } });
+        assert!(subset(&ordered, &actual));
+        assert!(!subset(&json!({ "calls": { "in_order": ["turn/steer", "thread/resume"] } }), &actual));
+        assert!(
+            !subset(&json!({ "calls": { "in_order": ["turn/steer", "turn/steer"] } }), &actual),
+            "one element per pattern"
+        );
+        // A table with other keys is an ordinary object, which never matches an array.
+        assert!(!subset(&json!({ "calls": { "contains": [], "other": 1 } }), &actual));
+        assert!(!subset(&json!({ "calls": {} }), &actual));
     }
 
     fn scenario(behaviour: &str) -> LifecycleScenario {

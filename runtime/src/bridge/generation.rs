@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{Body, Log, LogEvent};
 
+/// `Client.Request`'s error while no process runs.
+pub const NOT_RUNNING: &str = "app-server is not running";
+
 /// The repair reason a closed current live loop records.
 pub const LIVE_LOOP_CLOSED: &str = "live_event_loop_closed";
 
@@ -136,7 +139,7 @@ pub struct ClientState {
     pub server_requests: Vec<String>,
     /// How many `initialize` requests were sent.
     pub initialize_count: u32,
-    /// How many notifications were broadcast.
+    /// How many events were broadcast to subscribers (server requests and notifications).
     pub broadcasts: u32,
     /// The error of the latest `Start`, or `""`.
     pub start_error: String,
@@ -162,48 +165,58 @@ pub struct RequestOutcome {
     pub method: String,
     /// Whether it was sent.
     pub sent: bool,
-    /// `"not running"` when the client is not started.
+    /// [`NOT_RUNNING`] when the client is not started.
     pub error: String,
 }
 
 impl ClientState {
     /// `Start`: a started client is shared; a failed `initialize` leaves it unstarted with nothing pending.
+    ///
+    /// As codex-tg's `Client.Start`: spawning the process starts a generation, and the
+    /// `closeRunning` after a failed `initialize` ends it with another, so a late payload of the
+    /// failed process is stale; the error is the `initialize` error as it came.
     pub fn start(&mut self, initialize_error: &str) -> ClientState {
         if !self.started {
+            self.generation = self.generation.saturating_add(1);
             self.initialize_count = self.initialize_count.saturating_add(1);
             if initialize_error.is_empty() {
                 self.started = true;
-                self.generation = self.generation.saturating_add(1);
                 self.start_error.clear();
             } else {
                 self.pending.clear();
-                self.server_requests.clear();
-                self.start_error = format!("initialize: {initialize_error}");
+                self.generation = self.generation.saturating_add(1);
+                initialize_error.clone_into(&mut self.start_error);
             }
         }
         self.clone()
     }
 
-    /// `handlePayload(payload, generation)`: another generation's payload resolves, stores and broadcasts nothing.
+    /// `handlePayload(payload, generation)`: another generation's payload resolves, stores and
+    /// broadcasts nothing. As upstream, a server request (with an id) and every notification,
+    /// `serverRequest/resolved` included, are broadcast to subscribers.
     pub fn handle(&mut self, kind: PayloadKind, generation: u64, id: &str) -> Delivery {
-        let accepted = self.started && generation == self.generation;
+        let accepted =
+            self.started && generation == self.generation && !(kind == PayloadKind::ServerRequest && id.is_empty());
         if accepted {
             match kind {
                 PayloadKind::Response => self.pending.retain(|pending| pending != id),
                 PayloadKind::ServerRequest => self.server_requests.push(id.to_owned()),
                 PayloadKind::Resolved => self.server_requests.retain(|stored| stored != id),
-                PayloadKind::Notification => self.broadcasts = self.broadcasts.saturating_add(1),
+                PayloadKind::Notification => {}
+            }
+            if kind != PayloadKind::Response {
+                self.broadcasts = self.broadcasts.saturating_add(1);
             }
         }
         Delivery { kind, generation, id: id.to_owned(), accepted }
     }
 
-    /// `Request`: refused with "not running" unless started.
+    /// `Request`: refused unless started, with codex-tg's error.
     pub fn request(&mut self, method: &str) -> RequestOutcome {
         if self.started {
             RequestOutcome { method: method.to_owned(), sent: true, error: String::new() }
         } else {
-            RequestOutcome { method: method.to_owned(), sent: false, error: "not running".to_owned() }
+            RequestOutcome { method: method.to_owned(), sent: false, error: NOT_RUNNING.to_owned() }
         }
     }
 }

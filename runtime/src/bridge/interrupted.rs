@@ -202,9 +202,10 @@ pub fn decide(markers: &mut Markers, snapshot: &Snapshot, now_ms: u64, observer_
             if decision.hot_poll {
                 decision.next_poll_after_ms = Some(now_ms.saturating_add(hot_poll_interval_ms));
             }
+            // As upstream: first sighting and expiry from the cleared marker, last sighting now.
             let mut decision = finish(decision, markers);
             decision.first_seen_at_ms = Some(existing.first_seen_at_ms);
-            decision.last_seen_at_ms = Some(existing.last_seen_at_ms);
+            decision.last_seen_at_ms = Some(now_ms);
             decision.expires_at_ms = Some(existing.expires_at_ms);
             return decision;
         }

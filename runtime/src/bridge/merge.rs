@@ -16,7 +16,7 @@ pub struct ThreadRow {
     pub id: String,
     /// The title.
     pub title: String,
-    /// The project name; when empty, the last component of `cwd`.
+    /// The project name (`ProjectNameFromCWD` when the row comes from a read).
     pub project: String,
     /// The working directory.
     pub cwd: String,
@@ -32,22 +32,19 @@ impl ThreadRow {
         ThreadRow {
             id: snapshot.thread_id.clone(),
             title: snapshot.thread_title.clone(),
-            project: String::new(),
+            project: snapshot.thread_project.clone(),
             cwd: snapshot.thread_cwd.clone(),
             status: snapshot.thread_status.clone(),
             active_turn_id: snapshot.active_turn_id.clone(),
         }
     }
 
-    /// `Thread.Label()`: `"[project] title"`, or the title alone without a project.
+    /// `Thread.Label()`: `"[project] title"`, or the title alone without a project; the cwd plays
+    /// no part (a row read from the app server always has a project).
     pub fn label(&self) -> String {
-        let title = if self.title.is_empty() { &self.id } else { &self.title };
-        let project = if self.project.is_empty() {
-            self.cwd.rsplit(['/', '\\']).find(|part| !part.is_empty()).unwrap_or_default()
-        } else {
-            &self.project
-        };
-        if project.is_empty() { title.clone() } else { format!("[{project}] {title}") }
+        let title = if self.title.trim().is_empty() { self.id.trim() } else { self.title.trim() };
+        let project = self.project.trim();
+        if project.is_empty() { title.to_owned() } else { format!("[{project}] {title}") }
     }
 
     /// `threadLooksActiveForInput` (and `ForPolling`, the same rule).
@@ -108,8 +105,10 @@ mod tests {
     }
 
     #[test]
-    fn labels_name_the_project() {
-        let thread = ThreadRow { title: "Fix".into(), cwd: "C:\\Users\\you\\Projects\\Codex".into(), ..row("", "") };
+    fn labels_name_the_project_and_never_the_cwd() {
+        let thread = ThreadRow { title: "Fix".into(), project: "Codex".into(), ..row("", "") };
         assert_eq!(thread.label(), "[Codex] Fix");
+        let thread = ThreadRow { title: "Fix".into(), cwd: "C:\\Users\\you\\Projects\\Codex".into(), ..row("", "") };
+        assert_eq!(thread.label(), "Fix");
     }
 }

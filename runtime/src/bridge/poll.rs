@@ -15,20 +15,29 @@ pub const IDLE_POLL_MS: u64 = 30_000;
 
 /// What one pass of the pipeline did.
 pub struct Refreshed {
-    /// The gate's decision; `None` for a nil read.
+    /// The gate's decision.
     pub decision: Option<GateDecision>,
     /// Diagnostics, in order.
     pub logs: Vec<Log>,
     /// Turn lifecycle events against the previous stored state.
     pub events: Vec<DiffEvent>,
-    /// The thread the operation goes on with: the merged row, or the stored row when deferred or nil.
+    /// The thread the operation goes on with: the merged row, or the stored row when deferred.
     pub thread: Option<ThreadRow>,
+}
+
+/// Which upstream path runs the pipeline; they differ only in when the thread is polled next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operation {
+    /// `pollTracked`: a thread that is not busy is polled again after [`IDLE_POLL_MS`].
+    Poll,
+    /// `refreshThreadForOperation` (input, `/stop`): a thread that is not busy gets no poll time.
+    Refresh,
 }
 
 impl Bridge {
     /// One observer poll of a `thread/read` result.
     pub(super) fn poll(&mut self, read: &Value, now_ms: u64) -> Vec<Body> {
-        let refreshed = self.refresh(read, now_ms);
+        let refreshed = self.refresh(read, Operation::Poll, now_ms);
         let mut bodies: Vec<Body> = refreshed.decision.into_iter().map(Body::Gate).collect();
         bodies.extend(refreshed.logs.into_iter().map(Body::Log));
         bodies.extend(refreshed.events.into_iter().map(Body::Event));
@@ -39,13 +48,14 @@ impl Bridge {
         bodies
     }
 
-    /// Normalize, merge, gate and store one `thread/read` result; a nil result changes nothing.
-    pub(super) fn refresh(&mut self, read: &Value, now_ms: u64) -> Refreshed {
+    /// Normalize, merge, gate and store one `thread/read` result.
+    ///
+    /// A nil result is not skipped: codex-tg's `SnapshotFromThreadRead` turns it into an empty
+    /// snapshot, which the merge fills from the stored row and the store then writes (so a nil
+    /// read clears the stored turn, and names the project `Shared/General`).
+    pub(super) fn refresh(&mut self, read: &Value, operation: Operation, now_ms: u64) -> Refreshed {
         let mut refreshed =
             Refreshed { decision: None, logs: Vec::new(), events: Vec::new(), thread: self.thread.clone() };
-        if read.is_null() {
-            return refreshed;
-        }
         let mut snapshot = snapshot::from_thread_read(read);
         let merged = self.merged(&snapshot);
         snapshot.thread_id.clone_from(&merged.id);
@@ -63,18 +73,22 @@ impl Bridge {
             (GateAction::Accept, _) => {}
         }
         if decision.action == GateAction::Defer {
-            self.snapshot_state.next_poll_after_ms = decision.next_poll_after_ms;
+            // `applyTerminalGateHotPolling`: only a stored snapshot gets the hot-poll time.
+            if let Some(state) = &mut self.snapshot_state {
+                state.next_poll_after_ms = decision.next_poll_after_ms;
+            }
             refreshed.decision = Some(decision);
             return refreshed;
         }
-        refreshed.events = snapshot::diff(&self.snapshot_state, &snapshot);
-        let waiting = snapshot.waiting_on_approval || snapshot.waiting_on_reply;
-        let next_poll_after_ms = match decision.next_poll_after_ms {
-            Some(hot) if decision.hot_poll => hot,
-            _ if merged.looks_active() || waiting => now_ms.saturating_add(self.observer_poll_ms),
-            _ => now_ms.saturating_add(IDLE_POLL_MS),
+        refreshed.events = snapshot::diff(self.snapshot_state.as_ref(), &snapshot);
+        let busy =
+            snapshot.latest_turn_status == "inProgress" || snapshot.waiting_on_approval || snapshot.waiting_on_reply;
+        let next_poll_after_ms = match operation {
+            _ if busy => Some(now_ms.saturating_add(self.observer_poll_ms)),
+            Operation::Poll => Some(now_ms.saturating_add(IDLE_POLL_MS)),
+            Operation::Refresh => None,
         };
-        self.snapshot_state = snapshot::compact(&snapshot, Some(next_poll_after_ms));
+        self.snapshot_state = Some(snapshot::compact(self.snapshot_state.as_ref(), &snapshot, next_poll_after_ms));
         refreshed.logs.extend(self.terminal_log(&snapshot));
         self.thread = Some(merged.clone());
         refreshed.thread = Some(merged);

@@ -240,53 +240,77 @@ pub fn user_input_response(request: &Value, answer: &str) -> Value {
     Value::Object(response)
 }
 
-/// One rollout `event_msg` as a log line: `<ts> <HEADER>`, the command when there is one, then output.
+/// `renderEventMsg` (codex-tg `internal/daemon/log_archive.go`): one rollout `event_msg` as a log
+/// line, `[<ts>] <HEADER> ...`; an exec end's output follows on lines indented by four spaces.
+/// An unknown type renders nothing. Every field goes through [`map_string`], so a missing or
+/// `<nil>` command leaves only the (upstream) trailing space.
 pub fn render_event_msg(ts: &str, payload: &Value) -> String {
     let Value::Object(map) = payload else { return String::new() };
-    let kind = map_string(map, "type");
-    let status = map_string(map, "status");
-    let command = map.get("command").map(render_command).unwrap_or_default();
-    let output = first_string(map, &["aggregated_output", "formatted_output", "stdout", "output", "message"]);
-    let header = match kind.as_str() {
-        "exec_command_begin" => "TOOL".to_owned(),
-        "exec_command_end" if status.is_empty() => "TOOL OUTPUT".to_owned(),
-        "exec_command_end" => format!("TOOL OUTPUT ({status})"),
-        "agent_message" => "AGENT".to_owned(),
-        "user_message" => "USER".to_owned(),
-        "" => "EVENT".to_owned(),
-        other => other.to_uppercase(),
-    };
-    let mut lines = vec![clean_nil_literal(&format!("{} {header}", ts.trim())).trim().to_owned()];
-    for part in [command, output] {
-        let part = clean_nil_literal(&part);
-        if !part.trim().is_empty() {
-            lines.push(part.trim_end().to_owned());
+    let field = |key: &str| map_string(map, key);
+    match field("type").as_str() {
+        "task_started" => format!("[{ts}] TASK STARTED turn={}", field("turn_id")),
+        "thread_name_updated" => format!("[{ts}] THREAD NAME {}", field("thread_name")),
+        "user_message" => format!("[{ts}] USER {}", field("message")),
+        "agent_message" => {
+            let phase = field("phase");
+            let phase = if phase.is_empty() { "message".to_owned() } else { phase };
+            format!("[{ts}] ASSISTANT ({phase}) {}", field("message"))
         }
+        "exec_command_end" => {
+            let command = map.get("command").map(render_command).unwrap_or_default();
+            let mut text = format!("[{ts}] TOOL OUTPUT ({}) {command}", field("status"));
+            let output = field("aggregated_output");
+            if !output.is_empty() {
+                let indented: Vec<String> =
+                    output.replace("\r\n", "\n").split('\n').map(|line| format!("    {line}")).collect();
+                text.push('\n');
+                text.push_str(&indented.join("\n"));
+            }
+            text
+        }
+        "approval_request" => format!("[{ts}] APPROVAL REQUEST {}", field("question")),
+        "user_input_request" => format!("[{ts}] INPUT REQUEST {}", field("question")),
+        "task_complete" => format!("[{ts}] TASK COMPLETE {}", field("last_agent_message")),
+        "turn_aborted" => format!("[{ts}] TURN ABORTED reason={}", field("reason")),
+        _ => String::new(),
     }
-    lines.join("\n")
 }
 
-/// The summary panel: the turn status line, then the newest message, each cleaned of the nil literal.
+/// The body of `renderSummaryPanelMarkdown` (codex-tg `internal/daemon/panels.go`), without the
+/// visual header and timing footer the reference does not model: `Status: <readableStatus>`, then
+/// each entry oldest first as `[label]` and its text with the nil literal deleted, or
+/// `No agent messages yet.`.
 ///
-/// `summary` is `{"latest_turn_status": ..., "entries": [{"phase": ..., "text": ...}]}`, entries newest first.
+/// `summary` is `{"latest_turn_status": ..., "thread_status": ..., "entries": [{"phase": ..., "text": ...}]}`,
+/// entries newest first as a snapshot holds them.
 pub fn summary_messages(summary: &Value) -> Vec<String> {
-    let status = clean_nil_literal(&payload_string(summary.get("latest_turn_status")));
-    let mut lines = Vec::new();
-    if !status.trim().is_empty() {
-        lines.push(format!("Status: {}", status.trim()));
+    let status = [summary.get("latest_turn_status"), summary.get("thread_status")]
+        .into_iter()
+        .map(payload_string)
+        .find(|status| !status.is_empty())
+        .unwrap_or_else(|| "idle".to_owned());
+    let mut text = format!("Status: {status}");
+    let entries = summary.get("entries").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    if entries.is_empty() {
+        text.push_str("\n\nNo agent messages yet.");
     }
-    let newest = summary.get("entries").and_then(Value::as_array).and_then(|entries| entries.first());
-    if let Some(Value::Object(entry)) = newest {
-        let phase = clean_nil_literal(&map_string(entry, "phase"));
-        let text = clean_nil_literal(&payload_string(entry.get("text")));
-        if !phase.trim().is_empty() {
-            lines.push(format!("[{}]", phase.trim()));
+    for entry in entries.iter().rev().filter_map(Value::as_object) {
+        let body = clean_nil_literal(&payload_string(entry.get("text"))).trim().to_owned();
+        if body.is_empty() {
+            continue;
         }
-        if !text.trim().is_empty() {
-            lines.push(text);
-        }
+        text.push_str(&format!("\n\n{}\n{body}", summary_label(&map_string(entry, "phase"))));
     }
-    if lines.is_empty() { Vec::new() } else { vec![lines.join("\n")] }
+    vec![text]
+}
+
+/// `summaryAgentLabel`: `[agent]` without a phase, `[final]` for a final answer, else `[phase]`.
+fn summary_label(phase: &str) -> String {
+    match phase.to_lowercase().as_str() {
+        "" => "[agent]".to_owned(),
+        "final_answer" => "[final]".to_owned(),
+        other => format!("[{other}]"),
+    }
 }
 
 #[cfg(test)]
@@ -331,7 +355,7 @@ mod tests {
     fn summary_removes_the_nil_literal() {
         let summary =
             json!({"latest_turn_status": "<nil>", "entries": [{"phase": "<nil>", "text": "Before <nil> after"}]});
-        assert_eq!(summary_messages(&summary), ["Before  after"]);
+        assert_eq!(summary_messages(&summary), ["Status: idle\n\n[agent]\nBefore  after"]);
     }
 
     #[test]

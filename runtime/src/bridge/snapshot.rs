@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::fingerprint::fingerprint;
-use super::render::{choice_options, clean_tool_text, first_string, map_string, render_command};
+use super::render::{choice_options, clean_tool_text, first_string, map_string, string_value};
 use super::status::{WaitingFlag, has_flag, is_terminal, looks_live, status_text, turn_marks_active};
 
 /// How many agent message entries a snapshot keeps, newest first.
@@ -15,6 +15,9 @@ const MAX_ENTRIES: usize = 3;
 
 /// The question of a synthetic prompt when the turn asks nothing recognisable.
 const DEFAULT_QUESTION: &str = "Input required.";
+
+/// `model.PromptSourceSyntheticPoll`: the source of a prompt the poll synthesizes.
+const SYNTHETIC_POLL: &str = "synthetic_poll";
 
 /// One agent message or plan of the latest turn.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,7 +29,7 @@ pub struct Entry {
     pub phase: String,
     /// The trimmed text.
     pub text: String,
-    /// `fingerprint(type, id, phase, text)`, or `fingerprint(type, id, text)` without a phase.
+    /// `fingerprint("agentMessage", id, phase, text)`, for plans too and with an empty phase kept.
     pub fp: String,
 }
 
@@ -40,11 +43,11 @@ pub struct Tool {
     pub kind: String,
     /// What the tool does, nil-safe; never `"{}"` or `"<nil>"`.
     pub label: String,
-    /// The item status.
+    /// The item status, else the (normalized) turn status.
     pub status: String,
-    /// The output, trimmed.
+    /// `aggregatedOutput` as sent; a command's `output`, `stdout` or `stderr`; another tool's text.
     pub output: String,
-    /// `fingerprint("tool", id, kind, label, status, output)`.
+    /// `fingerprint(kind, id, label, status, output)`.
     pub fp: String,
 }
 
@@ -56,11 +59,14 @@ pub struct PlanPrompt {
     pub source: String,
     /// The turn that waits.
     pub turn_id: String,
-    /// The newest plan text, else the newest agent question, else `"Input required."`; never the stale preview.
+    /// The item the question comes from, or `""` for the default question.
+    pub item_id: String,
+    /// The newest non-final agent message or plan text, else the newest user question, else
+    /// `"Input required."`; never the thread's stale preview.
     pub question: String,
-    /// The newest plan's choices.
+    /// The choices of the newest item that has any.
     pub options: Vec<String>,
-    /// `fingerprint("plan_prompt", turn_id, question, options joined by newlines)`.
+    /// `fingerprint("planPrompt", source, thread, turn, item, question, options joined by U+001F)`.
     pub fingerprint: String,
     /// Always `waiting for input`.
     pub status: String,
@@ -96,6 +102,8 @@ pub struct Snapshot {
     pub thread_title: String,
     /// `cwd`.
     pub thread_cwd: String,
+    /// `ProjectNameFromCWD(cwd)`: never empty for a read (`Shared/General` without a cwd).
+    pub thread_project: String,
     /// The thread status text, after normalization.
     pub thread_status: String,
     /// The active turn, after normalization.
@@ -112,9 +120,9 @@ pub struct Snapshot {
     pub final_text: String,
     /// The final answer's fingerprint.
     pub final_fp: String,
-    /// The newest progress line: a non-final message or a tool label.
+    /// The newest progress line: the rendered text of the newest plan or tool item that has one.
     pub progress_text: String,
-    /// `fingerprint("progress", progress_text)`.
+    /// `fingerprint(item type, item id, progress_text)`.
     pub progress_fp: String,
     /// The newest user message's id.
     pub user_message_id: String,
@@ -130,7 +138,7 @@ pub struct Snapshot {
     pub plan_prompt: Option<PlanPrompt>,
     /// Detail kinds in item order.
     pub detail_kinds: Vec<DetailKind>,
-    /// `fingerprint(turn_id, status)` when the turn status is terminal, else `""`.
+    /// `fingerprint(turn_id, status)` when the turn is `completed`, `interrupted` or `failed`, else `""`.
     pub completion_fp: String,
 }
 
@@ -154,21 +162,18 @@ impl Snapshot {
     }
 }
 
-/// One item of the latest turn, reduced to what the snapshot needs.
-enum Item {
-    User { id: String, text: String },
-    Message { id: String, kind: &'static str, phase: String, text: String, options: Vec<String> },
-    Tool(Tool),
-}
+/// The item types codex-tg treats as tools (`SnapshotFromThreadRead`'s tool and progress switch).
+const TOOL_TYPES: [&str; 5] = ["commandExecution", "fileChange", "dynamicToolCall", "mcpToolCall", "webSearch"];
 
 /// `SnapshotFromThreadRead`: the nested `{"thread": ...}` form wins over the flat one; `null` is an empty snapshot.
+///
+/// An empty snapshot still has a project: codex-tg's `ThreadFromPayload` names every thread through
+/// `ProjectNameFromCWD`, which gives `Shared/General` for an empty cwd.
 pub fn from_thread_read(result: &Value) -> Snapshot {
+    let empty = Map::new();
     let thread = match result.get("thread") {
         Some(Value::Object(thread)) => thread,
-        _ => match result {
-            Value::Object(thread) => thread,
-            _ => return Snapshot::default(),
-        },
+        _ => result.as_object().unwrap_or(&empty),
     };
     let mut snapshot = Snapshot {
         thread_id: first_string(thread, &["id", "threadId"]),
@@ -177,12 +182,12 @@ pub fn from_thread_read(result: &Value) -> Snapshot {
         active_turn_id: map_string(thread, "activeTurnId"),
         ..Snapshot::default()
     };
+    snapshot.thread_project = project_name_from_cwd(&snapshot.thread_cwd);
     snapshot.thread_title = first_string(thread, &["name", "title"]);
     if snapshot.thread_title.is_empty() {
         snapshot.thread_title = snapshot.thread_id.clone();
     }
     let latest_turn = thread.get("turns").and_then(Value::as_array).and_then(|turns| turns.last());
-    let empty = Map::new();
     let turn = latest_turn.and_then(Value::as_object).unwrap_or(&empty);
     snapshot.latest_turn_id = map_string(turn, "id");
     snapshot.latest_turn_status = status_text(turn.get("status"));
@@ -196,25 +201,67 @@ pub fn from_thread_read(result: &Value) -> Snapshot {
             WaitingFlag::Reply => snapshot.waiting_on_reply = waiting,
         }
     }
-    let items: Vec<Item> = turn
+    let items: Vec<&Map<String, Value>> = turn
         .get("items")
         .and_then(Value::as_array)
-        .map(|items| items.iter().filter_map(item).collect())
+        .map(|items| items.iter().filter_map(Value::as_object).collect())
         .unwrap_or_default();
-    fill_from_items(&mut snapshot, &items);
+    snapshot.entries = message_entries(&items);
+    snapshot.entries.truncate(MAX_ENTRIES);
+    snapshot.detail_kinds = detail_kinds(&items);
+    if snapshot.waiting_on_reply {
+        snapshot.plan_prompt = Some(synthetic_prompt(&snapshot.thread_id, &snapshot.latest_turn_id, &items));
+    }
+    if let Some((id, text)) = latest_user_message(&items) {
+        snapshot.user_message_fp = fingerprint(&["userMessage", &id, &text]);
+        snapshot.user_message_id = id;
+        snapshot.user_message_text = text;
+    }
+    (snapshot.final_text, snapshot.final_fp) = latest_final(&items);
     normalize_finalized_turn(&mut snapshot);
+    // After normalization, as upstream: a tool without a status takes the (normalized) turn status.
+    fill_progress_and_tool(&mut snapshot, &items);
     snapshot.completion_fp = completion_fp(&snapshot.latest_turn_id, &snapshot.latest_turn_status);
     snapshot
 }
 
-/// `fingerprint(turn, status)` for a terminal turn, else `""`.
-pub fn completion_fp(turn_id: &str, status: &str) -> String {
-    if turn_id.is_empty() || !is_terminal(status) { String::new() } else { fingerprint(&[turn_id, status]) }
+/// `ProjectNameFromCWD` (codex-tg `internal/model/types.go`): the last path component of the cwd
+/// (either separator), `Shared/General` when there is none or for the default Codex documents folder.
+pub fn project_name_from_cwd(cwd: &str) -> String {
+    const SHARED: &str = "Shared/General";
+    let normalized = cwd.trim().replace('\\', "/");
+    let trimmed = normalized.trim_end_matches('/');
+    if trimmed.is_empty() || trimmed == "." || trimmed.eq_ignore_ascii_case("c:/users/you/documents/codex") {
+        return SHARED.to_owned();
+    }
+    match trimmed.rsplit('/').next() {
+        Some(dir) if !dir.is_empty() && dir != "." => dir.to_owned(),
+        _ => SHARED.to_owned(),
+    }
 }
 
-/// The text of a message item: `text`, else its `content[].text` joined by newlines; trimmed.
-fn item_text(map: &Map<String, Value>, keys: &[&str]) -> String {
-    let direct = first_string(map, keys);
+/// `fingerprint(turn, status)` for a `completed`, `interrupted` or `failed` turn (exactly those
+/// words, as `DiffSnapshot` and `CompactSnapshot` compare them), else `""`.
+pub fn completion_fp(turn_id: &str, status: &str) -> String {
+    if turn_id.is_empty() || !matches!(status, "completed" | "interrupted" | "failed") {
+        String::new()
+    } else {
+        fingerprint(&[turn_id, status])
+    }
+}
+
+/// `stringValue(item[key], "")`: a string as it is, unless it is the nil literal; anything else is `""`.
+fn raw_string(map: &Map<String, Value>, key: &str) -> String {
+    map.get(key).map(|value| string_value(value, "")).unwrap_or_default()
+}
+
+fn item_type(map: &Map<String, Value>) -> String {
+    raw_string(map, "type").trim().to_owned()
+}
+
+/// `userMessageText`: `text`, else its `content[].text` joined by newlines; trimmed.
+fn user_message_text(map: &Map<String, Value>) -> String {
+    let direct = raw_string(map, "text").trim().to_owned();
     if !direct.is_empty() {
         return direct;
     }
@@ -225,7 +272,7 @@ fn item_text(map: &Map<String, Value>, keys: &[&str]) -> String {
             content
                 .iter()
                 .filter_map(Value::as_object)
-                .map(|part| map_string(part, "text"))
+                .map(|part| raw_string(part, "text").trim().to_owned())
                 .filter(|text| !text.is_empty())
                 .collect()
         })
@@ -233,126 +280,226 @@ fn item_text(map: &Map<String, Value>, keys: &[&str]) -> String {
     parts.join("\n").trim().to_owned()
 }
 
-fn item(value: &Value) -> Option<Item> {
-    let map = value.as_object()?;
-    let id = map_string(map, "id");
-    let kind = map_string(map, "type");
-    let tool = |tool_kind: &str, label: String, output: String| {
-        let status = map_string(map, "status");
-        let fp = fingerprint(&["tool", &id, tool_kind, &label, &status, &output]);
-        Item::Tool(Tool { id: id.clone(), kind: tool_kind.to_owned(), label, status, output, fp })
-    };
-    match kind.as_str() {
-        "userMessage" => Some(Item::User { text: item_text(map, &["text"]), id }),
-        "agentMessage" => Some(Item::Message {
-            text: item_text(map, &["text"]),
-            phase: map_string(map, "phase"),
-            kind: "agentMessage",
-            options: Vec::new(),
-            id,
-        }),
-        "plan" => Some(Item::Message {
-            text: item_text(map, &["text", "plan"]),
-            phase: "plan".to_owned(),
-            kind: "plan",
-            options: choice_options(value),
-            id,
-        }),
-        "commandExecution" => Some(tool(
-            "commandExecution",
-            map.get("command").map(render_command).unwrap_or_default(),
-            clean_tool_text(&first_string(map, &["aggregatedOutput", "output", "stdout", "stderr"])),
-        )),
-        "fileChange" => Some(tool("fileChange", clean_tool_text(&map_string(map, "path")), String::new())),
-        "dynamicToolCall" | "mcpToolCall" => {
-            Some(tool(&kind, clean_tool_text(&first_string(map, &["tool", "name", "namespace"])), String::new()))
+/// `planText`: `text`, else `plan`, else the message text.
+fn plan_text(map: &Map<String, Value>) -> String {
+    for key in ["text", "plan"] {
+        let text = raw_string(map, key).trim().to_owned();
+        if !text.is_empty() {
+            return text;
         }
-        "webSearch" => Some(tool("webSearch", clean_tool_text(&first_string(map, &["query", "text"])), String::new())),
-        _ => None,
     }
+    user_message_text(map)
 }
 
-fn entry_fp(kind: &str, id: &str, phase: &str, text: &str) -> String {
-    if phase.is_empty() { fingerprint(&[kind, id, text]) } else { fingerprint(&[kind, id, phase, text]) }
-}
-
-/// Entries, final answer (B.2.2), tool, progress, details and the synthetic prompt.
-fn fill_from_items(snapshot: &mut Snapshot, items: &[Item]) {
-    let messages: Vec<(usize, &Item)> =
-        items.iter().enumerate().filter(|(_, item)| matches!(item, Item::Message { .. })).collect();
-    let any_phase = messages.iter().any(|(_, item)| matches!(item, Item::Message { phase, .. } if !phase.is_empty()));
-    let final_idx = messages.iter().rev().find_map(|(idx, item)| match item {
-        Item::Message { phase, text, .. } if any_phase && phase == "final_answer" && !text.is_empty() => Some(*idx),
-        Item::Message { text, .. } if !any_phase && !text.is_empty() => Some(*idx),
-        _ => None,
-    });
-    for (idx, item) in items.iter().enumerate() {
-        match item {
-            Item::User { id, text } => {
-                snapshot.detail_kinds.push(DetailKind::User);
-                snapshot.user_message_fp = fingerprint(&["userMessage", id, text]);
-                snapshot.user_message_id = id.clone();
-                snapshot.user_message_text = text.clone();
+/// `renderItemText`: the one-line text of an item, as the progress line and tool fallbacks use it.
+fn render_item_text(map: &Map<String, Value>) -> String {
+    match item_type(map).as_str() {
+        "agentMessage" => return raw_string(map, "text").trim().to_owned(),
+        "userMessage" => return user_message_text(map),
+        "plan" => return plan_text(map),
+        "commandExecution" => {
+            let command = clean_tool_text(&raw_string(map, "command"));
+            let status = raw_string(map, "status").trim().to_owned();
+            let output = raw_string(map, "aggregatedOutput").trim().to_owned();
+            let labelled = !status.is_empty() && !command.is_empty();
+            if !output.is_empty() {
+                let line = output.lines().next().unwrap_or_default().trim();
+                return if labelled { format!("{status}: {command}\nOutput: {line}") } else { line.to_owned() };
             }
-            Item::Message { id, kind, phase, text, .. } => {
-                if text.is_empty() {
+            return if labelled { format!("{status}: {command}") } else { command };
+        }
+        "fileChange" => {
+            let path = clean_tool_text(&raw_string(map, "path"));
+            if !path.is_empty() {
+                return format!("File changed: {path}");
+            }
+        }
+        _ => {}
+    }
+    raw_string(map, "text").trim().to_owned()
+}
+
+/// `toolLabel`: the command, path, tool name or query, else the item's rendered text; never `{}` or `<nil>`.
+fn tool_label(map: &Map<String, Value>) -> String {
+    let first_clean = |keys: &[&str]| {
+        keys.iter().map(|key| clean_tool_text(&raw_string(map, key))).find(|text| !text.is_empty()).unwrap_or_default()
+    };
+    let label = match item_type(map).as_str() {
+        "commandExecution" => first_clean(&["command"]),
+        "fileChange" => {
+            let path = first_clean(&["path"]);
+            if path.is_empty() { path } else { format!("File changed: {path}") }
+        }
+        "dynamicToolCall" | "mcpToolCall" => first_clean(&["tool", "name", "namespace"]),
+        "webSearch" => first_clean(&["query", "text"]),
+        _ => String::new(),
+    };
+    if label.is_empty() { clean_tool_text(&render_item_text(map)) } else { label }
+}
+
+/// `toolOutput`: `aggregatedOutput` as it is; a command's `output`, `stdout` or `stderr`; any other
+/// tool's rendered text.
+fn tool_output(map: &Map<String, Value>) -> String {
+    let keys: &[&str] = if item_type(map) == "commandExecution" {
+        &["aggregatedOutput", "output", "stdout", "stderr"]
+    } else {
+        &["aggregatedOutput"]
+    };
+    if let Some(output) = keys.iter().map(|key| raw_string(map, key)).find(|output| !output.trim().is_empty()) {
+        return output;
+    }
+    if item_type(map) == "commandExecution" {
+        return String::new();
+    }
+    render_item_text(map)
+}
+
+/// `toolStatus`: the item's status, else the turn's.
+fn tool_status(map: &Map<String, Value>, turn_status: &str) -> String {
+    let status = raw_string(map, "status").trim().to_owned();
+    if status.is_empty() { turn_status.trim().to_owned() } else { status }
+}
+
+/// `collectAgentMessageEntriesFromItems`: agent messages and plans with text, newest first; a plan
+/// without a phase has phase `plan`; every entry's fingerprint is `("agentMessage", id, phase, text)`,
+/// an empty phase included.
+fn message_entries(items: &[&Map<String, Value>]) -> Vec<Entry> {
+    items
+        .iter()
+        .rev()
+        .filter_map(|map| {
+            let kind = item_type(map);
+            let text = match kind.as_str() {
+                "agentMessage" => user_message_text(map),
+                "plan" => plan_text(map),
+                _ => return None,
+            };
+            if text.is_empty() {
+                return None;
+            }
+            let mut phase = raw_string(map, "phase").trim().to_owned();
+            if kind == "plan" && phase.is_empty() {
+                "plan".clone_into(&mut phase);
+            }
+            let id = raw_string(map, "id");
+            let fp = fingerprint(&["agentMessage", &id, &phase, &text]);
+            Some(Entry { id, phase, text, fp })
+        })
+        .collect()
+}
+
+/// `latestFinalAgentMessage`: the newest `final_answer` entry; when no entry has a phase at all
+/// (a legacy turn), the newest entry, fingerprinted without a phase (BRIDGE-REF-LEGACY-FINAL).
+fn latest_final(items: &[&Map<String, Value>]) -> (String, String) {
+    let entries = message_entries(items);
+    if let Some(entry) = entries.iter().find(|entry| entry.phase.trim().eq_ignore_ascii_case("final_answer")) {
+        return (entry.text.clone(), entry.fp.clone());
+    }
+    if entries.iter().any(|entry| !entry.phase.trim().is_empty()) {
+        return (String::new(), String::new());
+    }
+    entries
+        .first()
+        .map(|entry| (entry.text.clone(), fingerprint(&["agentMessage", &entry.id, &entry.text])))
+        .unwrap_or_default()
+}
+
+/// `latestUserMessage`: the newest user message with text.
+fn latest_user_message(items: &[&Map<String, Value>]) -> Option<(String, String)> {
+    items.iter().rev().filter(|map| item_type(map) == "userMessage").find_map(|map| {
+        let text = user_message_text(map);
+        (!text.is_empty()).then(|| (raw_string(map, "id"), text))
+    })
+}
+
+/// `collectDetailItemsFromItems`, by kind: only a `final_answer` message is a final detail (a
+/// legacy phase-less message is commentary), and a tool with neither label nor output is skipped.
+fn detail_kinds(items: &[&Map<String, Value>]) -> Vec<DetailKind> {
+    let mut kinds = Vec::new();
+    for map in items {
+        match item_type(map).as_str() {
+            "userMessage" if !user_message_text(map).is_empty() => kinds.push(DetailKind::User),
+            "agentMessage" if !raw_string(map, "text").trim().is_empty() => {
+                let final_answer = raw_string(map, "phase").trim().eq_ignore_ascii_case("final_answer");
+                kinds.push(if final_answer { DetailKind::Final } else { DetailKind::Commentary });
+            }
+            "plan" if !plan_text(map).is_empty() => kinds.push(DetailKind::Plan),
+            kind if TOOL_TYPES.contains(&kind) => {
+                let label = tool_label(map);
+                let output = tool_output(map);
+                if label.trim().is_empty() && output.trim().is_empty() {
                     continue;
                 }
-                let fp = entry_fp(kind, id, phase, text);
-                if Some(idx) == final_idx {
-                    snapshot.detail_kinds.push(DetailKind::Final);
-                    snapshot.final_text = text.clone();
-                    snapshot.final_fp = fp.clone();
-                } else if phase == "plan" {
-                    snapshot.detail_kinds.push(DetailKind::Plan);
-                } else {
-                    snapshot.detail_kinds.push(DetailKind::Commentary);
-                    snapshot.progress_text = text.clone();
+                kinds.push(DetailKind::Tool);
+                if !output.trim().is_empty() {
+                    kinds.push(DetailKind::Output);
                 }
-                snapshot.entries.push(Entry { id: id.clone(), phase: phase.clone(), text: text.clone(), fp });
             }
-            Item::Tool(tool) => {
-                snapshot.detail_kinds.push(DetailKind::Tool);
-                if !tool.output.is_empty() {
-                    snapshot.detail_kinds.push(DetailKind::Output);
-                }
-                if !tool.label.is_empty() {
-                    snapshot.progress_text = tool.label.clone();
-                }
-                snapshot.tool = Some(tool.clone());
-            }
+            _ => {}
         }
     }
-    // Newest first: reversed once here rather than inserted at the front for every message.
-    snapshot.entries.reverse();
-    snapshot.entries.truncate(MAX_ENTRIES);
-    if !snapshot.progress_text.is_empty() {
-        snapshot.progress_fp = fingerprint(&["progress", &snapshot.progress_text]);
-    }
-    if snapshot.waiting_on_reply {
-        snapshot.plan_prompt = Some(synthetic_prompt(&snapshot.latest_turn_id, items));
+    kinds
+}
+
+/// The progress line and the newest tool, newest item first: progress is the rendered text of the
+/// newest plan or tool item that has one, `fingerprint(type, id, text)`; the tool is the newest
+/// tool item, `fingerprint(type, id, label, status, output)`.
+fn fill_progress_and_tool(snapshot: &mut Snapshot, items: &[&Map<String, Value>]) {
+    for map in items.iter().rev() {
+        let kind = item_type(map);
+        let is_tool = TOOL_TYPES.contains(&kind.as_str());
+        if kind != "plan" && !is_tool {
+            continue;
+        }
+        let id = raw_string(map, "id");
+        let text = render_item_text(map);
+        if !text.is_empty() && snapshot.progress_fp.is_empty() {
+            snapshot.progress_fp = fingerprint(&[&kind, &id, &text]);
+            snapshot.progress_text = text;
+        }
+        if is_tool && snapshot.tool.is_none() {
+            let label = tool_label(map);
+            let status = tool_status(map, &snapshot.latest_turn_status);
+            let output = tool_output(map);
+            let fp = fingerprint(&[&kind, &id, &label, &status, &output]);
+            snapshot.tool = Some(Tool { id, kind, label, status, output, fp });
+        }
     }
 }
 
-fn synthetic_prompt(turn_id: &str, items: &[Item]) -> PlanPrompt {
-    let newest_plan = items.iter().rev().find_map(|item| match item {
-        Item::Message { kind: "plan", text, options, .. } if !text.is_empty() => Some((text.clone(), options.clone())),
-        _ => None,
+/// `syntheticPlanPrompt`: the question is the newest non-final agent message or plan with text,
+/// else the newest user message that asks something, else `Input required.`; the options are the
+/// newest item's choices.
+fn synthetic_prompt(thread_id: &str, turn_id: &str, items: &[&Map<String, Value>]) -> PlanPrompt {
+    let asked = items.iter().rev().find_map(|map| {
+        let text = match item_type(map).as_str() {
+            "agentMessage" if !raw_string(map, "phase").trim().eq_ignore_ascii_case("final_answer") => {
+                user_message_text(map)
+            }
+            "plan" => plan_text(map),
+            _ => return None,
+        };
+        (!text.is_empty()).then(|| (raw_string(map, "id"), text))
     });
-    let (question, options) = newest_plan
-        .or_else(|| {
-            items.iter().rev().find_map(|item| match item {
-                Item::Message { kind: "agentMessage", text, .. } if text.contains('?') => {
-                    Some((text.clone(), Vec::new()))
-                }
-                _ => None,
-            })
+    let asked = asked.or_else(|| {
+        items.iter().rev().filter(|map| item_type(map) == "userMessage").find_map(|map| {
+            let text = user_message_text(map);
+            text.contains('?').then(|| (raw_string(map, "id"), text))
         })
-        .unwrap_or_else(|| (DEFAULT_QUESTION.to_owned(), Vec::new()));
-    let fingerprint = fingerprint(&["plan_prompt", turn_id, &question, &options.join("\n")]);
+    });
+    let (item_id, question) = asked.unwrap_or_else(|| (String::new(), DEFAULT_QUESTION.to_owned()));
+    let options = items
+        .iter()
+        .rev()
+        .map(|map| choice_options(&Value::Object((*map).clone())))
+        .find(|options| !options.is_empty())
+        .unwrap_or_default();
+    let fingerprint =
+        fingerprint(&["planPrompt", SYNTHETIC_POLL, thread_id, turn_id, &item_id, &question, &options.join("\u{1f}")]);
     PlanPrompt {
-        source: "synthetic_poll".to_owned(),
+        source: SYNTHETIC_POLL.to_owned(),
         turn_id: turn_id.to_owned(),
+        item_id,
         question,
         options,
         fingerprint,
@@ -406,17 +553,34 @@ pub struct SnapshotState {
     pub tool_live_current: bool,
 }
 
-/// `CompactSnapshot`: the state to store for a snapshot that the gate let through.
-pub fn compact(snapshot: &Snapshot, next_poll_after_ms: Option<u64>) -> SnapshotState {
+/// `CompactSnapshot(previous, current)`: the state to store for a snapshot that the gate let through.
+///
+/// Everything comes from the snapshot except the completion fingerprint, which a non-terminal
+/// snapshot leaves as `previous` had it (codex-tg keeps `LastCompletionFP` across a new turn).
+pub fn compact(
+    previous: Option<&SnapshotState>,
+    snapshot: &Snapshot,
+    next_poll_after_ms: Option<u64>,
+) -> SnapshotState {
     let tool = snapshot.tool.clone().unwrap_or_default();
+    let last_completion_fp = if snapshot.completion_fp.is_empty() {
+        previous.map(|previous| previous.last_completion_fp.clone()).unwrap_or_default()
+    } else {
+        snapshot.completion_fp.clone()
+    };
     SnapshotState {
         last_seen_thread_status: snapshot.thread_status.clone(),
         last_seen_turn_id: snapshot.latest_turn_id.clone(),
         last_seen_turn_status: snapshot.latest_turn_status.clone(),
         last_progress_fp: snapshot.progress_fp.clone(),
         last_final_fp: snapshot.final_fp.clone(),
-        last_completion_fp: snapshot.completion_fp.clone(),
-        last_reply_fp: snapshot.plan_prompt.as_ref().map(|prompt| prompt.fingerprint.clone()).unwrap_or_default(),
+        last_completion_fp,
+        last_reply_fp: snapshot
+            .plan_prompt
+            .as_ref()
+            .filter(|_| snapshot.waiting_on_reply)
+            .map(|prompt| prompt.fingerprint.clone())
+            .unwrap_or_default(),
         next_poll_after_ms,
         tool_label: tool.label,
         tool_status: tool.status,
@@ -430,8 +594,10 @@ pub fn compact(snapshot: &Snapshot, next_poll_after_ms: Option<u64>) -> Snapshot
 pub enum DiffKind {
     /// A turn the state has not seen.
     TurnStarted,
-    /// A terminal turn whose completion fingerprint is new.
+    /// A `completed` or `interrupted` turn whose completion fingerprint is new.
     TurnCompleted,
+    /// A `failed` turn whose completion fingerprint is new.
+    TurnFailed,
     /// A live `final_answer` item (live notifications only).
     FinalAnswer,
 }
@@ -447,8 +613,10 @@ pub struct DiffEvent {
     pub status: String,
 }
 
-/// `DiffSnapshot`, turn lifecycle only: a new turn starts, a new completion fingerprint completes it.
-pub fn diff(previous: &SnapshotState, snapshot: &Snapshot) -> Vec<DiffEvent> {
+/// `DiffSnapshot`, turn lifecycle only: a new turn starts, a new completion fingerprint completes
+/// (or fails) it. A thread with no stored state yet emits nothing (`DiffSnapshot(nil, ...)`).
+pub fn diff(previous: Option<&SnapshotState>, snapshot: &Snapshot) -> Vec<DiffEvent> {
+    let Some(previous) = previous else { return Vec::new() };
     let mut events = Vec::new();
     let event = |kind| DiffEvent {
         kind,
@@ -459,7 +627,8 @@ pub fn diff(previous: &SnapshotState, snapshot: &Snapshot) -> Vec<DiffEvent> {
         events.push(event(DiffKind::TurnStarted));
     }
     if !snapshot.completion_fp.is_empty() && snapshot.completion_fp != previous.last_completion_fp {
-        events.push(event(DiffKind::TurnCompleted));
+        let kind = if snapshot.latest_turn_status == "failed" { DiffKind::TurnFailed } else { DiffKind::TurnCompleted };
+        events.push(event(kind));
     }
     events
 }
@@ -520,5 +689,73 @@ mod tests {
             ("interrupted", "completed")
         );
         assert_eq!(snapshot.active_turn_id, "");
+    }
+
+    #[test]
+    fn a_nil_read_is_an_empty_snapshot_of_the_shared_project() {
+        let snapshot = from_thread_read(&Value::Null);
+        assert_eq!(snapshot.thread_project, "Shared/General");
+        assert_eq!((snapshot.thread_id.as_str(), snapshot.latest_turn_id.as_str()), ("", ""));
+    }
+
+    #[test]
+    fn projects_come_from_the_last_cwd_component() {
+        assert_eq!(project_name_from_cwd("C:\\Users\\you\\Projects\\Codex"), "Codex");
+        assert_eq!(project_name_from_cwd("/work/project/"), "project");
+        assert_eq!(project_name_from_cwd(""), "Shared/General");
+        assert_eq!(project_name_from_cwd("/"), "Shared/General");
+        assert_eq!(project_name_from_cwd("C:\\Users\\you\\Documents\\Codex"), "Shared/General");
+    }
+
+    #[test]
+    fn progress_comes_from_plans_and_tools_only() {
+        let items = json!([
+            {"id": "p", "type": "plan", "text": "Step 1"},
+            {"id": "c", "type": "commandExecution", "command": "ls", "status": "completed", "aggregatedOutput": "a\nb"},
+            {"id": "m", "type": "agentMessage", "phase": "commentary", "text": "Looking."},
+        ]);
+        let snapshot = read(json!("active"), json!("inProgress"), items);
+        assert_eq!(snapshot.progress_text, "completed: ls\nOutput: a");
+        assert_eq!(snapshot.progress_fp, fingerprint(&["commandExecution", "c", "completed: ls\nOutput: a"]));
+        let tool = snapshot.tool.unwrap_or_default();
+        assert_eq!(tool.fp, fingerprint(&["commandExecution", "c", "ls", "completed", "a\nb"]));
+        let commentary = json!([{"id": "m", "type": "agentMessage", "phase": "commentary", "text": "Looking."}]);
+        assert_eq!(read(json!("active"), json!("inProgress"), commentary).progress_text, "");
+    }
+
+    #[test]
+    fn a_tool_without_status_takes_the_normalized_turn_status() {
+        let items = json!([{"id": "t", "type": "dynamicToolCall", "tool": "read"}, {"id": "a", "type": "agentMessage", "phase": "final_answer", "text": "Done."}]);
+        let snapshot = read(json!("active"), json!("inProgress"), items);
+        assert_eq!(snapshot.tool.map(|tool| tool.status).unwrap_or_default(), "completed");
+    }
+
+    #[test]
+    fn a_synthetic_prompt_fingerprints_source_ids_question_and_options() {
+        let status = json!({"type": "active", "activeFlags": ["waitingOnUserInput"]});
+        let items = json!([{"id": "p", "type": "plan", "text": "Which?", "choices": ["A", "B"]}]);
+        let prompt = read(status, json!("inProgress"), items).plan_prompt.unwrap_or_default();
+        assert_eq!((prompt.item_id.as_str(), prompt.question.as_str()), ("p", "Which?"));
+        let expected = fingerprint(&["planPrompt", "synthetic_poll", "thread-1", "turn-1", "p", "Which?", "A\u{1f}B"]);
+        assert_eq!(prompt.fingerprint, expected);
+    }
+
+    #[test]
+    fn entries_keep_an_empty_phase_in_their_fingerprint() {
+        let legacy = json!([{"id": "a", "type": "agentMessage", "text": "Hi."}]);
+        let snapshot = read(json!("inProgress"), json!("inProgress"), legacy);
+        assert_eq!(snapshot.entries[0].fp, fingerprint(&["agentMessage", "a", "", "Hi."]));
+        assert_eq!(snapshot.final_fp, fingerprint(&["agentMessage", "a", "Hi."]));
+        assert_eq!(snapshot.detail_kinds, [DetailKind::Commentary]);
+    }
+
+    #[test]
+    fn only_a_stored_state_yields_events_and_keeps_its_completion() {
+        let snapshot = read(json!("completed"), json!("completed"), final_answer());
+        assert!(diff(None, &snapshot).is_empty());
+        assert_eq!(diff(Some(&SnapshotState::default()), &snapshot).len(), 2);
+        let stored = compact(None, &snapshot, None);
+        let running = read(json!("active"), json!("inProgress"), json!([]));
+        assert_eq!(compact(Some(&stored), &running, None).last_completion_fp, stored.last_completion_fp);
     }
 }

@@ -8,11 +8,10 @@ use serde::Serialize;
 
 use super::interrupted::TurnRef;
 use super::merge::ThreadRow;
+use super::poll::Operation;
+use super::snapshot::{self, Snapshot};
 use super::status::is_terminal;
 use super::{Body, Bridge, Input, Stop};
-
-/// The tick of the hot poll that follows a Telegram-origin `turn/start`.
-pub const HOT_POLL_TICK_MS: u64 = 3_000;
 
 /// The refusal when the live session is down.
 pub const NOT_READY_TEXT: &str = "Live app-server session is not ready yet. Try /status or /repair.";
@@ -50,7 +49,8 @@ pub struct Decision {
     /// The turn that took the input, or the one `/stop` interrupted.
     pub turn_id: String,
     /// App-server calls in order: `thread/resume <thread>`, `thread/read <thread>`, `turn/steer <turn>`,
-    /// `turn/start <thread>`, `turn/interrupt <turn>`.
+    /// `turn/start <thread>`, `turn/interrupt <turn>`. The list is evidence for the golden; scenarios
+    /// state only the calls a requirement names (a `turn/steer`, no `turn/start`).
     pub calls: Vec<String>,
     /// The last `turn/steer` error, or `""`.
     pub steer_error: String,
@@ -162,7 +162,7 @@ impl Bridge {
     fn refresh_for_operation(&mut self, thread: &ThreadRow, calls: &mut Vec<String>, now_ms: u64) -> ThreadRow {
         calls.push(format!("thread/read {}", thread.id));
         let read = self.thread_read.clone();
-        self.refresh(&read, now_ms).thread.unwrap_or_else(|| thread.clone())
+        self.refresh(&read, Operation::Refresh, now_ms).thread.unwrap_or_else(|| thread.clone())
     }
 
     /// One `turn/steer`: the next queued error, else the standing error, else success.
@@ -219,37 +219,47 @@ impl Bridge {
             thread = self.refresh_for_operation(&thread, &mut calls, now_ms);
         }
         let steer_error = error.clone().unwrap_or_default();
-        if let Some(turn_id) = steered {
-            return Decision { turn_id, steer_error, ..Bridge::decision(Outcome::Steered, String::new(), calls) };
-        }
-        if !no_active && (thread.looks_active() || error.as_deref().is_some_and(implies_active)) {
+        let outcome = if let Some(turn_id) = steered {
+            (Outcome::Steered, turn_id)
+        } else if !no_active && (thread.looks_active() || error.as_deref().is_some_and(implies_active)) {
             let turn_id = if attempted.is_empty() { thread.active_turn_id.clone() } else { attempted };
             let reply = active_thread_reply(&thread.label(), &turn_id, error.as_deref());
             return Decision { steer_error, ..Bridge::decision(Outcome::Blocked, reply, calls) };
-        }
-        calls.push(format!("turn/start {}", thread.id));
-        let turn_id = self.started_turn_id.clone();
-        self.armed_steer_turn_id.clear();
+        } else {
+            calls.push(format!("turn/start {}", thread.id));
+            self.armed_steer_turn_id.clear();
+            (Outcome::Started, self.started_turn_id.clone())
+        };
+        // Steered or started, codex-tg goes on the same way: mark the turn Telegram-origin, refresh
+        // (`refresh_thread_after_start`) and seed a started-turn snapshot (`sendInputToThreadTurn`).
+        let (outcome, turn_id) = outcome;
         self.markers.telegram_origin.insert(TurnRef { thread_id: thread.id.clone(), turn_id: turn_id.clone() });
         self.refresh_for_operation(&thread, &mut calls, now_ms);
         self.seed_started_turn(&thread, &turn_id, now_ms);
-        Decision { turn_id, steer_error, ..Bridge::decision(Outcome::Started, String::new(), calls) }
+        Decision { turn_id, steer_error, ..Bridge::decision(outcome, String::new(), calls) }
     }
 
-    /// The started turn is stored as running unless a read already saw it, and hot polling begins.
+    /// `ensureStartedTurnSnapshot`: unless the stored snapshot already saw the turn, store the
+    /// thread (as it was before the post-start refresh) as running that turn, and compact a
+    /// running snapshot of it polled again after the observer interval.
     fn seed_started_turn(&mut self, thread: &ThreadRow, turn_id: &str, now_ms: u64) {
-        if self.snapshot_state.last_seen_turn_id != turn_id {
-            let mut row = self.thread.clone().unwrap_or_else(|| thread.clone());
-            "inProgress".clone_into(&mut row.status);
-            turn_id.clone_into(&mut row.active_turn_id);
-            self.thread = Some(row);
-            turn_id.clone_into(&mut self.snapshot_state.last_seen_turn_id);
-            "inProgress".clone_into(&mut self.snapshot_state.last_seen_turn_status);
-            "inProgress".clone_into(&mut self.snapshot_state.last_seen_thread_status);
-            self.snapshot_state.last_completion_fp.clear();
-            self.snapshot_state.last_final_fp.clear();
+        if turn_id.is_empty() || self.snapshot_state.as_ref().is_some_and(|state| state.last_seen_turn_id == turn_id) {
+            return;
         }
-        self.snapshot_state.next_poll_after_ms = Some(now_ms.saturating_add(HOT_POLL_TICK_MS));
+        let mut row = thread.clone();
+        "inProgress".clone_into(&mut row.status);
+        turn_id.clone_into(&mut row.active_turn_id);
+        let started = Snapshot {
+            thread_id: row.id.clone(),
+            thread_status: row.status.clone(),
+            active_turn_id: row.active_turn_id.clone(),
+            latest_turn_id: turn_id.to_owned(),
+            latest_turn_status: "inProgress".to_owned(),
+            ..Snapshot::default()
+        };
+        let next_poll_after_ms = Some(now_ms.saturating_add(self.observer_poll_ms));
+        self.snapshot_state = Some(snapshot::compact(self.snapshot_state.as_ref(), &started, next_poll_after_ms));
+        self.thread = Some(row);
     }
 
     /// `interruptTurn`: idle unless something is really running; an interrupt is marked explicit.
@@ -257,9 +267,11 @@ impl Bridge {
         let mut decision = match self.target(&stop.thread_id) {
             Err(refusal) => refusal,
             Ok(stored) => {
-                let mut calls = Vec::new();
+                let mut calls = vec![format!("thread/resume {}", stored.id)];
                 let thread = self.refresh_for_operation(&stored, &mut calls, now_ms);
-                let idle = is_terminal(&self.snapshot_state.last_seen_turn_status)
+                let stored_turn_terminal =
+                    self.snapshot_state.as_ref().is_some_and(|state| is_terminal(&state.last_seen_turn_status));
+                let idle = stored_turn_terminal
                     || is_terminal(&thread.status)
                     || !thread.looks_active()
                     || thread.active_turn_id.is_empty();
