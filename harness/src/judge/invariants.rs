@@ -10,6 +10,7 @@
 mod audit_only_not_replayed;
 mod busy_prompt_refused;
 mod cancel_closes_request;
+mod carries_conversation;
 mod client_text_once;
 mod completed_needs_terminal_event;
 mod delegation_acp_truthful;
@@ -78,6 +79,7 @@ pub const ALL: &[Invariant] = &[
     failure_evidence_complete::INVARIANT,
     partial_keeps_streamed_text::INVARIANT,
     no_partial_text_replayed::INVARIANT,
+    carries_conversation::INVARIANT,
     audit_only_not_replayed::INVARIANT,
     tool_calls_paired::INVARIANT,
     orphan_calls_repaired::INVARIANT,

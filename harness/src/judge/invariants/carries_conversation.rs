@@ -1,0 +1,251 @@
+//! REPLAY-CARRIES-CONVERSATION: each Provider request carries the Session's conversation as
+//! the Log stood when it was sent: every user message so far, every clean answer, every tool
+//! call with its result, every terminal Subagent summary recorded while no call was pending,
+//! in order, and nothing else. The other replay rules say what must not be there; this one
+//! says what must.
+//!
+//! The expected conversation is the contract's fold of the Log, computed here, apart from the
+//! runtime's `replay.rs`. A request is placed in its turn by the last user message of the Log
+//! it carries; it must then equal the fold of the Log up to some point of that turn (the
+//! request of a tool loop carries the calls and results recorded so far). Reasoning items are
+//! left out on both sides (REPLAY-REASONING-SAME-MODEL judges them). Judged on every Log: the
+//! root's and each child Session's, with the requests of its route.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::{Invariant, Scope, input_items, item_texts};
+use crate::audit::Line;
+use crate::judge::{Evidence, LogRole};
+
+pub const INVARIANT: Invariant = Invariant {
+    id: "REPLAY-CARRIES-CONVERSATION",
+    also: &["REPLAY-CLEAN-ANSWER"],
+    name: "carries_conversation",
+    scope: Scope::Replay,
+    check,
+};
+
+/// One item of a conversation, as much as the contract fixes of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Item {
+    User(String),
+    Assistant(String),
+    Call(String),
+    Result(String),
+    /// Anything else a request carries.
+    Other(String),
+}
+
+impl std::fmt::Display for Item {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Item::User(text) => write!(f, "user {text:?}"),
+            Item::Assistant(text) => write!(f, "assistant {text:?}"),
+            Item::Call(id) => write!(f, "call `{id}`"),
+            Item::Result(id) => write!(f, "result of `{id}`"),
+            Item::Other(kind) => write!(f, "{kind}"),
+        }
+    }
+}
+
+/// The contract's fold of a Log, point by point: after each line, how many items the
+/// conversation has and which calls still wait for their result (they would be closed as
+/// orphans if the conversation were sent then).
+struct Fold {
+    items: Vec<Item>,
+    /// For each line: (number of items, pending call ids).
+    points: Vec<(usize, Vec<String>)>,
+}
+
+impl Fold {
+    fn of(lines: &[Line]) -> Fold {
+        let mut items = Vec::new();
+        let mut pending: BTreeMap<String, ()> = BTreeMap::new();
+        let mut points = Vec::with_capacity(lines.len());
+        let close = |pending: &mut BTreeMap<String, ()>, items: &mut Vec<Item>| {
+            items.extend(std::mem::take(pending).into_keys().map(Item::Result));
+        };
+        for line in lines {
+            let call_id = line.str_field("call_id").unwrap_or_default().to_owned();
+            match line.kind.as_str() {
+                "tool_call" => {
+                    items.push(Item::Call(call_id.clone()));
+                    pending.insert(call_id, ());
+                }
+                "tool_result" => {
+                    if pending.remove(&call_id).is_some() {
+                        items.push(Item::Result(call_id));
+                    }
+                }
+                "subagent_event" => {
+                    if pending.is_empty()
+                        && let Some(text) = subagent_summary(line)
+                    {
+                        items.push(Item::User(text));
+                    }
+                }
+                "provider_usage" | "permission_decision" | "workflow_event" => {}
+                "user_message" => {
+                    close(&mut pending, &mut items);
+                    items.push(Item::User(line.str_field("text").unwrap_or_default().to_owned()));
+                }
+                "assistant_message" => {
+                    close(&mut pending, &mut items);
+                    if !line.is_partial_assistant() {
+                        items.push(Item::Assistant(line.str_field("text").unwrap_or_default().to_owned()));
+                    }
+                }
+                _ => close(&mut pending, &mut items),
+            }
+            points.push((items.len(), pending.keys().cloned().collect()));
+        }
+        Fold { items, points }
+    }
+
+    /// The conversation as it would be sent right after line `at`.
+    fn at(&self, at: usize) -> Vec<Item> {
+        let (len, pending) = &self.points[at];
+        self.items[..*len].iter().cloned().chain(pending.iter().cloned().map(Item::Result)).collect()
+    }
+}
+
+/// `Subagent <id> (<agent>) <status>: <summary>` for a terminal lifecycle event (pixir.md 3.2).
+fn subagent_summary(line: &Line) -> Option<String> {
+    let status = match line.str_field("event")? {
+        "finished" => "completed",
+        "failed" => "failed",
+        "cancelled" => "cancelled",
+        "timed_out" => "timed_out",
+        _ => return None,
+    };
+    Some(format!(
+        "Subagent {} ({}) {status}: {}",
+        line.str_field("subagent_id")?,
+        line.str_field("agent").unwrap_or("default"),
+        line.str_field("summary").unwrap_or_default()
+    ))
+}
+
+/// A request body's conversation.
+fn carried(body: &Value) -> Vec<Item> {
+    input_items(body)
+        .iter()
+        .filter_map(|item| {
+            let field = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+            match (item.get("type").and_then(Value::as_str), item.get("role").and_then(Value::as_str)) {
+                (Some("reasoning"), _) => None,
+                (Some("function_call"), _) => Some(Item::Call(field("call_id"))),
+                (Some("function_call_output"), _) => Some(Item::Result(field("call_id"))),
+                (None | Some("message"), Some("user")) => Some(Item::User(item_texts(item).concat())),
+                (None | Some("message"), Some("assistant")) => Some(Item::Assistant(item_texts(item).concat())),
+                (kind, role) => Some(Item::Other(format!("an item of type {kind:?} and role {role:?}"))),
+            }
+        })
+        .collect()
+}
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    let lines = &evidence.lines;
+    let users: Vec<usize> = (0..lines.len()).filter(|&at| lines[at].kind == "user_message").collect();
+    if users.is_empty() {
+        return Vec::new(); // no Log, or nothing asked yet: nothing to carry
+    }
+    let fold = Fold::of(lines);
+    let mut problems = Vec::new();
+    for (idx, request) in evidence.capture.requests.iter().enumerate() {
+        // The root's Log judges the root's requests; a child's capture holds only its own.
+        if evidence.role == LogRole::Root && request.route != gauntlet_mock_provider::ROOT {
+            continue;
+        }
+        let carried = carried(&request.body);
+        let n = idx + 1;
+        // The turn: the last of the Log's user messages the request carries.
+        let turn = users.iter().rposition(|&at| {
+            let text = lines[at].str_field("text").unwrap_or_default();
+            carried.iter().any(|item| *item == Item::User(text.to_owned()))
+        });
+        let Some(turn) = turn else {
+            problems.push(format!("request {n} carries none of the Session's user messages"));
+            continue;
+        };
+        let end = users.get(turn + 1).copied().unwrap_or(lines.len());
+        let candidates: Vec<Vec<Item>> = (users[turn]..end).map(|at| fold.at(at)).collect();
+        if candidates.contains(&carried) {
+            continue;
+        }
+        // Evidence: where it parts from the closest point of the turn.
+        let closest = candidates
+            .iter()
+            .rev() // the earliest point among equals
+            .max_by_key(|expected| expected.iter().zip(&carried).take_while(|(a, b)| a == b).count())
+            .map_or(&[][..], Vec::as_slice);
+        let same = closest.iter().zip(&carried).take_while(|(a, b)| a == b).count();
+        let show = |item: Option<&Item>| item.map_or_else(|| "nothing".to_owned(), ToString::to_string);
+        problems.push(format!(
+            "request {n} parts from the Log's conversation at item {}: the Log has {}, the request has {}",
+            same + 1,
+            show(closest.get(same)),
+            show(carried.get(same))
+        ));
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::judge::invariants::fixture::{assistant, body, capture, check, user};
+
+    fn log() -> Vec<(&'static str, Value)> {
+        vec![
+            ("user_message", json!({"text": "first"})),
+            ("provider_usage", json!({})),
+            ("assistant_message", json!({"text": "one"})),
+            ("user_message", json!({"text": "second"})),
+            ("provider_usage", json!({})),
+            ("tool_call", json!({"call_id": "c1", "name": "list"})),
+            ("tool_result", json!({"call_id": "c1", "ok": true, "output": ""})),
+            ("provider_usage", json!({})),
+            ("assistant_message", json!({"text": "two"})),
+        ]
+    }
+
+    fn call(id: &str) -> Value {
+        json!({"type": "function_call", "call_id": id, "name": "list", "arguments": "{}"})
+    }
+
+    fn output(id: &str) -> Value {
+        json!({"type": "function_call_output", "call_id": id, "output": ""})
+    }
+
+    #[test]
+    fn requests_carrying_the_fold_at_their_point_pass() {
+        let bodies = [
+            body(vec![user("first")]),
+            body(vec![user("first"), assistant("one"), user("second")]),
+            body(vec![user("first"), assistant("one"), user("second"), call("c1"), output("c1")]),
+        ];
+        assert_eq!(check(INVARIANT, &capture(&log(), &bodies)), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_dropped_answer_a_dropped_prompt_or_an_extra_item_is_caught() {
+        let bodies = [
+            body(vec![]),
+            body(vec![user("first"), user("second")]),
+            body(vec![user("first"), assistant("one"), user("second"), call("c1"), output("c1"), user("usage: 10")]),
+        ];
+        assert_eq!(
+            check(INVARIANT, &capture(&log(), &bodies)),
+            [
+                "request 1 carries none of the Session's user messages",
+                "request 2 parts from the Log's conversation at item 2: the Log has assistant \"one\", the request has user \"second\"",
+                "request 3 parts from the Log's conversation at item 6: the Log has nothing, the request has user \"usage: 10\"",
+            ]
+        );
+    }
+}
