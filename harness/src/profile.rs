@@ -200,6 +200,7 @@ impl Profile {
             patience: Duration::from_millis(self.patience_ms),
             deadline: Duration::from_millis(self.deadline_ms),
             grace: Duration::from_millis(self.grace_ms),
+            dialect: Some(self.dialect),
         }
     }
 

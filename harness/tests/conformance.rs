@@ -19,6 +19,7 @@ use gauntlet::profile::{self, Profile};
 use gauntlet::run::{self, Plan};
 use gauntlet::verdict::{Verdict, VerdictKind};
 use gauntlet::{contract, golden, scenario};
+use gauntlet_mock_provider::Dialect;
 use libtest_mimic::{Arguments, Failed, Trial};
 
 fn main() {
@@ -31,9 +32,22 @@ fn main() {
         .iter()
         .map(|(name, path)| {
             let (plan, name, path) = (plan.clone(), name.clone(), path.clone());
-            Trial::test(name.clone(), move || scenario_trial(&plan, &name, &path)).with_kind("scenario")
+            Trial::test(name.clone(), move || scenario_trial(&plan, &name, &path, None)).with_kind("scenario")
         })
         .collect();
+    // Every Turn scenario again in every other dialect the mock and the runtime speak: the same
+    // Log, outcome and ACP goldens, the dialect's own requests golden.
+    for (name, path) in &names {
+        let Ok(run::AnyScenario::Turn(scenario)) = run::load(path) else { continue };
+        for dialect in run::CORPUS_DIALECTS.into_iter().filter(|dialect| *dialect != Dialect::Responses) {
+            let (plan, name, path) = (plan.clone(), name.clone(), path.clone());
+            let skipped = scenario.config.skip_dialects.contains_key(&dialect);
+            let trial = Trial::test(run::trial_name(&name, dialect), move || {
+                scenario_trial(&plan, &name, &path, Some(dialect))
+            });
+            trials.push(trial.with_kind("scenario").with_ignored_flag(skipped));
+        }
+    }
     for name in PROCESS_PARITY {
         if let Some((_, path)) = names.iter().find(|(scenario, _)| scenario == name) {
             let path = path.clone();
@@ -310,13 +324,13 @@ fn adapter_fault(root: &Path, fault: &str, evidence: &str) -> Result<(), Failed>
     Ok(())
 }
 
-fn scenario_trial(plan: &Plan, name: &str, path: &std::path::Path) -> Result<(), Failed> {
-    let verdict = run::run_scenario(plan, &Reference::default(), name, path);
-    if verdict.kind == VerdictKind::Identical {
+fn scenario_trial(plan: &Plan, name: &str, path: &std::path::Path, dialect: Option<Dialect>) -> Result<(), Failed> {
+    let verdict = run::run_scenario_in(plan, &Reference::default(), name, path, dialect);
+    if matches!(verdict.kind, VerdictKind::Identical | VerdictKind::Skipped) {
         return Ok(());
     }
     let findings: Vec<String> = verdict.findings.iter().map(ToString::to_string).collect();
-    Err(format!("{} is {}:\n{}", name, verdict.kind.as_str(), findings.join("\n")).into())
+    Err(format!("{} is {}:\n{}", verdict.scenario, verdict.kind.as_str(), findings.join("\n")).into())
 }
 
 fn contract_trial(root: &std::path::Path, names: &[(String, PathBuf)]) -> Result<(), Failed> {

@@ -313,8 +313,12 @@ pub trait Encoder {
 
 /// The body steps of a streamed response: each beat's frames (up to `cut_after`), the ending's
 /// frames, a malformed frame or an abort, and the pause after `pause.after` beats (an ending
-/// with frames counts as one beat, the malformed frame as another; a beat the dialect sends no
-/// frame for still counts).
+/// with frames counts as one beat, the malformed frame as another).
+///
+/// Each beat is one step, whatever the number of frames the dialect sends for it (none is an
+/// empty chunk, which HTTP does not send): a client reads the same number of chunks in every
+/// dialect, so concurrent Sessions on a paused clock interleave the same way and their Logs
+/// are the same files.
 pub fn play(response: &Response, encoder: &mut dyn Encoder) -> Vec<Step> {
     let arguments = arguments(response);
     let beats = beats(response, &arguments);
@@ -333,7 +337,7 @@ pub fn play(response: &Response, encoder: &mut dyn Encoder) -> Vec<Step> {
         if response.pause.is_some_and(|pause| pause.after == index) {
             steps.push(pause_step(response));
         }
-        steps.extend(unit.into_iter().map(Step::Bytes));
+        steps.push(Step::Bytes(unit.concat().into()));
     }
     if response.pause.is_some() && !steps.iter().any(|step| matches!(step, Step::Pause(_))) {
         steps.push(pause_step(response));

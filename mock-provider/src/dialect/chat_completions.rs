@@ -281,8 +281,9 @@ mod tests {
         steps
             .iter()
             .filter_map(|step| if let Step::Bytes(b) = step { Some(std::str::from_utf8(b).unwrap()) } else { None })
+            .flat_map(|chunk| chunk.split_terminator("\n\n"))
             .map(|frame| {
-                let data = frame.strip_prefix("data: ").unwrap().strip_suffix("\n\n").unwrap();
+                let data = frame.strip_prefix("data: ").unwrap();
                 serde_json::from_str(data).unwrap_or_else(|_| json!(data))
             })
             .collect()
@@ -351,6 +352,8 @@ mod tests {
         assert_eq!(steps.last(), Some(&Step::Abort));
         let steps = encode(&text(Ending::Malformed), &ctx(), false);
         assert_eq!(steps.last(), Some(&Step::Bytes(Bytes::from_static(MALFORMED_FRAME))));
+        // One step per beat, as in every dialect: created .. message done, no terminal.
+        assert_eq!(steps.len(), 2 + 2 + 1 + 3 + 1);
     }
 
     #[test]

@@ -99,10 +99,9 @@ fn content_text(content: Option<&Value>) -> String {
     }
 }
 
-/// The `error.code` of an error body (or its `error.type` when the code is null).
+/// The `error.code` of an error body (the OpenAI error object, as for Responses).
 pub fn error_code(body: &Value) -> Option<String> {
-    let error = body.get("error")?;
-    error.get("code").and_then(Value::as_str).or_else(|| error.get("type").and_then(Value::as_str)).map(str::to_owned)
+    body.pointer("/error/code").and_then(Value::as_str).map(str::to_owned)
 }
 
 /// A tool call being assembled from its fragments.
@@ -155,11 +154,7 @@ impl Decoder {
         let chunk: Value = serde_json::from_str(data)
             .map_err(|error| ProviderFailure::invalid(&format!("data is not JSON ({error})"), data))?;
         if let Some(error) = chunk.get("error") {
-            let code = error
-                .get("code")
-                .and_then(Value::as_str)
-                .or_else(|| error.get("type").and_then(Value::as_str))
-                .unwrap_or("unknown");
+            let code = error.get("code").and_then(Value::as_str).unwrap_or("unknown");
             let message = error.get("message").and_then(Value::as_str).unwrap_or("no message");
             return Err(ProviderFailure::reported(code, message));
         }
