@@ -25,6 +25,7 @@ pub const PLACEHOLDERS: &[&str] = &[
     "stream_idle_timeout_ms",
     "turn_timeout_ms",
     "profile_dir",
+    "dialect",
 ];
 
 /// One implementation under test, as its profile file describes it.

@@ -387,6 +387,21 @@ mod tests {
     }
 
     #[test]
+    fn a_request_in_another_dialect_names_both() {
+        let provider = MockProvider::new(Script::root(vec![Response::default()]));
+        assert_eq!(provider.respond(post("/v1/messages", r#"{"model":"m"}"#)).status, 404);
+        let chat = MockProvider::new(Script::root(vec![Response::default()])).with_dialect(Dialect::ChatCompletions);
+        let answer = chat.respond(post("/routes/root/v1/chat/completions", r#"{"model":"m","stream":true}"#));
+        assert_eq!(answer.status, 200);
+        let report = provider.report();
+        assert_eq!(
+            report.mismatches[0].to_string(),
+            "the agent called POST /v1/messages (Anthropic Messages); its profile says responses"
+        );
+        assert!(chat.report().is_strictly_satisfied());
+    }
+
+    #[test]
     fn side_requests_are_answered_outside_the_script_and_the_journal() {
         let side: SideRequest =
             toml::from_str("name = \"title\"\npointer = \"/instructions\"\ncontains = \"title\"").unwrap();

@@ -26,10 +26,10 @@ fn check(evidence: &Evidence) -> Vec<String> {
             if let Message::Other { kind } = message {
                 problems.push(format!("request {n} carries a non-conversation input item of type `{kind}`"));
             }
-            if let Some(text) = message.text() {
-                if let Some(message) = failure_messages.iter().find(|message| text.contains(**message)) {
-                    problems.push(format!("request {n} carries turn_failed evidence: {message:?}"));
-                }
+            if let Some(text) = message.text()
+                && let Some(message) = failure_messages.iter().find(|message| text.contains(**message))
+            {
+                problems.push(format!("request {n} carries turn_failed evidence: {message:?}"));
             }
         }
     }
