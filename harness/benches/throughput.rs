@@ -1,6 +1,6 @@
 //! Throughput benchmarks (`cargo bench -p gauntlet`): measured here, never asserted in tests.
 //!
-//! - the whole scenario corpus in process, as scenarios per second;
+//! - the whole scenario corpus in process, as scenarios per second, in each corpus dialect;
 //! - the Log fold and the replay fold over a generated Log of 100k events, in events/s and
 //!   MB/s, beside a plain `serde_json` parse of the same bytes and the ratio to it;
 //! - the lifecycle monitor over a generated stream of 1M observations (working spells, idle
@@ -28,20 +28,22 @@ fn main() -> anyhow::Result<()> {
     anyhow::ensure!(!names.is_empty(), "no scenarios under {}", plan.scenarios().display());
     let driver = Reference::default();
     let rounds = 20;
-    let (elapsed, _) = time(|| {
-        for _ in 0..rounds {
-            for (name, path) in &names {
-                black_box(run::run_scenario(&plan, &driver, name, path));
+    for dialect in run::CORPUS_DIALECTS {
+        let (elapsed, _) = time(|| {
+            for _ in 0..rounds {
+                for (name, path) in &names {
+                    black_box(run::run_scenario_in(&plan, &driver, name, path, Some(dialect)));
+                }
             }
-        }
-    });
-    let n_runs = (rounds * names.len()) as f64;
-    println!(
-        "corpus: {} scenarios x {rounds} rounds in {:.1} ms: {:.0} scenarios/s",
-        names.len(),
-        ms(elapsed),
-        n_runs / elapsed.as_secs_f64()
-    );
+        });
+        let n_runs = (rounds * names.len()) as f64;
+        println!(
+            "corpus [{dialect}]: {} scenarios x {rounds} rounds in {:.1} ms: {:.0} scenarios/s",
+            names.len(),
+            ms(elapsed),
+            n_runs / elapsed.as_secs_f64()
+        );
+    }
 
     let bytes = generated_log();
     let mb = bytes.len() as f64 / 1e6;

@@ -6,7 +6,7 @@
 //! | --- | --- |
 //! | `log.ndjson` | the root Session's Log, one canonical JSON Event per line |
 //! | `children/<id>.ndjson` | each child Session's Log, the same way |
-//! | `requests.jsonl` | every Provider request in order: `{route, response_index, body}` |
+//! | `requests.jsonl` | every Provider request in order: `{route, response_index, body}`; `requests.<dialect>.jsonl` for a dialect other than `responses` |
 //! | `acp.jsonl` | the live ACP transcript, both directions: `{from, message}` (or `raw` for a non-JSON line) |
 //! | `acp-load.jsonl` | what `session/load` replays into a fresh agent, and its answer |
 //! | `outcome.json` | terminal states derived from the Log, what the agent answered, what each `run_workflow` returned, diagnostics |
@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use gauntlet_mock_provider::Timing;
+use gauntlet_mock_provider::{Dialect, Timing};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -27,6 +27,9 @@ use crate::audit::{self, Audit};
 /// What one scenario run produced.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Capture {
+    /// The Provider wire format of the run: its requests are read in it, and its requests
+    /// golden is `requests.jsonl` for `responses`, `requests.<dialect>.jsonl` for the others.
+    pub dialect: Dialect,
     /// The root Session's Log, line by line, without newlines.
     pub log: Vec<String>,
     /// Each child Session's Log (subagents, workflow steps), by child Session id.
@@ -57,6 +60,14 @@ pub struct Capture {
     /// For each of `requests`, in order: when it arrived and when and how its response body
     /// ended, on the same clock (evidence only: not golden).
     pub timings: Vec<Timing>,
+}
+
+/// The requests golden of a dialect: the raw bodies differ by wire, everything else is shared.
+pub fn requests_file(dialect: Dialect) -> String {
+    match dialect {
+        Dialect::Responses => "requests.jsonl".to_owned(),
+        other => format!("requests.{}.jsonl", other.key()),
+    }
 }
 
 /// One Provider request as the mock saw it.
@@ -127,6 +138,7 @@ impl Capture {
         Capture {
             log: self.children.get(session_id).cloned().unwrap_or_default(),
             requests: self.requests.iter().filter(|request| request.route == session_id).cloned().collect(),
+            dialect: self.dialect,
             ..Capture::default()
         }
     }
@@ -247,7 +259,7 @@ impl Capture {
             |values: &[Value]| values.iter().map(|value| format!("{}\n", canonical::to_string(value))).collect();
         let mut files = vec![
             ("log.ndjson".to_owned(), log),
-            ("requests.jsonl".to_owned(), requests),
+            (requests_file(self.dialect), requests),
             ("acp.jsonl".to_owned(), lines(&self.acp)),
             ("acp-load.jsonl".to_owned(), lines(&self.acp_load)),
             ("outcome.json".to_owned(), outcome),

@@ -15,6 +15,7 @@ use std::path::Path;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
+use gauntlet_mock_provider::MismatchReason;
 use gauntlet_mock_provider::provider::MockProvider;
 
 use crate::capture::{Cancel, Capture, Request};
@@ -106,6 +107,7 @@ fn child_logs(root_log: &Path) -> std::collections::BTreeMap<String, Vec<String>
 pub fn assemble(conversation: Conversation, log_path: Option<&Path>, mock: &MockProvider) -> Capture {
     let report = mock.report();
     let mut capture = Capture {
+        dialect: mock.dialect(),
         cancels: conversation
             .cancels
             .iter()
@@ -140,6 +142,16 @@ pub fn assemble(conversation: Conversation, log_path: Option<&Path>, mock: &Mock
         .flat_map(|gap| (gap.index..gap.index + gap.remaining).map(|index| (gap.route.clone(), index)))
         .collect();
     capture.unmatched = report.mismatches.iter().map(ToString::to_string).collect();
+    // An agent on another wire format is a setup error, not evidence about any requirement:
+    // the finding names what it spoke and what it was told to speak.
+    capture.faults.extend(
+        report
+            .mismatches
+            .iter()
+            .filter(|mismatch| matches!(mismatch.reason, MismatchReason::WrongDialect { .. }))
+            .map(ToString::to_string),
+    );
+    capture.faults.dedup();
     capture.side_requests = report.side_requests;
     capture
 }

@@ -8,7 +8,7 @@ pub mod expectations;
 pub mod invariants;
 pub mod lifecycle;
 
-use gauntlet_mock_provider::Ending;
+use gauntlet_mock_provider::{Conversation, Ending};
 use gauntlet_runtime::TerminalStatus;
 use serde_json::Value;
 
@@ -45,6 +45,10 @@ pub struct Evidence<'a> {
     pub scenario: Option<&'a Scenario>,
     /// Whose Log this is.
     pub role: LogRole,
+    /// Each Provider request read in the capture's dialect, in the order of
+    /// `capture.requests` (empty for a body that is not a request of the dialect): the one
+    /// form every wire rule reads, whatever the dialect.
+    pub conversations: Vec<Conversation>,
 }
 
 /// How one turn the client drove ended, and who says so.
@@ -62,7 +66,9 @@ impl<'a> Evidence<'a> {
     /// Parses and audits a capture.
     pub fn new(capture: &'a Capture) -> Evidence<'a> {
         let (lines, _) = audit::parse_lines(&capture.log);
-        Evidence { capture, lines, audit: capture.audit(), scenario: None, role: LogRole::Root }
+        let conversations =
+            capture.requests.iter().map(|request| capture.dialect.read(&request.body).unwrap_or_default()).collect();
+        Evidence { capture, lines, audit: capture.audit(), scenario: None, role: LogRole::Root, conversations }
     }
 
     /// Parses and audits the capture of a child Session (see [`Capture::child`]).

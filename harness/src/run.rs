@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use gauntlet_mock_provider::Dialect;
+
 use crate::driver::Driver;
 use crate::lifecycle::capture::LifecycleCapture;
 use crate::lifecycle::{self, LifecycleScenario};
@@ -74,19 +76,43 @@ pub fn load(path: &Path) -> Result<AnyScenario, LoadError> {
 }
 
 /// Runs one scenario against the reference (lifecycle scenarios) or `driver` (Turn scenarios)
-/// and judges it.
+/// and judges it, in the dialect its file names.
 pub fn run_scenario(plan: &Plan, driver: &dyn Driver, name: &str, path: &Path) -> Verdict {
+    run_scenario_in(plan, driver, name, path, None)
+}
+
+/// The dialects the corpus plays every Turn scenario in: those both the mock and the reference
+/// runtime speak.
+pub const CORPUS_DIALECTS: [Dialect; 2] = [Dialect::Responses, Dialect::ChatCompletions];
+
+/// The name of a scenario's trial in a dialect: `turn/partial-then-error [chat_completions]`;
+/// the plain name for `responses`.
+pub fn trial_name(name: &str, dialect: Dialect) -> String {
+    match dialect {
+        Dialect::Responses => name.to_owned(),
+        other => format!("{name} [{other}]"),
+    }
+}
+
+/// [`run_scenario`] in `dialect` (`None`: the file's): a Turn scenario the dialect cannot
+/// express is `skipped` with the file's reason. The Log, `outcome.json` and ACP goldens are
+/// the same files in every dialect; the requests golden is the dialect's own.
+pub fn run_scenario_in(plan: &Plan, driver: &dyn Driver, name: &str, path: &Path, dialect: Option<Dialect>) -> Verdict {
     let started = Instant::now();
+    let title = dialect.map_or_else(|| name.to_owned(), |dialect| trial_name(name, dialect));
     let mut verdict = match load(path) {
         Err(error) => {
-            Verdict::from_findings(name, Vec::new(), vec![Finding::new(Layer::Fault, None, error.to_string())])
+            Verdict::from_findings(&title, Vec::new(), vec![Finding::new(Layer::Fault, None, error.to_string())])
         }
-        Ok(AnyScenario::Turn(scenario)) => {
-            let capture = driver.drive(&scenario);
-            let golden =
-                golden::compare(&plan.root, &Path::new("golden").join(name), &capture.golden_files(), plan.bless);
-            judge::judge(name, &scenario, &capture, golden)
-        }
+        Ok(AnyScenario::Turn(scenario)) => match dialect.map_or(Ok((*scenario).clone()), |d| scenario.in_dialect(d)) {
+            Err(reason) => Verdict::skipped(&title, reason),
+            Ok(scenario) => {
+                let capture = driver.drive(&scenario);
+                let golden =
+                    golden::compare(&plan.root, &Path::new("golden").join(name), &capture.golden_files(), plan.bless);
+                judge::judge(&title, &scenario, &capture, golden)
+            }
+        },
         Ok(AnyScenario::Lifecycle(scenario)) => {
             judge_lifecycle(plan, name, &scenario, &lifecycle::reference::run(&scenario))
         }

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use gauntlet_mock_provider::Dialect;
 use gauntlet_mock_provider::script::{Response, Script};
 use gauntlet_runtime::event::SubagentStatus;
 use gauntlet_runtime::workflows::checkpoint::CheckpointStatus;
@@ -81,6 +82,12 @@ pub struct Config {
     pub turn_timeout_ms: u64,
     /// At most this many Subagents run at once; more wait `queued`.
     pub max_subagents: usize,
+    /// The Provider wire format of a plain run (`gauntlet run`, `mock-provider serve`); the
+    /// corpus also plays the scenario in every other dialect.
+    pub dialect: Dialect,
+    /// Dialects that cannot express the scenario, each with the reason (a feature the wire
+    /// format lacks): the scenario is `skipped` there.
+    pub skip_dialects: BTreeMap<Dialect, String>,
 }
 
 impl Default for Config {
@@ -91,6 +98,8 @@ impl Default for Config {
             stream_idle_timeout_ms: 180_000,
             turn_timeout_ms: 600_000,
             max_subagents: 6,
+            dialect: Dialect::default(),
+            skip_dialects: BTreeMap::new(),
         }
     }
 }
@@ -223,6 +232,17 @@ impl Scenario {
             needs.insert(Capability::Subagents);
         }
         needs
+    }
+
+    /// The same scenario played in `dialect`; `Err` with the reason when the file says the
+    /// dialect cannot express it.
+    pub fn in_dialect(&self, dialect: Dialect) -> Result<Scenario, String> {
+        if let Some(reason) = self.config.skip_dialects.get(&dialect) {
+            return Err(format!("{} cannot express this scenario: {reason}", dialect.human()));
+        }
+        let mut scenario = self.clone();
+        scenario.config.dialect = dialect;
+        Ok(scenario)
     }
 
     /// The scenario on a clock `scale` times as fast: timeouts and scripted pauses shrink

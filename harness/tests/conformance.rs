@@ -21,6 +21,7 @@ use gauntlet::profile::{self, Profile};
 use gauntlet::run::{self, Plan};
 use gauntlet::verdict::{Verdict, VerdictKind};
 use gauntlet::{contract, golden, layers, scenario};
+use gauntlet_mock_provider::Dialect;
 use libtest_mimic::{Arguments, Failed, Trial};
 
 fn main() {
@@ -33,15 +34,35 @@ fn main() {
         .iter()
         .map(|(name, path)| {
             let (plan, name, path) = (plan.clone(), name.clone(), path.clone());
-            Trial::test(name.clone(), move || scenario_trial(&plan, &name, &path)).with_kind("scenario")
+            Trial::test(name.clone(), move || scenario_trial(&plan, &name, &path, None)).with_kind("scenario")
         })
         .collect();
-    for name in PROCESS_PARITY {
-        if let Some((_, path)) = names.iter().find(|(scenario, _)| scenario == name) {
-            let path = path.clone();
-            trials.push(Trial::test(format!("process/{name}"), move || process_trial(&path)).with_kind("process"));
+    // Every Turn scenario again in every other dialect the mock and the runtime speak: the same
+    // Log, outcome and ACP goldens, the dialect's own requests golden.
+    for (name, path) in &names {
+        let Ok(run::AnyScenario::Turn(scenario)) = run::load(path) else { continue };
+        for dialect in run::CORPUS_DIALECTS.into_iter().filter(|dialect| *dialect != Dialect::Responses) {
+            let (plan, name, path) = (plan.clone(), name.clone(), path.clone());
+            let skipped = scenario.config.skip_dialects.contains_key(&dialect);
+            let trial = Trial::test(run::trial_name(&name, dialect), move || {
+                scenario_trial(&plan, &name, &path, Some(dialect))
+            });
+            trials.push(trial.with_kind("scenario").with_ignored_flag(skipped));
         }
     }
+    for name in PROCESS_PARITY {
+        if let Some((_, path)) = names.iter().find(|(scenario, _)| scenario == name) {
+            for dialect in run::CORPUS_DIALECTS {
+                let path = path.clone();
+                let trial = Trial::test(format!("process/{}", run::trial_name(name, dialect)), move || {
+                    process_trial(&path, dialect)
+                });
+                trials.push(trial.with_kind("process"));
+            }
+        }
+    }
+    let root = plan.root.clone();
+    trials.push(Trial::test("check/wrong-dialect", move || wrong_dialect(&root)).with_kind("check"));
     let root = plan.root.clone();
     trials.push(Trial::test("check/gauntlet-agent", move || reference_check(&root)).with_kind("check"));
     for (fault, evidence) in FAULTS {
@@ -81,8 +102,10 @@ fn main() {
     libtest_mimic::run(&args, trials).exit();
 }
 
-/// Scenarios also run through the built `gauntlet-agent` binary over real pipes, with the mock
-/// Provider on a real loopback port, and compared with the in-process run.
+/// Scenarios also run through the built `gauntlet-agent --dialect D` binary over real pipes,
+/// with `mock-provider`'s server speaking D on a real loopback port, in every corpus dialect,
+/// and compared with the in-process run: clean completion, partial failure, a tool call, a
+/// cancel and a malformed client line.
 const PROCESS_PARITY: [&str; 5] = [
     "turn/clean-completion",
     "turn/partial-then-error",
@@ -91,8 +114,8 @@ const PROCESS_PARITY: [&str; 5] = [
     "acp/malformed-line",
 ];
 
-fn process_trial(path: &std::path::Path) -> Result<(), Failed> {
-    let scenario = scenario::load(path).map_err(|error| error.to_string())?;
+fn process_trial(path: &std::path::Path, dialect: Dialect) -> Result<(), Failed> {
+    let scenario = scenario::load(path).map_err(|error| error.to_string())?.in_dialect(dialect)?;
     let agent = External::reference_agent(std::path::Path::new(env!("CARGO_BIN_EXE_gauntlet-agent")));
     let process = agent.drive(&scenario);
     let in_process = Reference::default().drive(&scenario);
@@ -102,6 +125,27 @@ fn process_trial(path: &std::path::Path) -> Result<(), Failed> {
     process
         .same_conversation(&in_process)
         .map_err(|difference| format!("{difference}\nprocess: {process:#?}\nin process: {in_process:#?}").into())
+}
+
+/// An agent that speaks Chat Completions checked under a profile that says `responses`: every
+/// scenario it plays is `error`, and the finding names both dialects.
+fn wrong_dialect(root: &Path) -> Result<(), Failed> {
+    let mut agent = External::reference_agent(Path::new(env!("CARGO_BIN_EXE_gauntlet-agent")));
+    agent.dialect = Some(Dialect::Responses);
+    for arg in &mut agent.args {
+        if arg.starts_with("--dialect=") {
+            *arg = "--dialect=chat_completions".to_owned();
+        }
+    }
+    let plan = Plan { root: root.to_owned(), bless: false };
+    let path = plan.scenarios().join("turn/clean-completion.toml");
+    let verdict = run::run_scenario(&plan, &agent, "turn/clean-completion", &path);
+    let expected = "the agent called POST /v1/chat/completions (OpenAI Chat Completions); its profile says responses";
+    if verdict.kind != VerdictKind::Error || !verdict.findings.iter().any(|finding| finding.message.contains(expected))
+    {
+        return Err(format!("expected an error naming both dialects, got {:#?}", verdict).into());
+    }
+    Ok(())
 }
 
 /// The reference agent's profile, run on the built binary.
@@ -316,13 +360,13 @@ fn adapter_fault(root: &Path, fault: &str, evidence: &str) -> Result<(), Failed>
     Ok(())
 }
 
-fn scenario_trial(plan: &Plan, name: &str, path: &std::path::Path) -> Result<(), Failed> {
-    let verdict = run::run_scenario(plan, &Reference::default(), name, path);
-    if verdict.kind == VerdictKind::Identical {
+fn scenario_trial(plan: &Plan, name: &str, path: &std::path::Path, dialect: Option<Dialect>) -> Result<(), Failed> {
+    let verdict = run::run_scenario_in(plan, &Reference::default(), name, path, dialect);
+    if matches!(verdict.kind, VerdictKind::Identical | VerdictKind::Skipped) {
         return Ok(());
     }
     let findings: Vec<String> = verdict.findings.iter().map(ToString::to_string).collect();
-    Err(format!("{} is {}:\n{}", name, verdict.kind.as_str(), findings.join("\n")).into())
+    Err(format!("{} is {}:\n{}", verdict.scenario, verdict.kind.as_str(), findings.join("\n")).into())
 }
 
 fn contract_trial(root: &std::path::Path, names: &[(String, PathBuf)]) -> Result<(), Failed> {

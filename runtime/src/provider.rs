@@ -1,10 +1,20 @@
-//! The Provider client: the OpenAI Responses API request body, the streamed reply, and the
-//! retry policy (pixir.md 3.1, 4; design.md "Contract decisions").
+//! The Provider client: one dialect-neutral [`Call`] sent in the configured wire format
+//! ([`Dialect`]), the streamed reply, and the retry policy (pixir.md 3.1, 4; design.md
+//! "Contract decisions").
+//!
+//! Each dialect is one module (`responses`, `chat_completions`) that builds the request and
+//! decodes the stream into the same [`Delta`]s, [`OutputItem`]s, [`Reply`] and
+//! [`ProviderFailure`]: what reaches the Log is the same whatever the wire (docs/contract.md
+//! "Dialect-neutral evidence").
 //!
 //! Failures are data: every way a call can go wrong ends as a [`ProviderFailure`] carrying an
 //! [`ErrorKind`], which the Turn writes into `turn_failed`. HTTP 429 and 5xx are retried, with
 //! a bound and honouring `retry-after`, and only before any text was streamed (WIRE-RETRY-BOUNDED).
 
+pub mod call;
+pub mod chat_completions;
+pub mod dialect;
+pub mod responses;
 pub mod sse;
 pub mod transport;
 
@@ -15,13 +25,17 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::event::{Data, ErrorKind};
+pub use call::Call;
+pub use dialect::{Decode, Dialect, UnknownDialect, WireRequest};
 pub use transport::{Body, HttpRequest, HttpResponse, HttpTransport, Transport, TransportError};
 
 /// How to reach and talk to the Provider.
 #[derive(Debug, Clone)]
 pub struct ProviderConfig {
-    /// Base URL; requests go to `{base_url}/v1/responses`.
+    /// Base URL; requests go to `{base_url}` + the dialect's path (`/v1/responses`, ...).
     pub base_url: String,
+    /// The wire format.
+    pub dialect: Dialect,
     /// Attempts after the first for HTTP 429 / 5xx before any text (default 2).
     pub max_retries: u32,
     /// Longest wait for the next chunk before the call fails with `stream_idle_timeout`.
@@ -34,6 +48,7 @@ impl Default for ProviderConfig {
     fn default() -> Self {
         ProviderConfig {
             base_url: "http://127.0.0.1:0".to_owned(),
+            dialect: Dialect::default(),
             max_retries: 2,
             stream_idle_timeout: Duration::from_millis(180_000),
             retry_backoff: Duration::from_millis(500),
@@ -53,7 +68,10 @@ pub enum Delta {
 /// An output item to record, in arrival order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OutputItem {
-    /// An opaque reasoning item, replayed verbatim to the same model.
+    /// A reasoning item in the runtime's own form, replayed verbatim to the same model:
+    /// `{"type": "reasoning", "summary": [{"type": "summary_text", "text"}],
+    /// "encrypted_content"?}` (the summary or thinking text, and the opaque payload: encrypted
+    /// content, signature), whatever the wire.
     Reasoning(Value),
     /// A function call with decoded arguments.
     Call {
@@ -69,10 +87,39 @@ pub enum OutputItem {
 /// How a successful stream ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Finish {
-    /// `response.completed`.
+    /// A clean end (`response.completed`, `finish_reason` `stop` / `tool_calls`, ...).
     Completed,
-    /// `response.incomplete` with its `incomplete_details.reason`.
+    /// A clean but early end, with a reason in the Responses vocabulary whatever the wire:
+    /// `max_output_tokens` (Chat `length`, ...) or `content_filter` (Chat `content_filter`, ...).
     Incomplete(String),
+}
+
+/// Token usage in the runtime's own form, whatever the wire.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Input (prompt) tokens.
+    pub input: u64,
+    /// Cached input tokens.
+    pub cached: u64,
+    /// Output (completion) tokens.
+    pub output: u64,
+    /// Reasoning tokens, part of the output.
+    pub reasoning: u64,
+    /// Total tokens, as reported, else input + output.
+    pub total: u64,
+}
+
+impl Usage {
+    /// The `usage` object of `provider_usage` (docs/contract.md "Dialect-neutral evidence").
+    pub fn record(&self) -> Value {
+        json!({
+            "input_tokens": self.input,
+            "input_tokens_details": {"cached_tokens": self.cached},
+            "output_tokens": self.output,
+            "output_tokens_details": {"reasoning_tokens": self.reasoning},
+            "total_tokens": self.total,
+        })
+    }
 }
 
 /// A call that reached a terminal success event.
@@ -82,8 +129,8 @@ pub struct Reply {
     pub text: String,
     /// Reasoning items and function calls, in arrival order.
     pub items: Vec<OutputItem>,
-    /// The raw `usage` object of the terminal event, if any.
-    pub usage: Option<Value>,
+    /// The usage the Provider reported, if any.
+    pub usage: Option<Usage>,
     /// How it ended.
     pub finish: Finish,
     /// HTTP requests made for this call, retries included.
@@ -101,6 +148,8 @@ pub struct ProviderFailure {
     pub details: Data,
 }
 
+/// The failures a decoder reports, each with the same details whatever the wire, so the Log
+/// of a failed Turn is the same in every dialect (docs/contract.md "Dialect-neutral evidence").
 impl ProviderFailure {
     fn new(kind: ErrorKind, message: impl Into<String>, details: Value) -> ProviderFailure {
         let details = match details {
@@ -108,6 +157,36 @@ impl ProviderFailure {
             _ => Data::new(),
         };
         ProviderFailure { kind, message: message.into(), details }
+    }
+
+    /// The Provider reported an error in the stream, with its code in the OpenAI vocabulary
+    /// (`server_error`, `rate_limit_exceeded`, ...).
+    pub fn reported(code: &str, message: &str) -> ProviderFailure {
+        ProviderFailure::new(
+            ErrorKind::ProviderHttpError,
+            format!("the provider reported `{code}` in the stream: {message}"),
+            json!({"code": code}),
+        )
+    }
+
+    /// A frame the decoder cannot read: why, and the frame's data (its first 200 chars).
+    pub fn invalid(reason: &str, evidence: &str) -> ProviderFailure {
+        let excerpt: String = evidence.chars().take(200).collect();
+        ProviderFailure::new(
+            ErrorKind::InvalidResponse,
+            format!("the provider sent an invalid frame: {reason}"),
+            json!({"reason": reason, "evidence": excerpt}),
+        )
+    }
+
+    /// The body ended before the dialect's terminal marker; `unterminated_frame` when bytes
+    /// of an unfinished frame were left.
+    pub fn unterminated(unterminated_frame: bool) -> ProviderFailure {
+        ProviderFailure::new(
+            ErrorKind::IncompleteStream,
+            "the provider stream ended without a terminal event",
+            json!({"unterminated_frame": unterminated_frame}),
+        )
     }
 }
 
@@ -160,16 +239,23 @@ impl Provider {
         &self.config
     }
 
-    /// Streams one call: POSTs `body`, feeds deltas to `on_delta`, retries what may be retried.
+    /// The wire request of `call` in this client's dialect.
+    pub fn request(&self, call: &Call) -> WireRequest {
+        self.config.dialect.request(call)
+    }
+
+    /// Streams one call: POSTs it in the configured dialect, feeds deltas to `on_delta`,
+    /// retries what may be retried.
     ///
     /// A retry happens only for HTTP 429 / 5xx, at most `max_retries` times, and never once
     /// text reached `on_delta` (WIRE-NO-RETRY-AFTER-TEXT); each attempt is a real request.
     pub async fn stream(
         &self,
-        body: &Value,
+        call: &Call,
         on_delta: &mut (dyn FnMut(Delta) + Send),
     ) -> Result<Reply, ProviderFailure> {
-        let bytes = Bytes::from(crate::canonical::to_string(body));
+        let wire = self.request(call);
+        let bytes = Bytes::from(crate::canonical::to_string(&wire.body));
         let mut attempts = 1;
         let mut streamed_text = false;
         loop {
@@ -177,7 +263,7 @@ impl Provider {
                 streamed_text |= matches!(delta, Delta::Text(_));
                 on_delta(delta);
             };
-            match self.attempt(bytes.clone(), &mut forward).await {
+            match self.attempt(&wire, bytes.clone(), &mut forward).await {
                 Ok(mut reply) => {
                     reply.attempts = attempts;
                     return Ok(reply);
@@ -200,14 +286,18 @@ impl Provider {
         self.config.retry_backoff.saturating_mul(1 << (attempts - 1).min(16))
     }
 
-    async fn attempt(&self, body: Bytes, on_delta: &mut (dyn FnMut(Delta) + Send)) -> Result<Reply, AttemptFailure> {
-        let mut headers =
-            vec![("content-type".into(), "application/json".into()), ("accept".into(), "text/event-stream".into())];
+    async fn attempt(
+        &self,
+        wire: &WireRequest,
+        body: Bytes,
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+    ) -> Result<Reply, AttemptFailure> {
+        let mut headers = wire.headers.clone();
         if let Some(session) = &self.session {
             headers.push(("session_id".into(), session.clone()));
         }
-        let request =
-            HttpRequest { url: format!("{}/v1/responses", self.config.base_url.trim_end_matches('/')), headers, body };
+        let url = format!("{}{}", self.config.base_url.trim_end_matches('/'), wire.path);
+        let request = HttpRequest { url, headers, body };
         let idle = self.config.stream_idle_timeout;
         let mut response = match tokio::time::timeout(idle, self.transport.send(request)).await {
             Err(_) => return Err(idle_timeout(idle).into()),
@@ -222,9 +312,9 @@ impl Provider {
             Ok(Ok(response)) => response,
         };
         if !(200..300).contains(&response.status) {
-            return Err(http_failure(&mut response).await);
+            return Err(http_failure(self.config.dialect, &mut response).await);
         }
-        let mut reader = StreamReader::default();
+        let mut reader = self.config.dialect.decoder();
         loop {
             let chunk = match tokio::time::timeout(idle, response.body.next()).await {
                 Err(_) => return Err(idle_timeout(idle).into()),
@@ -257,19 +347,23 @@ fn idle_timeout(idle: Duration) -> ProviderFailure {
     )
 }
 
-/// Turns a non-2xx answer into a failure; 429 and 5xx may be retried after `retry-after`.
-async fn http_failure(response: &mut HttpResponse) -> AttemptFailure {
+/// Turns a non-2xx answer into a failure; 429 and 5xx may be retried after `retry-after`. The
+/// details are the status, the error code the dialect's body names (in the OpenAI vocabulary)
+/// and `retry_after_s`: the same whatever the wire.
+async fn http_failure(dialect: Dialect, response: &mut HttpResponse) -> AttemptFailure {
     let status = response.status;
     let retry_header = response.header("retry-after").and_then(|value| value.trim().parse::<u64>().ok());
     let body = response.body.read_to_limit(4096).await;
-    let body_json: Value =
-        serde_json::from_slice(&body).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+    let body_json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let kind = if status == 429 { ErrorKind::RateLimited } else { ErrorKind::ProviderHttpError };
     let message = body_json
         .pointer("/error/message")
         .and_then(Value::as_str)
         .map_or_else(|| format!("the provider answered HTTP {status}"), |message| format!("HTTP {status}: {message}"));
-    let mut details = json!({"status": status, "body": body_json});
+    let mut details = json!({"status": status});
+    if let Some(code) = dialect.error_code(&body_json) {
+        details["code"] = json!(code);
+    }
     if let Some(seconds) = retry_header {
         details["retry_after_s"] = json!(seconds);
     }
@@ -278,143 +372,4 @@ async fn http_failure(response: &mut HttpResponse) -> AttemptFailure {
         failure: ProviderFailure::new(kind, message, details),
         retry: retryable.then(|| RetryHint { retry_after: retry_header.map(Duration::from_secs) }),
     }
-}
-
-/// Reads Responses API events out of SSE frames until a terminal event.
-#[derive(Default)]
-struct StreamReader {
-    decoder: sse::Decoder,
-    text: String,
-    items: Vec<OutputItem>,
-    n_frames: usize,
-}
-
-impl StreamReader {
-    fn push(
-        &mut self,
-        chunk: &[u8],
-        on_delta: &mut (dyn FnMut(Delta) + Send),
-    ) -> Result<Option<Reply>, ProviderFailure> {
-        for frame in self.decoder.push(chunk) {
-            self.n_frames += 1;
-            if let Some(reply) = self.frame(frame, on_delta)? {
-                return Ok(Some(reply));
-            }
-        }
-        Ok(None)
-    }
-
-    fn invalid(&self, reason: &str, evidence: &str) -> ProviderFailure {
-        let excerpt: String = evidence.chars().take(200).collect();
-        ProviderFailure::new(
-            ErrorKind::InvalidResponse,
-            format!("the provider sent an invalid frame: {reason}"),
-            json!({"frame_index": self.n_frames, "reason": reason, "evidence": excerpt}),
-        )
-    }
-
-    fn frame(
-        &mut self,
-        frame: sse::Frame,
-        on_delta: &mut (dyn FnMut(Delta) + Send),
-    ) -> Result<Option<Reply>, ProviderFailure> {
-        if frame.data == "[DONE]" {
-            return Ok(None);
-        }
-        let event: Value = serde_json::from_str(&frame.data)
-            .map_err(|error| self.invalid(&format!("data is not JSON ({error})"), &frame.data))?;
-        let kind = event.get("type").and_then(Value::as_str).unwrap_or_default();
-        if let Some(name) = &frame.event
-            && name != kind
-        {
-            return Err(self.invalid(&format!("event name `{name}` differs from type `{kind}`"), &frame.data));
-        }
-        match kind {
-            "response.output_text.delta" => {
-                let delta = event.get("delta").and_then(Value::as_str).unwrap_or_default();
-                self.text.push_str(delta);
-                on_delta(Delta::Text(delta.to_owned()));
-            }
-            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                let delta = event.get("delta").and_then(Value::as_str).unwrap_or_default();
-                on_delta(Delta::Reasoning(delta.to_owned()));
-            }
-            "response.output_item.done" => {
-                let item = event.get("item").cloned().unwrap_or(Value::Null);
-                match item.get("type").and_then(Value::as_str) {
-                    Some("reasoning") => self.items.push(OutputItem::Reasoning(item)),
-                    Some("function_call") => {
-                        let call = self
-                            .function_call(&item)
-                            .ok_or_else(|| self.invalid("malformed function_call item", &frame.data))?;
-                        self.items.push(call);
-                    }
-                    _ => {}
-                }
-            }
-            "response.completed" | "response.incomplete" => {
-                let response = event.get("response");
-                let finish =
-                    match response.and_then(|r| r.pointer("/incomplete_details/reason")).and_then(Value::as_str) {
-                        Some(reason) if kind == "response.incomplete" => Finish::Incomplete(reason.to_owned()),
-                        _ if kind == "response.incomplete" => Finish::Incomplete("unknown".to_owned()),
-                        _ => Finish::Completed,
-                    };
-                return Ok(Some(Reply {
-                    text: std::mem::take(&mut self.text),
-                    items: std::mem::take(&mut self.items),
-                    usage: response.and_then(|r| r.get("usage")).filter(|u| !u.is_null()).cloned(),
-                    finish,
-                    attempts: 1,
-                }));
-            }
-            "response.failed" | "error" => {
-                let error = if kind == "error" { Some(&event) } else { event.pointer("/response/error") };
-                let code = error.and_then(|e| e.get("code")).and_then(Value::as_str).unwrap_or("unknown");
-                let message = error.and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or("no message");
-                return Err(ProviderFailure::new(
-                    ErrorKind::ProviderHttpError,
-                    format!("the provider reported `{code}` in the stream: {message}"),
-                    json!({"event_type": kind, "code": code, "frame_index": self.n_frames}),
-                ));
-            }
-            _ => {}
-        }
-        Ok(None)
-    }
-
-    fn function_call(&self, item: &Value) -> Option<OutputItem> {
-        let call_id = item.get("call_id")?.as_str()?;
-        let name = item.get("name")?.as_str()?;
-        let args: Value = serde_json::from_str(item.get("arguments")?.as_str()?).ok()?;
-        (!call_id.is_empty() && !name.is_empty() && args.is_object()).then(|| OutputItem::Call {
-            call_id: call_id.to_owned(),
-            name: name.to_owned(),
-            args,
-        })
-    }
-
-    fn eof(&self) -> ProviderFailure {
-        ProviderFailure::new(
-            ErrorKind::IncompleteStream,
-            "the provider stream ended without a terminal event",
-            json!({"frames": self.n_frames, "unterminated_frame": self.decoder.has_pending()}),
-        )
-    }
-}
-
-/// The Responses API request body for one call (pixir.md 3.1): keys sort on serialization.
-pub fn request_body(model: &str, instructions: &str, input: Vec<Value>, tools: Value, cache_key: &str) -> Value {
-    json!({
-        "model": model,
-        "instructions": instructions,
-        "input": input,
-        "tools": tools,
-        "tool_choice": "auto",
-        "parallel_tool_calls": true,
-        "store": false,
-        "stream": true,
-        "include": ["reasoning.encrypted_content"],
-        "prompt_cache_key": cache_key,
-    })
 }

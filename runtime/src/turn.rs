@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use crate::control::{CancelSignal, TurnOutcome};
 use crate::event::{Data, ErrorKind, Payload, TerminalStatus, object};
 use crate::log::LogError;
-use crate::provider::{Delta, Finish, OutputItem, Provider, ProviderFailure, Reply, request_body};
+use crate::provider::{Call, Delta, Finish, OutputItem, Provider, ProviderFailure, Reply, Usage};
 use crate::replay;
 use crate::session::Session;
 use crate::tools::Toolbox;
@@ -58,11 +58,11 @@ impl Session {
             iteration += 1;
             self.publish(Payload::status("thinking"));
             tools.catch_up(self)?;
-            let body = self.request_body(tools.definitions());
+            let request = self.request_body(tools.definitions());
             let mut streamed = String::new();
             let provider = self.provider.clone();
             let deadline = started + budget;
-            let streaming = tokio::time::timeout_at(deadline, stream_live(self, &provider, &body, &mut streamed));
+            let streaming = tokio::time::timeout_at(deadline, stream_live(self, &provider, &request, &mut streamed));
             let call = match race(cancel, streaming).await {
                 Race::Done(call) => call,
                 Race::Cancelled => return self.fail(cancelled(), &streamed, started),
@@ -82,7 +82,7 @@ impl Session {
                 Ok(Err(failure)) => return self.fail(failure, &streamed, started),
                 Ok(Ok(reply)) => reply,
             };
-            self.record(Payload::provider_usage(self.usage_data(&reply, iteration, &body)))?;
+            self.record(Payload::provider_usage(self.usage_data(&reply, iteration, &request)))?;
             let has_calls = reply.items.iter().any(|item| matches!(item, OutputItem::Call { .. }));
             if has_calls && !reply.text.is_empty() {
                 self.record(Payload::assistant_message(&reply.text, Data::new()))?;
@@ -124,7 +124,8 @@ impl Session {
         }
     }
 
-    fn request_body(&self, tools: Value) -> Value {
+    /// The next Provider call, before any wire format (the dialect builds the request).
+    fn request_body(&self, tools: Value) -> Call {
         let model = &self.config.model;
         let cache_key = format!(
             "gx1:m_{}:s_{:016x}:t_{:016x}",
@@ -132,11 +133,17 @@ impl Session {
             fnv1a(self.config.session_id.as_bytes()),
             fnv1a(crate::canonical::to_string(&tools).as_bytes())
         );
-        request_body(model, &self.config.instructions, replay::fold(self.history(), model), tools, &cache_key)
+        Call {
+            model: model.clone(),
+            instructions: self.config.instructions.clone(),
+            input: replay::fold(self.history(), model),
+            tools,
+            cache_key,
+        }
     }
 
-    fn usage_data(&self, reply: &Reply, iteration: u32, body: &Value) -> Data {
-        let usage = reply.usage.clone().unwrap_or(Value::Null);
+    fn usage_data(&self, reply: &Reply, iteration: u32, call: &Call) -> Data {
+        let usage = reply.usage.as_ref().map_or(Value::Null, Usage::record);
         let number = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
         let truncation = match &reply.finish {
             Finish::Completed => json!({"status": "not_truncated"}),
@@ -155,7 +162,7 @@ impl Session {
                 "reasoning_tokens": number("/output_tokens_details/reasoning_tokens"),
                 "total_tokens": number("/total_tokens"),
             },
-            "prompt_cache_key": body["prompt_cache_key"],
+            "prompt_cache_key": call.cache_key,
             "output_truncation": truncation,
         }))
     }
@@ -213,7 +220,7 @@ fn cancelled() -> ProviderFailure {
 async fn stream_live(
     session: &mut Session,
     provider: &Provider,
-    body: &Value,
+    call: &Call,
     streamed: &mut String,
 ) -> Result<Reply, ProviderFailure> {
     let mut live = |delta: Delta| match delta {
@@ -223,7 +230,7 @@ async fn stream_live(
         }
         Delta::Reasoning(chunk) => session.publish(Payload::reasoning_delta(&chunk)),
     };
-    provider.stream(body, &mut live).await
+    provider.stream(call, &mut live).await
 }
 
 fn millis(duration: Duration) -> u64 {

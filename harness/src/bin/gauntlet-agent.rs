@@ -10,20 +10,24 @@ use std::time::Duration;
 use clap::Parser;
 use gauntlet_runtime::acp::{self, AgentConfig};
 use gauntlet_runtime::ids::{Clock, IdSource, Sequential, TimeSeeded};
-use gauntlet_runtime::provider::{HttpTransport, ProviderConfig};
+use gauntlet_runtime::provider::{Dialect, HttpTransport, ProviderConfig};
 
 /// The gauntlet reference runtime as an Agent Client Protocol agent (protocol version 1),
 /// speaking JSON-RPC 2.0, one message per line, on stdin and stdout.
 ///
-/// Point an ACP client (an editor) at this command. Its Provider is an OpenAI Responses API
-/// endpoint, such as `mock-provider serve SCENARIO --port 4000`. Each session's Log is written
+/// Point an ACP client (an editor) at this command. Its Provider speaks the `--dialect` wire
+/// format (the OpenAI Responses API by default), such as `mock-provider serve SCENARIO --port
+/// 4000 --dialect chat_completions`. Each session's Log is written
 /// under the session's `cwd`, in `.gauntlet/sessions/<session id>.ndjson`.
 #[derive(Debug, Parser)]
 #[command(name = "gauntlet-agent", version, about, long_about)]
 struct Flags {
-    /// Base URL of the Provider; requests go to `{url}/v1/responses`.
+    /// Base URL of the Provider; requests go to `{url}` + the dialect's path (`/v1/responses`).
     #[arg(long, env = "GAUNTLET_PROVIDER_URL", default_value = "http://127.0.0.1:4000")]
     provider_url: String,
+    /// The Provider wire format: responses, chat_completions, anthropic_messages, gemini.
+    #[arg(long, env = "GAUNTLET_DIALECT", default_value_t = Dialect::Responses)]
+    dialect: Dialect,
     /// Model of new sessions.
     #[arg(long, env = "GAUNTLET_MODEL", default_value = "gpt-5.5")]
     model: String,
@@ -68,6 +72,7 @@ fn main() -> ExitCode {
         let config = AgentConfig {
             provider: ProviderConfig {
                 base_url: flags.provider_url,
+                dialect: flags.dialect,
                 max_retries: flags.max_retries,
                 stream_idle_timeout: Duration::from_millis(flags.stream_idle_timeout_ms),
                 ..ProviderConfig::default()

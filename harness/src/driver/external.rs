@@ -13,9 +13,9 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use gauntlet_mock_provider::SideRequest;
 use gauntlet_mock_provider::provider::MockProvider;
 use gauntlet_mock_provider::server;
+use gauntlet_mock_provider::{Dialect, SideRequest};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::AsyncReadExt;
@@ -57,6 +57,9 @@ pub struct External {
     pub deadline: Duration,
     /// How long the agent may take to exit after its input closed, and after SIGTERM.
     pub grace: Duration,
+    /// The Provider wire format the agent speaks (its profile's); `None` when it follows the
+    /// scenario's (the reference agent, told by `--dialect={dialect}`). The mock speaks it.
+    pub dialect: Option<Dialect>,
 }
 
 impl External {
@@ -68,6 +71,7 @@ impl External {
             "--max-retries={max_retries}",
             "--stream-idle-timeout-ms={stream_idle_timeout_ms}",
             "--turn-timeout-ms={turn_timeout_ms}",
+            "--dialect={dialect}",
             "--deterministic-ids",
         ];
         External {
@@ -83,6 +87,7 @@ impl External {
             patience: Duration::from_secs(30),
             deadline: Duration::from_secs(120),
             grace: Duration::from_secs(3),
+            dialect: None,
         }
     }
 
@@ -125,7 +130,10 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
     if let Err(error) = prepare_workspace(scenario, &workspace, log_path(PRELOADED_SESSION_ID).as_deref()) {
         return fault(error);
     }
-    let mock = Arc::new(MockProvider::new(scenario.script()).with_side_requests(external.side_requests.clone()));
+    let dialect = external.dialect.unwrap_or(scenario.config.dialect);
+    let mock = Arc::new(
+        MockProvider::new(scenario.script()).with_dialect(dialect).with_side_requests(external.side_requests.clone()),
+    );
     let server = match server::serve(mock.clone(), SocketAddr::from(([127, 0, 0, 1], 0))).await {
         Ok(server) => server,
         Err(error) => return fault(format!("cannot start the mock provider: {error}")),
@@ -141,6 +149,7 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
         ("turn_timeout_ms", config.turn_timeout_ms.to_string()),
         ("tmp", home.join("tmp").display().to_string()),
         ("profile_dir", external.profile_dir.display().to_string()),
+        ("dialect", dialect.key().to_owned()),
     ]);
     for (path, content) in &external.files {
         let path = PathBuf::from(External::expand(path, &values));

@@ -87,7 +87,8 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
             return capture;
         }
     };
-    let mock = Arc::new(MockProvider::new(scenario.script()));
+    let dialect = scenario.config.dialect;
+    let mock = Arc::new(MockProvider::new(scenario.script()).with_dialect(dialect));
     let (transport, base_url, _server): (Arc<dyn Transport>, String, _) = match wire {
         Wire::InProcess => (Arc::new(InProcess(mock.clone())), "http://mock.invalid".to_owned(), None),
         Wire::Http => match server::serve(mock.clone(), SocketAddr::from(([127, 0, 0, 1], 0))).await {
@@ -109,6 +110,7 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
     let config = AgentConfig {
         provider: ProviderConfig {
             base_url,
+            dialect: runtime_dialect(dialect),
             max_retries: scenario.config.max_retries,
             stream_idle_timeout: Duration::from_millis(scenario.config.stream_idle_timeout_ms),
             ..ProviderConfig::default()
@@ -149,14 +151,23 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
     assemble(conversation, log_path.as_deref(), &mock)
 }
 
+/// The runtime's name for a dialect (the runtime and the mock share no types).
+pub fn runtime_dialect(dialect: gauntlet_mock_provider::Dialect) -> gauntlet_runtime::provider::Dialect {
+    dialect.key().parse().unwrap_or_default()
+}
+
 /// A [`Transport`] that hands requests straight to a [`MockProvider`]: no socket, same bytes.
 struct InProcess(Arc<MockProvider>);
 
 impl Transport for InProcess {
     fn send(&self, request: HttpRequest) -> SendFuture<'_> {
         Box::pin(async move {
-            let path =
-                request.url.split_once("://").and_then(|(_, rest)| rest.find('/').map(|idx| rest[idx..].to_owned()));
+            // The path without its query, as the HTTP server sees it.
+            let path = request
+                .url
+                .split_once("://")
+                .and_then(|(_, rest)| rest.find('/').map(|idx| rest[idx..].to_owned()))
+                .map(|path| path.split('?').next().unwrap_or_default().to_owned());
             let reply = self.0.respond(MockRequest {
                 method: "POST".to_owned(),
                 path: path.unwrap_or_else(|| "/".to_owned()),

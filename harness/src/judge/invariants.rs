@@ -37,7 +37,7 @@ mod tool_calls_projected;
 mod workflow_ok_only_when_complete;
 mod workflow_schedule_safe;
 
-use gauntlet_mock_provider::Response;
+use gauntlet_mock_provider::{Conversation, Response};
 use serde_json::Value;
 
 use crate::capture::Request;
@@ -137,27 +137,9 @@ fn detached_children<'a>(evidence: &'a Evidence) -> Vec<&'a str> {
         .collect()
 }
 
-/// The `input` items of a request body.
-fn input_items(body: &Value) -> &[Value] {
-    body.get("input").and_then(Value::as_array).map_or(&[], Vec::as_slice)
-}
-
-/// The texts of an input message item's content parts.
-fn item_texts(item: &Value) -> Vec<&str> {
-    match item.get("content") {
-        Some(Value::String(text)) => vec![text.as_str()],
-        Some(Value::Array(parts)) => parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// The texts of the user messages of a request body.
-fn user_texts(body: &Value) -> Vec<&str> {
-    input_items(body)
-        .iter()
-        .filter(|item| item.get("role").and_then(Value::as_str) == Some("user"))
-        .flat_map(item_texts)
-        .collect()
+/// Each request with its dialect-neutral reading, in order.
+fn read_requests<'e>(evidence: &'e Evidence) -> impl Iterator<Item = (&'e Request, &'e Conversation)> {
+    evidence.capture.requests.iter().zip(&evidence.conversations)
 }
 
 /// Which scenario turn each Provider request belongs to: the latest turn whose prompt the
@@ -169,8 +151,9 @@ fn request_turns(evidence: &Evidence) -> Vec<Option<usize>> {
         .capture
         .requests
         .iter()
-        .map(|request| {
-            let texts = user_texts(&request.body);
+        .zip(&evidence.conversations)
+        .map(|(_, conversation)| {
+            let texts: Vec<&str> = conversation.user_texts().collect();
             scenario.turns.iter().rposition(|turn| texts.iter().any(|text| text.contains(turn.prompt.as_str())))
         })
         .collect()

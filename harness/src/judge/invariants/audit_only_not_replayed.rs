@@ -1,16 +1,15 @@
 //! REPLAY-AUDIT-ONLY: audit-only evidence never reaches Provider input. Every input item is
-//! conversation (a message, a function call or output, a reasoning item), and no failure
-//! message from `turn_failed` appears in any input text.
+//! conversation (a message, a tool call or result, a reasoning item: whatever the dialect,
+//! read as a [`Conversation`](gauntlet_mock_provider::Conversation)), and no failure message
+//! from `turn_failed` appears in any input text.
 
-use serde_json::Value;
+use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope, input_items, item_texts};
+use super::{Invariant, Scope, read_requests};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "REPLAY-AUDIT-ONLY", also: &[], name: "audit_only_not_replayed", scope: Scope::Replay, check };
-
-const CONVERSATION_TYPES: [&str; 4] = ["message", "function_call", "function_call_output", "reasoning"];
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let failure_messages: Vec<&str> = evidence
@@ -21,18 +20,16 @@ fn check(evidence: &Evidence) -> Vec<String> {
         .filter(|message| !message.is_empty())
         .collect();
     let mut problems = Vec::new();
-    for (request_idx, request) in evidence.capture.requests.iter().enumerate() {
+    for (request_idx, (_, conversation)) in read_requests(evidence).enumerate() {
         let n = request_idx + 1;
-        for item in input_items(&request.body) {
-            let kind = item.get("type").and_then(Value::as_str).unwrap_or("message");
-            if !CONVERSATION_TYPES.contains(&kind) {
+        for message in &conversation.messages {
+            if let Message::Other { kind } = message {
                 problems.push(format!("request {n} carries a non-conversation input item of type `{kind}`"));
             }
-            let texts = item_texts(item).into_iter().chain(item.get("output").and_then(Value::as_str));
-            for text in texts {
-                if let Some(message) = failure_messages.iter().find(|message| text.contains(**message)) {
-                    problems.push(format!("request {n} carries turn_failed evidence: {message:?}"));
-                }
+            if let Some(text) = message.text()
+                && let Some(message) = failure_messages.iter().find(|message| text.contains(**message))
+            {
+                problems.push(format!("request {n} carries turn_failed evidence: {message:?}"));
             }
         }
     }

@@ -13,9 +13,9 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use gauntlet_mock_provider::{Conversation, Message};
 
-use super::{Invariant, Scope, input_items, item_texts};
+use super::{Invariant, Scope, read_requests};
 use crate::audit::Line;
 use crate::judge::{Evidence, LogRole};
 
@@ -128,20 +128,18 @@ fn subagent_summary(line: &Line) -> Option<String> {
     ))
 }
 
-/// A request body's conversation.
-fn carried(body: &Value) -> Vec<Item> {
-    input_items(body)
+/// A request's conversation, from its dialect-neutral reading.
+fn carried(conversation: &Conversation) -> Vec<Item> {
+    conversation
+        .messages
         .iter()
-        .filter_map(|item| {
-            let field = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
-            match (item.get("type").and_then(Value::as_str), item.get("role").and_then(Value::as_str)) {
-                (Some("reasoning"), _) => None,
-                (Some("function_call"), _) => Some(Item::Call(field("call_id"))),
-                (Some("function_call_output"), _) => Some(Item::Result(field("call_id"))),
-                (None | Some("message"), Some("user")) => Some(Item::User(item_texts(item).concat())),
-                (None | Some("message"), Some("assistant")) => Some(Item::Assistant(item_texts(item).concat())),
-                (kind, role) => Some(Item::Other(format!("an item of type {kind:?} and role {role:?}"))),
-            }
+        .filter_map(|message| match message {
+            Message::Reasoning { .. } => None,
+            Message::ToolCall { call_id, .. } => Some(Item::Call(call_id.clone())),
+            Message::ToolResult { call_id, .. } => Some(Item::Result(call_id.clone())),
+            Message::User { text } => Some(Item::User(text.clone())),
+            Message::Assistant { text } => Some(Item::Assistant(text.clone())),
+            Message::Other { kind } => Some(Item::Other(format!("an item of kind {kind:?}"))),
         })
         .collect()
 }
@@ -154,12 +152,12 @@ fn check(evidence: &Evidence) -> Vec<String> {
     }
     let fold = Fold::of(lines);
     let mut problems = Vec::new();
-    for (idx, request) in evidence.capture.requests.iter().enumerate() {
+    for (idx, (request, conversation)) in read_requests(evidence).enumerate() {
         // The root's Log judges the root's requests; a child's capture holds only its own.
         if evidence.role == LogRole::Root && request.route != gauntlet_mock_provider::ROOT {
             continue;
         }
-        let carried = carried(&request.body);
+        let carried = carried(conversation);
         let n = idx + 1;
         // The turn: the last of the Log's user messages the request carries.
         let turn = users.iter().rposition(|&at| {
@@ -195,7 +193,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
     use crate::judge::invariants::fixture::{assistant, body, capture, check, user};

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Invariant, Scope, input_items, item_texts, served};
+use super::{Invariant, Scope, read_requests, served};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -13,14 +13,10 @@ pub const INVARIANT: Invariant =
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut completed: BTreeMap<String, usize> = BTreeMap::new();
     let mut problems = Vec::new();
-    for (idx, request) in evidence.capture.requests.iter().enumerate() {
+    for (idx, (request, conversation)) in read_requests(evidence).enumerate() {
         let mut carried: BTreeMap<&str, usize> = BTreeMap::new();
-        for item in input_items(&request.body) {
-            if item.get("role").and_then(|role| role.as_str()) == Some("assistant") {
-                for text in item_texts(item).into_iter().filter(|text| !text.is_empty()) {
-                    *carried.entry(text).or_default() += 1;
-                }
-            }
+        for text in conversation.assistant_texts().filter(|text| !text.is_empty()) {
+            *carried.entry(text).or_default() += 1;
         }
         for (text, times) in carried {
             // Without a scenario the script is unknown: any repeat is a duplicate.

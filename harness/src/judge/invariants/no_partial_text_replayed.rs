@@ -1,8 +1,8 @@
 //! REPLAY-NO-PARTIAL: the text of a partial `assistant_message` never reaches the Provider as
-//! assistant content in any request. Partial texts come from the Log, or, for an
+//! assistant content in any request (read in any dialect as a [`Conversation`](gauntlet_mock_provider::Conversation)). Partial texts come from the Log, or, for an
 //! implementation without one, from the script: what a failed response streamed.
 
-use super::{Invariant, Scope, input_items, item_texts, served};
+use super::{Invariant, Scope, read_requests, served};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -13,12 +13,9 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let partials: Vec<(String, String)> =
         partials.into_iter().filter(|(_, text)| !text.is_empty() && !clean.contains(text)).collect();
     let mut problems = Vec::new();
-    for (request_idx, request) in evidence.capture.requests.iter().enumerate() {
-        for item in input_items(&request.body) {
-            if item.get("role").and_then(|role| role.as_str()) != Some("assistant") {
-                continue;
-            }
-            for text in item_texts(item) {
+    for (request_idx, (_, conversation)) in read_requests(evidence).enumerate() {
+        {
+            for text in conversation.assistant_texts() {
                 for (origin, partial) in &partials {
                     if text != partial && clean.iter().any(|clean| clean == text) {
                         continue;

@@ -6,7 +6,9 @@
 
 use std::collections::BTreeSet;
 
-use super::{Invariant, Scope, input_items, item_texts};
+use gauntlet_mock_provider::Message;
+
+use super::{Invariant, Scope, read_requests};
 use crate::audit::subagents::is_replayed_event;
 use crate::judge::Evidence;
 
@@ -60,8 +62,15 @@ fn check(evidence: &Evidence) -> Vec<String> {
         .filter(|(_, text)| !text.is_empty())
         .collect();
     let mut problems = Vec::new();
-    for (idx, request) in evidence.capture.requests.iter().enumerate() {
-        let texts: Vec<&str> = input_items(&request.body).iter().flat_map(item_texts).collect();
+    for (idx, (request, conversation)) in read_requests(evidence).enumerate() {
+        let texts: Vec<&str> = conversation
+            .messages
+            .iter()
+            .filter_map(|message| match message {
+                Message::User { text } | Message::Assistant { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
         for text in &texts {
             for (seq, rendered, why) in &forbidden {
                 if text == rendered && !allowed.contains(*text) {

@@ -1,11 +1,12 @@
-//! REPLAY-TOOL-PAIRING: in every request, each `function_call` has exactly one
-//! `function_call_output` after it, each output has its call, and no call id is empty.
+//! REPLAY-TOOL-PAIRING: in every request, each tool call (`function_call`, an assistant
+//! `tool_calls` entry, ...) has exactly one result after it, each result has its call, and no
+//! call id is empty, read in any dialect as a [`Conversation`](gauntlet_mock_provider::Conversation).
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope, input_items};
+use super::{Invariant, Scope, read_requests};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -13,22 +14,19 @@ pub const INVARIANT: Invariant =
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
-    for (request_idx, request) in evidence.capture.requests.iter().enumerate() {
+    for (request_idx, (_, conversation)) in read_requests(evidence).enumerate() {
         let n = request_idx + 1;
         // call_id -> outputs seen so far
         let mut calls: BTreeMap<&str, usize> = BTreeMap::new();
-        for item in input_items(&request.body) {
-            let call_id = item.get("call_id").and_then(Value::as_str);
-            match item.get("type").and_then(Value::as_str) {
-                Some("function_call") => match call_id {
-                    Some(id) if !id.is_empty() => {
-                        calls.insert(id, 0);
-                    }
-                    _ => problems.push(format!("request {n} has a function_call without a call_id")),
-                },
-                Some("function_call_output") => match call_id.and_then(|id| calls.get_mut(id)) {
+        for message in &conversation.messages {
+            match message {
+                Message::ToolCall { call_id, .. } if !call_id.is_empty() => {
+                    calls.insert(call_id, 0);
+                }
+                Message::ToolCall { .. } => problems.push(format!("request {n} has a function_call without a call_id")),
+                Message::ToolResult { call_id, .. } => match calls.get_mut(call_id.as_str()) {
                     Some(count) => *count += 1,
-                    None => problems.push(format!("request {n} has an output for unknown call {call_id:?}")),
+                    None => problems.push(format!("request {n} has an output for unknown call {:?}", Some(call_id))),
                 },
                 _ => {}
             }

@@ -1,0 +1,140 @@
+//! The wire formats the runtime speaks, and the seam every dialect plugs into: a request built
+//! from a [`Call`], and a [`Decode`]r from stream bytes to [`Delta`]s and one [`Reply`] or
+//! [`ProviderFailure`].
+//!
+//! Adding a dialect is one module beside `responses.rs` (`request`, `Decoder`, `error_code`)
+//! and one arm in each `match` below. The runtime shares no code with the mock's encoders, so
+//! each checks the other.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::Value;
+
+use super::{Call, Delta, ProviderFailure, Reply, chat_completions, responses};
+
+/// A Provider wire format.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// The OpenAI Responses API: `POST /v1/responses`.
+    #[default]
+    Responses,
+    /// OpenAI Chat Completions: `POST /v1/chat/completions`.
+    ChatCompletions,
+    /// Anthropic Messages: `POST /v1/messages` (not spoken yet).
+    AnthropicMessages,
+    /// Gemini: `POST /v1beta/models/{model}:streamGenerateContent?alt=sse` (not spoken yet).
+    Gemini,
+}
+
+/// The request of one attempt: path (after the base URL), headers and JSON body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WireRequest {
+    /// Path and query, e.g. `/v1/responses`.
+    pub path: String,
+    /// Header names (lowercase) and values.
+    pub headers: Vec<(String, String)>,
+    /// The JSON body; keys sort when it is sent.
+    pub body: Value,
+}
+
+/// Decodes one response body, chunk by chunk.
+pub trait Decode: Send {
+    /// Feeds a chunk; `Ok(Some)` at the dialect's terminal marker, `Err` at a failure.
+    fn push(
+        &mut self,
+        chunk: &[u8],
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+    ) -> Result<Option<Reply>, ProviderFailure>;
+    /// The failure of a body that ended before the terminal marker.
+    fn eof(&self) -> ProviderFailure;
+}
+
+impl Dialect {
+    /// Every dialect.
+    pub const ALL: [Dialect; 4] =
+        [Dialect::Responses, Dialect::ChatCompletions, Dialect::AnthropicMessages, Dialect::Gemini];
+
+    /// Its key: `responses`, `chat_completions`, `anthropic_messages`, `gemini`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Dialect::Responses => "responses",
+            Dialect::ChatCompletions => "chat_completions",
+            Dialect::AnthropicMessages => "anthropic_messages",
+            Dialect::Gemini => "gemini",
+        }
+    }
+
+    /// The request of `call` in this dialect.
+    pub fn request(self, call: &Call) -> WireRequest {
+        match self {
+            Dialect::Responses => responses::request(call),
+            Dialect::ChatCompletions => chat_completions::request(call),
+            Dialect::AnthropicMessages | Dialect::Gemini => pending::request(self, call),
+        }
+    }
+
+    /// A decoder for one response body.
+    pub fn decoder(self) -> Box<dyn Decode> {
+        match self {
+            Dialect::Responses => Box::<responses::Decoder>::default(),
+            Dialect::ChatCompletions => Box::<chat_completions::Decoder>::default(),
+            Dialect::AnthropicMessages | Dialect::Gemini => Box::new(pending::Decoder(self)),
+        }
+    }
+
+    /// The error code an HTTP error body names, in the OpenAI vocabulary.
+    pub fn error_code(self, body: &Value) -> Option<String> {
+        match self {
+            Dialect::Responses => responses::error_code(body),
+            Dialect::ChatCompletions => chat_completions::error_code(body),
+            Dialect::AnthropicMessages | Dialect::Gemini => None,
+        }
+    }
+}
+
+/// The dialects whose module has not landed: a request to their path, and a decoder that fails.
+mod pending {
+    use serde_json::json;
+
+    use super::{Call, Decode, Delta, Dialect, ProviderFailure, Reply, WireRequest};
+
+    pub fn request(dialect: Dialect, call: &Call) -> WireRequest {
+        let path = match dialect {
+            Dialect::Gemini => format!("/v1beta/models/{}:streamGenerateContent?alt=sse", call.model),
+            _ => "/v1/messages".to_owned(),
+        };
+        WireRequest { path, headers: vec![("content-type".into(), "application/json".into())], body: json!({}) }
+    }
+
+    pub struct Decoder(pub Dialect);
+
+    impl Decode for Decoder {
+        fn push(&mut self, _: &[u8], _: &mut (dyn FnMut(Delta) + Send)) -> Result<Option<Reply>, ProviderFailure> {
+            Err(ProviderFailure::invalid(&format!("the runtime does not decode {} yet", self.0.key()), ""))
+        }
+
+        fn eof(&self) -> ProviderFailure {
+            ProviderFailure::invalid(&format!("the runtime does not decode {} yet", self.0.key()), "")
+        }
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.key())
+    }
+}
+
+/// A dialect key that names none.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown dialect `{0}`: expected one of responses, chat_completions, anthropic_messages, gemini")]
+pub struct UnknownDialect(pub String);
+
+impl FromStr for Dialect {
+    type Err = UnknownDialect;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Dialect::ALL.into_iter().find(|dialect| dialect.key() == text).ok_or_else(|| UnknownDialect(text.to_owned()))
+    }
+}

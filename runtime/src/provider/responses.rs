@@ -1,0 +1,168 @@
+//! The OpenAI Responses API dialect: the request body (pixir.md 3.1) and the SSE event
+//! decoder, until `response.completed`, `response.incomplete`, `response.failed` or `error`.
+
+use serde_json::{Value, json};
+
+use super::dialect::{Decode, WireRequest};
+use super::{Call, Delta, Finish, OutputItem, ProviderFailure, Reply, Usage, sse};
+
+/// The Responses API request body for one call: keys sort on serialization.
+pub fn request(call: &Call) -> WireRequest {
+    let body = json!({
+        "model": call.model,
+        "instructions": call.instructions,
+        "input": call.input,
+        "tools": call.tools,
+        "tool_choice": "auto",
+        "parallel_tool_calls": true,
+        "store": false,
+        "stream": true,
+        "include": ["reasoning.encrypted_content"],
+        "prompt_cache_key": call.cache_key,
+    });
+    WireRequest { path: "/v1/responses".to_owned(), headers: sse_headers(), body }
+}
+
+/// `content-type: application/json` and `accept: text/event-stream`.
+pub(super) fn sse_headers() -> Vec<(String, String)> {
+    vec![("content-type".into(), "application/json".into()), ("accept".into(), "text/event-stream".into())]
+}
+
+/// The `error.code` of an HTTP error body.
+pub fn error_code(body: &Value) -> Option<String> {
+    body.pointer("/error/code").and_then(Value::as_str).map(str::to_owned)
+}
+
+/// Reads Responses API events out of SSE frames until a terminal event.
+#[derive(Default)]
+pub struct Decoder {
+    decoder: sse::Decoder,
+    text: String,
+    items: Vec<OutputItem>,
+}
+
+impl Decode for Decoder {
+    fn push(
+        &mut self,
+        chunk: &[u8],
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+    ) -> Result<Option<Reply>, ProviderFailure> {
+        for frame in self.decoder.push(chunk) {
+            if let Some(reply) = self.frame(frame, on_delta)? {
+                return Ok(Some(reply));
+            }
+        }
+        Ok(None)
+    }
+
+    fn eof(&self) -> ProviderFailure {
+        ProviderFailure::unterminated(self.decoder.has_pending())
+    }
+}
+
+impl Decoder {
+    fn frame(
+        &mut self,
+        frame: sse::Frame,
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+    ) -> Result<Option<Reply>, ProviderFailure> {
+        if frame.data == "[DONE]" {
+            return Ok(None);
+        }
+        let event: Value = serde_json::from_str(&frame.data)
+            .map_err(|error| ProviderFailure::invalid(&format!("data is not JSON ({error})"), &frame.data))?;
+        let kind = event.get("type").and_then(Value::as_str).unwrap_or_default();
+        if let Some(name) = &frame.event
+            && name != kind
+        {
+            let reason = format!("event name `{name}` differs from type `{kind}`");
+            return Err(ProviderFailure::invalid(&reason, &frame.data));
+        }
+        match kind {
+            "response.output_text.delta" => {
+                let delta = event.get("delta").and_then(Value::as_str).unwrap_or_default();
+                self.text.push_str(delta);
+                on_delta(Delta::Text(delta.to_owned()));
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                let delta = event.get("delta").and_then(Value::as_str).unwrap_or_default();
+                on_delta(Delta::Reasoning(delta.to_owned()));
+            }
+            "response.output_item.done" => {
+                let item = event.get("item").cloned().unwrap_or(Value::Null);
+                match item.get("type").and_then(Value::as_str) {
+                    Some("reasoning") => self.items.push(OutputItem::Reasoning(reasoning(&item))),
+                    Some("function_call") => {
+                        let call = function_call(&item)
+                            .ok_or_else(|| ProviderFailure::invalid("malformed function_call item", &frame.data))?;
+                        self.items.push(call);
+                    }
+                    _ => {}
+                }
+            }
+            "response.completed" | "response.incomplete" => {
+                let response = event.get("response");
+                let finish =
+                    match response.and_then(|r| r.pointer("/incomplete_details/reason")).and_then(Value::as_str) {
+                        Some(reason) if kind == "response.incomplete" => Finish::Incomplete(reason.to_owned()),
+                        _ if kind == "response.incomplete" => Finish::Incomplete("unknown".to_owned()),
+                        _ => Finish::Completed,
+                    };
+                return Ok(Some(Reply {
+                    text: std::mem::take(&mut self.text),
+                    items: std::mem::take(&mut self.items),
+                    usage: response.and_then(|r| r.get("usage")).and_then(usage),
+                    finish,
+                    attempts: 1,
+                }));
+            }
+            "response.failed" | "error" => {
+                let error = if kind == "error" { Some(&event) } else { event.pointer("/response/error") };
+                let code = error.and_then(|e| e.get("code")).and_then(Value::as_str).unwrap_or("unknown");
+                let message = error.and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or("no message");
+                return Err(ProviderFailure::reported(code, message));
+            }
+            _ => {}
+        }
+        Ok(None)
+    }
+}
+
+/// A finished reasoning item in the runtime's form: its summary and encrypted content, without
+/// the item id (with `store: false` the id names nothing the Provider kept).
+fn reasoning(item: &Value) -> Value {
+    let mut reasoning = json!({
+        "type": "reasoning",
+        "summary": item.get("summary").cloned().unwrap_or_else(|| json!([])),
+    });
+    if let Some(encrypted) = item.get("encrypted_content").filter(|value| value.is_string()) {
+        reasoning["encrypted_content"] = encrypted.clone();
+    }
+    reasoning
+}
+
+fn function_call(item: &Value) -> Option<OutputItem> {
+    let call_id = item.get("call_id")?.as_str()?;
+    let name = item.get("name")?.as_str()?;
+    let args: Value = serde_json::from_str(item.get("arguments")?.as_str()?).ok()?;
+    (!call_id.is_empty() && !name.is_empty() && args.is_object()).then(|| OutputItem::Call {
+        call_id: call_id.to_owned(),
+        name: name.to_owned(),
+        args,
+    })
+}
+
+/// The `usage` of a terminal event; `None` when absent or null.
+fn usage(usage: &Value) -> Option<Usage> {
+    let number = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    usage.is_object().then(|| {
+        let (input, output) = (number("/input_tokens"), number("/output_tokens"));
+        Usage {
+            input,
+            cached: number("/input_tokens_details/cached_tokens"),
+            output,
+            reasoning: number("/output_tokens_details/reasoning_tokens"),
+            total: usage.get("total_tokens").and_then(Value::as_u64).unwrap_or(input.saturating_add(output)),
+        }
+    })
+}
