@@ -4,6 +4,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+pub mod anthropic_messages;
+pub mod beat;
+pub mod gemini;
 pub mod responses;
 
 /// One step of a reply body, shared by the HTTP server and the in-process channel.

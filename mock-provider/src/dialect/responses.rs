@@ -212,13 +212,21 @@ pub fn http_error_body(status: u16) -> Bytes {
         _ if status >= 500 => ("server_error", None),
         _ => ("invalid_request_error", None),
     };
-    let message = match (status, code) {
-        (400, _) => "Invalid request.".to_owned(),
-        (_, Some(code)) => error_message(code),
-        _ => format!("The provider returned HTTP {status}."),
-    };
-    let body = json!({ "error": { "message": message, "type": kind, "param": null, "code": code } });
+    let body = json!({ "error": { "message": http_error_message(status), "type": kind, "param": null, "code": code } });
     Bytes::from(body.to_string())
+}
+
+/// The message of the error body answered with HTTP `status`: every dialect says the same, so
+/// a runtime that records it writes the same Log whichever dialect it spoke.
+pub fn http_error_message(status: u16) -> String {
+    match status {
+        400 => "Invalid request.".to_owned(),
+        401 => error_message("invalid_api_key"),
+        429 => error_message("rate_limit_exceeded"),
+        500 => error_message("server_error"),
+        502 | 503 => error_message("server_is_overloaded"),
+        _ => format!("The provider returned HTTP {status}."),
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,407 @@
+//! The Anthropic Messages dialect (`POST /v1/messages`): the SSE event stream, the
+//! non-streaming answer, in-band `error` events and HTTP error bodies (docs/dialects.md).
+//!
+//! A stream is `message_start`, `ping`, then one content block per reasoning item
+//! (`thinking`: `thinking_delta`s, then a `signature_delta` when the script gives `encrypted`),
+//! one `text` block (`text_delta`s) and one `tool_use` block per call (`input_json_delta`
+//! fragments), each opened by `content_block_start` and closed by `content_block_stop`; then
+//! `message_delta` (`stop_reason`, usage) and `message_stop`. `cut_after` and `pause` count
+//! Responses frames (see [`super::beat`]), so every dialect cuts the same answer at the same
+//! point.
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use super::beat::{self, Beats, Frame, Tail};
+use super::{EncodeContext, Step, responses};
+use crate::script::{Ending, Response, Usage};
+
+/// The single frame sent for [`Ending::Malformed`].
+pub const MALFORMED_FRAME: &[u8] = b"event: content_block_delta\ndata: {not json\n\n";
+
+/// One event as its SSE frame: the event name is the `type` of its data.
+fn sse(data: &Value) -> Bytes {
+    let kind = data["type"].as_str().unwrap_or_default();
+    Bytes::from(format!("event: {kind}\ndata: {data}\n\n"))
+}
+
+/// The message id of a response: `msg_` and the provider's response number.
+fn message_id(ctx: &EncodeContext) -> String {
+    format!("msg_{}", ctx.response_id.trim_start_matches("resp_"))
+}
+
+/// The default call id of the call at `index` of the answer (`call_<n>`, as in every dialect).
+fn call_id(response: &Response, ctx: &EncodeContext, index: usize) -> String {
+    let n = ctx.item_base + response.reasoning.len() + usize::from(!response.text.is_empty()) + index;
+    response.calls[index].call_id.clone().unwrap_or_else(|| format!("call_{n}"))
+}
+
+/// Encodes one scripted response as a Messages API SSE stream.
+pub fn encode(response: &Response, ctx: &EncodeContext) -> Vec<Step> {
+    let beats = Beats::of(response);
+    let mut frames = vec![
+        Frame { beat: beat::CREATED, bytes: sse(&message_start(ctx, response.effective_usage())) },
+        Frame { beat: beat::IN_PROGRESS, bytes: sse(&json!({ "type": "ping" })) },
+    ];
+    let mut index = 0;
+    let mut block =
+        |frames: &mut Vec<Frame>, at: &beat::ItemBeats, start: Value, deltas: Vec<Value>, last: Option<Value>| {
+            let event = json!({ "type": "content_block_start", "index": index, "content_block": start });
+            frames.push(Frame { beat: at.added, bytes: sse(&event) });
+            for (beat, delta) in at.deltas.iter().zip(deltas) {
+                let event = json!({ "type": "content_block_delta", "index": index, "delta": delta });
+                frames.push(Frame { beat: *beat, bytes: sse(&event) });
+            }
+            if let Some(delta) = last {
+                let event = json!({ "type": "content_block_delta", "index": index, "delta": delta });
+                frames.push(Frame { beat: at.done, bytes: sse(&event) });
+            }
+            frames.push(Frame { beat: at.done, bytes: sse(&json!({ "type": "content_block_stop", "index": index })) });
+            index += 1;
+        };
+    for (reasoning, at) in response.reasoning.iter().zip(&beats.reasoning) {
+        let deltas =
+            reasoning.summary.iter().map(|chunk| json!({ "type": "thinking_delta", "thinking": chunk })).collect();
+        let signature = reasoning.encrypted.as_ref().map(|sig| json!({ "type": "signature_delta", "signature": sig }));
+        block(&mut frames, at, json!({ "type": "thinking", "thinking": "", "signature": "" }), deltas, signature);
+    }
+    if let Some(at) = &beats.message {
+        let deltas = response.text.iter().map(|chunk| json!({ "type": "text_delta", "text": chunk })).collect();
+        block(&mut frames, at, json!({ "type": "text", "text": "" }), deltas, None);
+    }
+    for (call_index, (call, at)) in response.calls.iter().zip(&beats.calls).enumerate() {
+        let arguments = call.args.to_string();
+        let deltas = beat::argument_fragments(&arguments)
+            .into_iter()
+            .map(|fragment| json!({ "type": "input_json_delta", "partial_json": fragment }))
+            .collect();
+        let start =
+            json!({ "type": "tool_use", "id": call_id(response, ctx, call_index), "name": call.name, "input": {} });
+        block(&mut frames, at, start, deltas, None);
+    }
+    let cut = response.cut_after.unwrap_or(usize::MAX);
+    let tail = match &response.then {
+        Ending::Completed | Ending::Incomplete(_) => {
+            let tools_done = beats.calls.iter().any(|at| at.done < cut);
+            let delta = json!({
+                "type": "message_delta",
+                "delta": { "stop_reason": stop_reason(&response.then, tools_done), "stop_sequence": null },
+                "usage": usage_json(response.effective_usage()),
+            });
+            Tail::Frames(vec![sse(&delta), sse(&json!({ "type": "message_stop" }))])
+        }
+        Ending::Error(code) | Ending::Failed(code) => Tail::Frames(vec![sse(&error_event(code))]),
+        Ending::Eof => Tail::Frames(Vec::new()),
+        Ending::Malformed => Tail::Malformed(Bytes::from_static(MALFORMED_FRAME)),
+        Ending::Disconnect => Tail::Abort,
+    };
+    beat::assemble(response, beats.end, frames, tail)
+}
+
+/// The non-streaming answer (`stream: false`): the status and the body.
+///
+/// A clean ending is the whole `Message` object, with the blocks a cut left complete. An error
+/// ending is the HTTP error its code stands for (the Messages API has no in-band error
+/// outside a stream); a drop or a body without its end is half the JSON; a malformed answer
+/// is not JSON. A pause holds the whole answer.
+pub fn answer(response: &Response, ctx: &EncodeContext) -> (u16, Vec<Step>) {
+    let beats = Beats::of(response);
+    let cut = response.cut_after.unwrap_or(usize::MAX);
+    let mut content = Vec::new();
+    for (reasoning, at) in response.reasoning.iter().zip(&beats.reasoning) {
+        if at.done < cut {
+            let signature = reasoning.encrypted.clone().unwrap_or_default();
+            content.push(json!({ "type": "thinking", "thinking": reasoning.summary.concat(), "signature": signature }));
+        }
+    }
+    if beats.message.as_ref().is_some_and(|at| at.done < cut) {
+        content.push(json!({ "type": "text", "text": response.text.concat() }));
+    }
+    let mut tools_done = false;
+    for (call_index, (call, at)) in response.calls.iter().zip(&beats.calls).enumerate() {
+        if at.done < cut {
+            tools_done = true;
+            content.push(json!({ "type": "tool_use", "id": call_id(response, ctx, call_index), "name": call.name, "input": call.args }));
+        }
+    }
+    let message = json!({
+        "id": message_id(ctx), "type": "message", "role": "assistant", "model": ctx.model,
+        "content": content, "stop_reason": stop_reason(&response.then, tools_done), "stop_sequence": null,
+        "usage": usage_json(response.effective_usage()),
+    });
+    let body = Bytes::from(message.to_string());
+    let half = body.slice(..body.len() / 2);
+    let (status, mut steps) = match &response.then {
+        Ending::Completed | Ending::Incomplete(_) => (200, vec![Step::Bytes(body)]),
+        Ending::Error(code) | Ending::Failed(code) => {
+            let status = if error_type(code) == "overloaded_error" { 529 } else { 500 };
+            (status, vec![Step::Bytes(error_body(status, error_type(code), &responses::error_message(code)))])
+        }
+        Ending::Disconnect => (200, vec![Step::Bytes(half), Step::Abort]),
+        Ending::Eof => (200, vec![Step::Bytes(half)]),
+        Ending::Malformed => (200, vec![Step::Bytes(Bytes::from_static(b"{not json"))]),
+    };
+    if let Some(pause) = response.pause {
+        steps.insert(0, Step::Pause(std::time::Duration::from_millis(pause.ms)));
+    }
+    (status, steps)
+}
+
+fn message_start(ctx: &EncodeContext, usage: Usage) -> Value {
+    json!({
+        "type": "message_start",
+        "message": {
+            "id": message_id(ctx), "type": "message", "role": "assistant", "model": ctx.model,
+            "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {
+                "input_tokens": usage.input.saturating_sub(usage.cached),
+                "cache_creation_input_tokens": 0, "cache_read_input_tokens": usage.cached,
+                "output_tokens": 1,
+            },
+        },
+    })
+}
+
+/// The `stop_reason` of a clean ending: `refusal` for a content filter, `max_tokens` for any
+/// other early stop, `tool_use` when a call was sent, else `end_turn`.
+fn stop_reason(then: &Ending, tools_done: bool) -> &'static str {
+    match then {
+        Ending::Incomplete(reason) if reason == "content_filter" => "refusal",
+        Ending::Incomplete(_) => "max_tokens",
+        _ if tools_done => "tool_use",
+        _ => "end_turn",
+    }
+}
+
+/// The Messages usage of the scripted usage: `input_tokens` excludes the cache read (the
+/// three input counts add up to the prompt), and thinking tokens are in `output_tokens`,
+/// broken out in `output_tokens_details.thinking_tokens`.
+fn usage_json(usage: Usage) -> Value {
+    json!({
+        "input_tokens": usage.input.saturating_sub(usage.cached),
+        "cache_creation_input_tokens": 0, "cache_read_input_tokens": usage.cached,
+        "output_tokens": usage.output,
+        "output_tokens_details": { "thinking_tokens": usage.reasoning },
+    })
+}
+
+/// The Messages `error.type` a script's error code stands for.
+pub fn error_type(code: &str) -> &'static str {
+    match code {
+        "rate_limit_exceeded" => "rate_limit_error",
+        "server_is_overloaded" | "service_unavailable" => "overloaded_error",
+        "invalid_prompt" | "context_length_exceeded" => "invalid_request_error",
+        "invalid_api_key" => "authentication_error",
+        "insufficient_quota" => "billing_error",
+        _ => "api_error",
+    }
+}
+
+/// The in-band `error` event for a script's error code.
+fn error_event(code: &str) -> Value {
+    json!({ "type": "error", "error": { "type": error_type(code), "message": responses::error_message(code) } })
+}
+
+fn error_body(status: u16, kind: &str, message: &str) -> Bytes {
+    let body = json!({ "type": "error", "error": { "type": kind, "message": message }, "request_id": format!("req_{status}") });
+    Bytes::from(body.to_string())
+}
+
+/// The error body answered with an HTTP error `status` (`retry-after` goes in a header).
+pub fn http_error_body(status: u16) -> Bytes {
+    let kind = match status {
+        400 => "invalid_request_error",
+        401 => "authentication_error",
+        402 => "billing_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        413 => "request_too_large",
+        429 => "rate_limit_error",
+        529 => "overloaded_error",
+        _ if status >= 500 => "api_error",
+        _ => "invalid_request_error",
+    };
+    error_body(status, kind, &responses::http_error_message(status))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::script::{Call, Pause, Reasoning};
+
+    fn ctx() -> EncodeContext {
+        EncodeContext { response_id: "resp_3".into(), model: "claude-x".into(), item_base: 5 }
+    }
+
+    /// Parses every byte step into (event, data), checking the framing: the event name is the
+    /// data's `type`.
+    fn events(steps: &[Step]) -> Vec<(String, Value)> {
+        steps
+            .iter()
+            .filter_map(|step| if let Step::Bytes(bytes) = step { std::str::from_utf8(bytes).ok() } else { None })
+            .map(|frame| {
+                let (event, data) = frame.strip_suffix("\n\n").unwrap().split_once('\n').unwrap();
+                let data: Value = serde_json::from_str(data.strip_prefix("data: ").unwrap()).unwrap();
+                let event = event.strip_prefix("event: ").unwrap();
+                assert_eq!(data["type"], event);
+                (event.to_owned(), data)
+            })
+            .collect()
+    }
+
+    fn kinds(events: &[(String, Value)]) -> Vec<String> {
+        events
+            .iter()
+            .map(|(kind, data)| match data["delta"]["type"].as_str() {
+                Some(delta) if kind == "content_block_delta" => delta.to_owned(),
+                _ => kind.clone(),
+            })
+            .collect()
+    }
+
+    fn text(then: Ending) -> Response {
+        Response { text: vec!["Hel".into(), "lo".into()], then, ..Response::default() }
+    }
+
+    #[test]
+    fn a_text_stream_is_the_documented_event_flow() {
+        let events = events(&encode(&text(Ending::Completed), &ctx()));
+        assert_eq!(
+            kinds(&events),
+            [
+                "message_start",
+                "ping",
+                "content_block_start",
+                "text_delta",
+                "text_delta",
+                "content_block_stop",
+                "message_delta",
+                "message_stop"
+            ]
+        );
+        let message = &events[0].1["message"];
+        assert_eq!(
+            (&message["id"], &message["model"], &message["role"]),
+            (&json!("msg_3"), &json!("claude-x"), &json!("assistant"))
+        );
+        assert_eq!(events[2].1["content_block"], json!({ "type": "text", "text": "" }));
+        assert_eq!((&events[3].1["delta"]["text"], &events[4].1["index"]), (&json!("Hel"), &json!(0)));
+        assert_eq!(events[6].1["delta"]["stop_reason"], "end_turn");
+        assert_eq!(events[6].1["usage"]["output_tokens"], 10);
+        assert_eq!(message["usage"]["input_tokens"], 100);
+    }
+
+    #[test]
+    fn thinking_tool_use_and_usage() {
+        let response = Response {
+            reasoning: vec![Reasoning { summary: vec!["thi".into(), "nk".into()], encrypted: Some("sig".into()) }],
+            calls: vec![Call { name: "read".into(), args: json!({ "path": "a.txt" }), call_id: None }],
+            usage: Some(Usage { input: 7, cached: 3, output: 5, reasoning: 2 }),
+            ..Response::default()
+        };
+        let events = events(&encode(&response, &ctx()));
+        assert_eq!(
+            kinds(&events),
+            [
+                "message_start",
+                "ping",
+                "content_block_start",
+                "thinking_delta",
+                "thinking_delta",
+                "signature_delta",
+                "content_block_stop",
+                "content_block_start",
+                "input_json_delta",
+                "input_json_delta",
+                "content_block_stop",
+                "message_delta",
+                "message_stop"
+            ]
+        );
+        assert_eq!(events[5].1["delta"]["signature"], "sig");
+        let tool = &events[7].1;
+        assert_eq!(tool["index"], 1);
+        assert_eq!(tool["content_block"], json!({ "type": "tool_use", "id": "call_6", "name": "read", "input": {} }));
+        let arguments: String =
+            events[8..10].iter().map(|(_, data)| data["delta"]["partial_json"].as_str().unwrap()).collect();
+        assert_eq!(arguments, r#"{"path":"a.txt"}"#);
+        let delta = &events[11].1;
+        assert_eq!(delta["delta"]["stop_reason"], "tool_use");
+        assert_eq!(
+            delta["usage"],
+            json!({
+                "input_tokens": 4, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 3,
+                "output_tokens": 5, "output_tokens_details": { "thinking_tokens": 2 },
+            })
+        );
+    }
+
+    #[test]
+    fn endings() {
+        let last = |then| events(&encode(&text(then), &ctx())).pop().unwrap();
+        let (kind, data) = last(Ending::Error("server_is_overloaded".into()));
+        assert_eq!((kind.as_str(), &data["error"]["type"]), ("error", &json!("overloaded_error")));
+        assert_eq!(last(Ending::Failed("server_error".into())).1["error"]["type"], "api_error");
+        let stop = |reason: &str| {
+            let events = events(&encode(&text(Ending::Incomplete(reason.into())), &ctx()));
+            events[events.len() - 2].1["delta"]["stop_reason"].clone()
+        };
+        assert_eq!(stop("max_output_tokens"), "max_tokens");
+        assert_eq!(stop("content_filter"), "refusal");
+        assert_eq!(last(Ending::Eof).0, "content_block_stop", "no message_stop");
+        let steps = encode(&text(Ending::Disconnect), &ctx());
+        assert_eq!(steps.last(), Some(&Step::Abort));
+        let steps = encode(&text(Ending::Malformed), &ctx());
+        assert_eq!(steps.last(), Some(&Step::Bytes(Bytes::from_static(MALFORMED_FRAME))));
+    }
+
+    /// `cut_after = 5` shows one text delta in the Responses stream; here too.
+    #[test]
+    fn cut_and_pause_land_on_the_same_text() {
+        let cut = Response { cut_after: Some(5), ..text(Ending::Error("server_error".into())) };
+        let events = events(&encode(&cut, &ctx()));
+        assert_eq!(kinds(&events), ["message_start", "ping", "content_block_start", "text_delta", "error"]);
+        assert_eq!(cut.visible_text(), "Hel");
+        let paused = Response { pause: Some(Pause { after: 5, ms: 1000 }), ..text(Ending::Completed) };
+        let steps = encode(&paused, &ctx());
+        assert_eq!(steps[4], Step::Pause(std::time::Duration::from_secs(1)));
+        assert!(matches!(&steps[3], Step::Bytes(bytes) if bytes.starts_with(b"event: content_block_delta")));
+    }
+
+    #[test]
+    fn the_non_streaming_answer() {
+        let response = Response {
+            calls: vec![Call { name: "read".into(), args: json!({ "path": "a" }), call_id: Some("toolu_1".into()) }],
+            ..text(Ending::Completed)
+        };
+        let (status, steps) = answer(&response, &ctx());
+        let Step::Bytes(body) = &steps[0] else { panic!("{steps:?}") };
+        let message: Value = serde_json::from_slice(body).unwrap();
+        assert_eq!(status, 200);
+        assert_eq!(
+            message["content"],
+            json!([
+                { "type": "text", "text": "Hello" },
+                { "type": "tool_use", "id": "toolu_1", "name": "read", "input": { "path": "a" } },
+            ])
+        );
+        assert_eq!(message["stop_reason"], "tool_use");
+        let (status, steps) = answer(&text(Ending::Error("server_is_overloaded".into())), &ctx());
+        let Step::Bytes(body) = &steps[0] else { panic!("{steps:?}") };
+        assert_eq!(
+            (status, serde_json::from_slice::<Value>(body).unwrap()["error"]["type"].clone()),
+            (529, json!("overloaded_error"))
+        );
+        assert!(matches!(answer(&text(Ending::Disconnect), &ctx()).1[..], [Step::Bytes(_), Step::Abort]));
+    }
+
+    #[test]
+    fn http_error_bodies() {
+        let body = |status| serde_json::from_slice::<Value>(&http_error_body(status)).unwrap();
+        assert_eq!(body(429)["type"], "error");
+        assert_eq!(body(429)["error"]["type"], "rate_limit_error");
+        assert_eq!(body(529)["error"]["type"], "overloaded_error");
+        assert_eq!(body(500)["error"]["message"], responses::error_message("server_error"));
+    }
+}

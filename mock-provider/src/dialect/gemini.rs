@@ -1,0 +1,312 @@
+//! The Gemini dialect (`POST /v1beta/models/{model}:streamGenerateContent?alt=sse` and
+//! `:generateContent`): `GenerateContentResponse` chunks as SSE `data:` lines, the
+//! non-streaming answer, in-stream and HTTP error bodies (docs/dialects.md).
+//!
+//! Every chunk has one candidate whose `content.parts` holds one part: a thought
+//! (`thought: true`) per reasoning summary chunk, then a part carrying only the
+//! `thoughtSignature` when the script gives `encrypted`; a text part per text chunk; a
+//! `functionCall` part per call (Gemini sends a call whole, never in fragments). The last chunk
+//! carries `finishReason` and `usageMetadata`. Chunks end with CRLF CRLF, as Google's servers
+//! send them. `cut_after` and `pause` count Responses frames (see [`super::beat`]).
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use super::beat::{self, Beats, Frame, Tail};
+use super::{EncodeContext, Step, responses};
+use crate::script::{Ending, Response, Usage};
+
+/// The single frame sent for [`Ending::Malformed`].
+pub const MALFORMED_FRAME: &[u8] = b"data: {not json\r\n\r\n";
+
+fn sse(data: &Value) -> Bytes {
+    Bytes::from(format!("data: {data}\r\n\r\n"))
+}
+
+/// One `GenerateContentResponse` with a single candidate holding `parts`.
+fn chunk(ctx: &EncodeContext, parts: Vec<Value>, finish: Option<&str>, usage: Option<Usage>) -> Value {
+    let mut candidate = json!({ "content": { "parts": parts, "role": "model" }, "index": 0 });
+    if let Some(reason) = finish {
+        candidate["finishReason"] = json!(reason);
+    }
+    let mut body = json!({ "candidates": [candidate] });
+    if let Some(usage) = usage {
+        body["usageMetadata"] = usage_json(usage);
+    }
+    body["modelVersion"] = json!(ctx.model);
+    body["responseId"] = json!(ctx.response_id);
+    body
+}
+
+/// The default call id of the call at `index` (`call_<n>`, as in every dialect); Gemini
+/// `FunctionCall.id` carries it.
+fn call_id(response: &Response, ctx: &EncodeContext, index: usize) -> String {
+    let n = ctx.item_base + response.reasoning.len() + usize::from(!response.text.is_empty()) + index;
+    response.calls[index].call_id.clone().unwrap_or_else(|| format!("call_{n}"))
+}
+
+/// Encodes one scripted response as a `streamGenerateContent?alt=sse` body.
+pub fn encode(response: &Response, ctx: &EncodeContext) -> Vec<Step> {
+    let beats = Beats::of(response);
+    let mut frames = Vec::new();
+    let mut push =
+        |beat: usize, part: Value| frames.push(Frame { beat, bytes: sse(&chunk(ctx, vec![part], None, None)) });
+    for (reasoning, at) in response.reasoning.iter().zip(&beats.reasoning) {
+        for (beat, text) in at.deltas.iter().zip(&reasoning.summary) {
+            push(*beat, json!({ "text": text, "thought": true }));
+        }
+        if let Some(signature) = &reasoning.encrypted {
+            push(at.done, json!({ "thought": true, "thoughtSignature": signature }));
+        }
+    }
+    if let Some(at) = &beats.message {
+        for (beat, text) in at.deltas.iter().zip(&response.text) {
+            push(*beat, json!({ "text": text }));
+        }
+    }
+    for (index, (call, at)) in response.calls.iter().zip(&beats.calls).enumerate() {
+        let call = json!({ "id": call_id(response, ctx, index), "name": call.name, "args": call.args });
+        push(at.done, json!({ "functionCall": call }));
+    }
+    let tail = match &response.then {
+        Ending::Completed | Ending::Incomplete(_) => {
+            let last = chunk(
+                ctx,
+                vec![json!({ "text": "" })],
+                Some(finish_reason(&response.then)),
+                Some(response.effective_usage()),
+            );
+            Tail::Frames(vec![sse(&last)])
+        }
+        Ending::Error(code) | Ending::Failed(code) => {
+            let (status, name) = error_status(code);
+            Tail::Frames(vec![sse(&error_json(status, name, &responses::error_message(code)))])
+        }
+        Ending::Eof => Tail::Frames(Vec::new()),
+        Ending::Malformed => Tail::Malformed(Bytes::from_static(MALFORMED_FRAME)),
+        Ending::Disconnect => Tail::Abort,
+    };
+    beat::assemble(response, beats.end, frames, tail)
+}
+
+/// The `:generateContent` answer: the status and the body, shaped like
+/// [`super::anthropic_messages::answer`]: the whole response for a clean ending (the parts a
+/// cut left complete), the HTTP error an error code stands for, half the JSON for a drop or a
+/// body without its end, not JSON for a malformed answer; a pause holds the whole answer.
+pub fn answer(response: &Response, ctx: &EncodeContext) -> (u16, Vec<Step>) {
+    let beats = Beats::of(response);
+    let cut = response.cut_after.unwrap_or(usize::MAX);
+    let mut parts = Vec::new();
+    for (reasoning, at) in response.reasoning.iter().zip(&beats.reasoning) {
+        if at.done < cut {
+            let mut part = json!({ "text": reasoning.summary.concat(), "thought": true });
+            if let Some(signature) = &reasoning.encrypted {
+                part["thoughtSignature"] = json!(signature);
+            }
+            parts.push(part);
+        }
+    }
+    if beats.message.as_ref().is_some_and(|at| at.done < cut) {
+        parts.push(json!({ "text": response.text.concat() }));
+    }
+    for (index, (call, at)) in response.calls.iter().zip(&beats.calls).enumerate() {
+        if at.done < cut {
+            parts.push(json!({ "functionCall": { "id": call_id(response, ctx, index), "name": call.name, "args": call.args } }));
+        }
+    }
+    let body = Bytes::from(
+        chunk(ctx, parts, Some(finish_reason(&response.then)), Some(response.effective_usage())).to_string(),
+    );
+    let half = body.slice(..body.len() / 2);
+    let (status, mut steps) = match &response.then {
+        Ending::Completed | Ending::Incomplete(_) => (200, vec![Step::Bytes(body)]),
+        Ending::Error(code) | Ending::Failed(code) => {
+            let (status, name) = error_status(code);
+            (
+                status,
+                vec![Step::Bytes(Bytes::from(error_json(status, name, &responses::error_message(code)).to_string()))],
+            )
+        }
+        Ending::Disconnect => (200, vec![Step::Bytes(half), Step::Abort]),
+        Ending::Eof => (200, vec![Step::Bytes(half)]),
+        Ending::Malformed => (200, vec![Step::Bytes(Bytes::from_static(b"{not json"))]),
+    };
+    if let Some(pause) = response.pause {
+        steps.insert(0, Step::Pause(std::time::Duration::from_millis(pause.ms)));
+    }
+    (status, steps)
+}
+
+/// `SAFETY` for a content filter, `MAX_TOKENS` for any other early stop, else `STOP` (calls
+/// included: Gemini has no finish reason of its own for them).
+fn finish_reason(then: &Ending) -> &'static str {
+    match then {
+        Ending::Incomplete(reason) if reason == "content_filter" => "SAFETY",
+        Ending::Incomplete(_) => "MAX_TOKENS",
+        _ => "STOP",
+    }
+}
+
+/// `usageMetadata`: the prompt count includes the cached tokens, and the candidates count
+/// excludes the thoughts, which are counted apart.
+fn usage_json(usage: Usage) -> Value {
+    json!({
+        "promptTokenCount": usage.input,
+        "cachedContentTokenCount": usage.cached,
+        "candidatesTokenCount": usage.output.saturating_sub(usage.reasoning),
+        "thoughtsTokenCount": usage.reasoning,
+        "totalTokenCount": usage.input.saturating_add(usage.output),
+    })
+}
+
+/// The HTTP code and canonical status a script's error code stands for.
+pub fn error_status(code: &str) -> (u16, &'static str) {
+    match code {
+        "rate_limit_exceeded" | "insufficient_quota" => (429, "RESOURCE_EXHAUSTED"),
+        "server_is_overloaded" | "service_unavailable" => (503, "UNAVAILABLE"),
+        "invalid_prompt" | "context_length_exceeded" | "invalid_api_key" => (400, "INVALID_ARGUMENT"),
+        _ => (500, "INTERNAL"),
+    }
+}
+
+fn error_json(status: u16, name: &str, message: &str) -> Value {
+    json!({ "error": { "code": status, "message": message, "status": name } })
+}
+
+/// The error body answered with an HTTP error `status`.
+pub fn http_error_body(status: u16) -> Bytes {
+    let name = match status {
+        400 => "INVALID_ARGUMENT",
+        401 => "UNAUTHENTICATED",
+        403 => "PERMISSION_DENIED",
+        404 => "NOT_FOUND",
+        409 => "ABORTED",
+        429 => "RESOURCE_EXHAUSTED",
+        499 => "CANCELLED",
+        502 | 503 | 529 => "UNAVAILABLE",
+        504 => "DEADLINE_EXCEEDED",
+        _ if status >= 500 => "INTERNAL",
+        _ => "FAILED_PRECONDITION",
+    };
+    Bytes::from(error_json(status, name, &responses::http_error_message(status)).to_string())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::script::{Call, Pause, Reasoning};
+
+    fn ctx() -> EncodeContext {
+        EncodeContext { response_id: "resp_2".into(), model: "gemini-x".into(), item_base: 5 }
+    }
+
+    /// Every byte step as one parsed `data:` chunk, checking the CRLF framing.
+    fn chunks(steps: &[Step]) -> Vec<Value> {
+        steps
+            .iter()
+            .filter_map(|step| if let Step::Bytes(bytes) = step { std::str::from_utf8(bytes).ok() } else { None })
+            .map(|frame| {
+                let data = frame.strip_prefix("data: ").unwrap().strip_suffix("\r\n\r\n").unwrap();
+                serde_json::from_str(data).unwrap()
+            })
+            .collect()
+    }
+
+    fn part(chunk: &Value) -> &Value {
+        &chunk["candidates"][0]["content"]["parts"][0]
+    }
+
+    fn text(then: Ending) -> Response {
+        Response { text: vec!["Hel".into(), "lo".into()], then, ..Response::default() }
+    }
+
+    #[test]
+    fn a_text_stream_ends_with_finish_reason_and_usage() {
+        let chunks = chunks(&encode(&text(Ending::Completed), &ctx()));
+        assert_eq!(chunks.len(), 3);
+        assert_eq!(part(&chunks[0]), &json!({ "text": "Hel" }));
+        assert_eq!(chunks[0]["candidates"][0]["content"]["role"], "model");
+        assert_eq!((&chunks[0]["modelVersion"], &chunks[0]["responseId"]), (&json!("gemini-x"), &json!("resp_2")));
+        assert!(chunks[1]["candidates"][0].get("finishReason").is_none());
+        let last = &chunks[2];
+        assert_eq!(last["candidates"][0]["finishReason"], "STOP");
+        assert_eq!(last["usageMetadata"]["promptTokenCount"], 100);
+        assert_eq!(last["usageMetadata"]["totalTokenCount"], 110);
+    }
+
+    #[test]
+    fn thoughts_signatures_calls_and_usage() {
+        let response = Response {
+            reasoning: vec![Reasoning { summary: vec!["thi".into(), "nk".into()], encrypted: Some("sig".into()) }],
+            calls: vec![Call { name: "read".into(), args: json!({ "path": "a" }), call_id: None }],
+            usage: Some(Usage { input: 7, cached: 3, output: 5, reasoning: 2 }),
+            ..Response::default()
+        };
+        let chunks = chunks(&encode(&response, &ctx()));
+        let parts: Vec<&Value> = chunks.iter().map(part).collect();
+        assert_eq!(parts[0], &json!({ "text": "thi", "thought": true }));
+        assert_eq!(parts[2], &json!({ "thought": true, "thoughtSignature": "sig" }));
+        assert_eq!(parts[3], &json!({ "functionCall": { "id": "call_6", "name": "read", "args": { "path": "a" } } }));
+        assert_eq!(
+            chunks[4]["usageMetadata"],
+            json!({
+                "promptTokenCount": 7, "cachedContentTokenCount": 3, "candidatesTokenCount": 3,
+                "thoughtsTokenCount": 2, "totalTokenCount": 12,
+            })
+        );
+    }
+
+    #[test]
+    fn endings() {
+        let last = |then| chunks(&encode(&text(then), &ctx())).pop().unwrap();
+        assert_eq!(
+            last(Ending::Error("server_error".into()))["error"],
+            json!({
+                "code": 500, "message": responses::error_message("server_error"), "status": "INTERNAL",
+            })
+        );
+        assert_eq!(last(Ending::Failed("rate_limit_exceeded".into()))["error"]["status"], "RESOURCE_EXHAUSTED");
+        assert_eq!(last(Ending::Incomplete("max_output_tokens".into()))["candidates"][0]["finishReason"], "MAX_TOKENS");
+        assert_eq!(last(Ending::Incomplete("content_filter".into()))["candidates"][0]["finishReason"], "SAFETY");
+        assert!(last(Ending::Eof)["candidates"][0].get("finishReason").is_none());
+        assert_eq!(encode(&text(Ending::Disconnect), &ctx()).last(), Some(&Step::Abort));
+        let steps = encode(&text(Ending::Malformed), &ctx());
+        assert_eq!(steps.last(), Some(&Step::Bytes(Bytes::from_static(MALFORMED_FRAME))));
+    }
+
+    #[test]
+    fn cut_and_pause_land_on_the_same_text() {
+        let cut = Response { cut_after: Some(5), ..text(Ending::Disconnect) };
+        let steps = encode(&cut, &ctx());
+        let chunks = chunks(&steps);
+        assert_eq!(chunks.len(), 1);
+        assert_eq!(part(&chunks[0])["text"], cut.visible_text());
+        let paused = Response { pause: Some(Pause { after: 5, ms: 7 }), ..text(Ending::Completed) };
+        let steps = encode(&paused, &ctx());
+        assert_eq!(steps[1], Step::Pause(std::time::Duration::from_millis(7)));
+    }
+
+    #[test]
+    fn the_non_streaming_answer_and_http_errors() {
+        let response = Response {
+            reasoning: vec![Reasoning { summary: vec!["a".into(), "b".into()], encrypted: None }],
+            ..text(Ending::Completed)
+        };
+        let (status, steps) = answer(&response, &ctx());
+        let Step::Bytes(body) = &steps[0] else { panic!("{steps:?}") };
+        let body: Value = serde_json::from_slice(body).unwrap();
+        assert_eq!(status, 200);
+        assert_eq!(
+            body["candidates"][0]["content"]["parts"],
+            json!([{ "text": "ab", "thought": true }, { "text": "Hello" }])
+        );
+        assert_eq!(answer(&text(Ending::Error("server_is_overloaded".into())), &ctx()).0, 503);
+        let error = |status| serde_json::from_slice::<Value>(&http_error_body(status)).unwrap()["error"].clone();
+        assert_eq!(
+            error(429),
+            json!({ "code": 429, "message": responses::error_message("rate_limit_exceeded"), "status": "RESOURCE_EXHAUSTED" })
+        );
+        assert_eq!(error(503)["status"], "UNAVAILABLE");
+    }
+}
