@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use super::beat::{self, Beats, Frame, Tail};
 use super::{EncodeContext, Step, responses};
+use crate::conversation::{Conversation, Message, ViewError};
 use crate::script::{Ending, Response, Usage};
 
 /// The single frame sent for [`Ending::Malformed`].
@@ -224,6 +225,80 @@ pub fn http_error_body(status: u16) -> Bytes {
     error_body(status, kind, &responses::http_error_message(status))
 }
 
+/// A Messages request body read into the dialect-neutral [`Conversation`]: `system` (a string
+/// or text blocks), then each message's blocks in order: text (consecutive text blocks of one
+/// message joined), `thinking` / `redacted_thinking` (reasoning with its signature or data),
+/// `tool_use`, `tool_result` (its text content joined), anything else by its type.
+pub fn read(body: &Value) -> Result<Conversation, ViewError> {
+    let body = body.as_object().ok_or_else(|| ViewError("a Messages request body is a JSON object".to_owned()))?;
+    let system = match body.get("system") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::String(text)) => vec![text.clone()],
+        Some(Value::Array(blocks)) => {
+            blocks.iter().filter_map(|block| block.get("text")?.as_str().map(str::to_owned)).collect()
+        }
+        Some(other) => return Err(ViewError(format!("`system` is neither a string nor blocks: {other}"))),
+    };
+    let messages = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ViewError("`messages` is missing or not an array".to_owned()))?;
+    let mut read = Vec::new();
+    for message in messages {
+        let assistant = match message.get("role").and_then(Value::as_str) {
+            Some("assistant") => true,
+            Some("user") => false,
+            other => return Err(ViewError(format!("a message with role {other:?}: expected user or assistant"))),
+        };
+        let said = |text: String| if assistant { Message::Assistant { text } } else { Message::User { text } };
+        let blocks = match message.get("content") {
+            Some(Value::String(text)) => {
+                read.push(said(text.clone()));
+                continue;
+            }
+            Some(Value::Array(blocks)) => blocks,
+            _ => return Err(ViewError("a message `content` is neither a string nor blocks".to_owned())),
+        };
+        let mut text: Option<String> = None;
+        for block in blocks {
+            let kind = block.get("type").and_then(Value::as_str).unwrap_or_default();
+            if kind == "text" {
+                text.get_or_insert_with(String::new).push_str(block["text"].as_str().unwrap_or_default());
+                continue;
+            }
+            if let Some(text) = text.take() {
+                read.push(said(text));
+            }
+            let field = |name: &str| block.get(name).and_then(Value::as_str).unwrap_or_default().to_owned();
+            read.push(match kind {
+                "thinking" => Message::Reasoning {
+                    text: field("thinking"),
+                    opaque: block.get("signature").and_then(Value::as_str).map(str::to_owned),
+                },
+                "redacted_thinking" => Message::Reasoning {
+                    text: String::new(),
+                    opaque: block.get("data").and_then(Value::as_str).map(str::to_owned),
+                },
+                "tool_use" => Message::ToolCall {
+                    call_id: field("id"),
+                    name: field("name"),
+                    args: block.get("input").cloned().unwrap_or(Value::Null),
+                },
+                "tool_result" => Message::ToolResult {
+                    call_id: field("tool_use_id"),
+                    output: crate::conversation::content_text(block.get("content")),
+                },
+                other => Message::Other { kind: other.to_owned() },
+            });
+        }
+        if let Some(text) = text {
+            read.push(said(text));
+        }
+    }
+    let model = body.get("model").and_then(Value::as_str).map(str::to_owned);
+    Ok(Conversation { model, system, messages: read })
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -403,5 +478,42 @@ mod tests {
         assert_eq!(body(429)["error"]["type"], "rate_limit_error");
         assert_eq!(body(529)["error"]["type"], "overloaded_error");
         assert_eq!(body(500)["error"]["message"], responses::error_message("server_error"));
+    }
+
+    #[test]
+    fn a_request_reads_into_the_neutral_conversation() {
+        let body = json!({
+            "model": "claude-x", "system": [{ "type": "text", "text": "Be brief" }],
+            "messages": [
+                { "role": "user", "content": "go" },
+                { "role": "assistant", "content": [
+                    { "type": "thinking", "thinking": "plan", "signature": "sig" },
+                    { "type": "text", "text": "Look" }, { "type": "text", "text": "ing" },
+                    { "type": "tool_use", "id": "c1", "name": "read", "input": { "path": "a" } },
+                ]},
+                { "role": "user", "content": [
+                    { "type": "tool_result", "tool_use_id": "c1", "content": [{ "type": "text", "text": "A" }] },
+                    { "type": "image", "source": {} },
+                ]},
+            ],
+        });
+        let conversation = read(&body).unwrap();
+        assert_eq!(
+            (conversation.model.as_deref(), conversation.system.as_slice()),
+            (Some("claude-x"), &["Be brief".to_owned()][..])
+        );
+        assert_eq!(
+            conversation.messages,
+            [
+                Message::User { text: "go".into() },
+                Message::Reasoning { text: "plan".into(), opaque: Some("sig".into()) },
+                Message::Assistant { text: "Looking".into() },
+                Message::ToolCall { call_id: "c1".into(), name: "read".into(), args: json!({ "path": "a" }) },
+                Message::ToolResult { call_id: "c1".into(), output: "A".into() },
+                Message::Other { kind: "image".into() },
+            ]
+        );
+        assert!(read(&json!({ "messages": [{ "role": "system", "content": "x" }] })).is_err());
+        assert!(read(&json!([])).is_err());
     }
 }

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use super::beat::{self, Beats, Frame, Tail};
 use super::{EncodeContext, Step, responses};
+use crate::conversation::{Conversation, Message, ViewError};
 use crate::script::{Ending, Response, Usage};
 
 /// The single frame sent for [`Ending::Malformed`].
@@ -191,6 +192,85 @@ pub fn http_error_body(status: u16) -> Bytes {
     Bytes::from(error_json(status, name, &responses::http_error_message(status)).to_string())
 }
 
+/// A `GenerateContentRequest` body read into the dialect-neutral [`Conversation`]:
+/// `systemInstruction` text, then each content's parts in order: text by role (`user`, or
+/// `model` for the assistant; consecutive text parts of one content joined), thoughts as
+/// reasoning with their `thoughtSignature` (a signature on another part is reasoning without
+/// text), `functionCall`, `functionResponse` (its `response.output`, else the response's JSON),
+/// anything else by its field name. The model is in the path, not the body.
+pub fn read(body: &Value) -> Result<Conversation, ViewError> {
+    let body = body.as_object().ok_or_else(|| ViewError("a Gemini request body is a JSON object".to_owned()))?;
+    let text_of = |content: &Value| -> String {
+        let parts = content.get("parts").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect()
+    };
+    let system = body.get("systemInstruction").map(text_of).into_iter().collect();
+    let contents = body
+        .get("contents")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ViewError("`contents` is missing or not an array".to_owned()))?;
+    let mut read = Vec::new();
+    for content in contents {
+        let model = match content.get("role").and_then(Value::as_str) {
+            Some("model") => true,
+            // A content without role is the user's; `function` is the older role of responses.
+            Some("user" | "function") | None => false,
+            Some(other) => return Err(ViewError(format!("a content with role `{other}`: expected user or model"))),
+        };
+        let said = |text: String| if model { Message::Assistant { text } } else { Message::User { text } };
+        let parts = content
+            .get("parts")
+            .and_then(Value::as_array)
+            .ok_or_else(|| ViewError("a content without `parts`".to_owned()))?;
+        let mut text: Option<String> = None;
+        for part in parts {
+            let signature = part.get("thoughtSignature").and_then(Value::as_str).map(str::to_owned);
+            let thought = part.get("thought").and_then(Value::as_bool) == Some(true);
+            if let (Some(chunk), false) = (part.get("text").and_then(Value::as_str), thought) {
+                text.get_or_insert_with(String::new).push_str(chunk);
+                if signature.is_none() {
+                    continue;
+                }
+            }
+            if let Some(text) = text.take() {
+                read.push(said(text));
+            }
+            let field =
+                |value: &Value, name: &str| value.get(name).and_then(Value::as_str).unwrap_or_default().to_owned();
+            if thought {
+                read.push(Message::Reasoning { text: field(part, "text"), opaque: signature });
+            } else if let Some(call) = part.get("functionCall") {
+                if signature.is_some() {
+                    read.push(Message::Reasoning { text: String::new(), opaque: signature });
+                }
+                read.push(Message::ToolCall {
+                    call_id: field(call, "id"),
+                    name: field(call, "name"),
+                    args: call.get("args").cloned().unwrap_or(Value::Null),
+                });
+            } else if let Some(answer) = part.get("functionResponse") {
+                let output = match answer.pointer("/response/output") {
+                    Some(Value::String(output)) => output.clone(),
+                    Some(other) => other.to_string(),
+                    None => answer.get("response").map(Value::to_string).unwrap_or_default(),
+                };
+                read.push(Message::ToolResult { call_id: field(answer, "id"), output });
+            } else if signature.is_some() && part.get("text").is_some() {
+                // A text part that carried a signature: its text was taken above.
+                read.push(Message::Reasoning { text: String::new(), opaque: signature });
+            } else {
+                let kind =
+                    part.as_object().and_then(|part| part.keys().find(|key| *key != "thoughtSignature").cloned());
+                read.push(Message::Other { kind: kind.unwrap_or_else(|| "empty".to_owned()) });
+            }
+        }
+        if let Some(text) = text {
+            read.push(said(text));
+        }
+    }
+    Ok(Conversation { model: None, system, messages: read })
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -308,5 +388,38 @@ mod tests {
             json!({ "code": 429, "message": responses::error_message("rate_limit_exceeded"), "status": "RESOURCE_EXHAUSTED" })
         );
         assert_eq!(error(503)["status"], "UNAVAILABLE");
+    }
+
+    #[test]
+    fn a_request_reads_into_the_neutral_conversation() {
+        let body = json!({
+            "systemInstruction": { "parts": [{ "text": "Be brief" }] },
+            "contents": [
+                { "role": "user", "parts": [{ "text": "go" }] },
+                { "role": "model", "parts": [
+                    { "text": "plan", "thought": true, "thoughtSignature": "sig" },
+                    { "text": "Look" }, { "text": "ing" },
+                    { "functionCall": { "id": "c1", "name": "read", "args": { "path": "a" } }, "thoughtSignature": "sig2" },
+                ]},
+                { "role": "user", "parts": [{ "functionResponse": { "id": "c1", "name": "read", "response": { "output": "A" } } }] },
+                { "parts": [{ "inlineData": {} }] },
+            ],
+        });
+        let conversation = read(&body).unwrap();
+        assert_eq!((conversation.model, conversation.system), (None, vec!["Be brief".to_owned()]));
+        assert_eq!(
+            conversation.messages,
+            [
+                Message::User { text: "go".into() },
+                Message::Reasoning { text: "plan".into(), opaque: Some("sig".into()) },
+                Message::Assistant { text: "Looking".into() },
+                Message::Reasoning { text: String::new(), opaque: Some("sig2".into()) },
+                Message::ToolCall { call_id: "c1".into(), name: "read".into(), args: json!({ "path": "a" }) },
+                Message::ToolResult { call_id: "c1".into(), output: "A".into() },
+                Message::Other { kind: "inlineData".into() },
+            ]
+        );
+        assert!(read(&json!({ "contents": [{ "role": "system", "parts": [] }] })).is_err());
+        assert!(read(&json!({})).is_err());
     }
 }
