@@ -10,8 +10,7 @@
 
 #![cfg(test)]
 
-use gauntlet_mock_provider::dialect::beat::Beats;
-use gauntlet_mock_provider::dialect::{EncodeContext, Step, anthropic_messages, gemini};
+use gauntlet_mock_provider::dialect::{Beat, EncodeContext, Step, anthropic_messages, arguments, beats, gemini};
 use gauntlet_mock_provider::{Ending, Response, Script};
 use gauntlet_runtime::event::ErrorKind;
 use gauntlet_runtime::provider::usage::TokenUsage;
@@ -69,22 +68,22 @@ fn meant(response: &Response, ctx: &EncodeContext) -> Handed {
         Ending::Malformed => ErrorKind::InvalidResponse,
         Ending::Disconnect => ErrorKind::Network,
         Ending::Completed | Ending::Incomplete(_) => {
-            let beats = Beats::of(response);
-            let cut = response.cut_after.unwrap_or(usize::MAX);
+            let arguments = arguments(response);
+            let all = beats(response, &arguments);
+            let n_shown = response.cut_after.map_or(all.len(), |cut| cut.min(all.len()));
             let mut items = Vec::new();
-            for (item, at) in response.reasoning.iter().zip(&beats.reasoning) {
-                if at.done < cut {
-                    items.push(OutputItem::Reasoning(reasoning::item(
-                        &item.summary.concat(),
-                        item.encrypted.as_deref(),
-                    )));
-                }
-            }
-            for (index, (call, at)) in response.calls.iter().zip(&beats.calls).enumerate() {
-                if at.done < cut {
-                    let n = ctx.item_base + response.reasoning.len() + usize::from(!response.text.is_empty()) + index;
-                    let call_id = call.call_id.clone().unwrap_or_else(|| format!("call_{n}"));
-                    items.push(OutputItem::Call { call_id, name: call.name.clone(), args: call.args.clone() });
+            for beat in &all[..n_shown] {
+                match *beat {
+                    Beat::ReasoningDone { reasoning, .. } => items.push(OutputItem::Reasoning(reasoning::item(
+                        &reasoning.summary.concat(),
+                        reasoning.encrypted.as_deref(),
+                    ))),
+                    Beat::CallDone { index, call } => items.push(OutputItem::Call {
+                        call_id: ctx.call_id(response, index),
+                        name: call.name.clone(),
+                        args: call.args.clone(),
+                    }),
+                    _ => {}
                 }
             }
             let usage = response.effective_usage();

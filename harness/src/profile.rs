@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use gauntlet_mock_provider::SideRequest;
+use gauntlet_mock_provider::{Dialect, SideRequest};
 use serde::Deserialize;
 
 use crate::driver::external::External;
@@ -48,7 +48,8 @@ pub struct Profile {
     /// Files written before the agent starts (config files in the scratch home).
     #[serde(default)]
     pub files: Vec<ProfileFile>,
-    /// The Provider wire format the agent speaks.
+    /// The Provider wire format the agent speaks: the mock speaks it, and a request to another
+    /// dialect's endpoint ends the scenario as `error` naming both.
     #[serde(default)]
     pub dialect: Dialect,
     /// What it can do; a scenario needing anything else is `skipped`.
@@ -93,15 +94,6 @@ pub struct ProfileFile {
     pub path: String,
     /// Its content.
     pub content: String,
-}
-
-/// The Provider wire formats the mock speaks.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Dialect {
-    /// The OpenAI Responses API with streaming SSE.
-    #[default]
-    Responses,
 }
 
 /// The network an agent runs in.

@@ -1,13 +1,158 @@
-//! Wire dialects: how a scripted [`Response`](crate::Response) becomes bytes and timing on the wire.
+//! Wire dialects: which Provider API the mock speaks, and how a scripted
+//! [`Response`] becomes bytes and timing on the wire in it.
+//!
+//! Adding a dialect is one module here (with `serves`, `model`, `answer` and `read`, see
+//! [`responses`]) and one arm in each `match` of [`Dialect`].
+//!
+//! Every dialect streams the same [`Beat`]s of a response, in the same order: `pause.after`
+//! and `cut_after` count beats, so a pause or a cut falls at the same point of the content in
+//! every dialect (a beat is one Responses API content frame; other dialects send zero or more
+//! frames per beat). [`play`] applies the pause, the cut and the ending around a dialect's
+//! [`Encoder`].
 
+use std::fmt;
+use std::str::FromStr;
 use std::time::Duration;
 
 use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::conversation::{Conversation, ViewError};
+use crate::script::{Call, Ending, Reasoning, Response};
 
 pub mod anthropic_messages;
-pub mod beat;
+pub mod chat_completions;
 pub mod gemini;
 pub mod responses;
+
+/// A Provider wire format. Serialized as its key (`responses`, `chat_completions`, ...), the
+/// word profiles and scenario files use.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dialect {
+    /// The OpenAI Responses API: `POST /v1/responses`, SSE events.
+    #[default]
+    Responses,
+    /// OpenAI Chat Completions: `POST /v1/chat/completions`, `chat.completion.chunk` frames.
+    ChatCompletions,
+    /// Anthropic Messages: `POST /v1/messages`.
+    AnthropicMessages,
+    /// Google Gemini: `POST /v1beta/models/{model}:streamGenerateContent?alt=sse` and `:generateContent`.
+    Gemini,
+}
+
+impl Dialect {
+    /// Every dialect, in the order reports list them.
+    pub const ALL: [Dialect; 4] =
+        [Dialect::Responses, Dialect::ChatCompletions, Dialect::AnthropicMessages, Dialect::Gemini];
+
+    /// The key profiles and scenario files write (`chat_completions`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Dialect::Responses => "responses",
+            Dialect::ChatCompletions => "chat_completions",
+            Dialect::AnthropicMessages => "anthropic_messages",
+            Dialect::Gemini => "gemini",
+        }
+    }
+
+    /// The name people know it by (`Anthropic Messages`).
+    pub fn human(self) -> &'static str {
+        match self {
+            Dialect::Responses => "OpenAI Responses",
+            Dialect::ChatCompletions => "OpenAI Chat Completions",
+            Dialect::AnthropicMessages => "Anthropic Messages",
+            Dialect::Gemini => "Gemini",
+        }
+    }
+
+    /// The endpoints it serves, for messages and docs.
+    pub fn endpoints(self) -> &'static str {
+        match self {
+            Dialect::Responses => "POST /v1/responses",
+            Dialect::ChatCompletions => "POST /v1/chat/completions",
+            Dialect::AnthropicMessages => "POST /v1/messages",
+            Dialect::Gemini => {
+                "POST /v1beta/models/{model}:streamGenerateContent?alt=sse or POST /v1beta/models/{model}:generateContent"
+            }
+        }
+    }
+
+    /// True when `path` (without query and without a `/routes/<name>` prefix) is one of its
+    /// endpoints.
+    pub fn serves(self, path: &str) -> bool {
+        match self {
+            Dialect::Responses => responses::serves(path),
+            Dialect::ChatCompletions => chat_completions::serves(path),
+            Dialect::AnthropicMessages => anthropic_messages::serves(path),
+            Dialect::Gemini => gemini::serves(path),
+        }
+    }
+
+    /// The dialect whose endpoint `path` is, if any.
+    pub fn of_path(path: &str) -> Option<Dialect> {
+        Dialect::ALL.into_iter().find(|dialect| dialect.serves(path))
+    }
+
+    /// The model a request names (in its body, or for Gemini in its path).
+    pub fn model(self, asked: &Asked<'_>) -> Option<String> {
+        match self {
+            Dialect::Responses => responses::model(asked),
+            Dialect::ChatCompletions => chat_completions::model(asked),
+            Dialect::AnthropicMessages => anthropic_messages::model(asked),
+            Dialect::Gemini => gemini::model(asked),
+        }
+    }
+
+    /// The whole answer to a request that `response` scripts.
+    pub fn answer(self, response: &Response, ctx: &EncodeContext, asked: &Asked<'_>) -> Answer {
+        match self {
+            Dialect::Responses => responses::answer(response, ctx, asked),
+            Dialect::ChatCompletions => chat_completions::answer(response, ctx, asked),
+            Dialect::AnthropicMessages => anthropic_messages::answer(response, ctx, asked),
+            Dialect::Gemini => gemini::answer(response, ctx, asked),
+        }
+    }
+
+    /// A request body read into the dialect-neutral [`Conversation`].
+    pub fn read(self, body: &Value) -> Result<Conversation, ViewError> {
+        match self {
+            Dialect::Responses => responses::read(body),
+            Dialect::ChatCompletions => chat_completions::read(body),
+            Dialect::AnthropicMessages => anthropic_messages::read(body),
+            Dialect::Gemini => gemini::read(body),
+        }
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.key())
+    }
+}
+
+/// A dialect key that names none.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown dialect `{0}`: expected one of responses, chat_completions, anthropic_messages, gemini")]
+pub struct UnknownDialect(pub String);
+
+impl FromStr for Dialect {
+    type Err = UnknownDialect;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Dialect::ALL.into_iter().find(|dialect| dialect.key() == text).ok_or_else(|| UnknownDialect(text.to_owned()))
+    }
+}
+
+/// What a request asked: its path (without query and route prefix) and its parsed body.
+#[derive(Debug, Clone, Copy)]
+pub struct Asked<'a> {
+    /// The endpoint path, e.g. `/v1/chat/completions`.
+    pub path: &'a str,
+    /// The JSON body (`Null` when it did not parse).
+    pub body: &'a Value,
+}
 
 /// One step of a reply body, shared by the HTTP server and the in-process channel.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,13 +165,219 @@ pub enum Step {
     Abort,
 }
 
+/// A whole answer: status, headers and body steps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// HTTP status.
+    pub status: u16,
+    /// Headers as (name, value), content type first.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub steps: Vec<Step>,
+}
+
 /// Identity of one encoded response, chosen by the provider so ids are unique and deterministic.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EncodeContext {
     /// Response id, `resp_<n>`.
     pub response_id: String,
-    /// Model name, copied from the request body's `model` (or `unknown`).
+    /// Model name, copied from the request (or `unknown`).
     pub model: String,
     /// First item number: items are `rs_<n>`, `msg_<n>`, `fc_<n>` (call ids `call_<n>`) from here on.
     pub item_base: usize,
+}
+
+impl EncodeContext {
+    /// The call id of the `index`th call of `response`: the scripted one or `call_<n>`, where
+    /// `n` numbers output items (reasoning, message, calls) from [`Self::item_base`].
+    pub fn call_id(&self, response: &Response, index: usize) -> String {
+        let n = self.item_base + response.reasoning.len() + usize::from(!response.text.is_empty()) + index;
+        response.calls[index].call_id.clone().unwrap_or_else(|| format!("call_{n}"))
+    }
+}
+
+/// One unit of a response's content, in the order every dialect streams it: the Responses
+/// API's content frames, one for one. In every variant `index` is the position among the
+/// response's reasoning items (or calls), `reasoning` / `call` the scripted item, `delta` a chunk.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Beat<'r> {
+    /// The response starts (`response.created`).
+    Created,
+    /// It is in progress (`response.in_progress`).
+    InProgress,
+    /// Reasoning item `index` starts.
+    ReasoningAdded { index: usize, reasoning: &'r Reasoning },
+    /// Its summary part starts.
+    ReasoningPartAdded { index: usize },
+    /// A summary text chunk.
+    ReasoningDelta { index: usize, delta: &'r str },
+    /// The summary text is done.
+    ReasoningTextDone { index: usize, reasoning: &'r Reasoning },
+    /// The summary part is done.
+    ReasoningPartDone { index: usize, reasoning: &'r Reasoning },
+    /// Reasoning item `index` is done.
+    ReasoningDone { index: usize, reasoning: &'r Reasoning },
+    /// The assistant message starts.
+    MessageAdded,
+    /// Its text part starts.
+    TextPartAdded,
+    /// A text chunk.
+    TextDelta(&'r str),
+    /// The text is done.
+    TextDone,
+    /// The text part is done.
+    TextPartDone,
+    /// The message is done.
+    MessageDone,
+    /// Call `index` starts.
+    CallAdded { index: usize, call: &'r Call },
+    /// A fragment of its JSON arguments.
+    ArgsDelta { index: usize, delta: &'r str },
+    /// Its arguments are done.
+    ArgsDone { index: usize, call: &'r Call },
+    /// Call `index` is done.
+    CallDone { index: usize, call: &'r Call },
+}
+
+/// Every beat of `response`'s full stream, in order. Call arguments are compact JSON in the
+/// order the script wrote them, streamed in two halves.
+pub fn beats<'r>(response: &'r Response, arguments: &'r [String]) -> Vec<Beat<'r>> {
+    let mut beats = vec![Beat::Created, Beat::InProgress];
+    for (index, reasoning) in response.reasoning.iter().enumerate() {
+        beats.extend([Beat::ReasoningAdded { index, reasoning }, Beat::ReasoningPartAdded { index }]);
+        beats.extend(reasoning.summary.iter().map(|delta| Beat::ReasoningDelta { index, delta }));
+        beats.extend([
+            Beat::ReasoningTextDone { index, reasoning },
+            Beat::ReasoningPartDone { index, reasoning },
+            Beat::ReasoningDone { index, reasoning },
+        ]);
+    }
+    if !response.text.is_empty() {
+        beats.extend([Beat::MessageAdded, Beat::TextPartAdded]);
+        beats.extend(response.text.iter().map(|delta| Beat::TextDelta(delta)));
+        beats.extend([Beat::TextDone, Beat::TextPartDone, Beat::MessageDone]);
+    }
+    for ((index, call), arguments) in response.calls.iter().enumerate().zip(arguments) {
+        beats.push(Beat::CallAdded { index, call });
+        beats.extend(split_in_two(arguments).into_iter().map(|delta| Beat::ArgsDelta { index, delta }));
+        beats.extend([Beat::ArgsDone { index, call }, Beat::CallDone { index, call }]);
+    }
+    beats
+}
+
+/// Each call's arguments as compact JSON, in the order the script wrote them.
+pub fn arguments(response: &Response) -> Vec<String> {
+    response.calls.iter().map(|call| call.args.to_string()).collect()
+}
+
+/// Two halves at a char boundary near the middle, or one chunk if shorter than 2 chars.
+fn split_in_two(text: &str) -> Vec<&str> {
+    let chars = text.chars().count();
+    if chars < 2 {
+        return vec![text];
+    }
+    let mid = text.char_indices().nth(chars / 2).map_or(text.len(), |(i, _)| i);
+    vec![&text[..mid], &text[mid..]]
+}
+
+/// How one dialect writes a stream: frames for each beat, then for the ending.
+pub trait Encoder {
+    /// The frames of one beat (none when the dialect has nothing to say for it).
+    fn beat(&mut self, beat: &Beat<'_>) -> Vec<Bytes>;
+    /// The frames that end the stream: the terminal of a clean or failed ending; none for a
+    /// disconnect or an EOF. `cut` is true when the content stopped early at `cut_after`.
+    fn end(&mut self, ending: &Ending, cut: bool) -> Vec<Bytes>;
+    /// The one frame whose data is not JSON, for [`Ending::Malformed`].
+    fn malformed(&self) -> Bytes;
+}
+
+/// The body steps of a streamed response: each beat's frames (up to `cut_after`), the ending's
+/// frames, a malformed frame or an abort, and the pause after `pause.after` beats (an ending
+/// with frames counts as one beat, the malformed frame as another; a beat the dialect sends no
+/// frame for still counts).
+pub fn play(response: &Response, encoder: &mut dyn Encoder) -> Vec<Step> {
+    let arguments = arguments(response);
+    let beats = beats(response, &arguments);
+    let shown = response.cut_after.map_or(beats.len(), |cut| cut.min(beats.len()));
+    let mut units: Vec<Vec<Bytes>> = beats[..shown].iter().map(|beat| encoder.beat(beat)).collect();
+    // An ending without frames (a disconnect, an EOF) is no beat.
+    let end = encoder.end(&response.then, shown < beats.len());
+    if !end.is_empty() {
+        units.push(end);
+    }
+    if response.then == Ending::Malformed {
+        units.push(vec![encoder.malformed()]);
+    }
+    let mut steps = Vec::new();
+    for (index, unit) in units.into_iter().enumerate() {
+        if response.pause.is_some_and(|pause| pause.after == index) {
+            steps.push(pause_step(response));
+        }
+        steps.extend(unit.into_iter().map(Step::Bytes));
+    }
+    if response.pause.is_some() && !steps.iter().any(|step| matches!(step, Step::Pause(_))) {
+        steps.push(pause_step(response));
+    }
+    if response.then == Ending::Disconnect {
+        steps.push(Step::Abort);
+    }
+    steps
+}
+
+fn pause_step(response: &Response) -> Step {
+    Step::Pause(Duration::from_millis(response.pause.map_or(0, |pause| pause.ms)))
+}
+
+/// A JSON answer with this status.
+pub fn json_answer(status: u16, body: Value) -> Answer {
+    Answer {
+        status,
+        headers: vec![("content-type".to_owned(), "application/json".to_owned())],
+        steps: vec![Step::Bytes(Bytes::from(body.to_string()))],
+    }
+}
+
+/// A streamed answer: status 200, `text/event-stream`.
+pub fn sse_answer(steps: Vec<Step>) -> Answer {
+    Answer {
+        status: 200,
+        headers: vec![
+            ("content-type".to_owned(), "text/event-stream".to_owned()),
+            ("cache-control".to_owned(), "no-cache".to_owned()),
+        ],
+        steps,
+    }
+}
+
+/// An HTTP error answer: `body`, with `retry-after` when the script gives one.
+pub fn error_answer(status: u16, retry_after: Option<u64>, body: Value) -> Answer {
+    let mut answer = json_answer(status, body);
+    answer.headers.extend(retry_after.map(|seconds| ("retry-after".to_owned(), seconds.to_string())));
+    answer
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_paths_and_names() {
+        for dialect in Dialect::ALL {
+            assert_eq!(dialect.key().parse::<Dialect>().unwrap(), dialect);
+            let json = serde_json::to_value(dialect).unwrap();
+            assert_eq!(json, dialect.key());
+        }
+        assert_eq!(Dialect::of_path("/v1/responses"), Some(Dialect::Responses));
+        assert_eq!(Dialect::of_path("/v1/chat/completions"), Some(Dialect::ChatCompletions));
+        assert_eq!(Dialect::of_path("/v1/messages"), Some(Dialect::AnthropicMessages));
+        assert_eq!(Dialect::of_path("/v1beta/models/gemini-2.5:streamGenerateContent"), Some(Dialect::Gemini));
+        assert_eq!(Dialect::of_path("/v1beta/models/gemini-2.5:generateContent"), Some(Dialect::Gemini));
+        assert_eq!(Dialect::of_path("/v2/chat"), None);
+        let err = "anthropic".parse::<Dialect>().unwrap_err();
+        assert!(err.to_string().contains("anthropic_messages"), "{err}");
+        let gemini = Asked { path: "/v1beta/models/gemini-x:generateContent", body: &Value::Null };
+        assert_eq!(Dialect::Gemini.model(&gemini).as_deref(), Some("gemini-x"));
+    }
 }

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use serde::{Serialize, Serializer};
 
+use crate::dialect::Dialect;
+
 /// One request as received, with what answered it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JournalEntry {
@@ -97,6 +99,16 @@ pub enum MismatchReason {
         route: Option<String>,
         /// Routes the script has.
         scripted: Vec<String>,
+        /// The dialect the provider speaks.
+        dialect: Dialect,
+    },
+    /// The path is another dialect's endpoint: the agent speaks a wire format the provider
+    /// was not told to speak.
+    WrongDialect {
+        /// The dialect whose endpoint was called.
+        called: Dialect,
+        /// The dialect the provider speaks (what the profile or scenario says).
+        expected: Dialect,
     },
     /// Only `POST` is answered.
     WrongMethod,
@@ -118,7 +130,7 @@ impl MismatchReason {
     /// The HTTP status the refusal is answered with.
     pub fn status(&self) -> u16 {
         match self {
-            Self::NoRoute { .. } | Self::Exhausted { .. } => 404,
+            Self::NoRoute { .. } | Self::Exhausted { .. } | Self::WrongDialect { .. } => 404,
             Self::WrongMethod => 405,
             Self::BodyNotJson { .. } => 400,
         }
@@ -128,13 +140,16 @@ impl MismatchReason {
 impl fmt::Display for MismatchReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::NoRoute { route: None, scripted } => write!(
+            Self::NoRoute { route: None, scripted, dialect } => write!(
                 f,
-                "expected POST /v1/responses (route `root`) or POST /routes/<name>/v1/responses; \
-                 scripted routes: [{}]",
+                "expected {} (route `root`), or the same under /routes/<name>; scripted routes: [{}]",
+                dialect.endpoints(),
                 scripted.join(", ")
             ),
-            Self::NoRoute { route: Some(route), scripted } => {
+            Self::WrongDialect { called, expected } => {
+                write!(f, "the agent called {} ({}); its profile says {expected}", called.endpoints(), called.human())
+            }
+            Self::NoRoute { route: Some(route), scripted, .. } => {
                 write!(f, "route `{route}` is not in the script; scripted routes: [{}]", scripted.join(", "))
             }
             Self::WrongMethod => write!(f, "expected method POST"),
@@ -148,6 +163,15 @@ impl fmt::Display for MismatchReason {
 
 impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}: {}", self.method, self.path, self.reason)
+        match &self.reason {
+            MismatchReason::WrongDialect { called, expected } => write!(
+                f,
+                "the agent called {} {} ({}); its profile says {expected}",
+                self.method,
+                self.path,
+                called.human()
+            ),
+            reason => write!(f, "{} {}: {reason}", self.method, self.path),
+        }
     }
 }

@@ -1,10 +1,13 @@
-//! A scripted LLM provider for the conformance gauntlet: it answers coding-agent runtimes with
-//! the OpenAI Responses API streaming wire format, byte for byte, and with faults.
+//! A scripted LLM provider for the conformance gauntlet: it answers coding-agent runtimes in a
+//! real Provider wire format ([`Dialect`]: OpenAI Responses, Chat Completions, ...), byte for
+//! byte, and with faults.
 //!
 //! - [`Script`] (from a script or scenario TOML) lists, per route, the [`Response`]s to serve.
 //! - [`MockProvider`] decides every answer ([`MockProvider::respond`]) and records a journal,
 //!   mismatches and unconsumed responses ([`MockProvider::report`]).
-//! - [`dialect::responses::encode`] turns a response into [`Step`]s: bytes, pauses, aborts.
+//! - [`Dialect::answer`] turns a response into an [`Answer`]: status, headers and [`Step`]s
+//!   (bytes, pauses, aborts), one module per dialect under [`dialect`].
+//! - [`Dialect::read`] reads a request body into the dialect-neutral [`Conversation`].
 //! - [`serve`] streams those steps over real loopback HTTP; [`play`] streams the same bytes
 //!   over an in-process channel that runs on Tokio's (pausable) clock. Both consume a reply
 //!   through a [`Playback`], which notes in the journal when and how its body ended ([`Timing`]).
@@ -23,7 +26,8 @@ pub mod script;
 pub mod server;
 pub mod side;
 
-pub use dialect::{EncodeContext, Step};
+pub use conversation::{Conversation, Message, ViewError};
+pub use dialect::{Answer, Asked, Dialect, EncodeContext, Step, UnknownDialect};
 pub use in_process::{Chunk, Playback, play};
 pub use journal::{Ended, JournalEntry, Mismatch, MismatchReason, StreamEnd, Timing};
 pub use provider::{EndRecorder, MockProvider, MockReply, MockReport, MockRequest, SESSION_HEADER, Unconsumed};

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::dialect::{EncodeContext, Step, responses};
+use crate::dialect::{Answer, Asked, Dialect, EncodeContext, Step, json_answer};
 use crate::journal::{Ended, JournalEntry, Mismatch, MismatchReason, StreamEnd, Timing};
 use crate::script::{ROOT, Response, Script};
 use crate::side::{SideReply, SideRequest};
@@ -19,6 +19,8 @@ use crate::side::{SideReply, SideRequest};
 #[derive(Debug)]
 pub struct MockProvider {
     script: Script,
+    /// The wire format it speaks; a request to another dialect's endpoint is a mismatch.
+    dialect: Dialect,
     side: Vec<SideRequest>,
     /// Shared with the [`EndRecorder`]s of replies still streaming.
     state: Arc<Mutex<State>>,
@@ -135,13 +137,17 @@ impl fmt::Display for MockReport {
 /// child Sessions reach their own scripts (design.md "Mock provider", routes).
 pub const SESSION_HEADER: &str = "session_id";
 
-/// The route a path addresses: `/v1/responses` is [`ROOT`], `/routes/<name>/v1/responses` is `<name>`.
-pub fn route_for(path: &str) -> Option<&str> {
-    if path == "/v1/responses" {
-        return Some(ROOT);
+/// The route a path names and the endpoint it calls: `/routes/<name>/v1/responses` is route
+/// `<name>` calling `/v1/responses`; a path without the prefix names no route.
+pub fn split_route(path: &str) -> (Option<&str>, &str) {
+    let named = path.strip_prefix("/routes/").and_then(|rest| {
+        let (name, endpoint) = rest.split_at(rest.find('/')?);
+        (!name.is_empty()).then_some((name, endpoint))
+    });
+    match named {
+        Some((name, endpoint)) => (Some(name), endpoint),
+        None => (None, path),
     }
-    let name = path.strip_prefix("/routes/")?.strip_suffix("/v1/responses")?;
-    (!name.is_empty() && !name.contains('/')).then_some(name)
 }
 
 impl MockProvider {
@@ -149,6 +155,7 @@ impl MockProvider {
     pub fn new(script: Script) -> Self {
         Self {
             script,
+            dialect: Dialect::default(),
             side: Vec::new(),
             state: Arc::new(Mutex::new(State { next_item: 1, ..State::default() })),
             started: Instant::now(),
@@ -159,6 +166,17 @@ impl MockProvider {
     /// clock (zero for an earlier instant).
     pub fn since_start(&self, instant: Instant) -> Duration {
         instant.saturating_duration_since(self.started)
+    }
+
+    /// Speaks `dialect` instead of the Responses API.
+    pub fn with_dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
+        self
+    }
+
+    /// The wire format it speaks.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
     }
 
     /// Also answers these side requests, outside the script and the journal.
@@ -176,27 +194,39 @@ impl MockProvider {
         let header =
             |name: &str| request.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
         let parsed = serde_json::from_slice::<Value>(&request.body);
+        let (named, endpoint) = split_route(&request.path);
+        let body = parsed.as_ref().ok().cloned().unwrap_or(Value::Null);
+        let asked = Asked { path: endpoint, body: &body };
         let mut state = self.lock();
         if let Some(side) = self.side.iter().find(|side| side.matches(&request.path, parsed.as_ref().ok())) {
             state.side_served.push(side.name.clone());
             let response = match side.reply() {
-                SideReply::Json(body) => return json_reply(200, Vec::new(), Bytes::from(body.to_string())),
+                SideReply::Json(body) => return reply(json_answer(200, body.clone()), None),
                 SideReply::Stream(response) => response,
             };
             state.served += 1;
             let ctx = EncodeContext {
                 response_id: format!("resp_side_{}", state.side_served.len()),
-                model: parsed.ok().as_ref().and_then(|b| b["model"].as_str()).unwrap_or("unknown").to_owned(),
+                model: self.dialect.model(&asked).unwrap_or_else(|| "unknown".to_owned()),
                 item_base: 1_000_000 + state.side_served.len() * 100,
             };
             drop(state);
-            return stream_reply(response, &ctx);
+            return reply(self.dialect.answer(response, &ctx, &asked), None);
         }
         let session = header(SESSION_HEADER);
         // A request to the root path names its Session in a header: that picks a child's route.
-        let route = match (route_for(&request.path), session.as_deref()) {
-            (Some(ROOT), Some(session)) => self.session_route(&mut state, session).map(Some),
-            (route, _) => Ok(route),
+        let route = match (named, session.as_deref()) {
+            _ if !self.dialect.serves(endpoint) => Err(match Dialect::of_path(endpoint) {
+                Some(called) => MismatchReason::WrongDialect { called, expected: self.dialect },
+                None => MismatchReason::NoRoute {
+                    route: None,
+                    scripted: self.script.routes.keys().cloned().collect(),
+                    dialect: self.dialect,
+                },
+            }),
+            (None, Some(session)) => self.session_route(&mut state, session).map(Some),
+            (None, None) => Ok(Some(ROOT)),
+            (Some(route), _) => Ok(Some(route)),
         };
         let journal_route = match &route {
             Ok(route) => route.unwrap_or_default().to_owned(),
@@ -228,19 +258,19 @@ impl MockProvider {
                     "message": format!("unmatched request {mismatch}"),
                 }});
                 state.mismatches.push(mismatch);
-                return MockReply { end, ..json_reply(status, Vec::new(), Bytes::from(body.to_string())) };
+                return reply(json_answer(status, body), end);
             }
         };
         state.cursors.insert(route.to_owned(), index + 1);
         state.served += 1;
         let ctx = EncodeContext {
             response_id: format!("resp_{}", state.served),
-            model: parsed.ok().as_ref().and_then(|b| b["model"].as_str()).unwrap_or("unknown").to_owned(),
+            model: self.dialect.model(&asked).unwrap_or_else(|| "unknown".to_owned()),
             item_base: state.next_item,
         };
         state.next_item += response.item_count();
         drop(state);
-        MockReply { end, ..stream_reply(response, &ctx) }
+        reply(self.dialect.answer(response, &ctx, &asked), end)
     }
 
     /// The route of a request from Session `session`: the route named after it when the script
@@ -259,6 +289,7 @@ impl MockProvider {
             Some(_) => Err(MismatchReason::NoRoute {
                 route: Some(session.to_owned()),
                 scripted: self.script.routes.keys().cloned().collect(),
+                dialect: self.dialect,
             }),
         }
     }
@@ -273,13 +304,17 @@ impl MockProvider {
     ) -> Result<(usize, &'s str, &'s Response), MismatchReason> {
         let scripted = || self.script.routes.keys().cloned().collect();
         let Some(route) = route else {
-            return Err(MismatchReason::NoRoute { route: None, scripted: scripted() });
+            return Err(MismatchReason::NoRoute { route: None, scripted: scripted(), dialect: self.dialect });
         };
         if method != "POST" {
             return Err(MismatchReason::WrongMethod);
         }
         let Some((key, responses)) = self.script.routes.get_key_value(route) else {
-            return Err(MismatchReason::NoRoute { route: Some(route.to_owned()), scripted: scripted() });
+            return Err(MismatchReason::NoRoute {
+                route: Some(route.to_owned()),
+                scripted: scripted(),
+                dialect: self.dialect,
+            });
         };
         if let Err(error) = parsed {
             return Err(MismatchReason::BodyNotJson { error: error.to_string() });
@@ -313,26 +348,9 @@ impl MockProvider {
     }
 }
 
-/// A scripted response: its HTTP error, or its SSE stream.
-fn stream_reply(response: &Response, ctx: &EncodeContext) -> MockReply {
-    if let Some(status) = response.status {
-        let extra = response.retry_after.map(|s| ("retry-after".to_owned(), s.to_string()));
-        return json_reply(status, extra.into_iter().collect(), responses::http_error_body(status));
-    }
-    MockReply {
-        status: 200,
-        headers: vec![
-            ("content-type".to_owned(), "text/event-stream".to_owned()),
-            ("cache-control".to_owned(), "no-cache".to_owned()),
-        ],
-        steps: responses::encode(response, ctx),
-        end: None,
-    }
-}
-
-fn json_reply(status: u16, mut headers: Vec<(String, String)>, body: Bytes) -> MockReply {
-    headers.insert(0, ("content-type".to_owned(), "application/json".to_owned()));
-    MockReply { status, headers, steps: vec![Step::Bytes(body)], end: None }
+/// A reply from a dialect's answer, noting its end in the journal through `end`.
+fn reply(answer: Answer, end: Option<EndRecorder>) -> MockReply {
+    MockReply { status: answer.status, headers: answer.headers, steps: answer.steps, end }
 }
 
 #[cfg(test)]

@@ -134,17 +134,22 @@ impl Response {
     }
 
     /// The text deltas a client of this stream receives before any cut: what an agent could
-    /// have shown its user. Frames before the first text delta: `response.created`,
-    /// `response.in_progress`, each reasoning item's frames, the message's `output_item.added`
-    /// and `content_part.added` (see `dialect::responses`).
+    /// have shown its user, in every dialect (`cut_after` counts beats, see [`crate::dialect::beats`]).
     pub fn visible_text(&self) -> String {
         if self.status.is_some() {
             return String::new();
         }
-        let reasoning: usize = self.reasoning.iter().map(|item| item.summary.len() + 5).sum();
-        let before = 2 + reasoning + 2;
-        let shown = self.cut_after.map_or(usize::MAX, |cut| cut.saturating_sub(before));
-        self.text.iter().take(shown).map(String::as_str).collect()
+        let arguments = crate::dialect::arguments(self);
+        let beats = crate::dialect::beats(self, &arguments);
+        let shown = self.cut_after.unwrap_or(usize::MAX);
+        beats
+            .iter()
+            .take(shown)
+            .filter_map(|beat| match beat {
+                crate::dialect::Beat::TextDelta(text) => Some(*text),
+                _ => None,
+            })
+            .collect()
     }
 
     /// True when the answer is not a clean end of a response: an HTTP error, or a stream that

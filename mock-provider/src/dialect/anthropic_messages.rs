@@ -6,19 +6,40 @@
 //! one `text` block (`text_delta`s) and one `tool_use` block per call (`input_json_delta`
 //! fragments), each opened by `content_block_start` and closed by `content_block_stop`; then
 //! `message_delta` (`stop_reason`, usage) and `message_stop`. `cut_after` and `pause` count
-//! Responses frames (see [`super::beat`]), so every dialect cuts the same answer at the same
+//! Responses frames (see [`super::play`]), so every dialect cuts the same answer at the same
 //! point.
 
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use super::beat::{self, Beats, Frame, Tail};
-use super::{EncodeContext, Step, responses};
+use super::{
+    Answer, Asked, Beat, EncodeContext, Encoder, Step, beats, error_answer, json_answer, play, responses, sse_answer,
+};
 use crate::conversation::{Conversation, Message, ViewError};
 use crate::script::{Ending, Response, Usage};
 
 /// The single frame sent for [`Ending::Malformed`].
 pub const MALFORMED_FRAME: &[u8] = b"event: content_block_delta\ndata: {not json\n\n";
+
+/// True for the Messages endpoint.
+pub fn serves(path: &str) -> bool {
+    path == "/v1/messages"
+}
+
+/// The model a request names in its body.
+pub fn model(asked: &Asked<'_>) -> Option<String> {
+    asked.body.get("model")?.as_str().map(str::to_owned)
+}
+
+/// The whole answer: the HTTP error a script's `status` asks for, the stream, or the
+/// non-streaming `Message` when the request says `stream: false`.
+pub fn answer(response: &Response, ctx: &EncodeContext, asked: &Asked<'_>) -> Answer {
+    match response.status {
+        Some(status) => error_answer(status, response.retry_after, http_error_json(status)),
+        None if asked.body.get("stream").and_then(Value::as_bool) != Some(true) => whole(response, ctx),
+        None => sse_answer(encode(response, ctx)),
+    }
+}
 
 /// One event as its SSE frame: the event name is the `type` of its data.
 fn sse(data: &Value) -> Bytes {
@@ -31,98 +52,121 @@ fn message_id(ctx: &EncodeContext) -> String {
     format!("msg_{}", ctx.response_id.trim_start_matches("resp_"))
 }
 
-/// The default call id of the call at `index` of the answer (`call_<n>`, as in every dialect).
-fn call_id(response: &Response, ctx: &EncodeContext, index: usize) -> String {
-    let n = ctx.item_base + response.reasoning.len() + usize::from(!response.text.is_empty()) + index;
-    response.calls[index].call_id.clone().unwrap_or_else(|| format!("call_{n}"))
-}
-
 /// Encodes one scripted response as a Messages API SSE stream.
 pub fn encode(response: &Response, ctx: &EncodeContext) -> Vec<Step> {
-    let beats = Beats::of(response);
-    let mut frames = vec![
-        Frame { beat: beat::CREATED, bytes: sse(&message_start(ctx, response.effective_usage())) },
-        Frame { beat: beat::IN_PROGRESS, bytes: sse(&json!({ "type": "ping" })) },
-    ];
-    let mut index = 0;
-    let mut block =
-        |frames: &mut Vec<Frame>, at: &beat::ItemBeats, start: Value, deltas: Vec<Value>, last: Option<Value>| {
-            let event = json!({ "type": "content_block_start", "index": index, "content_block": start });
-            frames.push(Frame { beat: at.added, bytes: sse(&event) });
-            for (beat, delta) in at.deltas.iter().zip(deltas) {
-                let event = json!({ "type": "content_block_delta", "index": index, "delta": delta });
-                frames.push(Frame { beat: *beat, bytes: sse(&event) });
-            }
-            if let Some(delta) = last {
-                let event = json!({ "type": "content_block_delta", "index": index, "delta": delta });
-                frames.push(Frame { beat: at.done, bytes: sse(&event) });
-            }
-            frames.push(Frame { beat: at.done, bytes: sse(&json!({ "type": "content_block_stop", "index": index })) });
-            index += 1;
-        };
-    for (reasoning, at) in response.reasoning.iter().zip(&beats.reasoning) {
-        let deltas =
-            reasoning.summary.iter().map(|chunk| json!({ "type": "thinking_delta", "thinking": chunk })).collect();
-        let signature = reasoning.encrypted.as_ref().map(|sig| json!({ "type": "signature_delta", "signature": sig }));
-        block(&mut frames, at, json!({ "type": "thinking", "thinking": "", "signature": "" }), deltas, signature);
-    }
-    if let Some(at) = &beats.message {
-        let deltas = response.text.iter().map(|chunk| json!({ "type": "text_delta", "text": chunk })).collect();
-        block(&mut frames, at, json!({ "type": "text", "text": "" }), deltas, None);
-    }
-    for (call_index, (call, at)) in response.calls.iter().zip(&beats.calls).enumerate() {
-        let arguments = call.args.to_string();
-        let deltas = beat::argument_fragments(&arguments)
-            .into_iter()
-            .map(|fragment| json!({ "type": "input_json_delta", "partial_json": fragment }))
-            .collect();
-        let start =
-            json!({ "type": "tool_use", "id": call_id(response, ctx, call_index), "name": call.name, "input": {} });
-        block(&mut frames, at, start, deltas, None);
-    }
-    let cut = response.cut_after.unwrap_or(usize::MAX);
-    let tail = match &response.then {
-        Ending::Completed | Ending::Incomplete(_) => {
-            let tools_done = beats.calls.iter().any(|at| at.done < cut);
-            let delta = json!({
-                "type": "message_delta",
-                "delta": { "stop_reason": stop_reason(&response.then, tools_done), "stop_sequence": null },
-                "usage": usage_json(response.effective_usage()),
-            });
-            Tail::Frames(vec![sse(&delta), sse(&json!({ "type": "message_stop" }))])
-        }
-        Ending::Error(code) | Ending::Failed(code) => Tail::Frames(vec![sse(&error_event(code))]),
-        Ending::Eof => Tail::Frames(Vec::new()),
-        Ending::Malformed => Tail::Malformed(Bytes::from_static(MALFORMED_FRAME)),
-        Ending::Disconnect => Tail::Abort,
-    };
-    beat::assemble(response, beats.end, frames, tail)
+    play(response, &mut Writer { response, ctx, block: 0, tools_sent: false })
 }
 
-/// The non-streaming answer (`stream: false`): the status and the body.
+/// The Messages encoder: numbers content blocks, and notes whether a `tool_use` block was
+/// finished (the `stop_reason` is then `tool_use`).
+struct Writer<'a> {
+    response: &'a Response,
+    ctx: &'a EncodeContext,
+    block: usize,
+    tools_sent: bool,
+}
+
+impl Writer<'_> {
+    fn start(&self, content_block: Value) -> Vec<Bytes> {
+        vec![sse(&json!({ "type": "content_block_start", "index": self.block, "content_block": content_block }))]
+    }
+
+    fn delta(&self, delta: Value) -> Bytes {
+        sse(&json!({ "type": "content_block_delta", "index": self.block, "delta": delta }))
+    }
+
+    fn stop(&mut self) -> Bytes {
+        self.block += 1;
+        sse(&json!({ "type": "content_block_stop", "index": self.block - 1 }))
+    }
+}
+
+impl Encoder for Writer<'_> {
+    fn beat(&mut self, beat: &Beat<'_>) -> Vec<Bytes> {
+        match *beat {
+            Beat::Created => vec![sse(&message_start(self.ctx, self.response.effective_usage()))],
+            Beat::InProgress => vec![sse(&json!({ "type": "ping" }))],
+            Beat::ReasoningAdded { .. } => self.start(json!({ "type": "thinking", "thinking": "", "signature": "" })),
+            Beat::ReasoningDelta { delta, .. } => {
+                vec![self.delta(json!({ "type": "thinking_delta", "thinking": delta }))]
+            }
+            Beat::ReasoningDone { reasoning, .. } => {
+                let signature = reasoning
+                    .encrypted
+                    .as_ref()
+                    .map(|sig| self.delta(json!({ "type": "signature_delta", "signature": sig })));
+                signature.into_iter().chain([self.stop()]).collect()
+            }
+            Beat::MessageAdded => self.start(json!({ "type": "text", "text": "" })),
+            Beat::TextDelta(delta) => vec![self.delta(json!({ "type": "text_delta", "text": delta }))],
+            Beat::MessageDone => vec![self.stop()],
+            Beat::CallAdded { index, call } => {
+                let id = self.ctx.call_id(self.response, index);
+                self.start(json!({ "type": "tool_use", "id": id, "name": call.name, "input": {} }))
+            }
+            Beat::ArgsDelta { delta, .. } => {
+                vec![self.delta(json!({ "type": "input_json_delta", "partial_json": delta }))]
+            }
+            Beat::CallDone { .. } => {
+                self.tools_sent = true;
+                vec![self.stop()]
+            }
+            Beat::ReasoningPartAdded { .. }
+            | Beat::ReasoningTextDone { .. }
+            | Beat::ReasoningPartDone { .. }
+            | Beat::TextPartAdded
+            | Beat::TextDone
+            | Beat::TextPartDone
+            | Beat::ArgsDone { .. } => Vec::new(),
+        }
+    }
+
+    fn end(&mut self, ending: &Ending, _cut: bool) -> Vec<Bytes> {
+        match ending {
+            Ending::Completed | Ending::Incomplete(_) => {
+                let delta = json!({
+                    "type": "message_delta",
+                    "delta": { "stop_reason": stop_reason(ending, self.tools_sent), "stop_sequence": null },
+                    "usage": usage_json(self.response.effective_usage()),
+                });
+                vec![sse(&delta), sse(&json!({ "type": "message_stop" }))]
+            }
+            Ending::Error(code) | Ending::Failed(code) => vec![sse(&error_event(code))],
+            Ending::Eof | Ending::Malformed | Ending::Disconnect => Vec::new(),
+        }
+    }
+
+    fn malformed(&self) -> Bytes {
+        Bytes::from_static(MALFORMED_FRAME)
+    }
+}
+
+/// The non-streaming answer (`stream: false`).
 ///
 /// A clean ending is the whole `Message` object, with the blocks a cut left complete. An error
 /// ending is the HTTP error its code stands for (the Messages API has no in-band error
 /// outside a stream); a drop or a body without its end is half the JSON; a malformed answer
 /// is not JSON. A pause holds the whole answer.
-pub fn answer(response: &Response, ctx: &EncodeContext) -> (u16, Vec<Step>) {
-    let beats = Beats::of(response);
-    let cut = response.cut_after.unwrap_or(usize::MAX);
+fn whole(response: &Response, ctx: &EncodeContext) -> Answer {
+    let arguments = super::arguments(response);
+    let all = beats(response, &arguments);
+    let shown = response.cut_after.map_or(all.len(), |cut| cut.min(all.len()));
     let mut content = Vec::new();
-    for (reasoning, at) in response.reasoning.iter().zip(&beats.reasoning) {
-        if at.done < cut {
-            let signature = reasoning.encrypted.clone().unwrap_or_default();
-            content.push(json!({ "type": "thinking", "thinking": reasoning.summary.concat(), "signature": signature }));
-        }
-    }
-    if beats.message.as_ref().is_some_and(|at| at.done < cut) {
-        content.push(json!({ "type": "text", "text": response.text.concat() }));
-    }
     let mut tools_done = false;
-    for (call_index, (call, at)) in response.calls.iter().zip(&beats.calls).enumerate() {
-        if at.done < cut {
-            tools_done = true;
-            content.push(json!({ "type": "tool_use", "id": call_id(response, ctx, call_index), "name": call.name, "input": call.args }));
+    for beat in &all[..shown] {
+        match *beat {
+            Beat::ReasoningDone { reasoning, .. } => {
+                let signature = reasoning.encrypted.clone().unwrap_or_default();
+                content.push(
+                    json!({ "type": "thinking", "thinking": reasoning.summary.concat(), "signature": signature }),
+                );
+            }
+            Beat::MessageDone => content.push(json!({ "type": "text", "text": response.text.concat() })),
+            Beat::CallDone { index, call } => {
+                tools_done = true;
+                content.push(json!({ "type": "tool_use", "id": ctx.call_id(response, index), "name": call.name, "input": call.args }));
+            }
+            _ => {}
         }
     }
     let message = json!({
@@ -130,22 +174,31 @@ pub fn answer(response: &Response, ctx: &EncodeContext) -> (u16, Vec<Step>) {
         "content": content, "stop_reason": stop_reason(&response.then, tools_done), "stop_sequence": null,
         "usage": usage_json(response.effective_usage()),
     });
-    let body = Bytes::from(message.to_string());
-    let half = body.slice(..body.len() / 2);
-    let (status, mut steps) = match &response.then {
-        Ending::Completed | Ending::Incomplete(_) => (200, vec![Step::Bytes(body)]),
+    let mut answer = match &response.then {
+        Ending::Completed | Ending::Incomplete(_) => json_answer(200, message),
         Ending::Error(code) | Ending::Failed(code) => {
             let status = if error_type(code) == "overloaded_error" { 529 } else { 500 };
-            (status, vec![Step::Bytes(error_body(status, error_type(code), &responses::error_message(code)))])
+            json_answer(status, error_json(status, error_type(code), &responses::error_message(code)))
         }
-        Ending::Disconnect => (200, vec![Step::Bytes(half), Step::Abort]),
-        Ending::Eof => (200, vec![Step::Bytes(half)]),
-        Ending::Malformed => (200, vec![Step::Bytes(Bytes::from_static(b"{not json"))]),
+        Ending::Disconnect | Ending::Eof => {
+            let body = Bytes::from(message.to_string());
+            let mut answer = json_answer(200, Value::Null);
+            answer.steps = vec![Step::Bytes(body.slice(..body.len() / 2))];
+            if response.then == Ending::Disconnect {
+                answer.steps.push(Step::Abort);
+            }
+            answer
+        }
+        Ending::Malformed => {
+            let mut answer = json_answer(200, Value::Null);
+            answer.steps = vec![Step::Bytes(Bytes::from_static(b"{not json"))];
+            answer
+        }
     };
     if let Some(pause) = response.pause {
-        steps.insert(0, Step::Pause(std::time::Duration::from_millis(pause.ms)));
+        answer.steps.insert(0, Step::Pause(std::time::Duration::from_millis(pause.ms)));
     }
-    (status, steps)
+    answer
 }
 
 fn message_start(ctx: &EncodeContext, usage: Usage) -> Value {
@@ -203,13 +256,13 @@ fn error_event(code: &str) -> Value {
     json!({ "type": "error", "error": { "type": error_type(code), "message": responses::error_message(code) } })
 }
 
-fn error_body(status: u16, kind: &str, message: &str) -> Bytes {
-    let body = json!({ "type": "error", "error": { "type": kind, "message": message }, "request_id": format!("req_{status}") });
-    Bytes::from(body.to_string())
+fn error_json(status: u16, kind: &str, message: &str) -> Value {
+    json!({ "type": "error", "error": { "type": kind, "message": message }, "request_id": format!("req_{status}") })
 }
 
-/// The error body answered with an HTTP error `status` (`retry-after` goes in a header).
-pub fn http_error_body(status: u16) -> Bytes {
+/// The error body answered with an HTTP error `status` (`retry-after` goes in a header). Its
+/// message is the Responses body's, so every dialect says the same.
+pub fn http_error_json(status: u16) -> Value {
     let kind = match status {
         400 => "invalid_request_error",
         401 => "authentication_error",
@@ -222,7 +275,8 @@ pub fn http_error_body(status: u16) -> Bytes {
         _ if status >= 500 => "api_error",
         _ => "invalid_request_error",
     };
-    error_body(status, kind, &responses::http_error_message(status))
+    let message = responses::http_error_json(status)["error"]["message"].as_str().unwrap_or_default().to_owned();
+    error_json(status, kind, &message)
 }
 
 /// A Messages request body read into the dialect-neutral [`Conversation`]: `system` (a string
@@ -450,7 +504,8 @@ mod tests {
             calls: vec![Call { name: "read".into(), args: json!({ "path": "a" }), call_id: Some("toolu_1".into()) }],
             ..text(Ending::Completed)
         };
-        let (status, steps) = answer(&response, &ctx());
+        let asked = Asked { path: "/v1/messages", body: &json!({ "stream": false }) };
+        let Answer { status, steps, .. } = answer(&response, &ctx(), &asked);
         let Step::Bytes(body) = &steps[0] else { panic!("{steps:?}") };
         let message: Value = serde_json::from_slice(body).unwrap();
         assert_eq!(status, 200);
@@ -462,18 +517,20 @@ mod tests {
             ])
         );
         assert_eq!(message["stop_reason"], "tool_use");
-        let (status, steps) = answer(&text(Ending::Error("server_is_overloaded".into())), &ctx());
+        let Answer { status, steps, .. } = answer(&text(Ending::Error("server_is_overloaded".into())), &ctx(), &asked);
         let Step::Bytes(body) = &steps[0] else { panic!("{steps:?}") };
         assert_eq!(
             (status, serde_json::from_slice::<Value>(body).unwrap()["error"]["type"].clone()),
             (529, json!("overloaded_error"))
         );
-        assert!(matches!(answer(&text(Ending::Disconnect), &ctx()).1[..], [Step::Bytes(_), Step::Abort]));
+        assert!(matches!(answer(&text(Ending::Disconnect), &ctx(), &asked).steps[..], [Step::Bytes(_), Step::Abort]));
+        let streamed = Asked { path: "/v1/messages", body: &json!({ "stream": true }) };
+        assert_eq!(answer(&text(Ending::Completed), &ctx(), &streamed).headers[0].1, "text/event-stream");
     }
 
     #[test]
     fn http_error_bodies() {
-        let body = |status| serde_json::from_slice::<Value>(&http_error_body(status)).unwrap();
+        let body = http_error_json;
         assert_eq!(body(429)["type"], "error");
         assert_eq!(body(429)["error"]["type"], "rate_limit_error");
         assert_eq!(body(529)["error"]["type"], "overloaded_error");

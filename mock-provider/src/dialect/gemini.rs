@@ -7,18 +7,40 @@
 //! `thoughtSignature` when the script gives `encrypted`; a text part per text chunk; a
 //! `functionCall` part per call (Gemini sends a call whole, never in fragments). The last chunk
 //! carries `finishReason` and `usageMetadata`. Chunks end with CRLF CRLF, as Google's servers
-//! send them. `cut_after` and `pause` count Responses frames (see [`super::beat`]).
+//! send them. `cut_after` and `pause` count Responses frames (see [`super::play`]).
 
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use super::beat::{self, Beats, Frame, Tail};
-use super::{EncodeContext, Step, responses};
+use super::{
+    Answer, Asked, Beat, EncodeContext, Encoder, Step, beats, error_answer, json_answer, play, responses, sse_answer,
+};
 use crate::conversation::{Conversation, Message, ViewError};
 use crate::script::{Ending, Response, Usage};
 
 /// The single frame sent for [`Ending::Malformed`].
 pub const MALFORMED_FRAME: &[u8] = b"data: {not json\r\n\r\n";
+
+/// True for `/v1beta/models/{model}:streamGenerateContent` and `:generateContent`.
+pub fn serves(path: &str) -> bool {
+    path.strip_prefix("/v1beta/models/")
+        .is_some_and(|rest| rest.ends_with(":streamGenerateContent") || rest.ends_with(":generateContent"))
+}
+
+/// The model a request names in its path.
+pub fn model(asked: &Asked<'_>) -> Option<String> {
+    asked.path.strip_prefix("/v1beta/models/")?.split(':').next().map(str::to_owned)
+}
+
+/// The whole answer: the HTTP error a script's `status` asks for, the stream for
+/// `:streamGenerateContent`, the whole response for `:generateContent`.
+pub fn answer(response: &Response, ctx: &EncodeContext, asked: &Asked<'_>) -> Answer {
+    match response.status {
+        Some(status) => error_answer(status, response.retry_after, http_error_json(status)),
+        None if asked.path.ends_with(":generateContent") => whole(response, ctx),
+        None => sse_answer(encode(response, ctx)),
+    }
+}
 
 fn sse(data: &Value) -> Bytes {
     Bytes::from(format!("data: {data}\r\n\r\n"))
@@ -39,103 +61,111 @@ fn chunk(ctx: &EncodeContext, parts: Vec<Value>, finish: Option<&str>, usage: Op
     body
 }
 
-/// The default call id of the call at `index` (`call_<n>`, as in every dialect); Gemini
-/// `FunctionCall.id` carries it.
-fn call_id(response: &Response, ctx: &EncodeContext, index: usize) -> String {
-    let n = ctx.item_base + response.reasoning.len() + usize::from(!response.text.is_empty()) + index;
-    response.calls[index].call_id.clone().unwrap_or_else(|| format!("call_{n}"))
-}
-
 /// Encodes one scripted response as a `streamGenerateContent?alt=sse` body.
 pub fn encode(response: &Response, ctx: &EncodeContext) -> Vec<Step> {
-    let beats = Beats::of(response);
-    let mut frames = Vec::new();
-    let mut push =
-        |beat: usize, part: Value| frames.push(Frame { beat, bytes: sse(&chunk(ctx, vec![part], None, None)) });
-    for (reasoning, at) in response.reasoning.iter().zip(&beats.reasoning) {
-        for (beat, text) in at.deltas.iter().zip(&reasoning.summary) {
-            push(*beat, json!({ "text": text, "thought": true }));
-        }
-        if let Some(signature) = &reasoning.encrypted {
-            push(at.done, json!({ "thought": true, "thoughtSignature": signature }));
-        }
-    }
-    if let Some(at) = &beats.message {
-        for (beat, text) in at.deltas.iter().zip(&response.text) {
-            push(*beat, json!({ "text": text }));
-        }
-    }
-    for (index, (call, at)) in response.calls.iter().zip(&beats.calls).enumerate() {
-        let call = json!({ "id": call_id(response, ctx, index), "name": call.name, "args": call.args });
-        push(at.done, json!({ "functionCall": call }));
-    }
-    let tail = match &response.then {
-        Ending::Completed | Ending::Incomplete(_) => {
-            let last = chunk(
-                ctx,
-                vec![json!({ "text": "" })],
-                Some(finish_reason(&response.then)),
-                Some(response.effective_usage()),
-            );
-            Tail::Frames(vec![sse(&last)])
-        }
-        Ending::Error(code) | Ending::Failed(code) => {
-            let (status, name) = error_status(code);
-            Tail::Frames(vec![sse(&error_json(status, name, &responses::error_message(code)))])
-        }
-        Ending::Eof => Tail::Frames(Vec::new()),
-        Ending::Malformed => Tail::Malformed(Bytes::from_static(MALFORMED_FRAME)),
-        Ending::Disconnect => Tail::Abort,
-    };
-    beat::assemble(response, beats.end, frames, tail)
+    play(response, &mut Writer { response, ctx })
 }
 
-/// The `:generateContent` answer: the status and the body, shaped like
-/// [`super::anthropic_messages::answer`]: the whole response for a clean ending (the parts a
-/// cut left complete), the HTTP error an error code stands for, half the JSON for a drop or a
-/// body without its end, not JSON for a malformed answer; a pause holds the whole answer.
-pub fn answer(response: &Response, ctx: &EncodeContext) -> (u16, Vec<Step>) {
-    let beats = Beats::of(response);
-    let cut = response.cut_after.unwrap_or(usize::MAX);
-    let mut parts = Vec::new();
-    for (reasoning, at) in response.reasoning.iter().zip(&beats.reasoning) {
-        if at.done < cut {
-            let mut part = json!({ "text": reasoning.summary.concat(), "thought": true });
-            if let Some(signature) = &reasoning.encrypted {
-                part["thoughtSignature"] = json!(signature);
+/// The Gemini encoder: one chunk per part, whole calls at `CallDone`.
+struct Writer<'a> {
+    response: &'a Response,
+    ctx: &'a EncodeContext,
+}
+
+impl Writer<'_> {
+    fn part(&self, part: Value) -> Vec<Bytes> {
+        vec![sse(&chunk(self.ctx, vec![part], None, None))]
+    }
+}
+
+impl Encoder for Writer<'_> {
+    fn beat(&mut self, beat: &Beat<'_>) -> Vec<Bytes> {
+        match *beat {
+            Beat::ReasoningDelta { delta, .. } => self.part(json!({ "text": delta, "thought": true })),
+            Beat::ReasoningDone { reasoning, .. } => match &reasoning.encrypted {
+                Some(signature) => self.part(json!({ "thought": true, "thoughtSignature": signature })),
+                None => Vec::new(),
+            },
+            Beat::TextDelta(delta) => self.part(json!({ "text": delta })),
+            Beat::CallDone { index, call } => {
+                let call =
+                    json!({ "id": self.ctx.call_id(self.response, index), "name": call.name, "args": call.args });
+                self.part(json!({ "functionCall": call }))
             }
-            parts.push(part);
+            _ => Vec::new(),
         }
     }
-    if beats.message.as_ref().is_some_and(|at| at.done < cut) {
-        parts.push(json!({ "text": response.text.concat() }));
-    }
-    for (index, (call, at)) in response.calls.iter().zip(&beats.calls).enumerate() {
-        if at.done < cut {
-            parts.push(json!({ "functionCall": { "id": call_id(response, ctx, index), "name": call.name, "args": call.args } }));
+
+    fn end(&mut self, ending: &Ending, _cut: bool) -> Vec<Bytes> {
+        match ending {
+            Ending::Completed | Ending::Incomplete(_) => {
+                let usage = Some(self.response.effective_usage());
+                vec![sse(&chunk(self.ctx, vec![json!({ "text": "" })], Some(finish_reason(ending)), usage))]
+            }
+            Ending::Error(code) | Ending::Failed(code) => {
+                let (status, name) = error_status(code);
+                vec![sse(&error_json(status, name, &responses::error_message(code)))]
+            }
+            Ending::Eof | Ending::Malformed | Ending::Disconnect => Vec::new(),
         }
     }
-    let body = Bytes::from(
-        chunk(ctx, parts, Some(finish_reason(&response.then)), Some(response.effective_usage())).to_string(),
-    );
-    let half = body.slice(..body.len() / 2);
-    let (status, mut steps) = match &response.then {
-        Ending::Completed | Ending::Incomplete(_) => (200, vec![Step::Bytes(body)]),
+
+    fn malformed(&self) -> Bytes {
+        Bytes::from_static(MALFORMED_FRAME)
+    }
+}
+
+/// The `:generateContent` answer, shaped like the Messages one: the whole response for a clean
+/// ending (the parts a cut left complete), the HTTP error an error code stands for, half the
+/// JSON for a drop or a body without its end, not JSON for a malformed answer; a pause holds
+/// the whole answer.
+fn whole(response: &Response, ctx: &EncodeContext) -> Answer {
+    let arguments = super::arguments(response);
+    let all = beats(response, &arguments);
+    let shown = response.cut_after.map_or(all.len(), |cut| cut.min(all.len()));
+    let mut parts = Vec::new();
+    for beat in &all[..shown] {
+        match *beat {
+            Beat::ReasoningDone { reasoning, .. } => {
+                let mut part = json!({ "text": reasoning.summary.concat(), "thought": true });
+                if let Some(signature) = &reasoning.encrypted {
+                    part["thoughtSignature"] = json!(signature);
+                }
+                parts.push(part);
+            }
+            Beat::MessageDone => parts.push(json!({ "text": response.text.concat() })),
+            Beat::CallDone { index, call } => {
+                parts.push(json!({ "functionCall": { "id": ctx.call_id(response, index), "name": call.name, "args": call.args } }));
+            }
+            _ => {}
+        }
+    }
+    let body = chunk(ctx, parts, Some(finish_reason(&response.then)), Some(response.effective_usage()));
+    let mut answer = match &response.then {
+        Ending::Completed | Ending::Incomplete(_) => json_answer(200, body),
         Ending::Error(code) | Ending::Failed(code) => {
             let (status, name) = error_status(code);
-            (
-                status,
-                vec![Step::Bytes(Bytes::from(error_json(status, name, &responses::error_message(code)).to_string()))],
-            )
+            json_answer(status, error_json(status, name, &responses::error_message(code)))
         }
-        Ending::Disconnect => (200, vec![Step::Bytes(half), Step::Abort]),
-        Ending::Eof => (200, vec![Step::Bytes(half)]),
-        Ending::Malformed => (200, vec![Step::Bytes(Bytes::from_static(b"{not json"))]),
+        Ending::Disconnect | Ending::Eof => {
+            let bytes = Bytes::from(body.to_string());
+            let mut answer = json_answer(200, Value::Null);
+            answer.steps = vec![Step::Bytes(bytes.slice(..bytes.len() / 2))];
+            if response.then == Ending::Disconnect {
+                answer.steps.push(Step::Abort);
+            }
+            answer
+        }
+        Ending::Malformed => {
+            let mut answer = json_answer(200, Value::Null);
+            answer.steps = vec![Step::Bytes(Bytes::from_static(b"{not json"))];
+            answer
+        }
     };
     if let Some(pause) = response.pause {
-        steps.insert(0, Step::Pause(std::time::Duration::from_millis(pause.ms)));
+        answer.steps.insert(0, Step::Pause(std::time::Duration::from_millis(pause.ms)));
     }
-    (status, steps)
+    answer
 }
 
 /// `SAFETY` for a content filter, `MAX_TOKENS` for any other early stop, else `STOP` (calls
@@ -174,8 +204,9 @@ fn error_json(status: u16, name: &str, message: &str) -> Value {
     json!({ "error": { "code": status, "message": message, "status": name } })
 }
 
-/// The error body answered with an HTTP error `status`.
-pub fn http_error_body(status: u16) -> Bytes {
+/// The error body answered with an HTTP error `status`; its message is the Responses body's,
+/// so every dialect says the same.
+pub fn http_error_json(status: u16) -> Value {
     let name = match status {
         400 => "INVALID_ARGUMENT",
         401 => "UNAUTHENTICATED",
@@ -189,7 +220,8 @@ pub fn http_error_body(status: u16) -> Bytes {
         _ if status >= 500 => "INTERNAL",
         _ => "FAILED_PRECONDITION",
     };
-    Bytes::from(error_json(status, name, &responses::http_error_message(status)).to_string())
+    let message = responses::http_error_json(status)["error"]["message"].as_str().unwrap_or_default().to_owned();
+    error_json(status, name, &message)
 }
 
 /// A `GenerateContentRequest` body read into the dialect-neutral [`Conversation`]:
@@ -373,7 +405,8 @@ mod tests {
             reasoning: vec![Reasoning { summary: vec!["a".into(), "b".into()], encrypted: None }],
             ..text(Ending::Completed)
         };
-        let (status, steps) = answer(&response, &ctx());
+        let whole = Asked { path: "/v1beta/models/gemini-x:generateContent", body: &Value::Null };
+        let Answer { status, steps, .. } = answer(&response, &ctx(), &whole);
         let Step::Bytes(body) = &steps[0] else { panic!("{steps:?}") };
         let body: Value = serde_json::from_slice(body).unwrap();
         assert_eq!(status, 200);
@@ -381,8 +414,10 @@ mod tests {
             body["candidates"][0]["content"]["parts"],
             json!([{ "text": "ab", "thought": true }, { "text": "Hello" }])
         );
-        assert_eq!(answer(&text(Ending::Error("server_is_overloaded".into())), &ctx()).0, 503);
-        let error = |status| serde_json::from_slice::<Value>(&http_error_body(status)).unwrap()["error"].clone();
+        assert_eq!(answer(&text(Ending::Error("server_is_overloaded".into())), &ctx(), &whole).status, 503);
+        let streamed = Asked { path: "/v1beta/models/gemini-x:streamGenerateContent", body: &Value::Null };
+        assert_eq!(answer(&text(Ending::Completed), &ctx(), &streamed).headers[0].1, "text/event-stream");
+        let error = |status| http_error_json(status)["error"].clone();
         assert_eq!(
             error(429),
             json!({ "code": 429, "message": responses::error_message("rate_limit_exceeded"), "status": "RESOURCE_EXHAUSTED" })

@@ -8,7 +8,8 @@
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use super::{EncodeContext, Step};
+use super::{Answer, Asked, Beat, EncodeContext, Encoder, Step, error_answer, play, sse_answer};
+use crate::conversation::{Conversation, Message, ViewError, content_text};
 use crate::script::{Ending, Response, Usage};
 
 /// `created_at` of every response, fixed so bytes are deterministic.
@@ -39,105 +40,176 @@ impl Event {
     }
 }
 
-/// Encodes one scripted response as a Responses API SSE stream.
-pub fn encode(response: &Response, ctx: &EncodeContext) -> Vec<Step> {
-    let mut content = content_events(response, ctx);
-    content.truncate(response.cut_after.unwrap_or(usize::MAX));
-    let output: Vec<Value> = content.iter().filter_map(|e| e.done.clone()).collect();
-    let usage = usage_json(response.effective_usage());
-    let terminal = match &response.then {
-        Ending::Completed => {
-            let body = merge(response_object(ctx, "completed", output), json!({ "usage": usage }));
-            Some(Event::new("response.completed", json!({ "response": body })))
-        }
-        Ending::Incomplete(reason) => {
-            let patch = json!({ "usage": usage, "incomplete_details": { "reason": reason } });
-            let body = merge(response_object(ctx, "incomplete", output), patch);
-            Some(Event::new("response.incomplete", json!({ "response": body })))
-        }
-        Ending::Failed(code) => {
-            let patch = json!({ "error": { "code": code, "message": error_message(code) } });
-            let body = merge(response_object(ctx, "failed", output), patch);
-            Some(Event::new("response.failed", json!({ "response": body })))
-        }
-        Ending::Error(code) => {
-            Some(Event::new("error", json!({ "code": code, "message": error_message(code), "param": null })))
-        }
-        Ending::Disconnect | Ending::Eof | Ending::Malformed => None,
-    };
-    let mut steps: Vec<Step> =
-        content.into_iter().chain(terminal).enumerate().map(|(seq, e)| Step::Bytes(e.sse(seq))).collect();
-    if response.then == Ending::Malformed {
-        steps.push(Step::Bytes(Bytes::from_static(MALFORMED_FRAME)));
-    }
-    if let Some(pause) = response.pause {
-        let at = pause.after.min(steps.len());
-        steps.insert(at, Step::Pause(std::time::Duration::from_millis(pause.ms)));
-    }
-    if response.then == Ending::Disconnect {
-        steps.push(Step::Abort);
-    }
-    steps
+/// Whether `path` is the Responses endpoint.
+pub fn serves(path: &str) -> bool {
+    path == "/v1/responses"
 }
 
-/// Every non-terminal event of the full stream, in order.
-fn content_events(r: &Response, ctx: &EncodeContext) -> Vec<Event> {
-    let shell = || json!({ "response": response_object(ctx, "in_progress", Vec::new()) });
-    let mut events = vec![Event::new("response.created", shell()), Event::new("response.in_progress", shell())];
-    let mut index = 0;
-    for reasoning in &r.reasoning {
-        let id = format!("rs_{}", ctx.item_base + index);
-        let text = reasoning.summary.concat();
-        let at = json!({ "item_id": id, "output_index": index, "summary_index": 0 });
-        let part = |text: &str| json!({ "type": "summary_text", "text": text });
-        let added = json!({ "type": "reasoning", "id": id, "summary": [] });
-        events.push(Event::new("response.output_item.added", json!({ "output_index": index, "item": added })));
-        events.push(scoped("response.reasoning_summary_part.added", &at, json!({ "part": part("") })));
-        let delta = |d: &String| scoped("response.reasoning_summary_text.delta", &at, json!({ "delta": d }));
-        events.extend(reasoning.summary.iter().map(delta));
-        events.push(scoped("response.reasoning_summary_text.done", &at, json!({ "text": text })));
-        events.push(scoped("response.reasoning_summary_part.done", &at, json!({ "part": part(&text) })));
-        let mut item = json!({ "type": "reasoning", "id": id, "summary": [part(&text)] });
-        if let Some(encrypted) = &reasoning.encrypted {
-            item = merge(item, json!({ "encrypted_content": encrypted }));
+/// The request body's `model`.
+pub fn model(asked: &Asked<'_>) -> Option<String> {
+    asked.body.get("model")?.as_str().map(str::to_owned)
+}
+
+/// The answer to a request: the HTTP error the script gives, or the SSE stream.
+pub fn answer(response: &Response, ctx: &EncodeContext, _asked: &Asked<'_>) -> Answer {
+    match response.status {
+        Some(status) => error_answer(status, response.retry_after, http_error_json(status)),
+        None => sse_answer(encode(response, ctx)),
+    }
+}
+
+/// Encodes one scripted response as a Responses API SSE stream.
+pub fn encode(response: &Response, ctx: &EncodeContext) -> Vec<Step> {
+    play(response, &mut Writer { response, ctx, sequence: 0, output: Vec::new() })
+}
+
+/// The Responses encoder: numbers its events and keeps the finished items for the terminal.
+struct Writer<'a> {
+    response: &'a Response,
+    ctx: &'a EncodeContext,
+    sequence: usize,
+    /// Items whose `output_item.done` was sent: what a terminal lists.
+    output: Vec<Value>,
+}
+
+impl Writer<'_> {
+    fn send(&mut self, event: Event) -> Vec<Bytes> {
+        if let Some(item) = &event.done {
+            self.output.push(item.clone());
         }
-        events.push(Event::item_done(index, item));
-        index += 1;
+        self.sequence += 1;
+        vec![event.sse(self.sequence - 1)]
     }
-    if !r.text.is_empty() {
-        let id = format!("msg_{}", ctx.item_base + index);
-        let text = r.text.concat();
-        let at = json!({ "item_id": id, "output_index": index, "content_index": 0 });
+
+    /// The output index of the message, and of call `index`.
+    fn message_index(&self) -> usize {
+        self.response.reasoning.len()
+    }
+
+    fn call_index(&self, index: usize) -> usize {
+        self.message_index() + usize::from(!self.response.text.is_empty()) + index
+    }
+}
+
+impl Encoder for Writer<'_> {
+    fn beat(&mut self, beat: &Beat<'_>) -> Vec<Bytes> {
+        let ctx = self.ctx;
+        let shell = || json!({ "response": response_object(ctx, "in_progress", Vec::new()) });
+        let reasoning_at = |index: usize| json!({ "item_id": format!("rs_{}", ctx.item_base + index), "output_index": index, "summary_index": 0 });
+        let summary = |text: &str| json!({ "type": "summary_text", "text": text });
+        let message_index = self.message_index();
+        let message_id = format!("msg_{}", ctx.item_base + message_index);
+        let text_at = json!({ "item_id": message_id, "output_index": message_index, "content_index": 0 });
+        let text = self.response.text.concat();
         let part = |text: &str| json!({ "type": "output_text", "text": text, "annotations": [] });
-        let message = |status: &str, content: Value| json!({ "type": "message", "id": id, "role": "assistant", "status": status, "content": content });
-        let added = json!({ "output_index": index, "item": message("in_progress", json!([])) });
-        events.push(Event::new("response.output_item.added", added));
-        events.push(scoped("response.content_part.added", &at, json!({ "part": part("") })));
-        let delta = |d: &String| scoped("response.output_text.delta", &at, json!({ "delta": d, "logprobs": [] }));
-        events.extend(r.text.iter().map(delta));
-        events.push(scoped("response.output_text.done", &at, json!({ "text": text })));
-        events.push(scoped("response.content_part.done", &at, json!({ "part": part(&text) })));
-        events.push(Event::item_done(index, message("completed", json!([part(&text)]))));
-        index += 1;
-    }
-    for call in &r.calls {
-        let n = ctx.item_base + index;
-        let (id, arguments) = (format!("fc_{n}"), call.args.to_string());
-        let call_id = call.call_id.clone().unwrap_or_else(|| format!("call_{n}"));
-        let item = |arguments: &str, status: &str| {
-            json!({ "type": "function_call", "id": id, "call_id": call_id, "name": call.name,
-                    "arguments": arguments, "status": status })
+        let message = |status: &str, content: Value| json!({ "type": "message", "id": message_id, "role": "assistant", "status": status, "content": content });
+        let event = match *beat {
+            Beat::Created => Event::new("response.created", shell()),
+            Beat::InProgress => Event::new("response.in_progress", shell()),
+            Beat::ReasoningAdded { index, .. } => {
+                let added =
+                    json!({ "type": "reasoning", "id": format!("rs_{}", ctx.item_base + index), "summary": [] });
+                Event::new("response.output_item.added", json!({ "output_index": index, "item": added }))
+            }
+            Beat::ReasoningPartAdded { index } => {
+                scoped("response.reasoning_summary_part.added", &reasoning_at(index), json!({ "part": summary("") }))
+            }
+            Beat::ReasoningDelta { index, delta } => {
+                scoped("response.reasoning_summary_text.delta", &reasoning_at(index), json!({ "delta": delta }))
+            }
+            Beat::ReasoningTextDone { index, reasoning } => {
+                let done = json!({ "text": reasoning.summary.concat() });
+                scoped("response.reasoning_summary_text.done", &reasoning_at(index), done)
+            }
+            Beat::ReasoningPartDone { index, reasoning } => {
+                let done = json!({ "part": summary(&reasoning.summary.concat()) });
+                scoped("response.reasoning_summary_part.done", &reasoning_at(index), done)
+            }
+            Beat::ReasoningDone { index, reasoning } => {
+                let id = format!("rs_{}", ctx.item_base + index);
+                let mut item =
+                    json!({ "type": "reasoning", "id": id, "summary": [summary(&reasoning.summary.concat())] });
+                if let Some(encrypted) = &reasoning.encrypted {
+                    item = merge(item, json!({ "encrypted_content": encrypted }));
+                }
+                Event::item_done(index, item)
+            }
+            Beat::MessageAdded => {
+                let added = json!({ "output_index": message_index, "item": message("in_progress", json!([])) });
+                Event::new("response.output_item.added", added)
+            }
+            Beat::TextPartAdded => scoped("response.content_part.added", &text_at, json!({ "part": part("") })),
+            Beat::TextDelta(delta) => {
+                scoped("response.output_text.delta", &text_at, json!({ "delta": delta, "logprobs": [] }))
+            }
+            Beat::TextDone => scoped("response.output_text.done", &text_at, json!({ "text": text })),
+            Beat::TextPartDone => scoped("response.content_part.done", &text_at, json!({ "part": part(&text) })),
+            Beat::MessageDone => Event::item_done(message_index, message("completed", json!([part(&text)]))),
+            Beat::CallAdded { index, call } => {
+                let item = self.call_item(index, call, "", "in_progress");
+                Event::new(
+                    "response.output_item.added",
+                    json!({ "output_index": self.call_index(index), "item": item }),
+                )
+            }
+            Beat::ArgsDelta { index, delta } => {
+                let at = self.call_at(index);
+                scoped("response.function_call_arguments.delta", &at, json!({ "delta": delta }))
+            }
+            Beat::ArgsDone { index, call } => {
+                let at = self.call_at(index);
+                scoped("response.function_call_arguments.done", &at, json!({ "arguments": call.args.to_string() }))
+            }
+            Beat::CallDone { index, call } => Event::item_done(
+                self.call_index(index),
+                self.call_item(index, call, &call.args.to_string(), "completed"),
+            ),
         };
-        let at = json!({ "item_id": id, "output_index": index });
-        let added = json!({ "output_index": index, "item": item("", "in_progress") });
-        events.push(Event::new("response.output_item.added", added));
-        let delta = |d: &str| scoped("response.function_call_arguments.delta", &at, json!({ "delta": d }));
-        events.extend(split_in_two(&arguments).into_iter().map(delta));
-        events.push(scoped("response.function_call_arguments.done", &at, json!({ "arguments": arguments })));
-        events.push(Event::item_done(index, item(&arguments, "completed")));
-        index += 1;
+        self.send(event)
     }
-    events
+
+    fn end(&mut self, ending: &Ending, _cut: bool) -> Vec<Bytes> {
+        let (ctx, output) = (self.ctx, self.output.clone());
+        let usage = usage_json(self.response.effective_usage());
+        let terminal = match ending {
+            Ending::Completed => {
+                let body = merge(response_object(ctx, "completed", output), json!({ "usage": usage }));
+                Event::new("response.completed", json!({ "response": body }))
+            }
+            Ending::Incomplete(reason) => {
+                let patch = json!({ "usage": usage, "incomplete_details": { "reason": reason } });
+                let body = merge(response_object(ctx, "incomplete", output), patch);
+                Event::new("response.incomplete", json!({ "response": body }))
+            }
+            Ending::Failed(code) => {
+                let patch = json!({ "error": { "code": code, "message": error_message(code) } });
+                let body = merge(response_object(ctx, "failed", output), patch);
+                Event::new("response.failed", json!({ "response": body }))
+            }
+            Ending::Error(code) => {
+                Event::new("error", json!({ "code": code, "message": error_message(code), "param": null }))
+            }
+            Ending::Disconnect | Ending::Eof | Ending::Malformed => return Vec::new(),
+        };
+        self.send(terminal)
+    }
+
+    fn malformed(&self) -> Bytes {
+        Bytes::from_static(MALFORMED_FRAME)
+    }
+}
+
+impl Writer<'_> {
+    fn call_at(&self, index: usize) -> Value {
+        let n = self.ctx.item_base + self.call_index(index);
+        json!({ "item_id": format!("fc_{n}"), "output_index": self.call_index(index) })
+    }
+
+    fn call_item(&self, index: usize, call: &crate::script::Call, arguments: &str, status: &str) -> Value {
+        let n = self.ctx.item_base + self.call_index(index);
+        json!({ "type": "function_call", "id": format!("fc_{n}"), "call_id": self.ctx.call_id(self.response, index),
+                "name": call.name, "arguments": arguments, "status": status })
+    }
 }
 
 /// An event about one item: `at` (item id, output index, part index) plus `extra`.
@@ -145,14 +217,61 @@ fn scoped(kind: &'static str, at: &Value, extra: Value) -> Event {
     Event::new(kind, merge(at.clone(), extra))
 }
 
-/// Two halves at a char boundary near the middle, or one chunk if shorter than 2 chars.
-fn split_in_two(text: &str) -> Vec<&str> {
-    let chars = text.chars().count();
-    if chars < 2 {
-        return vec![text];
+/// Reads a Responses request body: `instructions`, and `input` (a string, or items: messages
+/// by role, `function_call`, `function_call_output`, `reasoning`).
+pub fn read(body: &Value) -> Result<Conversation, ViewError> {
+    let object = body.as_object().ok_or_else(|| ViewError("the body is not a JSON object".to_owned()))?;
+    let mut conversation = Conversation {
+        model: object.get("model").and_then(Value::as_str).map(str::to_owned),
+        system: object.get("instructions").and_then(Value::as_str).map(str::to_owned).into_iter().collect(),
+        messages: Vec::new(),
+    };
+    let items = match object.get("input") {
+        Some(Value::String(text)) => {
+            conversation.messages.push(Message::User { text: text.clone() });
+            return Ok(conversation);
+        }
+        Some(Value::Array(items)) => items,
+        None => return Ok(conversation),
+        Some(_) => return Err(ViewError("`input` is neither a string nor an array".to_owned())),
+    };
+    for item in items {
+        let field = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let kind = item.get("type").and_then(Value::as_str).unwrap_or("message");
+        let message = match (kind, item.get("role").and_then(Value::as_str)) {
+            ("message", Some("user")) => Message::User { text: content_text(item.get("content")) },
+            ("message", Some("assistant")) => Message::Assistant { text: content_text(item.get("content")) },
+            ("message", Some("system" | "developer")) => {
+                conversation.system.push(content_text(item.get("content")));
+                continue;
+            }
+            ("function_call", _) => Message::ToolCall {
+                call_id: field("call_id"),
+                name: field("name"),
+                args: item.get("arguments").cloned().unwrap_or(Value::Null),
+            },
+            ("function_call_output", _) => Message::ToolResult {
+                call_id: field("call_id"),
+                output: match item.get("output") {
+                    Some(Value::String(text)) => text.clone(),
+                    other => content_text(other),
+                },
+            },
+            ("reasoning", _) => Message::Reasoning {
+                text: item
+                    .get("summary")
+                    .and_then(Value::as_array)
+                    .map(|parts| parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect())
+                    .unwrap_or_default(),
+                opaque: item.get("encrypted_content").and_then(Value::as_str).map(str::to_owned),
+            },
+            (kind, role) => {
+                Message::Other { kind: role.map_or_else(|| kind.to_owned(), |role| format!("{kind}:{role}")) }
+            }
+        };
+        conversation.messages.push(message);
     }
-    let mid = text.char_indices().nth(chars / 2).map_or(text.len(), |(i, _)| i);
-    vec![&text[..mid], &text[mid..]]
+    Ok(conversation)
 }
 
 /// The full response object with empty usage, error and incomplete details.
@@ -202,7 +321,7 @@ pub fn error_message(code: &str) -> String {
 }
 
 /// The provider-shaped JSON error body answered with an HTTP error `status`.
-pub fn http_error_body(status: u16) -> Bytes {
+pub fn http_error_json(status: u16) -> Value {
     let (kind, code) = match status {
         400 => ("invalid_request_error", None),
         401 => ("invalid_request_error", Some("invalid_api_key")),
@@ -212,21 +331,12 @@ pub fn http_error_body(status: u16) -> Bytes {
         _ if status >= 500 => ("server_error", None),
         _ => ("invalid_request_error", None),
     };
-    let body = json!({ "error": { "message": http_error_message(status), "type": kind, "param": null, "code": code } });
-    Bytes::from(body.to_string())
-}
-
-/// The message of the error body answered with HTTP `status`: every dialect says the same, so
-/// a runtime that records it writes the same Log whichever dialect it spoke.
-pub fn http_error_message(status: u16) -> String {
-    match status {
-        400 => "Invalid request.".to_owned(),
-        401 => error_message("invalid_api_key"),
-        429 => error_message("rate_limit_exceeded"),
-        500 => error_message("server_error"),
-        502 | 503 => error_message("server_is_overloaded"),
+    let message = match (status, code) {
+        (400, _) => "Invalid request.".to_owned(),
+        (_, Some(code)) => error_message(code),
         _ => format!("The provider returned HTTP {status}."),
-    }
+    };
+    json!({ "error": { "message": message, "type": kind, "param": null, "code": code } })
 }
 
 #[cfg(test)]
@@ -351,7 +461,7 @@ mod tests {
 
     #[test]
     fn http_error_bodies() {
-        let error = |status| serde_json::from_slice::<Value>(&http_error_body(status)).unwrap()["error"].clone();
+        let error = |status| http_error_json(status)["error"].clone();
         assert_eq!((&error(429)["type"], &error(429)["code"]), (&json!("requests"), &json!("rate_limit_exceeded")));
         assert_eq!(error(503)["code"], "server_is_overloaded");
         assert_eq!(error(418)["message"], "The provider returned HTTP 418.");
