@@ -24,6 +24,7 @@ pub mod capture;
 pub mod check;
 pub mod cli;
 pub mod contract;
+mod dialect_pairing;
 pub mod driver;
 pub mod golden;
 pub mod isolation;

@@ -18,10 +18,13 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::beat::{Beat, arguments, beats};
 use crate::conversation::{Conversation, ViewError};
-use crate::script::{Call, Ending, Reasoning, Response};
+use crate::script::{Ending, Response};
 
+pub mod anthropic_messages;
 pub mod chat_completions;
+pub mod gemini;
 pub mod responses;
 
 /// A Provider wire format. Serialized as its key (`responses`, `chat_completions`, ...), the
@@ -83,10 +86,8 @@ impl Dialect {
         match self {
             Dialect::Responses => responses::serves(path),
             Dialect::ChatCompletions => chat_completions::serves(path),
-            Dialect::AnthropicMessages => path == "/v1/messages",
-            Dialect::Gemini => path
-                .strip_prefix("/v1beta/models/")
-                .is_some_and(|rest| rest.ends_with(":streamGenerateContent") || rest.ends_with(":generateContent")),
+            Dialect::AnthropicMessages => anthropic_messages::serves(path),
+            Dialect::Gemini => gemini::serves(path),
         }
     }
 
@@ -100,7 +101,8 @@ impl Dialect {
         match self {
             Dialect::Responses => responses::model(asked),
             Dialect::ChatCompletions => chat_completions::model(asked),
-            Dialect::AnthropicMessages | Dialect::Gemini => pending::model(self, asked),
+            Dialect::AnthropicMessages => anthropic_messages::model(asked),
+            Dialect::Gemini => gemini::model(asked),
         }
     }
 
@@ -109,7 +111,8 @@ impl Dialect {
         match self {
             Dialect::Responses => responses::answer(response, ctx, asked),
             Dialect::ChatCompletions => chat_completions::answer(response, ctx, asked),
-            Dialect::AnthropicMessages | Dialect::Gemini => pending::answer(self),
+            Dialect::AnthropicMessages => anthropic_messages::answer(response, ctx, asked),
+            Dialect::Gemini => gemini::answer(response, ctx, asked),
         }
     }
 
@@ -118,30 +121,9 @@ impl Dialect {
         match self {
             Dialect::Responses => responses::read(body),
             Dialect::ChatCompletions => chat_completions::read(body),
-            Dialect::AnthropicMessages | Dialect::Gemini => Err(pending::unread(self)),
+            Dialect::AnthropicMessages => anthropic_messages::read(body),
+            Dialect::Gemini => gemini::read(body),
         }
-    }
-}
-
-/// The dialects whose module has not landed yet: they answer 501 and read nothing.
-mod pending {
-    use super::{Answer, Asked, Dialect, json_answer};
-    use crate::conversation::ViewError;
-
-    pub fn model(dialect: Dialect, asked: &Asked<'_>) -> Option<String> {
-        match dialect {
-            Dialect::Gemini => asked.path.strip_prefix("/v1beta/models/")?.split(':').next().map(str::to_owned),
-            _ => asked.body.get("model")?.as_str().map(str::to_owned),
-        }
-    }
-
-    pub fn answer(dialect: Dialect) -> Answer {
-        let message = format!("the mock does not speak {} yet", dialect.human());
-        json_answer(501, serde_json::json!({ "error": { "message": message, "type": "not_implemented" } }))
-    }
-
-    pub fn unread(dialect: Dialect) -> ViewError {
-        ViewError(format!("no reader for {} request bodies yet", dialect.human()))
     }
 }
 
@@ -213,91 +195,6 @@ impl EncodeContext {
         let n = self.item_base + response.reasoning.len() + usize::from(!response.text.is_empty()) + index;
         response.calls[index].call_id.clone().unwrap_or_else(|| format!("call_{n}"))
     }
-}
-
-/// One unit of a response's content, in the order every dialect streams it: the Responses
-/// API's content frames, one for one. In every variant `index` is the position among the
-/// response's reasoning items (or calls), `reasoning` / `call` the scripted item, `delta` a chunk.
-#[allow(missing_docs)]
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Beat<'r> {
-    /// The response starts (`response.created`).
-    Created,
-    /// It is in progress (`response.in_progress`).
-    InProgress,
-    /// Reasoning item `index` starts.
-    ReasoningAdded { index: usize, reasoning: &'r Reasoning },
-    /// Its summary part starts.
-    ReasoningPartAdded { index: usize },
-    /// A summary text chunk.
-    ReasoningDelta { index: usize, delta: &'r str },
-    /// The summary text is done.
-    ReasoningTextDone { index: usize, reasoning: &'r Reasoning },
-    /// The summary part is done.
-    ReasoningPartDone { index: usize, reasoning: &'r Reasoning },
-    /// Reasoning item `index` is done.
-    ReasoningDone { index: usize, reasoning: &'r Reasoning },
-    /// The assistant message starts.
-    MessageAdded,
-    /// Its text part starts.
-    TextPartAdded,
-    /// A text chunk.
-    TextDelta(&'r str),
-    /// The text is done.
-    TextDone,
-    /// The text part is done.
-    TextPartDone,
-    /// The message is done.
-    MessageDone,
-    /// Call `index` starts.
-    CallAdded { index: usize, call: &'r Call },
-    /// A fragment of its JSON arguments.
-    ArgsDelta { index: usize, delta: &'r str },
-    /// Its arguments are done.
-    ArgsDone { index: usize, call: &'r Call },
-    /// Call `index` is done.
-    CallDone { index: usize, call: &'r Call },
-}
-
-/// Every beat of `response`'s full stream, in order. Call arguments are compact JSON in the
-/// order the script wrote them, streamed in two halves.
-pub fn beats<'r>(response: &'r Response, arguments: &'r [String]) -> Vec<Beat<'r>> {
-    let mut beats = vec![Beat::Created, Beat::InProgress];
-    for (index, reasoning) in response.reasoning.iter().enumerate() {
-        beats.extend([Beat::ReasoningAdded { index, reasoning }, Beat::ReasoningPartAdded { index }]);
-        beats.extend(reasoning.summary.iter().map(|delta| Beat::ReasoningDelta { index, delta }));
-        beats.extend([
-            Beat::ReasoningTextDone { index, reasoning },
-            Beat::ReasoningPartDone { index, reasoning },
-            Beat::ReasoningDone { index, reasoning },
-        ]);
-    }
-    if !response.text.is_empty() {
-        beats.extend([Beat::MessageAdded, Beat::TextPartAdded]);
-        beats.extend(response.text.iter().map(|delta| Beat::TextDelta(delta)));
-        beats.extend([Beat::TextDone, Beat::TextPartDone, Beat::MessageDone]);
-    }
-    for ((index, call), arguments) in response.calls.iter().enumerate().zip(arguments) {
-        beats.push(Beat::CallAdded { index, call });
-        beats.extend(split_in_two(arguments).into_iter().map(|delta| Beat::ArgsDelta { index, delta }));
-        beats.extend([Beat::ArgsDone { index, call }, Beat::CallDone { index, call }]);
-    }
-    beats
-}
-
-/// Each call's arguments as compact JSON, in the order the script wrote them.
-pub fn arguments(response: &Response) -> Vec<String> {
-    response.calls.iter().map(|call| call.args.to_string()).collect()
-}
-
-/// Two halves at a char boundary near the middle, or one chunk if shorter than 2 chars.
-fn split_in_two(text: &str) -> Vec<&str> {
-    let chars = text.chars().count();
-    if chars < 2 {
-        return vec![text];
-    }
-    let mid = text.char_indices().nth(chars / 2).map_or(text.len(), |(i, _)| i);
-    vec![&text[..mid], &text[mid..]]
 }
 
 /// How one dialect writes a stream: frames for each beat, then for the ending.

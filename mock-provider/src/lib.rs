@@ -17,6 +17,7 @@
 //! The provider knows nothing about the runtime under test and is strict: a request no script
 //! answers gets a 4xx JSON body saying what was expected.
 
+pub mod beat;
 pub mod conversation;
 pub mod dialect;
 pub mod in_process;

@@ -133,25 +133,6 @@ impl Response {
         self.reasoning.len() + usize::from(!self.text.is_empty()) + self.calls.len()
     }
 
-    /// The text deltas a client of this stream receives before any cut: what an agent could
-    /// have shown its user, in every dialect (`cut_after` counts beats, see [`crate::dialect::beats`]).
-    pub fn visible_text(&self) -> String {
-        if self.status.is_some() {
-            return String::new();
-        }
-        let arguments = crate::dialect::arguments(self);
-        let beats = crate::dialect::beats(self, &arguments);
-        let shown = self.cut_after.unwrap_or(usize::MAX);
-        beats
-            .iter()
-            .take(shown)
-            .filter_map(|beat| match beat {
-                crate::dialect::Beat::TextDelta(text) => Some(*text),
-                _ => None,
-            })
-            .collect()
-    }
-
     /// True when the answer is not a clean end of a response: an HTTP error, or a stream that
     /// ends in an error, a drop, a malformed frame or without a terminal event.
     pub fn fails(&self) -> bool {

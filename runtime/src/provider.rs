@@ -11,9 +11,12 @@
 //! [`ErrorKind`], which the Turn writes into `turn_failed`. HTTP 429 and 5xx are retried, with
 //! a bound and honouring `retry-after`, and only before any text was streamed (WIRE-RETRY-BOUNDED).
 
+pub mod anthropic_messages;
 pub mod call;
 pub mod chat_completions;
 pub mod dialect;
+pub mod gemini;
+pub mod reasoning;
 pub mod responses;
 pub mod sse;
 pub mod transport;

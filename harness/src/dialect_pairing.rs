@@ -1,0 +1,151 @@
+//! The mock's Anthropic Messages and Gemini encoders against the runtime's readers, over every
+//! scripted response of the corpus: the two sides share no code, so agreeing here is the
+//! check that each speaks the wire the other reads (issue 11, docs/dialects.md).
+//!
+//! For every response of every scenario (HTTP errors aside), each dialect's bytes are read by
+//! the runtime's reader for that dialect, and what it hands the Turn must be what the script
+//! means, the same in both dialects: the text shown before the end ([`Response::visible_text`]),
+//! the reasoning items and calls a cut left complete, the usage, the finish, or the failure
+//! kind. A Turn that gets the same hand-over writes the same Log.
+
+#![cfg(test)]
+
+use gauntlet_mock_provider::dialect::{Beat, EncodeContext, Step, anthropic_messages, arguments, beats, gemini};
+use gauntlet_mock_provider::{Ending, Response, Script};
+use gauntlet_runtime::event::ErrorKind;
+use gauntlet_runtime::provider::Usage;
+use gauntlet_runtime::provider::{Delta, Finish, OutputItem, ProviderFailure, Reply, reasoning};
+
+/// What the runtime's reader handed the Turn.
+#[derive(Debug, PartialEq)]
+enum Handed {
+    Reply { text: String, items: Vec<OutputItem>, usage: Option<Usage>, finish: Finish },
+    Failed { kind: ErrorKind, shown: String },
+}
+
+/// Plays `steps` into a reader's `push`, as a transport would: a drop is a network failure.
+fn hand(
+    steps: &[Step],
+    mut push: impl FnMut(&[u8], &mut (dyn FnMut(Delta) + Send)) -> Result<Option<Reply>, ProviderFailure>,
+    eof: impl FnOnce() -> ProviderFailure,
+) -> Handed {
+    let mut shown = String::new();
+    let mut on_delta = |delta: Delta| {
+        if let Delta::Text(text) = delta {
+            shown.push_str(&text);
+        }
+    };
+    for step in steps {
+        let outcome = match step {
+            Step::Bytes(bytes) => push(bytes, &mut on_delta),
+            Step::Pause(_) => continue,
+            Step::Abort => return Handed::Failed { kind: ErrorKind::Network, shown },
+        };
+        match outcome {
+            Ok(None) => {}
+            Ok(Some(reply)) => {
+                assert_eq!(reply.text, shown, "the reply's text is the text streamed");
+                return Handed::Reply {
+                    text: reply.text,
+                    items: reply.items,
+                    usage: reply.usage,
+                    finish: reply.finish,
+                };
+            }
+            Err(failure) => return Handed::Failed { kind: failure.kind, shown },
+        }
+    }
+    Handed::Failed { kind: eof().kind, shown }
+}
+
+/// What the script means the Turn is handed, in the runtime's neutral terms.
+fn meant(response: &Response, ctx: &EncodeContext) -> Handed {
+    let shown = response.visible_text();
+    let kind = match &response.then {
+        Ending::Error(_) | Ending::Failed(_) => ErrorKind::ProviderHttpError,
+        Ending::Eof => ErrorKind::IncompleteStream,
+        Ending::Malformed => ErrorKind::InvalidResponse,
+        Ending::Disconnect => ErrorKind::Network,
+        Ending::Completed | Ending::Incomplete(_) => {
+            let arguments = arguments(response);
+            let all = beats(response, &arguments);
+            let n_shown = response.cut_after.map_or(all.len(), |cut| cut.min(all.len()));
+            let mut items = Vec::new();
+            for beat in &all[..n_shown] {
+                match *beat {
+                    Beat::ReasoningDone { reasoning, .. } => items.push(OutputItem::Reasoning(reasoning::item(
+                        &reasoning.summary.concat(),
+                        reasoning.encrypted.as_deref(),
+                    ))),
+                    Beat::CallDone { index, call } => items.push(OutputItem::Call {
+                        call_id: ctx.call_id(response, index),
+                        name: call.name.clone(),
+                        args: call.args.clone(),
+                    }),
+                    _ => {}
+                }
+            }
+            let usage = response.effective_usage();
+            let usage = Usage {
+                input: usage.input,
+                cached: usage.cached,
+                output: usage.output,
+                reasoning: usage.reasoning,
+                total: usage.input + usage.output,
+            };
+            let finish = match &response.then {
+                Ending::Incomplete(reason) if reason == "content_filter" => Finish::Incomplete(reason.clone()),
+                Ending::Incomplete(_) => Finish::Incomplete("max_output_tokens".to_owned()),
+                _ => Finish::Completed,
+            };
+            return Handed::Reply { text: shown, items, usage: Some(usage), finish };
+        }
+    };
+    Handed::Failed { kind, shown }
+}
+
+/// Gemini has no boundary between reasoning items but a signature: a response whose reasoning
+/// items after the first are not all closed by one reads back differently, by design.
+fn gemini_can_express(response: &Response) -> bool {
+    let items = &response.reasoning;
+    items.iter().all(|item| !item.summary.is_empty() || item.encrypted.is_some())
+        && items.windows(2).all(|pair| pair[0].encrypted.is_some())
+}
+
+#[test]
+fn every_corpus_response_reads_back_as_scripted_in_both_dialects() {
+    let plan = crate::run::Plan::repository();
+    let mut n_checked = 0;
+    let mut problems = Vec::new();
+    for (name, path) in crate::run::scenario_names(&plan) {
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        // Lifecycle scenarios have no `respond` tables; a file the mock cannot read is judged elsewhere.
+        let Ok(script) = Script::from_scenario_toml(&text) else { continue };
+        for (route, responses) in &script.routes {
+            for (index, response) in responses.iter().enumerate().filter(|(_, response)| response.status.is_none()) {
+                let ctx = EncodeContext { response_id: format!("resp_{index}"), model: "m".into(), item_base: 1 };
+                let want = meant(response, &ctx);
+                let mut anthropic = gauntlet_runtime::provider::anthropic_messages::StreamReader::default();
+                let steps = anthropic_messages::encode(response, &ctx);
+                let eof = anthropic.eof();
+                let got = hand(&steps, |chunk, on_delta| anthropic.push(chunk, on_delta), || eof);
+                if got != want {
+                    problems
+                        .push(format!("{name} {route}[{index}] anthropic_messages:\n  got  {got:?}\n  want {want:?}"));
+                }
+                if gemini_can_express(response) {
+                    let mut reader = gauntlet_runtime::provider::gemini::StreamReader::default();
+                    let steps = gemini::encode(response, &ctx);
+                    let eof = reader.eof();
+                    let got = hand(&steps, |chunk, on_delta| reader.push(chunk, on_delta), || eof);
+                    if got != want {
+                        problems.push(format!("{name} {route}[{index}] gemini:\n  got  {got:?}\n  want {want:?}"));
+                    }
+                }
+                n_checked += 1;
+            }
+        }
+    }
+    assert!(n_checked > 20, "only {n_checked} scripted responses found");
+    assert!(problems.is_empty(), "{} disagreements:\n{}", problems.len(), problems.join("\n"));
+}

@@ -1,0 +1,112 @@
+//! Beats: the dialect-neutral units of a scripted response's stream, the Responses API's
+//! content frames one for one. `cut_after` and `pause.after` count beats, so a script means
+//! the same cut in every dialect, and what a client could have been shown ([`Response::visible_text`])
+//! is known without any wire format.
+
+use crate::script::{Call, Reasoning, Response};
+
+/// One unit of a response's content, in the order every dialect streams it: the Responses
+/// API's content frames, one for one. In every variant `index` is the position among the
+/// response's reasoning items (or calls), `reasoning` / `call` the scripted item, `delta` a chunk.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Beat<'r> {
+    /// The response starts (`response.created`).
+    Created,
+    /// It is in progress (`response.in_progress`).
+    InProgress,
+    /// Reasoning item `index` starts.
+    ReasoningAdded { index: usize, reasoning: &'r Reasoning },
+    /// Its summary part starts.
+    ReasoningPartAdded { index: usize },
+    /// A summary text chunk.
+    ReasoningDelta { index: usize, delta: &'r str },
+    /// The summary text is done.
+    ReasoningTextDone { index: usize, reasoning: &'r Reasoning },
+    /// The summary part is done.
+    ReasoningPartDone { index: usize, reasoning: &'r Reasoning },
+    /// Reasoning item `index` is done.
+    ReasoningDone { index: usize, reasoning: &'r Reasoning },
+    /// The assistant message starts.
+    MessageAdded,
+    /// Its text part starts.
+    TextPartAdded,
+    /// A text chunk.
+    TextDelta(&'r str),
+    /// The text is done.
+    TextDone,
+    /// The text part is done.
+    TextPartDone,
+    /// The message is done.
+    MessageDone,
+    /// Call `index` starts.
+    CallAdded { index: usize, call: &'r Call },
+    /// A fragment of its JSON arguments.
+    ArgsDelta { index: usize, delta: &'r str },
+    /// Its arguments are done.
+    ArgsDone { index: usize, call: &'r Call },
+    /// Call `index` is done.
+    CallDone { index: usize, call: &'r Call },
+}
+
+/// Every beat of `response`'s full stream, in order. Call arguments are compact JSON in the
+/// order the script wrote them, streamed in two halves.
+pub fn beats<'r>(response: &'r Response, arguments: &'r [String]) -> Vec<Beat<'r>> {
+    let mut beats = vec![Beat::Created, Beat::InProgress];
+    for (index, reasoning) in response.reasoning.iter().enumerate() {
+        beats.extend([Beat::ReasoningAdded { index, reasoning }, Beat::ReasoningPartAdded { index }]);
+        beats.extend(reasoning.summary.iter().map(|delta| Beat::ReasoningDelta { index, delta }));
+        beats.extend([
+            Beat::ReasoningTextDone { index, reasoning },
+            Beat::ReasoningPartDone { index, reasoning },
+            Beat::ReasoningDone { index, reasoning },
+        ]);
+    }
+    if !response.text.is_empty() {
+        beats.extend([Beat::MessageAdded, Beat::TextPartAdded]);
+        beats.extend(response.text.iter().map(|delta| Beat::TextDelta(delta)));
+        beats.extend([Beat::TextDone, Beat::TextPartDone, Beat::MessageDone]);
+    }
+    for ((index, call), arguments) in response.calls.iter().enumerate().zip(arguments) {
+        beats.push(Beat::CallAdded { index, call });
+        beats.extend(split_in_two(arguments).into_iter().map(|delta| Beat::ArgsDelta { index, delta }));
+        beats.extend([Beat::ArgsDone { index, call }, Beat::CallDone { index, call }]);
+    }
+    beats
+}
+
+/// Each call's arguments as compact JSON, in the order the script wrote them.
+pub fn arguments(response: &Response) -> Vec<String> {
+    response.calls.iter().map(|call| call.args.to_string()).collect()
+}
+
+/// Two halves at a char boundary near the middle, or one chunk if shorter than 2 chars.
+fn split_in_two(text: &str) -> Vec<&str> {
+    let chars = text.chars().count();
+    if chars < 2 {
+        return vec![text];
+    }
+    let mid = text.char_indices().nth(chars / 2).map_or(text.len(), |(i, _)| i);
+    vec![&text[..mid], &text[mid..]]
+}
+
+impl Response {
+    /// The text deltas a client of this stream receives before any cut: what an agent could
+    /// have shown its user, in every dialect (`cut_after` counts beats, see [`beats`]).
+    pub fn visible_text(&self) -> String {
+        if self.status.is_some() {
+            return String::new();
+        }
+        let arguments = arguments(self);
+        let beats = beats(self, &arguments);
+        let shown = self.cut_after.unwrap_or(usize::MAX);
+        beats
+            .iter()
+            .take(shown)
+            .filter_map(|beat| match beat {
+                Beat::TextDelta(text) => Some(*text),
+                _ => None,
+            })
+            .collect()
+    }
+}
