@@ -363,14 +363,18 @@ mod tests {
         EncodeContext { response_id: "resp_3".into(), model: "claude-x".into(), item_base: 5 }
     }
 
-    /// Parses every byte step into (event, data), checking the framing: the event name is the
-    /// data's `type`.
+    /// Parses every frame of the byte steps into (event, data), checking the framing: the event
+    /// name is the data's `type`. A step holds the frames of one beat (none, one or several).
     fn events(steps: &[Step]) -> Vec<(String, Value)> {
         steps
             .iter()
             .filter_map(|step| if let Step::Bytes(bytes) = step { std::str::from_utf8(bytes).ok() } else { None })
+            .flat_map(|chunk| {
+                assert!(chunk.is_empty() || chunk.ends_with("\n\n"), "a step ends between frames: {chunk:?}");
+                chunk.split_terminator("\n\n")
+            })
             .map(|frame| {
-                let (event, data) = frame.strip_suffix("\n\n").unwrap().split_once('\n').unwrap();
+                let (event, data) = frame.split_once('\n').unwrap();
                 let data: Value = serde_json::from_str(data.strip_prefix("data: ").unwrap()).unwrap();
                 let event = event.strip_prefix("event: ").unwrap();
                 assert_eq!(data["type"], event);
@@ -494,8 +498,11 @@ mod tests {
         assert_eq!(cut.visible_text(), "Hel");
         let paused = Response { pause: Some(Pause { after: 5, ms: 1000 }), ..text(Ending::Completed) };
         let steps = encode(&paused, &ctx());
-        assert_eq!(steps[4], Step::Pause(std::time::Duration::from_secs(1)));
-        assert!(matches!(&steps[3], Step::Bytes(bytes) if bytes.starts_with(b"event: content_block_delta")));
+        // One step per beat: `Created`, `InProgress`, `MessageAdded`, `TextPartAdded` (no frame)
+        // and the first `TextDelta`, then the pause.
+        assert_eq!(steps[5], Step::Pause(std::time::Duration::from_secs(1)));
+        assert_eq!(steps[3], Step::Bytes(Bytes::new()));
+        assert!(matches!(&steps[4], Step::Bytes(bytes) if bytes.starts_with(b"event: content_block_delta")));
     }
 
     #[test]

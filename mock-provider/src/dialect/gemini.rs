@@ -313,13 +313,18 @@ mod tests {
         EncodeContext { response_id: "resp_2".into(), model: "gemini-x".into(), item_base: 5 }
     }
 
-    /// Every byte step as one parsed `data:` chunk, checking the CRLF framing.
+    /// Every `data:` chunk of the byte steps, parsed, checking the CRLF framing. A step holds
+    /// the chunks of one beat (none, one or several).
     fn chunks(steps: &[Step]) -> Vec<Value> {
         steps
             .iter()
             .filter_map(|step| if let Step::Bytes(bytes) = step { std::str::from_utf8(bytes).ok() } else { None })
+            .flat_map(|chunk| {
+                assert!(chunk.is_empty() || chunk.ends_with("\r\n\r\n"), "a step ends between chunks: {chunk:?}");
+                chunk.split_terminator("\r\n\r\n")
+            })
             .map(|frame| {
-                let data = frame.strip_prefix("data: ").unwrap().strip_suffix("\r\n\r\n").unwrap();
+                let data = frame.strip_prefix("data: ").unwrap();
                 serde_json::from_str(data).unwrap()
             })
             .collect()
@@ -391,12 +396,16 @@ mod tests {
     fn cut_and_pause_land_on_the_same_text() {
         let cut = Response { cut_after: Some(5), ..text(Ending::Disconnect) };
         let steps = encode(&cut, &ctx());
-        let chunks = chunks(&steps);
-        assert_eq!(chunks.len(), 1);
-        assert_eq!(part(&chunks[0])["text"], cut.visible_text());
+        let shown = chunks(&steps);
+        assert_eq!(shown.len(), 1);
+        assert_eq!(part(&shown[0])["text"], cut.visible_text());
         let paused = Response { pause: Some(Pause { after: 5, ms: 7 }), ..text(Ending::Completed) };
         let steps = encode(&paused, &ctx());
-        assert_eq!(steps[1], Step::Pause(std::time::Duration::from_millis(7)));
+        // One step per beat, four without a chunk before the first text, then the pause.
+        assert_eq!(steps[5], Step::Pause(std::time::Duration::from_millis(7)));
+        assert!(steps[..4].iter().all(|step| *step == Step::Bytes(Bytes::new())));
+        assert_eq!(part(&chunks(&steps[4..5])[0])["text"], "Hel");
+        assert_eq!(part(&chunks(&steps[6..7])[0])["text"], "lo");
     }
 
     #[test]
