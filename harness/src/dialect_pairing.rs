@@ -14,7 +14,7 @@ use gauntlet_mock_provider::dialect::{Beat, EncodeContext, Step, anthropic_messa
 use gauntlet_mock_provider::{Ending, Response, Script};
 use gauntlet_runtime::event::ErrorKind;
 use gauntlet_runtime::provider::Usage;
-use gauntlet_runtime::provider::{Delta, Finish, OutputItem, ProviderFailure, Reply, reasoning};
+use gauntlet_runtime::provider::{Decode, Delta, Dialect as RuntimeDialect, Finish, OutputItem, reasoning};
 
 /// What the runtime's reader handed the Turn.
 #[derive(Debug, PartialEq)]
@@ -23,12 +23,8 @@ enum Handed {
     Failed { kind: ErrorKind, shown: String },
 }
 
-/// Plays `steps` into a reader's `push`, as a transport would: a drop is a network failure.
-fn hand(
-    steps: &[Step],
-    mut push: impl FnMut(&[u8], &mut (dyn FnMut(Delta) + Send)) -> Result<Option<Reply>, ProviderFailure>,
-    eof: impl FnOnce() -> ProviderFailure,
-) -> Handed {
+/// Plays `steps` into a decoder, as a transport would: a drop is a network failure.
+fn hand(steps: &[Step], mut decoder: Box<dyn Decode>) -> Handed {
     let mut shown = String::new();
     let mut on_delta = |delta: Delta| {
         if let Delta::Text(text) = delta {
@@ -37,7 +33,7 @@ fn hand(
     };
     for step in steps {
         let outcome = match step {
-            Step::Bytes(bytes) => push(bytes, &mut on_delta),
+            Step::Bytes(bytes) => decoder.push(bytes, &mut on_delta),
             Step::Pause(_) => continue,
             Step::Abort => return Handed::Failed { kind: ErrorKind::Network, shown },
         };
@@ -55,7 +51,7 @@ fn hand(
             Err(failure) => return Handed::Failed { kind: failure.kind, shown },
         }
     }
-    Handed::Failed { kind: eof().kind, shown }
+    Handed::Failed { kind: decoder.eof().kind, shown }
 }
 
 /// What the script means the Turn is handed, in the runtime's neutral terms.
@@ -125,19 +121,14 @@ fn every_corpus_response_reads_back_as_scripted_in_both_dialects() {
             for (index, response) in responses.iter().enumerate().filter(|(_, response)| response.status.is_none()) {
                 let ctx = EncodeContext { response_id: format!("resp_{index}"), model: "m".into(), item_base: 1 };
                 let want = meant(response, &ctx);
-                let mut anthropic = gauntlet_runtime::provider::anthropic_messages::StreamReader::default();
-                let steps = anthropic_messages::encode(response, &ctx);
-                let eof = anthropic.eof();
-                let got = hand(&steps, |chunk, on_delta| anthropic.push(chunk, on_delta), || eof);
+                let got =
+                    hand(&anthropic_messages::encode(response, &ctx), RuntimeDialect::AnthropicMessages.decoder());
                 if got != want {
                     problems
                         .push(format!("{name} {route}[{index}] anthropic_messages:\n  got  {got:?}\n  want {want:?}"));
                 }
                 if gemini_can_express(response) {
-                    let mut reader = gauntlet_runtime::provider::gemini::StreamReader::default();
-                    let steps = gemini::encode(response, &ctx);
-                    let eof = reader.eof();
-                    let got = hand(&steps, |chunk, on_delta| reader.push(chunk, on_delta), || eof);
+                    let got = hand(&gemini::encode(response, &ctx), RuntimeDialect::Gemini.decoder());
                     if got != want {
                         problems.push(format!("{name} {route}[{index}] gemini:\n  got  {got:?}\n  want {want:?}"));
                     }

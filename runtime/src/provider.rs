@@ -2,7 +2,7 @@
 //! ([`Dialect`]), the streamed reply, and the retry policy (pixir.md 3.1, 4; design.md
 //! "Contract decisions").
 //!
-//! Each dialect is one module (`responses`, `chat_completions`) that builds the request and
+//! Each dialect is one module (`responses`, `chat_completions`, `anthropic_messages`, `gemini`) that builds the request and
 //! decodes the stream into the same [`Delta`]s, [`OutputItem`]s, [`Reply`] and
 //! [`ProviderFailure`]: what reaches the Log is the same whatever the wire (docs/contract.md
 //! "Dialect-neutral evidence").

@@ -10,7 +10,7 @@
 //! | `message_stop` after `stop_reason` `end_turn` / `tool_use` / `stop_sequence` | [`Finish::Completed`] |
 //! | `stop_reason` `max_tokens`, `model_context_window_exceeded` | [`Finish::Incomplete`] `max_output_tokens` (TURN-TRUNCATION-EVIDENCE) |
 //! | `stop_reason` `refusal` | [`Finish::Incomplete`] `content_filter` |
-//! | `event: error` | `provider_http_error` |
+//! | `event: error` | `provider_http_error`, its `error.type` named in the OpenAI vocabulary ([`openai_code`]) |
 //! | a body that ends before `message_stop` | `incomplete_stream` |
 //! | a frame that is not JSON, or a delta for no open block | `invalid_response` |
 
@@ -18,10 +18,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::Usage;
-use super::sse;
-use super::{Delta, Finish, OutputItem, ProviderFailure, Reply, reasoning};
-use crate::event::ErrorKind;
+use super::dialect::{Decode, WireRequest};
+use super::{Call, Delta, Finish, OutputItem, ProviderFailure, Reply, Usage, reasoning, sse};
 
 /// The request path.
 pub const PATH: &str = "/v1/messages";
@@ -32,37 +30,55 @@ pub const MAX_TOKENS: u64 = 32_000;
 /// The extended-thinking budget asked for (below `max_tokens`, at least 1024).
 pub const THINKING_BUDGET: u64 = 16_000;
 
-/// The headers of a request besides the session's: the key goes in `x-api-key`.
-pub fn headers(api_key: &str) -> Vec<(String, String)> {
-    vec![
-        ("content-type".into(), "application/json".into()),
-        ("accept".into(), "text/event-stream".into()),
-        ("anthropic-version".into(), API_VERSION.into()),
-        ("x-api-key".into(), api_key.into()),
-    ]
-}
-
-/// The Messages request body for one call: `instructions` as `system`, the replay fold's
-/// Responses-shaped `input` items as alternating `messages`, the Responses-shaped tool
-/// definitions as `tools` with an `input_schema`.
-pub fn request_body(model: &str, instructions: &str, input: &[Value], tools: &Value) -> Value {
-    let tools: Vec<Value> = tools
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
+/// The request of one call: `POST /v1/messages` with `anthropic-version` (the runtime holds no
+/// credentials, as with every dialect: whatever fronts the Provider adds them); the body has
+/// the instructions as `system`, the replay fold's Responses-shaped `input` items as
+/// alternating `messages`, the Responses-shaped tool definitions as `tools` with an
+/// `input_schema`. The Messages API has no prompt cache key; `provider_usage` records the
+/// call's all the same.
+pub fn request(call: &Call) -> WireRequest {
+    let tools: Vec<Value> = call
+        .tool_list()
         .iter()
         .map(|tool| json!({"name": tool["name"], "description": tool["description"], "input_schema": tool["parameters"]}))
         .collect();
-    json!({
-        "model": model,
+    let body = json!({
+        "model": call.model,
         "max_tokens": MAX_TOKENS,
-        "system": instructions,
-        "messages": messages(input),
+        "system": call.instructions,
+        "messages": messages(&call.input),
         "tools": tools,
         "tool_choice": {"type": "auto"},
         "thinking": {"type": "enabled", "budget_tokens": THINKING_BUDGET},
         "stream": true,
-    })
+    });
+    let headers = vec![
+        ("content-type".into(), "application/json".into()),
+        ("accept".into(), "text/event-stream".into()),
+        ("anthropic-version".into(), API_VERSION.into()),
+    ];
+    WireRequest { path: PATH.to_owned(), headers, body }
+}
+
+/// The error code of an HTTP error body (`{"type": "error", "error": {"type", "message"}}`), in
+/// the OpenAI vocabulary; none for the types that vocabulary names no code for.
+pub fn error_code(body: &Value) -> Option<String> {
+    body.pointer("/error/type").and_then(Value::as_str).and_then(openai_code).map(str::to_owned)
+}
+
+/// The OpenAI error code a Messages `error.type` stands for (the "Errors" page of the API
+/// reference beside OpenAI's error codes), so a failure's Log is the same whatever the wire
+/// (docs/contract.md "Dialect-neutral evidence"). A bad request, a missing resource or a
+/// refused permission has no OpenAI code: its status says it.
+pub fn openai_code(error_type: &str) -> Option<&'static str> {
+    match error_type {
+        "api_error" => Some("server_error"),
+        "overloaded_error" => Some("server_is_overloaded"),
+        "rate_limit_error" => Some("rate_limit_exceeded"),
+        "authentication_error" => Some("invalid_api_key"),
+        "billing_error" => Some("insufficient_quota"),
+        _ => None,
+    }
 }
 
 /// Replay items to messages: user text and tool results are `user` content blocks; assistant
@@ -118,9 +134,8 @@ enum Block {
 
 /// Reads Messages events out of SSE frames until `message_stop`.
 #[derive(Default)]
-pub struct StreamReader {
+pub struct Decoder {
     decoder: sse::Decoder,
-    n_frames: usize,
     text: String,
     items: Vec<OutputItem>,
     open: BTreeMap<u64, Block>,
@@ -128,15 +143,14 @@ pub struct StreamReader {
     stop_reason: Option<String>,
 }
 
-impl StreamReader {
+impl Decode for Decoder {
     /// Decodes a chunk; `Some` once `message_stop` arrived.
-    pub fn push(
+    fn push(
         &mut self,
         chunk: &[u8],
         on_delta: &mut (dyn FnMut(Delta) + Send),
     ) -> Result<Option<Reply>, ProviderFailure> {
         for frame in self.decoder.push(chunk) {
-            self.n_frames += 1;
             if let Some(reply) = self.frame(&frame, on_delta)? {
                 return Ok(Some(reply));
             }
@@ -145,35 +159,27 @@ impl StreamReader {
     }
 
     /// The failure for a body that ended before `message_stop`.
-    pub fn eof(&self) -> ProviderFailure {
-        ProviderFailure::new(
-            ErrorKind::IncompleteStream,
-            "the provider stream ended without a terminal event",
-            json!({"frames": self.n_frames, "unterminated_frame": self.decoder.has_pending()}),
-        )
+    fn eof(&self) -> ProviderFailure {
+        ProviderFailure::unterminated(self.decoder.has_pending())
     }
+}
 
-    fn invalid(&self, reason: &str, evidence: &str) -> ProviderFailure {
-        let excerpt: String = evidence.chars().take(200).collect();
-        ProviderFailure::new(
-            ErrorKind::InvalidResponse,
-            format!("the provider sent an invalid frame: {reason}"),
-            json!({"frame_index": self.n_frames, "reason": reason, "evidence": excerpt}),
-        )
-    }
-
+impl Decoder {
     fn frame(
         &mut self,
         frame: &sse::Frame,
         on_delta: &mut (dyn FnMut(Delta) + Send),
     ) -> Result<Option<Reply>, ProviderFailure> {
         let event: Value = serde_json::from_str(&frame.data)
-            .map_err(|error| self.invalid(&format!("data is not JSON ({error})"), &frame.data))?;
+            .map_err(|error| ProviderFailure::invalid(&format!("data is not JSON ({error})"), &frame.data))?;
         let kind = event.get("type").and_then(Value::as_str).unwrap_or_default();
         if let Some(name) = &frame.event
             && name != kind
         {
-            return Err(self.invalid(&format!("event name `{name}` differs from type `{kind}`"), &frame.data));
+            return Err(ProviderFailure::invalid(
+                &format!("event name `{name}` differs from type `{kind}`"),
+                &frame.data,
+            ));
         }
         match kind {
             "message_start" => self.usage = Some(read_usage(&event["message"]["usage"], Usage::default())),
@@ -191,7 +197,7 @@ impl StreamReader {
                     },
                     Some("tool_use") => {
                         let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str()) else {
-                            return Err(self.invalid("a tool_use block without id or name", &frame.data));
+                            return Err(ProviderFailure::invalid("a tool_use block without id or name", &frame.data));
                         };
                         Block::ToolUse { id: id.to_owned(), name: name.to_owned(), json: String::new() }
                     }
@@ -218,11 +224,17 @@ impl StreamReader {
                         json.push_str(&field("partial_json"))
                     }
                     (None, _) => {
-                        return Err(self.invalid(&format!("a delta for block {index}, which is not open"), &frame.data));
+                        return Err(ProviderFailure::invalid(
+                            &format!("a delta for block {index}, which is not open"),
+                            &frame.data,
+                        ));
                     }
                     (Some(_), other) => {
                         let other = other.unwrap_or("none");
-                        return Err(self.invalid(&format!("a `{other}` delta does not fit block {index}"), &frame.data));
+                        return Err(ProviderFailure::invalid(
+                            &format!("a `{other}` delta does not fit block {index}"),
+                            &frame.data,
+                        ));
                     }
                 }
             }
@@ -239,7 +251,7 @@ impl StreamReader {
                             Ok(args) if args.is_object() => {
                                 self.items.push(OutputItem::Call { call_id: id, name, args })
                             }
-                            _ => return Err(self.invalid("tool_use input is not a JSON object", &json)),
+                            _ => return Err(ProviderFailure::invalid("tool_use input is not a JSON object", &json)),
                         }
                     }
                     Some(Block::Text) | None => {}
@@ -262,13 +274,10 @@ impl StreamReader {
                 }));
             }
             "error" => {
-                let code = event.pointer("/error/type").and_then(Value::as_str).unwrap_or("unknown");
+                let error_type = event.pointer("/error/type").and_then(Value::as_str).unwrap_or("unknown");
                 let message = event.pointer("/error/message").and_then(Value::as_str).unwrap_or("no message");
-                return Err(ProviderFailure::new(
-                    ErrorKind::ProviderHttpError,
-                    format!("the provider reported `{code}` in the stream: {message}"),
-                    json!({"event_type": kind, "code": code, "frame_index": self.n_frames}),
-                ));
+                // A type the OpenAI vocabulary has no code for is named as the wire names it.
+                return Err(ProviderFailure::reported(openai_code(error_type).unwrap_or(error_type), message));
             }
             // `ping`, and events added to the API later, carry nothing the runtime needs.
             _ => {}
@@ -280,7 +289,7 @@ impl StreamReader {
         event
             .get("index")
             .and_then(Value::as_u64)
-            .ok_or_else(|| self.invalid("a content block event without index", data))
+            .ok_or_else(|| ProviderFailure::invalid("a content block event without index", data))
     }
 
     fn text_delta(&mut self, chunk: &str, on_delta: &mut (dyn FnMut(Delta) + Send)) {
@@ -327,6 +336,7 @@ fn finish(stop_reason: Option<&str>) -> Finish {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::event::ErrorKind;
 
     /// Feeds `frames` (event, data) byte by byte; returns the deltas and the outcome.
     fn read(frames: &[(&str, Value)]) -> (Vec<Delta>, Result<Option<Reply>, ProviderFailure>) {
@@ -338,7 +348,7 @@ mod tests {
     }
 
     fn read_bytes(bytes: &[u8]) -> (Vec<Delta>, Result<Option<Reply>, ProviderFailure>) {
-        let mut reader = StreamReader::default();
+        let mut reader = Decoder::default();
         let mut deltas = Vec::new();
         let mut on_delta = |delta: Delta| deltas.push(delta);
         for byte in bytes {
@@ -434,7 +444,7 @@ mod tests {
         let failure = failure.unwrap_err();
         assert_eq!(
             (failure.kind, failure.details["code"].clone()),
-            (ErrorKind::ProviderHttpError, json!("overloaded_error"))
+            (ErrorKind::ProviderHttpError, json!("server_is_overloaded"))
         );
 
         let (deltas, failure) = read(&[
@@ -470,7 +480,10 @@ mod tests {
         ];
         let tools =
             json!([{"type": "function", "name": "read", "description": "Read", "parameters": {"type": "object"}}]);
-        let body = request_body("claude-x", "Be brief", &input, &tools);
+        let call =
+            Call { model: "claude-x".into(), instructions: "Be brief".into(), input, tools, cache_key: "k".into() };
+        let WireRequest { path, headers, body } = request(&call);
+        assert_eq!(path, "/v1/messages");
         assert_eq!(body["system"], "Be brief");
         assert_eq!(body["stream"], true);
         assert_eq!(body["tools"], json!([{"name": "read", "description": "Read", "input_schema": {"type": "object"}}]));
@@ -487,6 +500,11 @@ mod tests {
                 {"role": "user", "content": [{"type": "text", "text": "next"}]},
             ])
         );
-        assert!(headers("k").contains(&("anthropic-version".into(), "2023-06-01".into())));
+        assert!(headers.contains(&("anthropic-version".into(), "2023-06-01".into())));
+        assert_eq!(
+            error_code(&json!({"type": "error", "error": {"type": "rate_limit_error"}})).as_deref(),
+            Some("rate_limit_exceeded")
+        );
+        assert_eq!(error_code(&json!({"type": "error", "error": {"type": "invalid_request_error"}})), None);
     }
 }

@@ -11,7 +11,7 @@ use std::str::FromStr;
 
 use serde_json::Value;
 
-use super::{Call, Delta, ProviderFailure, Reply, chat_completions, responses};
+use super::{Call, Delta, ProviderFailure, Reply, anthropic_messages, chat_completions, gemini, responses};
 
 /// A Provider wire format.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -21,9 +21,9 @@ pub enum Dialect {
     Responses,
     /// OpenAI Chat Completions: `POST /v1/chat/completions`.
     ChatCompletions,
-    /// Anthropic Messages: `POST /v1/messages` (not spoken yet).
+    /// Anthropic Messages: `POST /v1/messages`.
     AnthropicMessages,
-    /// Gemini: `POST /v1beta/models/{model}:streamGenerateContent?alt=sse` (not spoken yet).
+    /// Gemini: `POST /v1beta/models/{model}:streamGenerateContent?alt=sse`.
     Gemini,
 }
 
@@ -70,7 +70,8 @@ impl Dialect {
         match self {
             Dialect::Responses => responses::request(call),
             Dialect::ChatCompletions => chat_completions::request(call),
-            Dialect::AnthropicMessages | Dialect::Gemini => pending::request(self, call),
+            Dialect::AnthropicMessages => anthropic_messages::request(call),
+            Dialect::Gemini => gemini::request(call),
         }
     }
 
@@ -79,7 +80,8 @@ impl Dialect {
         match self {
             Dialect::Responses => Box::<responses::Decoder>::default(),
             Dialect::ChatCompletions => Box::<chat_completions::Decoder>::default(),
-            Dialect::AnthropicMessages | Dialect::Gemini => Box::new(pending::Decoder(self)),
+            Dialect::AnthropicMessages => Box::<anthropic_messages::Decoder>::default(),
+            Dialect::Gemini => Box::<gemini::Decoder>::default(),
         }
     }
 
@@ -88,34 +90,8 @@ impl Dialect {
         match self {
             Dialect::Responses => responses::error_code(body),
             Dialect::ChatCompletions => chat_completions::error_code(body),
-            Dialect::AnthropicMessages | Dialect::Gemini => None,
-        }
-    }
-}
-
-/// The dialects whose module has not landed: a request to their path, and a decoder that fails.
-mod pending {
-    use serde_json::json;
-
-    use super::{Call, Decode, Delta, Dialect, ProviderFailure, Reply, WireRequest};
-
-    pub fn request(dialect: Dialect, call: &Call) -> WireRequest {
-        let path = match dialect {
-            Dialect::Gemini => format!("/v1beta/models/{}:streamGenerateContent?alt=sse", call.model),
-            _ => "/v1/messages".to_owned(),
-        };
-        WireRequest { path, headers: vec![("content-type".into(), "application/json".into())], body: json!({}) }
-    }
-
-    pub struct Decoder(pub Dialect);
-
-    impl Decode for Decoder {
-        fn push(&mut self, _: &[u8], _: &mut (dyn FnMut(Delta) + Send)) -> Result<Option<Reply>, ProviderFailure> {
-            Err(ProviderFailure::invalid(&format!("the runtime does not decode {} yet", self.0.key()), ""))
-        }
-
-        fn eof(&self) -> ProviderFailure {
-            ProviderFailure::invalid(&format!("the runtime does not decode {} yet", self.0.key()), "")
+            Dialect::AnthropicMessages => anthropic_messages::error_code(body),
+            Dialect::Gemini => gemini::error_code(body),
         }
     }
 }

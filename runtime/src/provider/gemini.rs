@@ -12,7 +12,7 @@
 //! | `MAX_TOKENS` | [`Finish::Incomplete`] `max_output_tokens` (TURN-TRUNCATION-EVIDENCE) |
 //! | `SAFETY`, `RECITATION`, `BLOCKLIST`, `PROHIBITED_CONTENT`, `SPII`, `IMAGE_SAFETY`, `LANGUAGE` | [`Finish::Incomplete`] `content_filter` |
 //! | `MALFORMED_FUNCTION_CALL`, `UNEXPECTED_TOOL_CALL`, `TOO_MANY_TOOL_CALLS` | `invalid_response` |
-//! | a chunk holding `error` | `provider_http_error` |
+//! | a chunk holding `error` | `provider_http_error`, its `status` named in the OpenAI vocabulary ([`openai_code`]) |
 //! | a body that ends before a `finishReason` | `incomplete_stream` |
 //! | a chunk that is not JSON | `invalid_response` |
 
@@ -20,42 +20,54 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::Usage;
-use super::sse;
-use super::{Delta, Finish, OutputItem, ProviderFailure, Reply, reasoning};
-use crate::event::ErrorKind;
+use super::dialect::{Decode, WireRequest};
+use super::responses::sse_headers;
+use super::{Call, Delta, Finish, OutputItem, ProviderFailure, Reply, Usage, reasoning, sse};
 
 /// The streaming request path for `model` (with its query).
 pub fn path(model: &str) -> String {
     format!("/v1beta/models/{model}:streamGenerateContent?alt=sse")
 }
 
-/// The headers of a request besides the session's: the key goes in `x-goog-api-key`.
-pub fn headers(api_key: &str) -> Vec<(String, String)> {
-    vec![
-        ("content-type".into(), "application/json".into()),
-        ("accept".into(), "text/event-stream".into()),
-        ("x-goog-api-key".into(), api_key.into()),
-    ]
-}
-
-/// The `GenerateContentRequest` for one call: `instructions` as `systemInstruction`, the replay
-/// fold's items as `contents` (roles `user` and `model`), the tools as `functionDeclarations`.
-pub fn request_body(instructions: &str, input: &[Value], tools: &Value) -> Value {
-    let declarations: Vec<Value> = tools
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
+/// The request of one call, a `GenerateContentRequest` (the runtime holds no credentials, as
+/// with every dialect): the instructions as `systemInstruction`, the replay fold's items as
+/// `contents` (roles `user` and `model`), the tools as `functionDeclarations`. The model is in
+/// the path; Gemini has no prompt cache key in the request, `provider_usage` records the
+/// call's all the same.
+pub fn request(call: &Call) -> WireRequest {
+    let declarations: Vec<Value> = call
+        .tool_list()
         .iter()
         .map(|tool| json!({"name": tool["name"], "description": tool["description"], "parameters": tool["parameters"]}))
         .collect();
-    json!({
-        "systemInstruction": {"parts": [{"text": instructions}]},
-        "contents": contents(input),
+    let body = json!({
+        "systemInstruction": {"parts": [{"text": call.instructions}]},
+        "contents": contents(&call.input),
         "tools": [{"functionDeclarations": declarations}],
         "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
         "generationConfig": {"thinkingConfig": {"includeThoughts": true}},
-    })
+    });
+    WireRequest { path: path(&call.model), headers: sse_headers(), body }
+}
+
+/// The error code of an HTTP error body (`{"error": {"code", "message", "status"}}`), in the
+/// OpenAI vocabulary; none for the statuses that vocabulary names no code for.
+pub fn error_code(body: &Value) -> Option<String> {
+    body.pointer("/error/status").and_then(Value::as_str).and_then(openai_code).map(str::to_owned)
+}
+
+/// The OpenAI error code a Google canonical `status` stands for (the Gemini troubleshooting
+/// guide beside OpenAI's error codes), so a failure's Log is the same whatever the wire
+/// (docs/contract.md "Dialect-neutral evidence"). An invalid argument, a missing resource or a
+/// refused permission has no OpenAI code: its HTTP status says it.
+pub fn openai_code(status: &str) -> Option<&'static str> {
+    match status {
+        "INTERNAL" => Some("server_error"),
+        "UNAVAILABLE" => Some("server_is_overloaded"),
+        "RESOURCE_EXHAUSTED" => Some("rate_limit_exceeded"),
+        "UNAUTHENTICATED" => Some("invalid_api_key"),
+        _ => None,
+    }
 }
 
 /// Replay items to contents: user text and function responses are `user` parts; model text,
@@ -109,9 +121,8 @@ fn message_text(item: &Value) -> String {
 
 /// Reads `GenerateContentResponse` chunks out of SSE frames until a `finishReason`.
 #[derive(Default)]
-pub struct StreamReader {
+pub struct Decoder {
     decoder: sse::Decoder,
-    n_frames: usize,
     text: String,
     items: Vec<OutputItem>,
     /// Thought text since the last reasoning item closed.
@@ -120,15 +131,14 @@ pub struct StreamReader {
     n_calls: usize,
 }
 
-impl StreamReader {
+impl Decode for Decoder {
     /// Decodes a chunk; `Some` once a candidate carried its `finishReason`.
-    pub fn push(
+    fn push(
         &mut self,
         chunk: &[u8],
         on_delta: &mut (dyn FnMut(Delta) + Send),
     ) -> Result<Option<Reply>, ProviderFailure> {
         for frame in self.decoder.push(chunk) {
-            self.n_frames += 1;
             if let Some(reply) = self.frame(&frame, on_delta)? {
                 return Ok(Some(reply));
             }
@@ -137,38 +147,24 @@ impl StreamReader {
     }
 
     /// The failure for a body that ended before a `finishReason`.
-    pub fn eof(&self) -> ProviderFailure {
-        ProviderFailure::new(
-            ErrorKind::IncompleteStream,
-            "the provider stream ended without a terminal event",
-            json!({"frames": self.n_frames, "unterminated_frame": self.decoder.has_pending()}),
-        )
+    fn eof(&self) -> ProviderFailure {
+        ProviderFailure::unterminated(self.decoder.has_pending())
     }
+}
 
-    fn invalid(&self, reason: &str, evidence: &str) -> ProviderFailure {
-        let excerpt: String = evidence.chars().take(200).collect();
-        ProviderFailure::new(
-            ErrorKind::InvalidResponse,
-            format!("the provider sent an invalid frame: {reason}"),
-            json!({"frame_index": self.n_frames, "reason": reason, "evidence": excerpt}),
-        )
-    }
-
+impl Decoder {
     fn frame(
         &mut self,
         frame: &sse::Frame,
         on_delta: &mut (dyn FnMut(Delta) + Send),
     ) -> Result<Option<Reply>, ProviderFailure> {
         let chunk: Value = serde_json::from_str(&frame.data)
-            .map_err(|error| self.invalid(&format!("data is not JSON ({error})"), &frame.data))?;
+            .map_err(|error| ProviderFailure::invalid(&format!("data is not JSON ({error})"), &frame.data))?;
         if let Some(error) = chunk.get("error") {
-            let code = error.get("status").and_then(Value::as_str).unwrap_or("UNKNOWN");
+            let status = error.get("status").and_then(Value::as_str).unwrap_or("UNKNOWN");
             let message = error.get("message").and_then(Value::as_str).unwrap_or("no message");
-            return Err(ProviderFailure::new(
-                ErrorKind::ProviderHttpError,
-                format!("the provider reported `{code}` in the stream: {message}"),
-                json!({"event_type": "error", "code": code, "frame_index": self.n_frames}),
-            ));
+            // A status the OpenAI vocabulary has no code for is named as the wire names it.
+            return Err(ProviderFailure::reported(openai_code(status).unwrap_or(status), message));
         }
         if let Some(usage) = chunk.get("usageMetadata") {
             self.usage = Some(read_usage(usage));
@@ -178,7 +174,7 @@ impl StreamReader {
             candidate.pointer("/content/parts").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
         for part in parts {
             self.part(part, chunk.get("responseId").and_then(Value::as_str), on_delta)
-                .map_err(|reason| self.invalid(reason, &frame.data))?;
+                .map_err(|reason| ProviderFailure::invalid(reason, &frame.data))?;
         }
         let Some(reason) = candidate.get("finishReason").and_then(Value::as_str) else {
             return Ok(None);
@@ -190,7 +186,10 @@ impl StreamReader {
                 Finish::Incomplete("content_filter".to_owned())
             }
             "MALFORMED_FUNCTION_CALL" | "UNEXPECTED_TOOL_CALL" | "TOO_MANY_TOOL_CALLS" => {
-                return Err(self.invalid(&format!("the model's function call was refused ({reason})"), &frame.data));
+                return Err(ProviderFailure::invalid(
+                    &format!("the model's function call was refused ({reason})"),
+                    &frame.data,
+                ));
             }
             other => Finish::Incomplete(other.to_ascii_lowercase()),
         };
@@ -277,6 +276,7 @@ fn read_usage(usage: &Value) -> Usage {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::event::ErrorKind;
 
     fn read(chunks: &[Value]) -> (Vec<Delta>, Result<Option<Reply>, ProviderFailure>) {
         let mut bytes = String::new();
@@ -287,7 +287,7 @@ mod tests {
     }
 
     fn read_bytes(bytes: &[u8]) -> (Vec<Delta>, Result<Option<Reply>, ProviderFailure>) {
-        let mut reader = StreamReader::default();
+        let mut reader = Decoder::default();
         let mut deltas = Vec::new();
         let mut on_delta = |delta: Delta| deltas.push(delta);
         for byte in bytes {
@@ -348,7 +348,10 @@ mod tests {
         let (deltas, failure) = read(&[parts(json!([{"text": "Hal"}])), error]);
         let failure = failure.unwrap_err();
         assert_eq!(deltas.len(), 1);
-        assert_eq!((failure.kind, failure.details["code"].clone()), (ErrorKind::ProviderHttpError, json!("INTERNAL")));
+        assert_eq!(
+            (failure.kind, failure.details["code"].clone()),
+            (ErrorKind::ProviderHttpError, json!("server_error"))
+        );
 
         assert_eq!(read(&[parts(json!([{"text": "Hal"}]))]).1.unwrap_err().kind, ErrorKind::IncompleteStream);
         assert_eq!(read_bytes(b"data: {not json\r\n\r\n").1.unwrap_err().kind, ErrorKind::InvalidResponse);
@@ -367,7 +370,10 @@ mod tests {
         ];
         let tools =
             json!([{"type": "function", "name": "read", "description": "Read", "parameters": {"type": "object"}}]);
-        let body = request_body("Be brief", &input, &tools);
+        let call =
+            Call { model: "gemini-x".into(), instructions: "Be brief".into(), input, tools, cache_key: "k".into() };
+        let WireRequest { path: sent_to, body, .. } = request(&call);
+        assert_eq!(sent_to, "/v1beta/models/gemini-x:streamGenerateContent?alt=sse");
         assert_eq!(body["systemInstruction"], json!({"parts": [{"text": "Be brief"}]}));
         assert_eq!(
             body["tools"],
@@ -385,6 +391,10 @@ mod tests {
                 {"role": "model", "parts": [{"text": "done"}]},
             ])
         );
-        assert_eq!(path("gemini-x"), "/v1beta/models/gemini-x:streamGenerateContent?alt=sse");
+        assert_eq!(
+            error_code(&json!({"error": {"code": 503, "status": "UNAVAILABLE"}})).as_deref(),
+            Some("server_is_overloaded")
+        );
+        assert_eq!(error_code(&json!({"error": {"code": 400, "status": "INVALID_ARGUMENT"}})), None);
     }
 }
