@@ -6,7 +6,7 @@
 //! | --- | --- |
 //! | `log.ndjson` | the root Session's Log, one canonical JSON Event per line |
 //! | `children/<id>.ndjson` | each child Session's Log, the same way |
-//! | `requests.jsonl` | every Provider request in order: `{route, response_index, body}`; `requests.<dialect>.jsonl` for a dialect other than `responses` |
+//! | `requests.jsonl` | every Provider request in order: `{route, response_index, model?, body}` (`model` when the body does not name it: Gemini's path does); `requests.<dialect>.jsonl` for a dialect other than `responses` |
 //! | `acp.jsonl` | the live ACP transcript, both directions: `{from, message}` (or `raw` for a non-JSON line) |
 //! | `acp-load.jsonl` | what `session/load` replays into a fresh agent, and its answer |
 //! | `outcome.json` | terminal states derived from the Log, what the agent answered, what each `run_workflow` returned, diagnostics |
@@ -77,6 +77,10 @@ pub struct Request {
     pub route: String,
     /// The index of the script response that answered; `None` when nothing matched.
     pub response_index: Option<usize>,
+    /// The model the request names outside its body (Gemini's is in the path); absent when
+    /// the body names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// The JSON body (a string if it was not JSON).
     pub body: Value,
 }

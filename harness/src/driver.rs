@@ -128,10 +128,19 @@ pub fn assemble(conversation: Conversation, log_path: Option<&Path>, mock: &Mock
         capture.children = child_logs(path);
     }
     capture.timings = report.journal.iter().map(|entry| entry.timing).collect();
+    let dialect = mock.dialect();
     capture.requests = report
         .journal
         .into_iter()
-        .map(|entry| Request { route: entry.route, response_index: entry.response_index, body: entry.body })
+        .map(|entry| {
+            // A model the body does not name (Gemini's is in the path) is recorded beside it.
+            let in_body = dialect.read(&entry.body).ok().and_then(|conversation| conversation.model).is_some();
+            let (_, endpoint) = gauntlet_mock_provider::provider::split_route(&entry.path);
+            let endpoint = endpoint.split('?').next().unwrap_or_default();
+            let asked = gauntlet_mock_provider::dialect::Asked { path: endpoint, body: &entry.body };
+            let model = if in_body { None } else { dialect.model(&asked) };
+            Request { route: entry.route, response_index: entry.response_index, model, body: entry.body }
+        })
         .collect();
     // Grouped by route, root first, each route in arrival order: concurrent children
     // interleave, and the golden should not depend on how.

@@ -66,8 +66,15 @@ impl<'a> Evidence<'a> {
     /// Parses and audits a capture.
     pub fn new(capture: &'a Capture) -> Evidence<'a> {
         let (lines, _) = audit::parse_lines(&capture.log);
-        let conversations =
-            capture.requests.iter().map(|request| capture.dialect.read(&request.body).unwrap_or_default()).collect();
+        let conversations = capture
+            .requests
+            .iter()
+            .map(|request| {
+                let mut conversation = capture.dialect.read(&request.body).unwrap_or_default();
+                conversation.model = conversation.model.or_else(|| request.model.clone());
+                conversation
+            })
+            .collect();
         Evidence { capture, lines, audit: capture.audit(), scenario: None, role: LogRole::Root, conversations }
     }
 

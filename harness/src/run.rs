@@ -82,8 +82,8 @@ pub fn run_scenario(plan: &Plan, driver: &dyn Driver, name: &str, path: &Path) -
 }
 
 /// The dialects the corpus plays every Turn scenario in: those both the mock and the reference
-/// runtime speak.
-pub const CORPUS_DIALECTS: [Dialect; 2] = [Dialect::Responses, Dialect::ChatCompletions];
+/// runtime speak, all four.
+pub const CORPUS_DIALECTS: [Dialect; 4] = Dialect::ALL;
 
 /// The name of a scenario's trial in a dialect: `turn/partial-then-error [chat_completions]`;
 /// the plain name for `responses`.

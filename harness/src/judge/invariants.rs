@@ -245,7 +245,12 @@ pub(crate) mod fixture {
         let requests = bodies
             .iter()
             .enumerate()
-            .map(|(idx, body)| Request { route: "root".into(), response_index: Some(idx), body: body.clone() })
+            .map(|(idx, body)| Request {
+                route: "root".into(),
+                response_index: Some(idx),
+                model: None,
+                body: body.clone(),
+            })
             .collect();
         Capture { log, requests, ..Capture::default() }
     }
@@ -306,7 +311,7 @@ pub(crate) mod fixture {
         bodies
             .into_iter()
             .enumerate()
-            .map(|(idx, body)| Request { route: "root".into(), response_index: Some(idx), body })
+            .map(|(idx, body)| Request { route: "root".into(), response_index: Some(idx), model: None, body })
             .collect()
     }
 }

@@ -280,9 +280,14 @@ pub fn http_error_json(status: u16) -> Value {
 }
 
 /// A Messages request body read into the dialect-neutral [`Conversation`]: `system` (a string
-/// or text blocks), then each message's blocks in order: text (consecutive text blocks of one
-/// message joined), `thinking` / `redacted_thinking` (reasoning with its signature or data),
-/// `tool_use`, `tool_result` (its text content joined), anything else by its type.
+/// or text blocks), then each message's blocks in order: text, `thinking` /
+/// `redacted_thinking` (reasoning with its signature or data), `tool_use`, `tool_result` (its
+/// text content joined), anything else by its type.
+///
+/// Consecutive text blocks of an assistant message are one answer (a client may keep the
+/// pieces it streamed), but each text block of a user message is one user message: roles
+/// must alternate, so consecutive user messages (a prompt after a notice) share one `user`
+/// message as separate blocks.
 pub fn read(body: &Value) -> Result<Conversation, ViewError> {
     let body = body.as_object().ok_or_else(|| ViewError("a Messages request body is a JSON object".to_owned()))?;
     let system = match body.get("system") {
@@ -317,6 +322,9 @@ pub fn read(body: &Value) -> Result<Conversation, ViewError> {
         for block in blocks {
             let kind = block.get("type").and_then(Value::as_str).unwrap_or_default();
             if kind == "text" {
+                if !assistant && let Some(text) = text.take() {
+                    read.push(said(text));
+                }
                 text.get_or_insert_with(String::new).push_str(block["text"].as_str().unwrap_or_default());
                 continue;
             }
@@ -558,6 +566,7 @@ mod tests {
                 { "role": "user", "content": [
                     { "type": "tool_result", "tool_use_id": "c1", "content": [{ "type": "text", "text": "A" }] },
                     { "type": "image", "source": {} },
+                    { "type": "text", "text": "A notice" }, { "type": "text", "text": "next" },
                 ]},
             ],
         });
@@ -575,6 +584,8 @@ mod tests {
                 Message::ToolCall { call_id: "c1".into(), name: "read".into(), args: json!({ "path": "a" }) },
                 Message::ToolResult { call_id: "c1".into(), output: "A".into() },
                 Message::Other { kind: "image".into() },
+                Message::User { text: "A notice".into() },
+                Message::User { text: "next".into() },
             ]
         );
         assert!(read(&json!({ "messages": [{ "role": "system", "content": "x" }] })).is_err());

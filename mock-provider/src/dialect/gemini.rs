@@ -226,7 +226,9 @@ pub fn http_error_json(status: u16) -> Value {
 
 /// A `GenerateContentRequest` body read into the dialect-neutral [`Conversation`]:
 /// `systemInstruction` text, then each content's parts in order: text by role (`user`, or
-/// `model` for the assistant; consecutive text parts of one content joined), thoughts as
+/// `model` for the assistant; consecutive text parts of a `model` content are one answer, a
+/// client may keep the chunks it streamed, while each text part of a `user` content is one
+/// user message), thoughts as
 /// reasoning with their `thoughtSignature` (a signature on another part is reasoning without
 /// text), `functionCall`, `functionResponse` (its `response.output`, else the response's JSON),
 /// anything else by its field name. The model is in the path, not the body.
@@ -259,6 +261,9 @@ pub fn read(body: &Value) -> Result<Conversation, ViewError> {
             let signature = part.get("thoughtSignature").and_then(Value::as_str).map(str::to_owned);
             let thought = part.get("thought").and_then(Value::as_bool) == Some(true);
             if let (Some(chunk), false) = (part.get("text").and_then(Value::as_str), thought) {
+                if !model && let Some(text) = text.take() {
+                    read.push(said(text));
+                }
                 text.get_or_insert_with(String::new).push_str(chunk);
                 if signature.is_none() {
                     continue;
@@ -445,7 +450,10 @@ mod tests {
                     { "text": "Look" }, { "text": "ing" },
                     { "functionCall": { "id": "c1", "name": "read", "args": { "path": "a" } }, "thoughtSignature": "sig2" },
                 ]},
-                { "role": "user", "parts": [{ "functionResponse": { "id": "c1", "name": "read", "response": { "output": "A" } } }] },
+                { "role": "user", "parts": [
+                    { "functionResponse": { "id": "c1", "name": "read", "response": { "output": "A" } } },
+                    { "text": "A notice" }, { "text": "next" },
+                ]},
                 { "parts": [{ "inlineData": {} }] },
             ],
         });
@@ -460,6 +468,8 @@ mod tests {
                 Message::Reasoning { text: String::new(), opaque: Some("sig2".into()) },
                 Message::ToolCall { call_id: "c1".into(), name: "read".into(), args: json!({ "path": "a" }) },
                 Message::ToolResult { call_id: "c1".into(), output: "A".into() },
+                Message::User { text: "A notice".into() },
+                Message::User { text: "next".into() },
                 Message::Other { kind: "inlineData".into() },
             ]
         );
