@@ -145,6 +145,18 @@ fn wrong_dialect(root: &Path) -> Result<(), Failed> {
     {
         return Err(format!("expected an error naming both dialects, got {:#?}", verdict).into());
     }
+    // A requirement the run gave no evidence for is `not judged`, never `pass`.
+    let registry = std::fs::read_to_string(root.join("docs/contract.md")).map_err(|error| error.to_string())?;
+    let requirements = contract::parse(&registry)?;
+    let rows = gauntlet::report::requirements::rows(&requirements, std::slice::from_ref(&verdict), false);
+    let passed: Vec<&str> = rows
+        .iter()
+        .filter(|row| row.status == gauntlet::report::requirements::Status::Pass)
+        .map(|row| row.id.as_str())
+        .collect();
+    if !passed.is_empty() {
+        return Err(format!("requirements pass on a run with no evidence: {passed:?}").into());
+    }
     Ok(())
 }
 

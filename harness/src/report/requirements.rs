@@ -15,8 +15,9 @@ pub enum Status {
     Fail,
     /// Its only scenarios were skipped (a capability the implementation lacks).
     Skipped,
-    /// Checked only by the reference runtime's unit tests, by scenarios not run, or about a
-    /// Log the implementation does not keep.
+    /// No evidence in this run: checked only by the reference runtime's unit tests, by
+    /// scenarios not run or that ended in `error` (a crash, a hang, the wrong dialect), or
+    /// about a Log the implementation does not keep. Never a pass (issue 11).
     NotJudged,
 }
 
@@ -57,7 +58,10 @@ fn about_the_log(id: &str) -> bool {
 /// scenario that checks it misses what the scenario file states (an expectation). `logged`
 /// says whether the implementation keeps a gauntlet Log.
 pub fn rows(requirements: &[Requirement], verdicts: &[Verdict], logged: bool) -> Vec<Row> {
+    // Only a scenario that ran to a judgement is evidence: a skipped one was not played, and
+    // an `error` one (a crash, a hang, an agent on the wrong dialect) proves nothing either way.
     let ran = |verdict: &&Verdict| !matches!(verdict.kind, VerdictKind::Skipped | VerdictKind::Error);
+    let skipped = |verdict: &&Verdict| verdict.kind == VerdictKind::Skipped;
     requirements
         .iter()
         .map(|requirement| {
@@ -85,15 +89,18 @@ pub fn rows(requirements: &[Requirement], verdicts: &[Verdict], logged: bool) ->
                 Status::Fail
             } else if !logged && about_the_log(&requirement.id) {
                 Status::NotJudged
-            } else if !named.is_empty() && !named.iter().any(ran) {
+            } else if !named.is_empty() && named.iter().all(skipped) {
                 // Every scenario written for it was skipped: its invariants held only vacuously.
                 Status::Skipped
+            } else if !named.is_empty() && !named.iter().any(ran) {
+                // Its scenarios were played but ended in error: no evidence.
+                Status::NotJudged
             } else if related.iter().any(ran) {
                 Status::Pass
-            } else if related.is_empty() {
-                Status::NotJudged
-            } else {
+            } else if !related.is_empty() && related.iter().all(skipped) {
                 Status::Skipped
+            } else {
+                Status::NotJudged
             };
             Row { id: requirement.id.clone(), tier: requirement.tier, status, failing }
         })
@@ -191,5 +198,27 @@ mod tests {
         let requirements = [requirement("SUB", &["invariant:sub", "scenario:s3"])];
         let verdicts = [Verdict::from_findings("s1", vec![], vec![]), Verdict::skipped("s3", "lacks subagents".into())];
         assert_eq!(rows(&requirements, &verdicts, true)[0].status, Status::Skipped);
+    }
+
+    /// An agent on the wrong dialect: every scenario is `error`. Only what a finding names
+    /// fails; nothing passes and nothing is called skipped, everything else is not judged.
+    #[test]
+    fn a_run_whose_scenarios_all_errored_judges_nothing_as_pass() {
+        let requirements = [
+            requirement("WIRE", &["invariant:wire"]),
+            requirement("STOP", &["invariant:stop", "scenario:s2"]),
+            requirement("MOCK", &["invariant:mock"]),
+        ];
+        let wrong_dialect = |name: &str| {
+            let finding = Finding::new(Layer::Invariant, Some("MOCK"), "the agent called POST /v1/messages");
+            let mut verdict = Verdict::from_findings(name, vec![], vec![finding]);
+            verdict.kind = VerdictKind::Error;
+            verdict
+        };
+        let verdicts = [wrong_dialect("s1"), wrong_dialect("s2")];
+        let statuses: Vec<Status> = rows(&requirements, &verdicts, true).iter().map(|row| row.status).collect();
+        assert_eq!(statuses, [Status::NotJudged, Status::NotJudged, Status::Fail]);
+        let with_a_pass = [wrong_dialect("s1"), Verdict::from_findings("s3", vec![], vec![])];
+        assert_eq!(rows(&requirements[..1], &with_a_pass, true)[0].status, Status::Pass);
     }
 }
