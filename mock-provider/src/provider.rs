@@ -198,7 +198,9 @@ impl MockProvider {
         let body = parsed.as_ref().ok().cloned().unwrap_or(Value::Null);
         let asked = Asked { path: endpoint, body: &body };
         let mut state = self.lock();
-        if let Some(side) = self.side.iter().find(|side| side.matches(&request.path, parsed.as_ref().ok())) {
+        if let Some(side) =
+            self.side.iter().find(|side| side.matches(self.dialect, &request.path, parsed.as_ref().ok()))
+        {
             state.side_served.push(side.name.clone());
             let response = match side.reply() {
                 SideReply::Json(body) => return reply(json_answer(200, body.clone()), None),
@@ -413,6 +415,66 @@ mod tests {
         assert_eq!(report.side_requests, ["title"]);
         assert_eq!(report.journal.len(), 1);
         assert!(report.is_strictly_satisfied());
+    }
+
+    /// Title generation is a side request in every dialect: matched by the system text the
+    /// dialect carries, answered with a stream in that dialect, left out of the journal.
+    #[test]
+    fn side_requests_work_in_every_dialect() {
+        let side: SideRequest = toml::from_str(
+            "name = \"title\"\nsystem_contains = \"a title\"\nrespond = { text = [\"Fix the \", \"build\"] }",
+        )
+        .unwrap();
+        let requests = |system: &str| {
+            [
+                (
+                    Dialect::Responses,
+                    "/v1/responses",
+                    json!({ "model": "m", "instructions": system, "input": "go", "stream": true }),
+                ),
+                (
+                    Dialect::ChatCompletions,
+                    "/v1/chat/completions",
+                    json!({ "model": "m", "stream": true, "messages": [{ "role": "system", "content": system }, { "role": "user", "content": "go" }] }),
+                ),
+                (
+                    Dialect::AnthropicMessages,
+                    "/v1/messages",
+                    json!({ "model": "m", "stream": true, "system": system, "messages": [{ "role": "user", "content": "go" }] }),
+                ),
+                (
+                    Dialect::Gemini,
+                    "/v1beta/models/m:streamGenerateContent",
+                    json!({ "systemInstruction": { "parts": [{ "text": system }] }, "contents": [{ "role": "user", "parts": [{ "text": "go" }] }] }),
+                ),
+            ]
+        };
+        for ((dialect, path, title), (_, _, agent)) in
+            requests("Write a title for this").into_iter().zip(requests("You are an agent"))
+        {
+            let provider = MockProvider::new(Script::root(vec![Response::default()]))
+                .with_dialect(dialect)
+                .with_side_requests(vec![side.clone()]);
+            let answer = provider.respond(post(path, &title.to_string()));
+            assert_eq!((answer.status, answer.end.is_none()), (200, true), "{dialect}");
+            assert_eq!(answer.headers[0].1, "text/event-stream", "{dialect}");
+            let body: Vec<u8> = answer
+                .steps
+                .iter()
+                .filter_map(|step| if let Step::Bytes(bytes) = step { Some(bytes.to_vec()) } else { None })
+                .flatten()
+                .collect();
+            let body = String::from_utf8(body).unwrap();
+            assert!(body.contains("Fix the ") && body.contains("build"), "{dialect}: {body}");
+            assert_eq!(provider.respond(post(path, &agent.to_string())).status, 200, "{dialect}");
+            let report = provider.report();
+            assert_eq!(
+                (report.side_requests.as_slice(), report.journal.len()),
+                (&["title".to_owned()][..], 1),
+                "{dialect}"
+            );
+            assert!(report.is_strictly_satisfied(), "{dialect}");
+        }
     }
 
     #[test]

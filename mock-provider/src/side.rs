@@ -5,6 +5,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::dialect::Dialect;
 use crate::script::Response;
 
 /// One kind of side request and its canned answer.
@@ -22,6 +23,11 @@ pub struct SideRequest {
     /// The text the value at [`Self::pointer`] must contain.
     #[serde(default)]
     pub contains: Option<String>,
+    /// Text the request's system instructions must contain, read in whatever dialect the
+    /// mock speaks (Responses `instructions` or a system message, Chat `system` / `developer`
+    /// messages, Anthropic `system`, Gemini `systemInstruction`): one rule for every dialect.
+    #[serde(default)]
+    pub system_contains: Option<String>,
     /// The answer: a scripted stream...
     #[serde(default)]
     pub respond: Option<Response>,
@@ -40,8 +46,8 @@ pub enum SideReply<'a> {
 }
 
 impl SideRequest {
-    /// True when a request with this path and (parsed) body is this side request.
-    pub fn matches(&self, path: &str, body: Option<&Value>) -> bool {
+    /// True when a request with this path and (parsed) body, in `dialect`, is this side request.
+    pub fn matches(&self, dialect: Dialect, path: &str, body: Option<&Value>) -> bool {
         let path_ok = self.path.as_deref().is_none_or(|wanted| wanted == path);
         let body_ok = match (&self.pointer, &self.contains) {
             (Some(pointer), contains) => body
@@ -53,7 +59,11 @@ impl SideRequest {
                 .is_some_and(|text| contains.as_deref().is_none_or(|wanted| text.contains(wanted))),
             (None, _) => true,
         };
-        path_ok && body_ok
+        let system_ok = self.system_contains.as_deref().is_none_or(|wanted| {
+            body.and_then(|body| dialect.read(body).ok())
+                .is_some_and(|conversation| conversation.system.iter().any(|text| text.contains(wanted)))
+        });
+        path_ok && body_ok && system_ok
     }
 
     /// The canned answer; an empty completed stream when none is given.
@@ -87,12 +97,13 @@ mod tests {
     fn matches_by_path_and_by_a_pointer_that_contains_text() {
         let title: SideRequest =
             toml::from_str("name = \"title\"\npointer = \"/instructions\"\ncontains = \"a title\"").unwrap();
-        assert!(title.matches("/v1/responses", Some(&json!({"instructions": "Write a title for this"}))));
-        assert!(!title.matches("/v1/responses", Some(&json!({"instructions": "You are an agent"}))));
-        assert!(!title.matches("/v1/responses", None));
+        let responses = Dialect::Responses;
+        assert!(title.matches(responses, "/v1/responses", Some(&json!({"instructions": "Write a title for this"}))));
+        assert!(!title.matches(responses, "/v1/responses", Some(&json!({"instructions": "You are an agent"}))));
+        assert!(!title.matches(responses, "/v1/responses", None));
         let models: SideRequest = toml::from_str("name = \"models\"\npath = \"/v1/models\"\njson = {}").unwrap();
-        assert!(models.matches("/v1/models", None));
-        assert!(!models.matches("/v1/responses", None));
+        assert!(models.matches(responses, "/v1/models", None));
+        assert!(!models.matches(responses, "/v1/responses", None));
         assert_eq!(models.reply(), SideReply::Json(&json!({})));
     }
 }
