@@ -1,6 +1,8 @@
 //! Throughput benchmarks (`cargo bench -p gauntlet`): measured here, never asserted in tests.
 //!
-//! - the whole scenario corpus in process, as scenarios per second, in each corpus dialect;
+//! - the Turn scenarios in process, as scenarios per second, in each corpus dialect, and the
+//!   whole corpus (lifecycle scenarios once, Turn scenarios in every dialect) against the
+//!   same corpus in Responses alone;
 //! - the Log fold and the replay fold over a generated Log of 100k events, in events/s and
 //!   MB/s, beside a plain `serde_json` parse of the same bytes and the ratio to it;
 //! - the lifecycle monitor over a generated stream of 1M observations (working spells, idle
@@ -28,22 +30,44 @@ fn main() -> anyhow::Result<()> {
     anyhow::ensure!(!names.is_empty(), "no scenarios under {}", plan.scenarios().display());
     let driver = Reference::default();
     let rounds = 20;
+    // Each dialect plays the Turn scenarios (lifecycle scenarios have no Provider); the whole
+    // corpus is the lifecycle scenarios once and the Turn scenarios in every dialect.
+    let turns: Vec<_> =
+        names.iter().filter(|(_, path)| matches!(run::load(path), Ok(run::AnyScenario::Turn(_)))).collect();
+    let mut per_dialect = Vec::new();
     for dialect in run::CORPUS_DIALECTS {
         let (elapsed, _) = time(|| {
             for _ in 0..rounds {
-                for (name, path) in &names {
+                for (name, path) in &turns {
                     black_box(run::run_scenario_in(&plan, &driver, name, path, Some(dialect)));
                 }
             }
         });
-        let n_runs = (rounds * names.len()) as f64;
+        let n_runs = (rounds * turns.len()) as f64;
         println!(
-            "corpus [{dialect}]: {} scenarios x {rounds} rounds in {:.1} ms: {:.0} scenarios/s",
-            names.len(),
+            "turn scenarios [{dialect}]: {} x {rounds} rounds in {:.1} ms: {:.0} scenarios/s",
+            turns.len(),
             ms(elapsed),
             n_runs / elapsed.as_secs_f64()
         );
+        per_dialect.push(elapsed);
     }
+    let (lifecycle, _) = time(|| {
+        for _ in 0..rounds {
+            for (name, path) in names.iter().filter(|(name, _)| !turns.iter().any(|(turn, _)| turn == name)) {
+                black_box(run::run_scenario(&plan, &driver, name, path));
+            }
+        }
+    });
+    let single = lifecycle + per_dialect[0];
+    let all = lifecycle + per_dialect.iter().sum::<Duration>();
+    println!(
+        "corpus per round: {:.1} ms in responses alone, {:.1} ms in all {} dialects ({:.2}x)",
+        ms(single) / rounds as f64,
+        ms(all) / rounds as f64,
+        per_dialect.len(),
+        all.as_secs_f64() / single.as_secs_f64()
+    );
 
     let bytes = generated_log();
     let mb = bytes.len() as f64 / 1e6;
