@@ -50,6 +50,12 @@ fn main() {
     }
     let root = plan.root.clone();
     trials.push(Trial::test("check/liar", move || liar_check(&root)).with_kind("check"));
+    for bug in BUGS {
+        let root = plan.root.clone();
+        trials.push(
+            Trial::test(format!("check/buggy/{}", bug.name), move || buggy_check(&root, &bug)).with_kind("check"),
+        );
+    }
     let root = plan.root.clone();
     trials.push(Trial::test("check/adapter/gauntlet-lifecycle", move || reference_adapter(&root)).with_kind("check"));
     let root = plan.root.clone();
@@ -208,6 +214,64 @@ fn liar_check(root: &Path) -> Result<(), Failed> {
         || !ids.contains(&"MOCK-STRICT")
     {
         return Err(format!("the liar was not caught: {:#?}", partial.verdict).into());
+    }
+    Ok(())
+}
+
+/// A real agent with one bug (harness/tests/fixtures/agents/buggy.py), the scenario that shows
+/// it, the requirement that must catch it, and the evidence its finding must show.
+struct Bug {
+    name: &'static str,
+    scenario: &'static str,
+    requirement: &'static str,
+    evidence: &'static str,
+}
+
+const BUGS: [Bug; 3] = [
+    Bug {
+        name: "late",
+        scenario: "turn/two-turn-conversation",
+        requirement: "ACP-ANSWER-IN-TURN",
+        evidence: "turn 2 was shown turn 1's answer \"Seven.\"",
+    },
+    Bug {
+        name: "silent",
+        scenario: "turn/clean-completion",
+        requirement: "ACP-ANSWER-IN-TURN",
+        evidence: "turn 1 completed (the script forces) but its answer \"Hello, world.\" was never shown",
+    },
+    Bug {
+        name: "load-differs",
+        scenario: "turn/two-turn-conversation",
+        requirement: "ACP-LOAD-MATCHES-LIVE",
+        evidence: "turn 2 (completed): load replayed assistant text \"Seven.\", the client was shown \"Eleven.\" live",
+    },
+];
+
+/// Each buggy agent is `nonconformant` on its scenario, caught by the named requirement with
+/// the evidence. A bug the client sees live is caught whatever the profile declares: with its
+/// capabilities, and with none (no Log, no `session/load`).
+fn buggy_check(root: &Path, bug: &Bug) -> Result<(), Failed> {
+    let plan = Plan { root: root.to_owned(), bless: false };
+    let path = root.join(format!("harness/tests/fixtures/agents/{}.toml", bug.name));
+    let declared = profile::load(&path).map_err(|error| error.to_string())?;
+    let mut bare = declared.clone();
+    bare.capabilities.clear();
+    let profiles = if bug.requirement == "ACP-LOAD-MATCHES-LIVE" { vec![declared] } else { vec![declared, bare] };
+    for profile in profiles {
+        let filters = [bug.scenario.to_owned()];
+        let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);
+        let [checked] = &run.scenarios[..] else { return Err(format!("{:#?}", run.verdicts()).into()) };
+        let caught = checked.verdict.findings.iter().any(|finding| {
+            finding.requirement.as_deref() == Some(bug.requirement) && finding.message.contains(bug.evidence)
+        });
+        if checked.verdict.kind != VerdictKind::Nonconformant || !caught {
+            return Err(format!(
+                "{} with capabilities {:?} was not caught by {} with {:?}: {:#?}",
+                bug.name, profile.capabilities, bug.requirement, bug.evidence, checked.verdict
+            )
+            .into());
+        }
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! One rule per file, named for the rule, its requirement id first in its `//!` line, tests
 //! inside. [`ALL`] lists them; docs/contract.md names them in its "checked by" column.
 
+mod answer_in_turn;
 mod audit_only_not_replayed;
 mod busy_prompt_refused;
 mod cancel_closes_request;
@@ -11,6 +12,7 @@ mod delegation_acp_truthful;
 mod error_data_complete;
 mod failure_evidence_complete;
 mod jsonrpc_errors_standard;
+mod load_matches_live;
 mod load_replays_clean_transcript;
 mod log_canonical_only;
 mod log_ids_unique;
@@ -74,6 +76,8 @@ pub const ALL: &[Invariant] = &[
     workflow_ok_only_when_complete::INVARIANT,
     workflow_schedule_safe::INVARIANT,
     delegation_acp_truthful::INVARIANT,
+    answer_in_turn::INVARIANT,
+    load_matches_live::INVARIANT,
 ];
 
 /// Runs every invariant.
@@ -133,6 +137,34 @@ fn served<'a>(evidence: &Evidence<'a>, request: &Request) -> Option<&'a Response
         return None;
     }
     scenario.turns.iter().flat_map(|turn| turn.respond.iter()).nth(request.response_index?)
+}
+
+/// One response the script streamed to the agent.
+#[derive(Debug, Clone, PartialEq)]
+struct Streamed {
+    /// The text deltas the agent received from it (all of them for a clean response).
+    text: String,
+    /// It ended cleanly (`response.completed` or `response.incomplete`).
+    clean: bool,
+}
+
+/// What the script streamed for each scenario turn, in request order: the responses served to
+/// the requests that belong to the turn (by the prompt they carry last, [`request_turns`]),
+/// whichever turn of the script they were written for. Empty without a scenario.
+fn streamed_per_turn(evidence: &Evidence) -> Vec<Vec<Streamed>> {
+    let Some(scenario) = evidence.scenario else { return Vec::new() };
+    let mut turns = vec![Vec::new(); scenario.turns.len()];
+    for (request, turn) in evidence.capture.requests.iter().zip(request_turns(evidence)) {
+        if let (Some(turn), Some(response)) = (turn, served(evidence, request)) {
+            turns[turn].push(Streamed { text: response.visible_text(), clean: !response.fails() });
+        }
+    }
+    turns
+}
+
+/// The text of every `agent_message_chunk` the client was shown during a prompt.
+fn shown_text(exchange: &Exchange) -> String {
+    exchange.updates.iter().filter_map(|update| chunk_text(update, "agent_message_chunk")).collect()
 }
 
 /// One `session/prompt` in a transcript: the request, its answer and the updates between.
