@@ -227,7 +227,7 @@ struct Bug {
     evidence: &'static str,
 }
 
-const BUGS: [Bug; 3] = [
+const BUGS: [Bug; 4] = [
     Bug {
         name: "late",
         scenario: "turn/two-turn-conversation",
@@ -246,10 +246,17 @@ const BUGS: [Bug; 3] = [
         requirement: "ACP-LOAD-MATCHES-LIVE",
         evidence: "turn 2 (completed): load replayed assistant text \"Seven.\", the client was shown \"Eleven.\" live",
     },
+    Bug {
+        name: "ignores-malformed",
+        scenario: "acp/malformed-line",
+        requirement: "ACP-JSONRPC-ERRORS",
+        evidence: "which is not JSON, got no Parse error (-32700 with id null)",
+    },
 ];
 
 /// Each buggy agent is `nonconformant` on its scenario, caught by the named requirement with
-/// the evidence. A bug the client sees live is caught whatever the profile declares: with its
+/// the evidence, within the client's patience and without a fault: the scenario went on to its
+/// end. A bug the client sees live is caught whatever the profile declares: with its
 /// capabilities, and with none (no Log, no `session/load`).
 fn buggy_check(root: &Path, bug: &Bug) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false };
@@ -265,7 +272,9 @@ fn buggy_check(root: &Path, bug: &Bug) -> Result<(), Failed> {
         let caught = checked.verdict.findings.iter().any(|finding| {
             finding.requirement.as_deref() == Some(bug.requirement) && finding.message.contains(bug.evidence)
         });
-        if checked.verdict.kind != VerdictKind::Nonconformant || !caught {
+        let faulted = checked.verdict.findings.iter().any(|finding| finding.layer == gauntlet::verdict::Layer::Fault);
+        let patient = checked.verdict.elapsed_ms < u128::from(profile.patience_ms);
+        if checked.verdict.kind != VerdictKind::Nonconformant || !caught || faulted || !patient {
             return Err(format!(
                 "{} with capabilities {:?} was not caught by {} with {:?}: {:#?}",
                 bug.name, profile.capabilities, bug.requirement, bug.evidence, checked.verdict
