@@ -11,6 +11,7 @@ mod client_text_once;
 mod delegation_acp_truthful;
 mod error_data_complete;
 mod failure_evidence_complete;
+mod failure_not_end_turn;
 mod jsonrpc_errors_standard;
 mod load_matches_live;
 mod load_replays_clean_transcript;
@@ -70,6 +71,7 @@ pub const ALL: &[Invariant] = &[
     retries_bounded::INVARIANT,
     no_duplicate_assistant::INVARIANT,
     error_data_complete::INVARIANT,
+    failure_not_end_turn::INVARIANT,
     cancel_closes_request::INVARIANT,
     subagent_terminal_evidence::INVARIANT,
     subagent_replay_terminal_only::INVARIANT,
