@@ -42,6 +42,8 @@ fn main() {
     }
     let root = plan.root.clone();
     trials.push(Trial::test("check/gauntlet-agent", move || reference_check(&root)).with_kind("check"));
+    let root = plan.root.clone();
+    trials.push(Trial::test("check/jobs-parity", move || jobs_parity(&root)).with_kind("check"));
     for (fault, evidence) in FAULTS {
         let root = plan.root.clone();
         trials.push(
@@ -131,6 +133,26 @@ fn reference_check(root: &Path) -> Result<(), Failed> {
         })
         .collect();
     if unlike.is_empty() && run.counts().1 == 0 { Ok(()) } else { Err(unlike.join("\n\n").into()) }
+}
+
+/// `--jobs 4` gives the verdicts `--jobs 1` gives, in the same order: scenario, verdict and
+/// every finding (only wall times differ), for the reference agent's profile.
+fn jobs_parity(root: &Path) -> Result<(), Failed> {
+    let plan = Plan { root: root.to_owned(), bless: false };
+    let profile = reference_profile(root)?;
+    let known = KnownFailures::default();
+    let judged = |jobs: usize| -> Vec<(String, VerdictKind, Vec<String>)> {
+        check::check_jobs(&plan, &profile, &known, &[], false, jobs, &mut quiet)
+            .verdicts()
+            .into_iter()
+            .map(|verdict| (verdict.scenario, verdict.kind, verdict.findings.iter().map(ToString::to_string).collect()))
+            .collect()
+    };
+    let (one, four) = (judged(1), judged(4));
+    if one.is_empty() {
+        return Err("no scenario ran".into());
+    }
+    if one == four { Ok(()) } else { Err(format!("--jobs 1: {one:#?}\n--jobs 4: {four:#?}").into()) }
 }
 
 /// Faulty agents and the evidence their scenarios' errors must show (harness/tests/fixtures/agents).

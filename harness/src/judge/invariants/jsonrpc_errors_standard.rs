@@ -68,7 +68,7 @@ fn unanswered_raw_lines(transcript: &[Value]) -> Vec<String> {
             }
         } else if !from_client
             && let Some(message) = entry.get("message")
-            && message.get("id") == Some(&Value::Null)
+            && message.get("id").is_none_or(Value::is_null)
             && let Some(error) = message.get("error")
             && !waiting.is_empty()
         {
@@ -76,6 +76,11 @@ fn unanswered_raw_lines(transcript: &[Value]) -> Vec<String> {
             if error.get("code").and_then(Value::as_i64) != Some(-32700) {
                 problems.push(format!(
                     "the line {raw:?}, which is not JSON, was answered {error} instead of a Parse error (-32700)"
+                ));
+            }
+            if message.get("id").is_none() {
+                problems.push(format!(
+                    "the Parse error answering {raw:?} has no `id` member: JSON-RPC 2.0 §5 requires one, null when the id could not be read: {message}"
                 ));
             }
         }
@@ -119,7 +124,15 @@ mod tests {
         );
         let parse_error =
             entry("agent", json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}}));
-        let capture = Capture { acp: vec![malformed, parse_error, unknown, answer], ..Capture::default() };
+        let capture = Capture {
+            acp: vec![malformed.clone(), parse_error, unknown.clone(), answer.clone()],
+            ..Capture::default()
+        };
         assert!(check(INVARIANT, &capture).is_empty());
+        let without_id = entry("agent", json!({"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error"}}));
+        let capture = Capture { acp: vec![malformed, without_id, unknown, answer], ..Capture::default() };
+        let problems = check(INVARIANT, &capture);
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0].contains("has no `id` member"), "{problems:?}");
     }
 }
