@@ -204,7 +204,7 @@ async fn play_turn(
         // An answer to a raw line comes at once or never: after a short wait the turn goes on,
         // and ACP-JSONRPC-ERRORS judges the silence from the transcript.
         let wait = client.patience.min(QUICK_ANSWER);
-        answer_within(client, wait, |message| is_response(message), "the answer to a raw line").await?;
+        answer_within(client, wait, is_response, "the answer to a raw line").await?;
     }
     if let Some(model) = &turn.model {
         let params = json!({"sessionId": session_id, "configId": "model", "value": model});
