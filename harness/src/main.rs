@@ -85,6 +85,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let (run, expectations, known, about, logged, default_dir) = match (implementation, adapter, family) {
                 (Some(implementation), _, _) => {
                     let profile = profile::load(implementation)?;
+                    // An agent that cannot start is one error, not one fault per scenario.
+                    profile.startable().map_err(anyhow::Error::msg)?;
                     let isolated = isolate(&profile.name, profile.network == Network::Loopback && !no_isolation);
                     let expectations = expectations.clone().unwrap_or_else(|| known_failures::path_for(implementation));
                     let known = known_failures::load(&expectations)?;
