@@ -75,6 +75,10 @@ pub enum Command {
         /// Run agents on the host network even when the profile asks for loopback only.
         #[arg(long)]
         no_isolation: bool,
+        /// Scenarios run at once, each with its own mock, scratch folders and process group
+        /// (default: the number of cores); verdicts and report order do not depend on it.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        jobs: Option<u16>,
     },
     /// Accept pending golden files: rename each `<file>.new` over `<file>`.
     Accept,

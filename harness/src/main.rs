@@ -58,7 +58,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             report_dir,
             markdown,
             no_isolation,
+            jobs,
         } => {
+            let jobs = jobs.map_or_else(
+                || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+                usize::from,
+            );
             let plan = cli.plan(false);
             let mut progress =
                 |idx: usize, total: usize, name: &str, verdict: Option<&gauntlet::verdict::Verdict>| match verdict {
@@ -80,10 +85,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let (run, expectations, known, about, logged, default_dir) = match (implementation, adapter, family) {
                 (Some(implementation), _, _) => {
                     let profile = profile::load(implementation)?;
+                    // An agent that cannot start is one error, not one fault per scenario.
+                    profile.startable().map_err(anyhow::Error::msg)?;
                     let isolated = isolate(&profile.name, profile.network == Network::Loopback && !no_isolation);
                     let expectations = expectations.clone().unwrap_or_else(|| known_failures::path_for(implementation));
                     let known = known_failures::load(&expectations)?;
-                    let run = check::check(&plan, &profile, &known, filters, isolated, &mut progress);
+                    let run = check::check_jobs(&plan, &profile, &known, filters, isolated, jobs, &mut progress);
                     let dir = plan.root.join("target/gauntlet").join(&profile.name);
                     (run, Some(expectations), known, None, profile.log.is_some(), dir)
                 }

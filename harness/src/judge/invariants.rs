@@ -7,6 +7,7 @@
 //! of its Session, judge every Log of a run: the root's and each child Session's (Subagents,
 //! workflow steps), so a child's Turn is held to the same evidence, id, seq and replay rules.
 
+mod answer_in_turn;
 mod audit_only_not_replayed;
 mod busy_prompt_refused;
 mod cancel_closes_request;
@@ -16,7 +17,9 @@ mod completed_needs_terminal_event;
 mod delegation_acp_truthful;
 mod error_data_complete;
 mod failure_evidence_complete;
+mod failure_not_end_turn;
 mod jsonrpc_errors_standard;
+mod load_matches_live;
 mod load_replays_clean_transcript;
 mod log_canonical_only;
 mod log_ids_unique;
@@ -94,6 +97,7 @@ pub const ALL: &[Invariant] = &[
     retries_bounded::INVARIANT,
     no_duplicate_assistant::INVARIANT,
     error_data_complete::INVARIANT,
+    failure_not_end_turn::INVARIANT,
     cancel_closes_request::INVARIANT,
     subagent_terminal_evidence::INVARIANT,
     subagent_replay_terminal_only::INVARIANT,
@@ -101,6 +105,8 @@ pub const ALL: &[Invariant] = &[
     workflow_schedule_safe::INVARIANT,
     delegation_acp_truthful::INVARIANT,
     tool_calls_projected::INVARIANT,
+    answer_in_turn::INVARIANT,
+    load_matches_live::INVARIANT,
 ];
 
 /// Runs every invariant on the run, then the Log and replay rules on each child Session's Log;
@@ -166,6 +172,34 @@ fn served<'a>(evidence: &Evidence<'a>, request: &Request) -> Option<&'a Response
         return None;
     }
     scenario.turns.iter().flat_map(|turn| turn.respond.iter()).nth(request.response_index?)
+}
+
+/// One response the script streamed to the agent.
+#[derive(Debug, Clone, PartialEq)]
+struct Streamed {
+    /// The text deltas the agent received from it (all of them for a clean response).
+    text: String,
+    /// It ended cleanly (`response.completed` or `response.incomplete`).
+    clean: bool,
+}
+
+/// What the script streamed for each scenario turn, in request order: the responses served to
+/// the requests that belong to the turn (by the prompt they carry last, [`request_turns`]),
+/// whichever turn of the script they were written for. Empty without a scenario.
+fn streamed_per_turn(evidence: &Evidence) -> Vec<Vec<Streamed>> {
+    let Some(scenario) = evidence.scenario else { return Vec::new() };
+    let mut turns = vec![Vec::new(); scenario.turns.len()];
+    for (request, turn) in evidence.capture.requests.iter().zip(request_turns(evidence)) {
+        if let (Some(turn), Some(response)) = (turn, served(evidence, request)) {
+            turns[turn].push(Streamed { text: response.visible_text(), clean: !response.fails() });
+        }
+    }
+    turns
+}
+
+/// The text of every `agent_message_chunk` the client was shown during a prompt.
+fn shown_text(exchange: &Exchange) -> String {
+    exchange.updates.iter().filter_map(|update| chunk_text(update, "agent_message_chunk")).collect()
 }
 
 /// One `session/prompt` in a transcript: the request, its answer and the updates between.
