@@ -78,6 +78,20 @@ pub enum Command {
     },
     /// Accept pending golden files: rename each `<file>.new` over `<file>`.
     Accept,
+    /// Audit NDJSON Logs in the contract's format, from any runtime: per Turn the terminal
+    /// state the Log alone supports, then every finding of the rules that need only a Log,
+    /// with the line it points at (docs/scenario-format.md, "Auditing a Log").
+    ///
+    /// Child Logs beside a Log (`children/<id>.ndjson` or `<id>.ndjson`) are audited too.
+    /// Exit status: 0 clean, 1 findings, 2 a file is not a readable Log.
+    Audit {
+        /// The Log files.
+        #[arg(required = true, value_name = "LOG")]
+        logs: Vec<PathBuf>,
+        /// Print one JSON object per Log instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// List scenario names.
     List,
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
+use gauntlet::audit::log_file::{self, LogReport};
 use gauntlet::check::{self, CheckRun};
 use gauntlet::cli::{Cli, Command};
 use gauntlet::driver::reference::Reference;
@@ -148,6 +149,31 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 println!("no pending golden files under {}", plan.golden().display());
             }
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Audit { logs, json } => {
+            let (mut clean, mut unreadable) = (true, false);
+            for path in logs {
+                let file = match log_file::read(path) {
+                    Ok(file) => file,
+                    Err(error) => {
+                        eprintln!("gauntlet: {error}");
+                        unreadable = true;
+                        continue;
+                    }
+                };
+                let report = LogReport::of(&file);
+                clean &= report.is_clean();
+                if *json {
+                    println!("{}", gauntlet_runtime::canonical::to_string(&report));
+                } else {
+                    print!("{}", report.text());
+                }
+            }
+            Ok(match (unreadable, clean) {
+                (true, _) => ExitCode::from(2),
+                (false, true) => ExitCode::SUCCESS,
+                (false, false) => ExitCode::from(1),
+            })
         }
         Command::List => {
             for (name, _) in run::scenario_names(&cli.plan(false)) {

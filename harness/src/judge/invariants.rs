@@ -76,15 +76,34 @@ pub const ALL: &[Invariant] = &[
     delegation_acp_truthful::INVARIANT,
 ];
 
+/// The invariants that need nothing but a Log and its child Logs: they read
+/// [`Evidence::lines`], [`Evidence::audit`] and the capture's `log` and `children`, never a
+/// request, a transcript, an answer or a script. `gauntlet audit` runs exactly these over any
+/// Log; `log_only_is_exactly_the_rules_that_read_only_logs` keeps the list honest.
+pub const LOG_ONLY: &[Invariant] = &[
+    log_canonical_only::INVARIANT,
+    log_seq_gapless::INVARIANT,
+    log_ids_unique::INVARIANT,
+    terminal_evidence::INVARIANT,
+    failure_evidence_complete::INVARIANT,
+    subagent_terminal_evidence::INVARIANT,
+    workflow_ok_only_when_complete::INVARIANT,
+    workflow_schedule_safe::INVARIANT,
+];
+
 /// Runs every invariant.
 pub fn check_all(evidence: &Evidence) -> Vec<Finding> {
-    ALL.iter()
-        .flat_map(|invariant| {
-            (invariant.check)(evidence)
-                .into_iter()
-                .map(|message| Finding::new(Layer::Invariant, Some(invariant.id), message))
-        })
-        .collect()
+    ALL.iter().flat_map(|invariant| invariant.run(evidence)).collect()
+}
+
+impl Invariant {
+    /// Its findings on `evidence`, each carrying its requirement id.
+    pub fn run(&self, evidence: &Evidence) -> Vec<Finding> {
+        (self.check)(evidence)
+            .into_iter()
+            .map(|message| Finding::new(Layer::Invariant, Some(self.id), message))
+            .collect()
+    }
 }
 
 /// The `input` items of a request body.
@@ -188,6 +207,48 @@ fn chunk_text<'a>(update: &'a Value, kind: &str) -> Option<&'a str> {
     (update.get("sessionUpdate").and_then(Value::as_str) == Some(kind))
         .then(|| update.pointer("/content/text").and_then(Value::as_str))
         .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What only a run has, beyond a Log: requests, transcripts, answers, the script, the clock.
+    const RUN_EVIDENCE: [&str; 12] = [
+        "capture.requests",
+        "capture.acp",
+        "capture.reported",
+        "capture.timings",
+        "capture.cancels",
+        "capture.unmatched",
+        "capture.unconsumed",
+        "evidence.scenario",
+        "served(",
+        "request_turns(",
+        "driven_turns(",
+        "exchanges(",
+    ];
+
+    /// A rule that names run evidence but needs only a Log all the same, and why.
+    const EXCEPTIONS: [(&str, &str); 1] =
+        [("terminal_evidence", "reads `reported` only to count the turns this run drove; a bare Log drove none")];
+
+    #[test]
+    fn log_only_is_exactly_the_rules_that_read_only_logs() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/judge/invariants");
+        for invariant in ALL {
+            let text = std::fs::read_to_string(dir.join(format!("{}.rs", invariant.name))).unwrap();
+            let rule = text.split("#[cfg(test)]").next().unwrap();
+            let reads_run = RUN_EVIDENCE.iter().any(|needle| rule.contains(needle))
+                && !EXCEPTIONS.iter().any(|(name, _)| *name == invariant.name);
+            let listed = LOG_ONLY.iter().any(|log_only| log_only.name == invariant.name);
+            assert_eq!(
+                listed, !reads_run,
+                "{}: listed in LOG_ONLY = {listed}, reads run evidence = {reads_run}",
+                invariant.name
+            );
+        }
+    }
 }
 
 #[cfg(test)]
