@@ -94,6 +94,18 @@ pub enum Command {
     },
     /// List scenario names.
     List,
+    /// Write a new scenario file, `scenarios/FAMILY/NAME.toml`: a skeleton with every required
+    /// key and a comment per key, or, with `--from-log`, a scenario that reproduces a Log
+    /// (docs/reproduce-a-bug.md). An existing file is never overwritten.
+    New {
+        /// `FAMILY/NAME`, e.g. `regression/14-partial-replayed`.
+        #[arg(value_name = "FAMILY/NAME")]
+        name: String,
+        /// The Log to reproduce: prompts, scripted responses and failures, workspace files
+        /// and expectations come from it.
+        #[arg(long, value_name = "LOG")]
+        from_log: Option<PathBuf>,
+    },
 }
 
 impl Cli {

@@ -11,6 +11,7 @@
 //!   reference runtime in process on a paused clock.
 //! - [`capture`]: what a run produced, and the golden file format.
 //! - [`audit`]: any NDJSON Log to per-turn terminal states.
+//! - [`authoring`]: new scenario files, from a skeleton or from a real Log.
 //! - [`judge`]: invariants, expectations and golden findings to a [`verdict::Verdict`].
 //! - [`golden`]: diffs, pending files, accepting.
 //! - [`run`]: the chain of the above, shared by the CLI and `cargo test`.
@@ -19,6 +20,7 @@
 //! - [`profile`], [`check`], [`known_failures`]: checking another agent against the corpus.
 
 pub mod audit;
+pub mod authoring;
 pub mod capture;
 pub mod check;
 pub mod cli;

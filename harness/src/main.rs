@@ -14,7 +14,7 @@ use gauntlet::lifecycle::Family;
 use gauntlet::lifecycle::adapter::Adapter;
 use gauntlet::profile::{self, Network};
 use gauntlet::verdict::VerdictKind;
-use gauntlet::{contract, golden, isolation, known_failures, report, run};
+use gauntlet::{authoring, contract, golden, isolation, known_failures, report, run};
 
 fn main() -> ExitCode {
     match dispatch(Cli::parse()) {
@@ -175,6 +175,30 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 (false, false) => ExitCode::from(1),
             })
         }
+        Command::New { name, from_log } => {
+            let plan = cli.plan(false);
+            let (family, stem) = name
+                .split_once('/')
+                .filter(|(family, stem)| [*family, *stem].iter().all(|part| is_kebab(part)))
+                .with_context(|| format!("`{name}` is not FAMILY/NAME in lowercase kebab case"))?;
+            let path = plan.scenarios().join(family).join(format!("{stem}.toml"));
+            anyhow::ensure!(!path.exists(), "{} exists; pick another name", path.display());
+            let text = match from_log {
+                None => authoring::checked_skeleton(family, stem, &path)?,
+                Some(log) => {
+                    let file = log_file::read(log)?;
+                    let text = authoring::from_log::scenario(&file.lines, &log.display().to_string());
+                    gauntlet::scenario::parse(&text, &path)?;
+                    text
+                }
+            };
+            std::fs::create_dir_all(plan.scenarios().join(family))
+                .with_context(|| format!("creating {}", plan.scenarios().join(family).display()))?;
+            std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+            println!("wrote {}", path.display());
+            println!("next: gauntlet run --bless {name}, read golden/{name}/*.new, then gauntlet accept");
+            Ok(ExitCode::SUCCESS)
+        }
         Command::List => {
             for (name, _) in run::scenario_names(&cli.plan(false)) {
                 println!("{name}");
@@ -182,6 +206,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Lowercase letters, digits and single dashes inside: a scenario file or family name.
+fn is_kebab(part: &str) -> bool {
+    !part.is_empty()
+        && !part.starts_with('-')
+        && !part.ends_with('-')
+        && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
 /// Writes `report.json`, `junit.xml` and `report.md` into `dir`.
