@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::lifecycle::Family;
+use crate::report::progress::Format;
 use crate::run::Plan;
 
 /// gauntlet: does an agent runtime tell the truth about how a turn ended?
@@ -32,6 +33,10 @@ pub enum Command {
         /// Write pending `<file>.new` goldens for every mismatch, for review and `accept`.
         #[arg(long)]
         bless: bool,
+        /// `text`: a line per scenario as it finishes, then the summary; `json`: one JSON object
+        /// per verdict, then a summary object.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
     },
     /// Check another implementation against the corpus, as described by its profile
     /// (docs/implementations.md).
@@ -75,6 +80,10 @@ pub enum Command {
         /// Run agents on the host network even when the profile asks for loopback only.
         #[arg(long)]
         no_isolation: bool,
+        /// `text`: a line per scenario as it finishes, then the reports' summary; `json`: one
+        /// JSON object per verdict, then a summary object (the reports are written either way).
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
     },
     /// Accept pending golden files: rename each `<file>.new` over `<file>`.
     Accept,

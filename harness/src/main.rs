@@ -13,6 +13,7 @@ use gauntlet::driver::reference::Reference;
 use gauntlet::lifecycle::Family;
 use gauntlet::lifecycle::adapter::Adapter;
 use gauntlet::profile::{self, Network};
+use gauntlet::report::progress::{Format, Progress};
 use gauntlet::verdict::VerdictKind;
 use gauntlet::{authoring, contract, golden, isolation, known_failures, report, run};
 
@@ -28,7 +29,7 @@ fn main() -> ExitCode {
 
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
-        Command::Run { filters, bless } => {
+        Command::Run { filters, bless, format } => {
             let plan = cli.plan(*bless);
             let names = run::scenario_names(&plan);
             let selected: Vec<_> = names
@@ -41,10 +42,19 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 plan.scenarios().display()
             );
             let driver = Reference::default();
-            let verdicts: Vec<_> =
-                selected.iter().map(|(name, path)| run::run_scenario(&plan, &driver, name, path)).collect();
-            print!("{}", report::table(&verdicts));
-            print!("{}", report::findings(&verdicts));
+            let progress = Progress::new(*format, selected.iter().map(|(name, _)| name.as_str()));
+            let mut verdicts = Vec::new();
+            for (idx, (name, path)) in selected.iter().enumerate() {
+                progress.start(idx, selected.len(), name);
+                let verdict = run::run_scenario(&plan, &driver, name, path);
+                progress.finish(&verdict);
+                verdicts.push(verdict);
+            }
+            progress.end(&verdicts);
+            if *format == Format::Text {
+                print!("\n{}", report::counts(&verdicts));
+                print!("{}", report::findings(&verdicts));
+            }
             let all_identical = verdicts.iter().all(|verdict| verdict.kind == VerdictKind::Identical);
             Ok(if all_identical { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
@@ -59,12 +69,15 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             report_dir,
             markdown,
             no_isolation,
+            format,
         } => {
             let plan = cli.plan(false);
+            let names = run::scenario_names(&plan);
+            let printer = Progress::new(*format, names.iter().map(|(name, _)| name.as_str()));
             let mut progress =
                 |idx: usize, total: usize, name: &str, verdict: Option<&gauntlet::verdict::Verdict>| match verdict {
-                    None => eprint!("[{}/{total}] {name} ... ", idx + 1),
-                    Some(verdict) => eprintln!("{} ({} ms)", verdict.kind.as_str(), verdict.elapsed_ms),
+                    None => printer.start(idx, total, name),
+                    Some(verdict) => printer.finish(verdict),
                 };
             let isolate = |name: &str, wanted: bool| {
                 wanted
@@ -126,18 +139,25 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 let updated = known.updated(&known_failures::failures(&verdicts));
                 std::fs::write(expectations, updated.to_toml(&run.implementation))
                     .with_context(|| format!("writing {}", expectations.display()))?;
-                println!(
+                let note = format!(
                     "wrote {} ({} known failures): review every reason",
                     expectations.display(),
                     updated.failures.len()
                 );
+                // JSON output keeps stdout to JSON objects.
+                if *format == Format::Json { eprintln!("{note}") } else { println!("{note}") }
             }
-            print!("{}", report::table(&verdicts));
+            printer.end(&verdicts);
+            let (passed, failed) = run.counts();
+            let code = if failed == 0 || *update_expectations { ExitCode::SUCCESS } else { ExitCode::from(1) };
+            if *format == Format::Json {
+                return Ok(code);
+            }
+            print!("\n{}", report::counts(&verdicts));
             print!("\n{}", report::requirements::text(&rows));
             print!("{}", summary(&run, expectations.as_deref(), &dir));
-            let (passed, failed) = run.counts();
             println!("{passed} passed, {failed} failed");
-            Ok(if failed == 0 || *update_expectations { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            Ok(code)
         }
         Command::Accept => {
             let plan = cli.plan(false);

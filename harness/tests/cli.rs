@@ -184,3 +184,32 @@ fn new_from_log_round_trips_every_agent_scenario() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
 }
+
+#[test]
+fn run_prints_a_line_per_scenario_then_the_summary_or_json_objects() {
+    let output = gauntlet(&["run", "turn/partial-then-error", "turn/clean-completion"], &root());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with("turn/clean-completion ") && lines[0].contains(" identical "), "{stdout}");
+    assert!(lines[1].starts_with("turn/partial-then-error ") && lines[1].ends_with("partial_failed, completed"));
+    assert!(lines[3].starts_with("2 scenarios: 2 identical, 0 conformant"), "{stdout}");
+    assert!(!stdout.contains('\r'), "no in-place progress when stdout is not a terminal");
+
+    let output =
+        gauntlet(&["run", "--format", "json", "turn/partial-then-error", "monitor/readiness-unknown"], &root());
+    let objects: Vec<Value> =
+        String::from_utf8_lossy(&output.stdout).lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let scenarios: Vec<&str> = objects.iter().filter_map(|object| object["scenario"].as_str()).collect();
+    assert_eq!(
+        scenarios,
+        [
+            "monitor/readiness-unknown-input-mode-never-stalls",
+            "monitor/readiness-unknown-to-stalled",
+            "turn/partial-then-error"
+        ]
+    );
+    assert_eq!(objects[0]["kind"], "identical");
+    let summary = &objects.last().unwrap()["summary"];
+    assert_eq!((summary["total"].as_u64(), summary["identical"].as_u64()), (Some(3), Some(3)));
+}
