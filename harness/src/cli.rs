@@ -13,7 +13,7 @@ use crate::run::Plan;
 #[command(name = "gauntlet", version, about, long_about = None)]
 pub struct Cli {
     /// The folder holding `scenarios/` and `golden/` (default: this repository).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, env = "GAUNTLET_ROOT")]
     pub root: Option<PathBuf>,
     /// What to do.
     #[command(subcommand)]

@@ -163,7 +163,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let plan = cli.plan(false);
             let accepted = golden::accept(&plan.golden()).context("accepting pending goldens")?;
             for path in &accepted {
-                println!("accepted {}", path.display());
+                println!("accepted {}", path.strip_prefix(&plan.root).unwrap_or(path).display());
             }
             if accepted.is_empty() {
                 println!("no pending golden files under {}", plan.golden().display());
@@ -215,7 +215,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             std::fs::create_dir_all(plan.scenarios().join(family))
                 .with_context(|| format!("creating {}", plan.scenarios().join(family).display()))?;
             std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-            println!("wrote {}", path.display());
+            println!("wrote {}", path.strip_prefix(&plan.root).unwrap_or(&path).display());
             println!("next: gauntlet run --bless {name}, read golden/{name}/*.new, then gauntlet accept");
             Ok(ExitCode::SUCCESS)
         }

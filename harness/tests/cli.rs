@@ -213,3 +213,103 @@ fn run_prints_a_line_per_scenario_then_the_summary_or_json_objects() {
     let summary = &objects.last().unwrap()["summary"];
     assert_eq!((summary["total"].as_u64(), summary["identical"].as_u64()), (Some(3), Some(3)));
 }
+
+/// Copies `from` into `to`, recursively.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// The `$ command` lines of a Markdown file's `console` blocks, each with the output shown
+/// under it and its exit status (`? N`, else 0).
+fn console_commands(markdown: &str) -> Vec<(String, Vec<String>, i32)> {
+    let mut commands: Vec<(String, Vec<String>, i32)> = Vec::new();
+    let mut in_console = false;
+    for line in markdown.lines() {
+        if line.starts_with("```") {
+            in_console = line == "```console";
+        } else if !in_console {
+        } else if let Some(command) = line.strip_prefix("$ ") {
+            commands.push((command.to_owned(), Vec::new(), 0));
+        } else if let Some(status) = line.strip_prefix("? ") {
+            commands.last_mut().unwrap().2 = status.parse().unwrap();
+        } else {
+            commands.last_mut().unwrap().1.push(line.to_owned());
+        }
+    }
+    commands
+}
+
+/// Whether `actual` output fits `expected`: lines equal but for `[..]` (any text), and a `...`
+/// line standing for any number of lines.
+fn fits(expected: &[String], actual: &[&str]) -> bool {
+    match expected.split_first() {
+        None => actual.is_empty(),
+        Some((first, rest)) if first == "..." => (0..=actual.len()).any(|skip| fits(rest, &actual[skip..])),
+        Some((first, rest)) => actual.split_first().is_some_and(|(line, others)| {
+            let parts: Vec<&str> = first.split("[..]").collect();
+            let mut at = 0;
+            let matched = parts.iter().enumerate().all(|(idx, part)| {
+                let found = if idx == 0 { line.starts_with(part).then_some(0) } else { line[at..].find(part) };
+                found.is_some_and(|offset| {
+                    at += offset + part.len();
+                    true
+                })
+            });
+            matched
+                && (parts.len() == 1 && line.len() == at || parts.len() > 1 && line.ends_with(parts[parts.len() - 1]))
+                && fits(rest, others)
+        }),
+    }
+}
+
+#[test]
+fn tutorial_commands_run_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    for folder in ["scenarios", "golden", "docs"] {
+        copy_tree(&root().join(folder), &dir.path().join(folder));
+    }
+    let binaries = Path::new(env!("CARGO_BIN_EXE_gauntlet")).parent().unwrap().to_owned();
+    let path = std::env::join_paths(
+        std::iter::once(binaries).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    let tutorial = std::fs::read_to_string(root().join("docs/reproduce-a-bug.md")).unwrap();
+    let commands = console_commands(&tutorial);
+    assert!(commands.len() >= 9, "{commands:?}");
+    for (command, expected, status) in commands {
+        let output = Command::new("sh")
+            .args(["-c", &command])
+            .current_dir(dir.path())
+            .env("PATH", &path)
+            .env("GAUNTLET_ROOT", dir.path())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let actual: Vec<&str> = stdout.lines().collect();
+        assert!(
+            fits(&expected, &actual) && output.status.code() == Some(status),
+            "`{command}` exited {:?} (the tutorial says {status}) and printed:\n{stdout}{}\nthe tutorial shows:\n{}",
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr),
+            expected.join("\n")
+        );
+    }
+}
+
+#[test]
+fn transcript_lines_fit_with_wildcards() {
+    let expected = |lines: &[&str]| lines.iter().map(|line| (*line).to_owned()).collect::<Vec<_>>();
+    assert!(fits(&expected(&["a [..] ms  b", "...", "z"]), &["a 12 ms  b", "x", "y", "z"]));
+    assert!(!fits(&expected(&["a [..] ms"]), &["a 12 ms extra"]));
+    assert!(!fits(&expected(&["exact"]), &["exact but longer"]));
+    assert!(fits(&expected(&["..."]), &[]));
+}
