@@ -20,8 +20,7 @@ pub fn skeleton(family: &str, name: &str) -> String {
     if LIFECYCLE_FAMILIES.contains(&family) {
         let kind = if family == "monitor" { "monitor.readiness" } else { "bridge.interrupted" };
         return format!(
-            r#"#:schema ../../docs/schema/lifecycle-scenario.schema.json
-# A lifecycle scenario (docs/scenario-format.md, "Lifecycle scenarios").
+            r#"# A lifecycle scenario (docs/scenario-format.md, "Lifecycle scenarios").
 
 # One line saying what the scenario shows.
 title = "{name}"

@@ -18,6 +18,7 @@
 //! - [`report`]: tables over verdicts.
 //! - [`contract`]: the requirement registry in docs/contract.md.
 //! - [`profile`], [`check`], [`known_failures`]: checking another agent against the corpus.
+//! - [`schema`]: JSON Schemas of the TOML files, for editors.
 
 pub mod audit;
 pub mod authoring;
@@ -35,4 +36,5 @@ pub mod profile;
 pub mod report;
 pub mod run;
 pub mod scenario;
+pub mod schema;
 pub mod verdict;

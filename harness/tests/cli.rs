@@ -313,3 +313,74 @@ fn transcript_lines_fit_with_wildcards() {
     assert!(!fits(&expected(&["exact"]), &["exact but longer"]));
     assert!(fits(&expected(&["..."]), &[]));
 }
+
+/// Validates TOML files against JSON Schemas with Python's `jsonschema` (Draft 2020-12): argv
+/// is `schema file...` pairs; prints one line per invalid file.
+const VALIDATE_PY: &str = r#"
+import json, sys, tomllib
+from jsonschema import Draft202012Validator
+args = sys.argv[1:]
+for schema_path, toml_path in zip(args[0::2], args[1::2]):
+    with open(schema_path) as schema_file:
+        validator = Draft202012Validator(json.load(schema_file))
+    with open(toml_path, "rb") as toml_file:
+        document = tomllib.load(toml_file)
+    for error in validator.iter_errors(document):
+        print(f"{toml_path}: {'/'.join(map(str, error.absolute_path))}: {error.message}")
+"#;
+
+#[test]
+fn schemas_are_generated_and_every_file_validates() {
+    let dir = root().join("docs/schema");
+    let bless =
+        std::env::var_os("GAUNTLET_BLESS").is_some_and(|value| value == "1") && std::env::var_os("CI").is_none();
+    let mut stale = Vec::new();
+    for (name, text) in gauntlet::schema::all() {
+        let path = dir.join(name);
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+            if bless {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(&path, &text).unwrap();
+            }
+            stale.push(name);
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "docs/schema/{stale:?} differ from the Rust types{}; regenerate with `GAUNTLET_BLESS=1 cargo test -p gauntlet --test cli schemas` and review the diff",
+        if bless { " (rewritten now)" } else { "" }
+    );
+    // Every Turn scenario, profile and expectations file, with the schema it names.
+    let mut pairs: Vec<(String, PathBuf)> = Vec::new();
+    for (name, path) in gauntlet::run::scenario_names(&gauntlet::run::Plan::repository()) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        if gauntlet::lifecycle::kind_of(&text, &path).unwrap().is_none() {
+            gauntlet::scenario::parse(&text, &path).unwrap_or_else(|error| panic!("{name}: {error}"));
+            pairs.push(("scenario.schema.json".to_owned(), path));
+        }
+    }
+    for entry in std::fs::read_dir(root().join("harness/implementations")).unwrap() {
+        let path = entry.unwrap().path();
+        let schema = if path.to_string_lossy().ends_with(".expected.toml") {
+            gauntlet::known_failures::load(&path).unwrap();
+            "expected.schema.json"
+        } else {
+            gauntlet::profile::load(&path).unwrap();
+            "profile.schema.json"
+        };
+        pairs.push((schema.to_owned(), path));
+    }
+    assert!(pairs.len() > 40, "{pairs:?}");
+    let mut args = vec!["-c".to_owned(), VALIDATE_PY.to_owned()];
+    for (schema, path) in &pairs {
+        args.push(dir.join(schema).to_string_lossy().into_owned());
+        args.push(path.to_string_lossy().into_owned());
+    }
+    let output = Command::new("python3").args(&args).output().expect("python3 runs the validator");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.is_empty(),
+        "schema validation failed (python3 needs the `jsonschema` package):\n{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

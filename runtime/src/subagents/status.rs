@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// Where a child Session stands, as its parent sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SubagentStatus {
     /// Spawned, not yet running.
