@@ -31,7 +31,7 @@ pub const PLACEHOLDERS: &[&str] = &[
 ];
 
 /// One implementation under test, as its profile file describes it.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     /// A short name for reports, e.g. `codex-acp`.
@@ -90,7 +90,7 @@ pub struct Profile {
 }
 
 /// A file written before the agent starts.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileFile {
     /// Its path, usually under `{home}`.
@@ -100,7 +100,7 @@ pub struct ProfileFile {
 }
 
 /// The network an agent runs in.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Network {
     /// A network namespace with nothing but loopback, where the kernel allows one (agents that

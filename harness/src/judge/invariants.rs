@@ -109,6 +109,12 @@ pub const ALL: &[Invariant] = &[
     load_matches_live::INVARIANT,
 ];
 
+/// The invariants that need nothing but a Log ([`Scope::Log`]): `gauntlet audit` runs exactly
+/// these over any Log; `log_only_is_exactly_the_rules_that_read_only_logs` keeps the scopes honest.
+pub fn log_only() -> impl Iterator<Item = &'static Invariant> {
+    ALL.iter().filter(|invariant| invariant.scope == Scope::Log)
+}
+
 /// Runs every invariant on the run, then the Log and replay rules on each child Session's Log;
 /// a child's findings name it.
 pub fn check_all(evidence: &Evidence) -> Vec<Finding> {
@@ -125,12 +131,19 @@ pub fn check_all(evidence: &Evidence) -> Vec<Finding> {
 
 fn check<'a>(evidence: &Evidence, invariants: impl Iterator<Item = &'a Invariant>, prefix: &str) -> Vec<Finding> {
     invariants
-        .flat_map(|invariant| {
-            (invariant.check)(evidence)
-                .into_iter()
-                .map(|message| Finding::new(Layer::Invariant, Some(invariant.id), format!("{prefix}{message}")))
-        })
+        .flat_map(|invariant| invariant.run(evidence))
+        .map(|finding| Finding { message: format!("{prefix}{}", finding.message), ..finding })
         .collect()
+}
+
+impl Invariant {
+    /// Its findings on `evidence`, each carrying its requirement id.
+    pub fn run(&self, evidence: &Evidence) -> Vec<Finding> {
+        (self.check)(evidence)
+            .into_iter()
+            .map(|message| Finding::new(Layer::Invariant, Some(self.id), message))
+            .collect()
+    }
 }
 
 /// The child Sessions the root Log records as `detached`.
@@ -258,6 +271,49 @@ fn chunk_text<'a>(update: &'a Value, kind: &str) -> Option<&'a str> {
 }
 
 #[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What only a run has, beyond a Log: requests, transcripts, answers, the script, the clock.
+    const RUN_EVIDENCE: [&str; 13] = [
+        "capture.requests",
+        "read_requests(",
+        "capture.acp",
+        "capture.reported",
+        "capture.timings",
+        "capture.cancels",
+        "capture.unmatched",
+        "capture.unconsumed",
+        "evidence.scenario",
+        "served(",
+        "request_turns(",
+        "driven_turns(",
+        "exchanges(",
+    ];
+
+    /// A rule that names run evidence but needs only a Log all the same, and why.
+    const EXCEPTIONS: [(&str, &str); 1] =
+        [("terminal_evidence", "reads `reported` only to count the turns this run drove; a bare Log drove none")];
+
+    #[test]
+    fn log_only_is_exactly_the_rules_that_read_only_logs() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/judge/invariants");
+        for invariant in ALL {
+            let text = std::fs::read_to_string(dir.join(format!("{}.rs", invariant.name))).unwrap();
+            let rule = text.split("#[cfg(test)]").next().unwrap();
+            let reads_run = RUN_EVIDENCE.iter().any(|needle| rule.contains(needle))
+                && !EXCEPTIONS.iter().any(|(name, _)| *name == invariant.name);
+            let listed = invariant.scope == Scope::Log;
+            assert_eq!(
+                listed, !reads_run,
+                "{}: of Scope::Log = {listed}, reads run evidence = {reads_run}",
+                invariant.name
+            );
+        }
+    }
+}
+
+#[cfg(test)]
 pub(crate) mod fixture {
     //! Hand-made captures for invariant tests.
 
@@ -345,8 +401,9 @@ pub(crate) mod fixture {
     }
 }
 
+/// Rules judged on every Log of a run.
 #[cfg(test)]
-mod tests {
+mod per_log {
     use serde_json::json;
 
     use super::fixture::capture;
