@@ -359,8 +359,13 @@ fn schemas_are_generated_and_every_file_validates() {
             pairs.push(("scenario.schema.json".to_owned(), path));
         }
     }
-    for entry in std::fs::read_dir(root().join("harness/implementations")).unwrap() {
-        let path = entry.unwrap().path();
+    let mut files = Vec::new();
+    gauntlet::golden::walk(&root().join("harness/implementations"), &mut |path| {
+        if path.extension().is_some_and(|ext| ext == "toml") {
+            files.push(path.to_owned());
+        }
+    });
+    for path in files {
         let schema = if path.to_string_lossy().ends_with(".expected.toml") {
             gauntlet::known_failures::load(&path).unwrap();
             "expected.schema.json"
