@@ -92,9 +92,26 @@ pub fn check(
     isolated: bool,
     progress: &mut Progress<'_>,
 ) -> CheckRun {
+    check_jobs(plan, profile, known, filters, isolated, 1, progress)
+}
+
+/// [`check`] with `jobs` scenarios at a time. Each scenario already runs in isolation (its own
+/// mock on its own port, scratch folders, process group and tokio runtime), so running several
+/// at once changes nothing a verdict reads; the report keeps the corpus order, and `progress`
+/// hears of each scenario as it ends.
+pub fn check_jobs(
+    plan: &Plan,
+    profile: &Profile,
+    known: &KnownFailures,
+    filters: &[String],
+    isolated: bool,
+    jobs: usize,
+    progress: &mut Progress<'_>,
+) -> CheckRun {
     let selected = selected(plan, filters, |kind| kind.is_none());
     let driver = profile.external();
-    let scenarios = each(selected, progress, |name, loaded| check_one(plan, profile, &driver, name, loaded));
+    let one = |name: &str, loaded| check_one(plan, profile, &driver, name, loaded);
+    let scenarios = if jobs > 1 { each_parallel(selected, jobs, progress, one) } else { each(selected, progress, one) };
     finish(profile.name.clone(), profile.probe_version(), isolated, scenarios, known)
 }
 
@@ -156,6 +173,41 @@ fn each(
         scenarios.push(checked);
     }
     scenarios
+}
+
+/// [`each`] on `jobs` threads: workers take the next scenario in corpus order, and the results
+/// land in that order whatever order they end in.
+fn each_parallel(
+    selected: Vec<(String, Loaded)>,
+    jobs: usize,
+    progress: &mut Progress<'_>,
+    one: impl Fn(&str, Loaded) -> Checked + Sync,
+) -> Vec<Checked> {
+    let total = selected.len();
+    let queue = std::sync::Mutex::new(selected.into_iter().enumerate());
+    let (sender, receiver) = std::sync::mpsc::channel::<(usize, String, Checked)>();
+    let mut done: Vec<Option<Checked>> = (0..total).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(total) {
+            let (queue, sender, one) = (&queue, sender.clone(), &one);
+            scope.spawn(move || {
+                // A poisoned queue means another worker panicked: stop taking work.
+                while let Some((idx, (name, loaded))) = queue.lock().ok().and_then(|mut queue| queue.next()) {
+                    let checked = one(&name, loaded);
+                    if sender.send((idx, name, checked)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        for (idx, name, checked) in receiver {
+            progress(idx, total, &name, None);
+            progress(idx, total, &name, Some(&checked.verdict));
+            done[idx] = Some(checked);
+        }
+    });
+    done.into_iter().flatten().collect()
 }
 
 /// A scenario that could not be played: an `error` verdict with `why`.

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::lifecycle::Family;
+use crate::report::progress::Format;
 use crate::run::Plan;
 
 /// gauntlet: does an agent runtime tell the truth about how a turn ended?
@@ -12,7 +13,7 @@ use crate::run::Plan;
 #[command(name = "gauntlet", version, about, long_about = None)]
 pub struct Cli {
     /// The folder holding `scenarios/` and `golden/` (default: this repository).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, env = "GAUNTLET_ROOT")]
     pub root: Option<PathBuf>,
     /// What to do.
     #[command(subcommand)]
@@ -32,6 +33,10 @@ pub enum Command {
         /// Write pending `<file>.new` goldens for every mismatch, for review and `accept`.
         #[arg(long)]
         bless: bool,
+        /// `text`: a line per scenario as it finishes, then the summary; `json`: one JSON object
+        /// per verdict, then a summary object.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
     },
     /// Check another implementation against the corpus, as described by its profile
     /// (docs/implementations.md).
@@ -75,11 +80,45 @@ pub enum Command {
         /// Run agents on the host network even when the profile asks for loopback only.
         #[arg(long)]
         no_isolation: bool,
+        /// Scenarios run at once, each with its own mock, scratch folders and process group
+        /// (default: the number of cores); verdicts and report order do not depend on it.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        jobs: Option<u16>,
+        /// `text`: a line per scenario as it finishes, then the reports' summary; `json`: one
+        /// JSON object per verdict, then a summary object (the reports are written either way).
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
     },
     /// Accept pending golden files: rename each `<file>.new` over `<file>`.
     Accept,
+    /// Audit NDJSON Logs in the contract's format, from any runtime: per Turn the terminal
+    /// state the Log alone supports, then every finding of the rules that need only a Log,
+    /// with the line it points at (docs/scenario-format.md, "Auditing a Log").
+    ///
+    /// Child Logs beside a Log (`children/<id>.ndjson` or `<id>.ndjson`) are audited too.
+    /// Exit status: 0 clean, 1 findings, 2 a file is not a readable Log.
+    Audit {
+        /// The Log files.
+        #[arg(required = true, value_name = "LOG")]
+        logs: Vec<PathBuf>,
+        /// Print one JSON object per Log instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// List scenario names.
     List,
+    /// Write a new scenario file, `scenarios/FAMILY/NAME.toml`: a skeleton with every required
+    /// key and a comment per key, or, with `--from-log`, a scenario that reproduces a Log
+    /// (docs/reproduce-a-bug.md). An existing file is never overwritten.
+    New {
+        /// `FAMILY/NAME`, e.g. `regression/14-partial-replayed`.
+        #[arg(value_name = "FAMILY/NAME")]
+        name: String,
+        /// The Log to reproduce: prompts, scripted responses and failures, workspace files
+        /// and expectations come from it.
+        #[arg(long, value_name = "LOG")]
+        from_log: Option<PathBuf>,
+    },
 }
 
 impl Cli {

@@ -137,6 +137,14 @@ impl<'a> Evidence<'a> {
     }
 }
 
+/// Every finding of the Log-only invariants ([`invariants::log_only`]), each with its rule's
+/// name: what can be said of a Log without the run that wrote it (`gauntlet audit`).
+pub fn log_findings(evidence: &Evidence) -> Vec<(&'static str, Finding)> {
+    invariants::log_only()
+        .flat_map(|invariant| invariant.run(evidence).into_iter().map(|finding| (invariant.name, finding)))
+        .collect()
+}
+
 /// Judges a capture: faults, invariants, expectations, then the golden findings given.
 pub fn judge(name: &str, scenario: &Scenario, capture: &Capture, golden: Vec<Finding>) -> Verdict {
     let evidence = Evidence::of_scenario(capture, scenario);

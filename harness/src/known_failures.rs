@@ -14,7 +14,7 @@ use crate::scenario::{self, LoadError};
 use crate::verdict::{Finding, Layer, Verdict, VerdictKind};
 
 /// The expectations file of one implementation.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KnownFailures {
     /// The known failures, in scenario order.
@@ -23,7 +23,7 @@ pub struct KnownFailures {
 }
 
 /// One known failure: a whole scenario, or one requirement in it.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KnownFailure {
     /// The scenario name, e.g. `turn/partial-then-error`.

@@ -11,6 +11,7 @@
 //!   reference runtime in process on a paused clock.
 //! - [`capture`]: what a run produced, and the golden file format.
 //! - [`audit`]: any NDJSON Log to per-turn terminal states.
+//! - [`authoring`]: new scenario files, from a skeleton or from a real Log.
 //! - [`judge`]: invariants, expectations and golden findings to a [`verdict::Verdict`].
 //! - [`golden`]: diffs, pending files, accepting.
 //! - [`run`]: the chain of the above, shared by the CLI and `cargo test`.
@@ -18,8 +19,10 @@
 //! - [`contract`]: the requirement registry in docs/contract.md.
 //! - [`layers`]: the layer check over each crate's modules, as ARCHITECTURE.md lists them.
 //! - [`profile`], [`check`], [`known_failures`]: checking another agent against the corpus.
+//! - [`schema`]: JSON Schemas of the TOML files, for editors.
 
 pub mod audit;
+pub mod authoring;
 pub mod capture;
 pub mod check;
 pub mod cli;
@@ -36,4 +39,5 @@ pub mod profile;
 pub mod report;
 pub mod run;
 pub mod scenario;
+pub mod schema;
 pub mod verdict;

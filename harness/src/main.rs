@@ -6,14 +6,16 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
+use gauntlet::audit::log_file::{self, LogReport};
 use gauntlet::check::{self, CheckRun};
 use gauntlet::cli::{Cli, Command};
 use gauntlet::driver::reference::Reference;
 use gauntlet::lifecycle::Family;
 use gauntlet::lifecycle::adapter::Adapter;
 use gauntlet::profile::{self, Network};
+use gauntlet::report::progress::{Format, Progress};
 use gauntlet::verdict::VerdictKind;
-use gauntlet::{contract, golden, isolation, known_failures, report, run};
+use gauntlet::{authoring, contract, golden, isolation, known_failures, report, run};
 
 fn main() -> ExitCode {
     match dispatch(Cli::parse()) {
@@ -27,7 +29,7 @@ fn main() -> ExitCode {
 
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
-        Command::Run { filters, bless } => {
+        Command::Run { filters, bless, format } => {
             let plan = cli.plan(*bless);
             let names = run::scenario_names(&plan);
             let selected: Vec<_> = names
@@ -40,10 +42,19 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 plan.scenarios().display()
             );
             let driver = Reference::default();
-            let verdicts: Vec<_> =
-                selected.iter().map(|(name, path)| run::run_scenario(&plan, &driver, name, path)).collect();
-            print!("{}", report::table(&verdicts));
-            print!("{}", report::findings(&verdicts));
+            let progress = Progress::new(*format, selected.iter().map(|(name, _)| name.as_str()));
+            let mut verdicts = Vec::new();
+            for (idx, (name, path)) in selected.iter().enumerate() {
+                progress.start(idx, selected.len(), name);
+                let verdict = run::run_scenario(&plan, &driver, name, path);
+                progress.finish(&verdict);
+                verdicts.push(verdict);
+            }
+            progress.end(&verdicts);
+            if *format == Format::Text {
+                print!("\n{}", report::counts(&verdicts));
+                print!("{}", report::findings(&verdicts));
+            }
             let all_identical = verdicts.iter().all(|verdict| verdict.kind == VerdictKind::Identical);
             Ok(if all_identical { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
@@ -58,12 +69,20 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             report_dir,
             markdown,
             no_isolation,
+            jobs,
+            format,
         } => {
+            let jobs = jobs.map_or_else(
+                || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+                usize::from,
+            );
             let plan = cli.plan(false);
+            let names = run::scenario_names(&plan);
+            let printer = Progress::new(*format, names.iter().map(|(name, _)| name.as_str()));
             let mut progress =
                 |idx: usize, total: usize, name: &str, verdict: Option<&gauntlet::verdict::Verdict>| match verdict {
-                    None => eprint!("[{}/{total}] {name} ... ", idx + 1),
-                    Some(verdict) => eprintln!("{} ({} ms)", verdict.kind.as_str(), verdict.elapsed_ms),
+                    None => printer.start(idx, total, name),
+                    Some(verdict) => printer.finish(verdict),
                 };
             let isolate = |name: &str, wanted: bool| {
                 wanted
@@ -80,10 +99,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let (run, expectations, known, about, logged, default_dir) = match (implementation, adapter, family) {
                 (Some(implementation), _, _) => {
                     let profile = profile::load(implementation)?;
+                    // An agent that cannot start is one error, not one fault per scenario.
+                    profile.startable().map_err(anyhow::Error::msg)?;
                     let isolated = isolate(&profile.name, profile.network == Network::Loopback && !no_isolation);
                     let expectations = expectations.clone().unwrap_or_else(|| known_failures::path_for(implementation));
                     let known = known_failures::load(&expectations)?;
-                    let run = check::check(&plan, &profile, &known, filters, isolated, &mut progress);
+                    let run = check::check_jobs(&plan, &profile, &known, filters, isolated, jobs, &mut progress);
                     let dir = plan.root.join("target/gauntlet").join(&profile.name);
                     (run, Some(expectations), known, None, profile.log.is_some(), dir)
                 }
@@ -125,28 +146,84 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 let updated = known.updated(&known_failures::failures(&verdicts));
                 std::fs::write(expectations, updated.to_toml(&run.implementation))
                     .with_context(|| format!("writing {}", expectations.display()))?;
-                println!(
+                let note = format!(
                     "wrote {} ({} known failures): review every reason",
                     expectations.display(),
                     updated.failures.len()
                 );
+                // JSON output keeps stdout to JSON objects.
+                if *format == Format::Json { eprintln!("{note}") } else { println!("{note}") }
             }
-            print!("{}", report::table(&verdicts));
+            printer.end(&verdicts);
+            let (passed, failed) = run.counts();
+            let code = if failed == 0 || *update_expectations { ExitCode::SUCCESS } else { ExitCode::from(1) };
+            if *format == Format::Json {
+                return Ok(code);
+            }
+            print!("\n{}", report::counts(&verdicts));
             print!("\n{}", report::requirements::text(&rows));
             print!("{}", summary(&run, expectations.as_deref(), &dir));
-            let (passed, failed) = run.counts();
             println!("{passed} passed, {failed} failed");
-            Ok(if failed == 0 || *update_expectations { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            Ok(code)
         }
         Command::Accept => {
             let plan = cli.plan(false);
             let accepted = golden::accept(&plan.golden()).context("accepting pending goldens")?;
             for path in &accepted {
-                println!("accepted {}", path.display());
+                println!("accepted {}", path.strip_prefix(&plan.root).unwrap_or(path).display());
             }
             if accepted.is_empty() {
                 println!("no pending golden files under {}", plan.golden().display());
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Audit { logs, json } => {
+            let (mut clean, mut unreadable) = (true, false);
+            for path in logs {
+                let file = match log_file::read(path) {
+                    Ok(file) => file,
+                    Err(error) => {
+                        eprintln!("gauntlet: {error}");
+                        unreadable = true;
+                        continue;
+                    }
+                };
+                let report = LogReport::of(&file);
+                clean &= report.is_clean();
+                if *json {
+                    println!("{}", gauntlet_runtime::canonical::to_string(&report));
+                } else {
+                    print!("{}", report.text());
+                }
+            }
+            Ok(match (unreadable, clean) {
+                (true, _) => ExitCode::from(2),
+                (false, true) => ExitCode::SUCCESS,
+                (false, false) => ExitCode::from(1),
+            })
+        }
+        Command::New { name, from_log } => {
+            let plan = cli.plan(false);
+            let (family, stem) = name
+                .split_once('/')
+                .filter(|(family, stem)| [*family, *stem].iter().all(|part| is_kebab(part)))
+                .with_context(|| format!("`{name}` is not FAMILY/NAME in lowercase kebab case"))?;
+            let path = plan.scenarios().join(family).join(format!("{stem}.toml"));
+            anyhow::ensure!(!path.exists(), "{} exists; pick another name", path.display());
+            let text = match from_log {
+                None => authoring::checked_skeleton(family, stem, &path)?,
+                Some(log) => {
+                    let file = log_file::read(log)?;
+                    let text = authoring::from_log::scenario(&file.lines, &log.display().to_string());
+                    gauntlet::scenario::parse(&text, &path)?;
+                    text
+                }
+            };
+            std::fs::create_dir_all(plan.scenarios().join(family))
+                .with_context(|| format!("creating {}", plan.scenarios().join(family).display()))?;
+            std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+            println!("wrote {}", path.strip_prefix(&plan.root).unwrap_or(&path).display());
+            println!("next: gauntlet run --bless {name}, read golden/{name}/*.new, then gauntlet accept");
             Ok(ExitCode::SUCCESS)
         }
         Command::List => {
@@ -156,6 +233,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Lowercase letters, digits and single dashes inside: a scenario file or family name.
+fn is_kebab(part: &str) -> bool {
+    !part.is_empty()
+        && !part.starts_with('-')
+        && !part.ends_with('-')
+        && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
 /// Writes `report.json`, `junit.xml` and `report.md` into `dir`.

@@ -26,10 +26,12 @@ pub const PLACEHOLDERS: &[&str] = &[
     "turn_timeout_ms",
     "profile_dir",
     "dialect",
+    "now",
+    "now_ms",
 ];
 
 /// One implementation under test, as its profile file describes it.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     /// A short name for reports, e.g. `codex-acp`.
@@ -88,7 +90,7 @@ pub struct Profile {
 }
 
 /// A file written before the agent starts.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileFile {
     /// Its path, usually under `{home}`.
@@ -98,7 +100,7 @@ pub struct ProfileFile {
 }
 
 /// The network an agent runs in.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Network {
     /// A network namespace with nothing but loopback, where the kernel allows one (agents that
@@ -181,6 +183,33 @@ impl Profile {
         if command.is_absolute() || !self.command.contains('/') { command.to_owned() } else { self.dir.join(command) }
     }
 
+    /// Whether the agent's program can be started at all: an executable file at its path, or a
+    /// bare name found on `PATH`. `Err` says what is missing, once, before any scenario runs.
+    pub fn startable(&self) -> Result<(), String> {
+        use std::os::unix::fs::PermissionsExt;
+        let executable = |path: &Path| {
+            std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        };
+        let program = self.program();
+        if self.command.contains('/') || program.is_absolute() {
+            return if executable(&program) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "the agent command {} of profile `{}` is not an executable file",
+                    program.display(),
+                    self.name
+                ))
+            };
+        }
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        if std::env::split_paths(&path).any(|dir| executable(&dir.join(&program))) {
+            Ok(())
+        } else {
+            Err(format!("the agent command `{}` of profile `{}` is not on PATH", self.command, self.name))
+        }
+    }
+
     /// The capabilities `scenario` needs that this implementation lacks.
     pub fn missing(&self, needs: &BTreeSet<Capability>) -> Vec<Capability> {
         needs.difference(&self.capabilities).copied().collect()
@@ -259,6 +288,25 @@ mod tests {
         let (_dir, path) = write("name = \"a\"\ncommand = \"agent\"\n[env]\nAPI_URL = \"{provider_ulr}/v1\"\n");
         let message = load(&path).unwrap_err().to_string();
         assert!(message.contains("agent.toml:4:12: key `API_URL`: unknown placeholder `{provider_ulr}`"), "{message}");
+    }
+
+    #[test]
+    fn a_command_that_cannot_start_is_named_once() {
+        let (_dir, path) = write("name = \"a\"\ncommand = \"bin/no-such-agent\"\n");
+        let message = load(&path).unwrap().startable().unwrap_err();
+        assert!(message.contains("bin/no-such-agent of profile `a` is not an executable file"), "{message}");
+        let (_dir, path) = write("name = \"b\"\ncommand = \"no-such-agent-on-path\"\n");
+        let message = load(&path).unwrap().startable().unwrap_err();
+        assert_eq!(message, "the agent command `no-such-agent-on-path` of profile `b` is not on PATH");
+        let (_dir, path) = write("name = \"c\"\ncommand = \"sh\"\n");
+        assert!(load(&path).unwrap().startable().is_ok());
+    }
+
+    #[test]
+    fn now_placeholders_are_known() {
+        let text = "name = \"a\"\ncommand = \"agent\"\n[env]\nSTARTED = \"{now}\"\nSTARTED_MS = \"{now_ms}\"\n";
+        let (_dir, path) = write(text);
+        assert!(load(&path).is_ok());
     }
 
     #[test]

@@ -1,52 +1,34 @@
 //! Reports over verdicts. Only verdicts and check runs come in; nothing here runs anything.
 //!
-//! - [`table`] and [`findings`]: the terminal summary of `gauntlet run` and `gauntlet check`.
+//! - [`counts`] and [`findings`]: the summary of `gauntlet run` and `gauntlet check`, after
+//!   the verdict lines of [`progress`].
 //! - [`requirements`]: per-requirement results, as text and as a Markdown matrix.
 //! - [`junit`]: JUnit XML for CI systems.
+//! - [`progress`]: verdicts printed as they finish, as lines or JSON.
 
 pub mod junit;
+pub mod progress;
 pub mod requirements;
 
 use crate::verdict::{Verdict, VerdictKind};
 
-/// The summary table printed by `gauntlet run`: scenario, terminal states, verdict, time.
-pub fn table(verdicts: &[Verdict]) -> String {
-    let rows: Vec<[String; 4]> = verdicts
-        .iter()
-        .map(|verdict| {
-            let states =
-                if verdict.terminal_states.is_empty() { "-".to_owned() } else { verdict.terminal_states.join(", ") };
-            [verdict.scenario.clone(), states, verdict.kind.as_str().to_owned(), format!("{} ms", verdict.elapsed_ms)]
-        })
-        .collect();
-    let header = ["scenario", "terminal states", "verdict", "time"].map(str::to_owned);
-    let mut widths = header.clone().map(|cell| cell.chars().count());
-    for row in &rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    let line = |row: &[String; 4]| {
-        let cells: Vec<String> = row.iter().zip(widths).map(|(cell, width)| format!("{cell:<width$}")).collect();
-        format!("{}\n", cells.join("  ").trim_end())
-    };
-    let mut out = line(&header);
-    out.push_str(&line(&widths.map(|width| "-".repeat(width))));
-    for row in &rows {
-        out.push_str(&line(row));
-    }
-    let count = |kind| verdicts.iter().filter(|verdict| verdict.kind == kind).count();
+/// How many verdicts of each kind, in vocabulary order.
+pub fn tally(verdicts: &[Verdict]) -> [(VerdictKind, usize); 5] {
+    [
+        VerdictKind::Identical,
+        VerdictKind::Conformant,
+        VerdictKind::Nonconformant,
+        VerdictKind::Error,
+        VerdictKind::Skipped,
+    ]
+    .map(|kind| (kind, verdicts.iter().filter(|verdict| verdict.kind == kind).count()))
+}
+
+/// The summary line: how many scenarios, of each verdict, and the time they took.
+pub fn counts(verdicts: &[Verdict]) -> String {
     let total: u128 = verdicts.iter().map(|verdict| verdict.elapsed_ms).sum();
-    out.push_str(&format!(
-        "\n{} scenarios: {} identical, {} conformant, {} nonconformant, {} error, {} skipped ({total} ms)\n",
-        verdicts.len(),
-        count(VerdictKind::Identical),
-        count(VerdictKind::Conformant),
-        count(VerdictKind::Nonconformant),
-        count(VerdictKind::Error),
-        count(VerdictKind::Skipped),
-    ));
-    out
+    let kinds: Vec<String> = tally(verdicts).iter().map(|(kind, count)| format!("{count} {}", kind.as_str())).collect();
+    format!("{} scenarios: {} ({total} ms)\n", verdicts.len(), kinds.join(", "))
 }
 
 /// Every finding of every verdict that is not identical, for the text after the table.

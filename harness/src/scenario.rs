@@ -16,7 +16,7 @@ use gauntlet_runtime::{ErrorKind, TerminalStatus};
 use serde::Deserialize;
 
 /// One scenario, as written in its file.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// A one-line description.
@@ -54,7 +54,7 @@ fn unscaled() -> f64 {
 }
 
 /// The Provider's answers to one child Session, and how the child must end.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChildScript {
     /// The Subagent status the parent's Log must end with for this child.
@@ -69,7 +69,7 @@ pub struct ChildScript {
 }
 
 /// Runtime settings for a scenario.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     /// The model of the first turn.
@@ -105,7 +105,7 @@ impl Default for Config {
 }
 
 /// An existing Log to resume from.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Preload {
     /// Raw NDJSON bytes; the last line may be torn.
@@ -113,7 +113,7 @@ pub struct Preload {
 }
 
 /// Expectations about the Session rather than one turn.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionExpect {
     /// The byte offset of a torn Log tail the runtime must report on resume.
@@ -124,7 +124,7 @@ pub struct SessionExpect {
 }
 
 /// What one `run_workflow` call must come to.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkflowExpect {
     /// The terminal state derived from the spine: `completed`, `partial`, `failed`,
@@ -144,7 +144,7 @@ pub struct WorkflowExpect {
 }
 
 /// One prompt, the Provider's scripted answers to it, and what must come of it.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Turn {
     /// The user's text.
@@ -276,7 +276,9 @@ impl Scenario {
 }
 
 /// Something a scenario needs of an implementation (declared in its profile).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Capability {
     /// Reads and writes the gauntlet NDJSON Log (a scenario that preloads a Log needs it).
@@ -314,7 +316,7 @@ impl Capability {
 }
 
 /// A moment in a prompt's life at which the client acts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Trigger {
     /// Right after the prompt is sent, before any update.

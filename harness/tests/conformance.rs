@@ -65,6 +65,8 @@ fn main() {
     trials.push(Trial::test("check/wrong-dialect", move || wrong_dialect(&root)).with_kind("check"));
     let root = plan.root.clone();
     trials.push(Trial::test("check/gauntlet-agent", move || reference_check(&root)).with_kind("check"));
+    let root = plan.root.clone();
+    trials.push(Trial::test("check/jobs-parity", move || jobs_parity(&root)).with_kind("check"));
     for (fault, evidence) in FAULTS {
         let root = plan.root.clone();
         trials.push(
@@ -73,6 +75,12 @@ fn main() {
     }
     let root = plan.root.clone();
     trials.push(Trial::test("check/liar", move || liar_check(&root)).with_kind("check"));
+    for bug in BUGS {
+        let root = plan.root.clone();
+        trials.push(
+            Trial::test(format!("check/buggy/{}", bug.name), move || buggy_check(&root, &bug)).with_kind("check"),
+        );
+    }
     let root = plan.root.clone();
     trials.push(Trial::test("check/adapter/gauntlet-lifecycle", move || reference_adapter(&root)).with_kind("check"));
     let root = plan.root.clone();
@@ -187,6 +195,26 @@ fn reference_check(root: &Path) -> Result<(), Failed> {
     if unlike.is_empty() && run.counts().1 == 0 { Ok(()) } else { Err(unlike.join("\n\n").into()) }
 }
 
+/// `--jobs 4` gives the verdicts `--jobs 1` gives, in the same order: scenario, verdict and
+/// every finding (only wall times differ), for the reference agent's profile.
+fn jobs_parity(root: &Path) -> Result<(), Failed> {
+    let plan = Plan { root: root.to_owned(), bless: false };
+    let profile = reference_profile(root)?;
+    let known = KnownFailures::default();
+    let judged = |jobs: usize| -> Vec<(String, VerdictKind, Vec<String>)> {
+        check::check_jobs(&plan, &profile, &known, &[], false, jobs, &mut quiet)
+            .verdicts()
+            .into_iter()
+            .map(|verdict| (verdict.scenario, verdict.kind, verdict.findings.iter().map(ToString::to_string).collect()))
+            .collect()
+    };
+    let (one, four) = (judged(1), judged(4));
+    if one.is_empty() {
+        return Err("no scenario ran".into());
+    }
+    if one == four { Ok(()) } else { Err(format!("--jobs 1: {one:#?}\n--jobs 4: {four:#?}").into()) }
+}
+
 /// Faulty agents and the evidence their scenarios' errors must show (harness/tests/fixtures/agents).
 const FAULTS: [(&str, &str); 5] = [
     ("crash", "fatal: no configuration found"),
@@ -268,6 +296,73 @@ fn liar_check(root: &Path) -> Result<(), Failed> {
         || !ids.contains(&"MOCK-STRICT")
     {
         return Err(format!("the liar was not caught: {:#?}", partial.verdict).into());
+    }
+    Ok(())
+}
+
+/// A real agent with one bug (harness/tests/fixtures/agents/buggy.py), the scenario that shows
+/// it, the requirement that must catch it, and the evidence its finding must show.
+struct Bug {
+    name: &'static str,
+    scenario: &'static str,
+    requirement: &'static str,
+    evidence: &'static str,
+}
+
+const BUGS: [Bug; 4] = [
+    Bug {
+        name: "late",
+        scenario: "turn/two-turn-conversation",
+        requirement: "ACP-ANSWER-IN-TURN",
+        evidence: "turn 2 was shown turn 1's answer \"Seven.\"",
+    },
+    Bug {
+        name: "silent",
+        scenario: "turn/clean-completion",
+        requirement: "ACP-ANSWER-IN-TURN",
+        evidence: "turn 1 completed (the script forces) but its answer \"Hello, world.\" was never shown",
+    },
+    Bug {
+        name: "load-differs",
+        scenario: "turn/two-turn-conversation",
+        requirement: "ACP-LOAD-MATCHES-LIVE",
+        evidence: "turn 2 (completed): load replayed assistant text \"Seven.\", the client was shown \"Eleven.\" live",
+    },
+    Bug {
+        name: "ignores-malformed",
+        scenario: "acp/malformed-line",
+        requirement: "ACP-JSONRPC-ERRORS",
+        evidence: "which is not JSON, got no Parse error (-32700 with id null)",
+    },
+];
+
+/// Each buggy agent is `nonconformant` on its scenario, caught by the named requirement with
+/// the evidence, within the client's patience and without a fault: the scenario went on to its
+/// end. A bug the client sees live is caught whatever the profile declares: with its
+/// capabilities, and with none (no Log, no `session/load`).
+fn buggy_check(root: &Path, bug: &Bug) -> Result<(), Failed> {
+    let plan = Plan { root: root.to_owned(), bless: false };
+    let path = root.join(format!("harness/tests/fixtures/agents/{}.toml", bug.name));
+    let declared = profile::load(&path).map_err(|error| error.to_string())?;
+    let mut bare = declared.clone();
+    bare.capabilities.clear();
+    let profiles = if bug.requirement == "ACP-LOAD-MATCHES-LIVE" { vec![declared] } else { vec![declared, bare] };
+    for profile in profiles {
+        let filters = [bug.scenario.to_owned()];
+        let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);
+        let [checked] = &run.scenarios[..] else { return Err(format!("{:#?}", run.verdicts()).into()) };
+        let caught = checked.verdict.findings.iter().any(|finding| {
+            finding.requirement.as_deref() == Some(bug.requirement) && finding.message.contains(bug.evidence)
+        });
+        let faulted = checked.verdict.findings.iter().any(|finding| finding.layer == gauntlet::verdict::Layer::Fault);
+        let patient = checked.verdict.elapsed_ms < u128::from(profile.patience_ms);
+        if checked.verdict.kind != VerdictKind::Nonconformant || !caught || faulted || !patient {
+            return Err(format!(
+                "{} with capabilities {:?} was not caught by {} with {:?}: {:#?}",
+                bug.name, profile.capabilities, bug.requirement, bug.evidence, checked.verdict
+            )
+            .into());
+        }
     }
     Ok(())
 }

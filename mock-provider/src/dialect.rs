@@ -30,6 +30,7 @@ pub mod responses;
 /// A Provider wire format. Serialized as its key (`responses`, `chat_completions`, ...), the
 /// word profiles and scenario files use.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Dialect {
     /// The OpenAI Responses API: `POST /v1/responses`, SSE events.

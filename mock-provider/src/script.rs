@@ -17,6 +17,7 @@ pub struct Script {
 
 /// One scripted answer to one request; every field is optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Response {
     /// Reasoning items, emitted first, one output item each.
@@ -41,6 +42,7 @@ pub struct Response {
 
 /// A reasoning item with a streamed summary.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Reasoning {
     /// Summary delta chunks.
@@ -51,6 +53,7 @@ pub struct Reasoning {
 
 /// A function call item.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Call {
     /// Function name.
@@ -63,6 +66,7 @@ pub struct Call {
 
 /// Token usage reported by a terminal event; every field defaults to 0 when the table is given.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Usage {
     /// Input tokens.
@@ -77,6 +81,7 @@ pub struct Usage {
 
 /// A stall with the stream still open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Pause {
     /// Frames emitted before the pause.
@@ -87,6 +92,7 @@ pub struct Pause {
 
 /// How a stream ends.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Ending {
     /// `response.completed`.

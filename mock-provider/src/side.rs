@@ -10,6 +10,7 @@ use crate::script::Response;
 
 /// One kind of side request and its canned answer.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SideRequest {
     /// A name for reports, e.g. `title-generation`.

@@ -122,6 +122,7 @@ impl EventType {
 
 /// How a Turn ended (ADR 0026 "Turn terminal states"; TURN-TERMINAL-VOCABULARY).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TerminalStatus {
     /// A clean, non-partial `assistant_message` exists after the Turn's `user_message`.
@@ -176,6 +177,7 @@ impl std::fmt::Display for TerminalStatus {
 
 /// The cause of a failed Turn, written to `turn_failed.error_kind` (design.md "Contract decisions").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// The transport failed: connection refused, reset, or dropped mid-body.

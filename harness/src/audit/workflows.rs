@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::Line;
 
 /// The ADR 0026 name of how a Workflow ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum WorkflowTerminal {
     /// Every step is checkpoint-ready.

@@ -62,6 +62,8 @@ pub struct AcpClient<R, W> {
     /// `None` once closed: dropping it is what closes a pipe.
     writer: Option<W>,
     next_id: i64,
+    /// The start of a line whose end has not arrived yet (a wait that timed out keeps it).
+    partial: Vec<u8>,
     /// Every message, `{"from": "client" | "agent", "message": ...}` or `"raw": ...` for a line
     /// that was not JSON.
     pub transcript: Vec<Value>,
@@ -72,7 +74,14 @@ pub struct AcpClient<R, W> {
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> AcpClient<R, W> {
     /// A client that waits up to `patience` for each message.
     pub fn new(reader: R, writer: W, patience: Duration) -> Self {
-        AcpClient { reader: BufReader::new(reader), writer: Some(writer), next_id: 0, transcript: Vec::new(), patience }
+        AcpClient {
+            reader: BufReader::new(reader),
+            writer: Some(writer),
+            next_id: 0,
+            partial: Vec::new(),
+            transcript: Vec::new(),
+            patience,
+        }
     }
 
     /// Sends a request and returns its id; the answer is read with [`AcpClient::next`].
@@ -115,22 +124,29 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> AcpClient<R, W> {
         self.write(format!("{line}\n").as_bytes()).await
     }
 
-    /// The next message from the agent.
+    /// The next message from the agent, waiting up to the client's patience.
     pub async fn next(&mut self, waiting_for: &str) -> Result<Value, ClientError> {
-        let mut line = Vec::new();
-        let mut limited = (&mut self.reader).take(MAX_LINE as u64);
-        let read = tokio::time::timeout(self.patience, limited.read_until(b'\n', &mut line)).await;
+        self.next_within(self.patience, waiting_for).await
+    }
+
+    /// The next message from the agent, waiting up to `wait`. A wait that times out keeps what
+    /// it read of a line, so the conversation can go on after it.
+    pub async fn next_within(&mut self, wait: Duration, waiting_for: &str) -> Result<Value, ClientError> {
+        let room = (MAX_LINE - self.partial.len().min(MAX_LINE)) as u64;
+        let mut limited = (&mut self.reader).take(room);
+        let read = tokio::time::timeout(wait, limited.read_until(b'\n', &mut self.partial)).await;
         let n = match read {
             Err(_) => {
-                let timeout_ms = u64::try_from(self.patience.as_millis()).unwrap_or(u64::MAX);
+                let timeout_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
                 return Err(ClientError::Timeout { waiting_for: waiting_for.to_owned(), timeout_ms });
             }
             Ok(read) => read?,
         };
-        if n == 0 {
+        let line = std::mem::take(&mut self.partial);
+        if n == 0 && line.is_empty() {
             return Err(ClientError::Closed { waiting_for: waiting_for.to_owned() });
         }
-        if n == MAX_LINE && line.last() != Some(&b'\n') {
+        if line.len() >= MAX_LINE && line.last() != Some(&b'\n') {
             let start: String = String::from_utf8_lossy(&line[..200]).into_owned();
             self.transcript.push(json!({"from": FROM_AGENT, "raw": format!("{start}... ({MAX_LINE}+ bytes, cut)")}));
             return Err(ClientError::Flood { limit: MAX_LINE, start });

@@ -201,7 +201,10 @@ async fn play_turn(
 ) -> Result<Reported, ClientError> {
     for line in &turn.raw {
         client.send_raw(line).await?;
-        while !is_response(&client.next("the answer to a raw line").await?) {}
+        // An answer to a raw line comes at once or never: after a short wait the turn goes on,
+        // and ACP-JSONRPC-ERRORS judges the silence from the transcript.
+        let wait = client.patience.min(QUICK_ANSWER);
+        answer_within(client, wait, is_response, "the answer to a raw line").await?;
     }
     if let Some(model) = &turn.model {
         let params = json!({"sessionId": session_id, "configId": "model", "value": model});
@@ -243,9 +246,38 @@ async fn play_turn(
             .iter()
             .any(|entry| entry.pointer("/message/id") == Some(&busy) && entry["from"] == "agent")
     {
-        client.answer_to(&busy, "session/prompt (the second one)").await?;
+        // A refusal is immediate; an agent that queued the second prompt instead may answer it
+        // much later or never, which ACP-ONE-TURN judges: the scenario goes on after a short wait.
+        let wait = client.patience.min(QUICK_ANSWER);
+        let answers_busy = |message: &Value| is_response(message) && message.get("id") == Some(&busy);
+        answer_within(client, wait, answers_busy, "the answer to session/prompt (the second one)").await?;
     }
     Ok(Reported::from_answer(&answer))
+}
+
+/// How long the client waits for an answer that an agent gives at once or not at all (to a
+/// malformed line, to a prompt it must refuse), before the scenario goes on without it. A hang
+/// of the agent as a whole still ends at the next wait, after the full patience.
+pub const QUICK_ANSWER: Duration = Duration::from_millis(1000);
+
+/// Reads messages until one satisfies `wanted`, for at most `wait` in all; `Ok(false)` when the
+/// wait ended first. Only a broken conversation (closed, garbage, flooding) is an `Err`.
+async fn answer_within(
+    client: &mut Client,
+    wait: Duration,
+    wanted: impl Fn(&Value) -> bool,
+    waiting_for: &str,
+) -> Result<bool, ClientError> {
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match client.next_within(left, waiting_for).await {
+            Ok(message) if wanted(&message) => return Ok(true),
+            Ok(_) => {}
+            Err(ClientError::Timeout { .. }) => return Ok(false),
+            Err(error) => return Err(error),
+        }
+    }
 }
 
 /// Replaces the workspace path, which differs run to run, with `$WORKSPACE`.

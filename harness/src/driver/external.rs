@@ -150,6 +150,10 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
         ("tmp", home.join("tmp").display().to_string()),
         ("profile_dir", external.profile_dir.display().to_string()),
         ("dialect", dialect.key().to_owned()),
+        // When the scenario starts, on the system clock: for agents that want a fresh timestamp
+        // in a config file (RFC 3339, and milliseconds since the Unix epoch).
+        ("now", gauntlet_runtime::ids::Clock::System.timestamp()),
+        ("now_ms", now_ms().to_string()),
     ]);
     for (path, content) in &external.files {
         let path = PathBuf::from(External::expand(path, &values));
@@ -179,6 +183,11 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
         capture.faults.extend(stderr_evidence("agent", &capture.stderr_tail));
     }
     capture
+}
+
+/// Milliseconds since the Unix epoch, on the system clock (0 before it).
+fn now_ms() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |since| since.as_millis())
 }
 
 /// The end of a failed process's stderr as one more fault, when it wrote any; `who` names it

@@ -7,6 +7,7 @@
 //! of its Session, judge every Log of a run: the root's and each child Session's (Subagents,
 //! workflow steps), so a child's Turn is held to the same evidence, id, seq and replay rules.
 
+mod answer_in_turn;
 mod audit_only_not_replayed;
 mod busy_prompt_refused;
 mod cancel_closes_request;
@@ -16,7 +17,9 @@ mod completed_needs_terminal_event;
 mod delegation_acp_truthful;
 mod error_data_complete;
 mod failure_evidence_complete;
+mod failure_not_end_turn;
 mod jsonrpc_errors_standard;
+mod load_matches_live;
 mod load_replays_clean_transcript;
 mod log_canonical_only;
 mod log_ids_unique;
@@ -94,6 +97,7 @@ pub const ALL: &[Invariant] = &[
     retries_bounded::INVARIANT,
     no_duplicate_assistant::INVARIANT,
     error_data_complete::INVARIANT,
+    failure_not_end_turn::INVARIANT,
     cancel_closes_request::INVARIANT,
     subagent_terminal_evidence::INVARIANT,
     subagent_replay_terminal_only::INVARIANT,
@@ -101,7 +105,15 @@ pub const ALL: &[Invariant] = &[
     workflow_schedule_safe::INVARIANT,
     delegation_acp_truthful::INVARIANT,
     tool_calls_projected::INVARIANT,
+    answer_in_turn::INVARIANT,
+    load_matches_live::INVARIANT,
 ];
+
+/// The invariants that need nothing but a Log ([`Scope::Log`]): `gauntlet audit` runs exactly
+/// these over any Log; `log_only_is_exactly_the_rules_that_read_only_logs` keeps the scopes honest.
+pub fn log_only() -> impl Iterator<Item = &'static Invariant> {
+    ALL.iter().filter(|invariant| invariant.scope == Scope::Log)
+}
 
 /// Runs every invariant on the run, then the Log and replay rules on each child Session's Log;
 /// a child's findings name it.
@@ -119,12 +131,19 @@ pub fn check_all(evidence: &Evidence) -> Vec<Finding> {
 
 fn check<'a>(evidence: &Evidence, invariants: impl Iterator<Item = &'a Invariant>, prefix: &str) -> Vec<Finding> {
     invariants
-        .flat_map(|invariant| {
-            (invariant.check)(evidence)
-                .into_iter()
-                .map(|message| Finding::new(Layer::Invariant, Some(invariant.id), format!("{prefix}{message}")))
-        })
+        .flat_map(|invariant| invariant.run(evidence))
+        .map(|finding| Finding { message: format!("{prefix}{}", finding.message), ..finding })
         .collect()
+}
+
+impl Invariant {
+    /// Its findings on `evidence`, each carrying its requirement id.
+    pub fn run(&self, evidence: &Evidence) -> Vec<Finding> {
+        (self.check)(evidence)
+            .into_iter()
+            .map(|message| Finding::new(Layer::Invariant, Some(self.id), message))
+            .collect()
+    }
 }
 
 /// The child Sessions the root Log records as `detached`.
@@ -166,6 +185,34 @@ fn served<'a>(evidence: &Evidence<'a>, request: &Request) -> Option<&'a Response
         return None;
     }
     scenario.turns.iter().flat_map(|turn| turn.respond.iter()).nth(request.response_index?)
+}
+
+/// One response the script streamed to the agent.
+#[derive(Debug, Clone, PartialEq)]
+struct Streamed {
+    /// The text deltas the agent received from it (all of them for a clean response).
+    text: String,
+    /// It ended cleanly (`response.completed` or `response.incomplete`).
+    clean: bool,
+}
+
+/// What the script streamed for each scenario turn, in request order: the responses served to
+/// the requests that belong to the turn (by the prompt they carry last, [`request_turns`]),
+/// whichever turn of the script they were written for. Empty without a scenario.
+fn streamed_per_turn(evidence: &Evidence) -> Vec<Vec<Streamed>> {
+    let Some(scenario) = evidence.scenario else { return Vec::new() };
+    let mut turns = vec![Vec::new(); scenario.turns.len()];
+    for (request, turn) in evidence.capture.requests.iter().zip(request_turns(evidence)) {
+        if let (Some(turn), Some(response)) = (turn, served(evidence, request)) {
+            turns[turn].push(Streamed { text: response.visible_text(), clean: !response.fails() });
+        }
+    }
+    turns
+}
+
+/// The text of every `agent_message_chunk` the client was shown during a prompt.
+fn shown_text(exchange: &Exchange) -> String {
+    exchange.updates.iter().filter_map(|update| chunk_text(update, "agent_message_chunk")).collect()
 }
 
 /// One `session/prompt` in a transcript: the request, its answer and the updates between.
@@ -221,6 +268,49 @@ fn chunk_text<'a>(update: &'a Value, kind: &str) -> Option<&'a str> {
     (update.get("sessionUpdate").and_then(Value::as_str) == Some(kind))
         .then(|| update.pointer("/content/text").and_then(Value::as_str))
         .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What only a run has, beyond a Log: requests, transcripts, answers, the script, the clock.
+    const RUN_EVIDENCE: [&str; 13] = [
+        "capture.requests",
+        "read_requests(",
+        "capture.acp",
+        "capture.reported",
+        "capture.timings",
+        "capture.cancels",
+        "capture.unmatched",
+        "capture.unconsumed",
+        "evidence.scenario",
+        "served(",
+        "request_turns(",
+        "driven_turns(",
+        "exchanges(",
+    ];
+
+    /// A rule that names run evidence but needs only a Log all the same, and why.
+    const EXCEPTIONS: [(&str, &str); 1] =
+        [("terminal_evidence", "reads `reported` only to count the turns this run drove; a bare Log drove none")];
+
+    #[test]
+    fn log_only_is_exactly_the_rules_that_read_only_logs() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/judge/invariants");
+        for invariant in ALL {
+            let text = std::fs::read_to_string(dir.join(format!("{}.rs", invariant.name))).unwrap();
+            let rule = text.split("#[cfg(test)]").next().unwrap();
+            let reads_run = RUN_EVIDENCE.iter().any(|needle| rule.contains(needle))
+                && !EXCEPTIONS.iter().any(|(name, _)| *name == invariant.name);
+            let listed = invariant.scope == Scope::Log;
+            assert_eq!(
+                listed, !reads_run,
+                "{}: of Scope::Log = {listed}, reads run evidence = {reads_run}",
+                invariant.name
+            );
+        }
+    }
 }
 
 #[cfg(test)]
@@ -316,8 +406,9 @@ pub(crate) mod fixture {
     }
 }
 
+/// Rules judged on every Log of a run.
 #[cfg(test)]
-mod tests {
+mod per_log {
     use serde_json::json;
 
     use super::fixture::capture;

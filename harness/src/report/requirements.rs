@@ -150,10 +150,17 @@ pub fn markdown(implementation: &str, version: Option<&str>, rows: &[Row], verdi
     }
     out.push_str("\n## Scenarios\n\n| scenario | verdict | findings |\n| --- | --- | --- |\n");
     for verdict in verdicts {
+        // Each requirement with its tier beside it, so a SHOULD reads as one.
         let mut ids: Vec<String> = verdict
             .findings
             .iter()
-            .map(|finding| finding.requirement.clone().unwrap_or_else(|| format!("{:?}", finding.layer).to_lowercase()))
+            .map(|finding| match &finding.requirement {
+                Some(id) => match rows.iter().find(|row| &row.id == id) {
+                    Some(row) => format!("{id} ({})", tier(row.tier)),
+                    None => id.clone(),
+                },
+                None => format!("{:?}", finding.layer).to_lowercase(),
+            })
             .collect();
         ids.dedup();
         let note = verdict.skipped.clone().unwrap_or_else(|| ids.join(", "));
@@ -195,6 +202,7 @@ mod tests {
         let table = markdown("x", Some("1.0"), &rows, &verdicts);
         assert!(table.contains("| A | MUST | FAIL | `s1` |"), "{table}");
         assert!(table.contains("| `s3` | skipped | lacks cancel |"), "{table}");
+        assert!(table.contains("| `s1` | nonconformant | A (MUST) |"), "{table}");
     }
 
     #[test]

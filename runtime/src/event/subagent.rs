@@ -10,6 +10,7 @@ use super::Data;
 
 /// Where a child Session stands, as its parent sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SubagentStatus {
     /// Spawned, not yet running.

@@ -148,12 +148,44 @@ fn word(value: impl Serialize) -> String {
 /// Right-strips every line, joins with `\n`, trims the whole: the projection key that decides
 /// whether the surface changed since submit.
 pub fn normalize_projection_text(text: &str) -> String {
-    text.lines().map(str::trim_end).collect::<Vec<_>>().join("\n").trim().to_owned()
+    split_lines(text).into_iter().map(str::trim_end).collect::<Vec<_>>().join("\n").trim().to_owned()
+}
+
+/// Lines as houmao splits them (Python's `str.splitlines()`): a line ends at `\n`, `\r\n`, a
+/// bare `\r`, `\x0b`, `\x0c`, `\x1c` to `\x1e`, `\u{85}`, `\u{2028}` or `\u{2029}`, so a
+/// terminal capture's carriage returns break lines as they do in houmao (docs/houmao.md).
+fn split_lines(text: &str) -> Vec<&str> {
+    let is_break =
+        |c: char| matches!(c, '\n' | '\r' | '\x0b' | '\x0c' | '\x1c'..='\x1e' | '\u{85}' | '\u{2028}' | '\u{2029}');
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if is_break(c) {
+            lines.push(&text[start..at]);
+            start = at + c.len_utf8();
+            if c == '\r' && chars.next_if(|&(_, next)| next == '\n').is_some() {
+                start += 1;
+            }
+        }
+    }
+    if start < text.len() {
+        lines.push(&text[start..]);
+    }
+    lines
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_break_where_python_splitlines_breaks_them() {
+        assert_eq!(normalize_projection_text("baseline\rprompt"), "baseline\nprompt");
+        assert_eq!(normalize_projection_text("a  \r\nb\u{2028}c\x0cd\n"), "a\nb\nc\nd");
+        assert_eq!(split_lines("a\n\nb\r"), ["a", "", "b"]);
+        assert_eq!(split_lines(""), Vec::<&str>::new());
+    }
 
     fn observation(business_state: BusinessState, input_mode: InputMode) -> Observation {
         Observation {

@@ -14,6 +14,7 @@ use crate::event::SubagentStatus;
 
 /// Whether a step's result is safe to build on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CheckpointStatus {
     /// Safe for dependents.

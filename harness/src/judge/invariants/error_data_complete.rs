@@ -1,6 +1,7 @@
-//! ACP-FAILURE-IS-ERROR: the JSON-RPC error that answers a failed, partially failed or
-//! timed-out turn says how it ended: `data.terminalStatus`, `data.errorKind` and
-//! `data.nextActions`, so a client can show the failure and offer what to do next.
+//! ACP-ERROR-DATA (a SHOULD: gauntlet's own choice of fields): the JSON-RPC error that answers a
+//! failed, partially failed or timed-out turn says how it ended: `data.terminalStatus`,
+//! `data.errorKind` and `data.nextActions`, so a client can show the failure and offer what to
+//! do next.
 
 use serde_json::Value;
 
@@ -8,7 +9,7 @@ use super::{Invariant, Scope};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-FAILURE-IS-ERROR", also: &[], name: "error_data_complete", scope: Scope::Run, check };
+    Invariant { id: "ACP-ERROR-DATA", also: &[], name: "error_data_complete", scope: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let reported = &evidence.capture.reported;

@@ -2,12 +2,15 @@
 //! carries a non-completed ADR terminal status, an `error_kind` and `details` with
 //! `elapsed_ms`; a timeout adds `timeout_ms` and `next_actions`, is `timed_out` whenever its
 //! cause is a timeout, and took at least its `timeout_ms` by its own clock; partial text is
-//! always followed by its `turn_failed` (TURN-PARTIAL-EVIDENCE, TURN-TIMEOUT-EVIDENCE).
+//! always followed by its `turn_failed`, and a `partial_failed` turn keeps its text as a
+//! partial message, never as a clean one that replay would send back as a final answer
+//! (TURN-PARTIAL-EVIDENCE, TURN-TIMEOUT-EVIDENCE).
 
 use gauntlet_runtime::TerminalStatus;
 use serde_json::Value;
 
 use super::{Invariant, Scope};
+use crate::audit::Line;
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant = Invariant {
@@ -48,6 +51,9 @@ fn check(evidence: &Evidence) -> Vec<String> {
                     }
                 }
                 Some(other) => {
+                    if other == TerminalStatus::PartialFailed {
+                        problems.extend(partial_text_missing(&evidence.lines[..idx], at));
+                    }
                     if let Some(kind) = line.str_field("error_kind").filter(|kind| TIMEOUT_KINDS.contains(kind)) {
                         problems.push(format!(
                             "turn_failed at seq {at} has error_kind {kind} but terminal_status {other}: a timeout ends timed_out"
@@ -83,6 +89,23 @@ fn check(evidence: &Evidence) -> Vec<String> {
     problems
 }
 
+/// For a `partial_failed` `turn_failed` at seq `at` after `before`: a problem when its turn
+/// holds no partial `assistant_message`, naming the clean one that took its place, if any.
+fn partial_text_missing(before: &[Line], at: u64) -> Option<String> {
+    let turn_start = before.iter().rposition(|line| line.kind == "user_message").map_or(0, |idx| idx + 1);
+    let turn = &before[turn_start..];
+    if turn.iter().any(Line::is_partial_assistant) {
+        return None;
+    }
+    Some(match turn.iter().rfind(|line| line.kind == "assistant_message") {
+        Some(clean) => format!(
+            "the assistant_message at seq {} is recorded clean, but its turn ends partial_failed at seq {at}: replay would send the partial text as a final answer",
+            clean.seq.unwrap_or_default()
+        ),
+        None => format!("turn_failed at seq {at} is partial_failed, but its turn keeps no partial assistant_message"),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,6 +118,22 @@ mod tests {
             "details": {"timeout_ms": 1000, "elapsed_ms": 1000}});
         let capture = capture(&[("user_message", json!({})), ("turn_failed", failed)], &[]);
         assert_eq!(check(INVARIANT, &capture), ["timed-out turn_failed at seq 1 lacks details.next_actions"]);
+    }
+
+    #[test]
+    fn partial_text_recorded_clean_is_caught() {
+        let failed =
+            json!({"terminal_status": "partial_failed", "error_kind": "network", "details": {"elapsed_ms": 0}});
+        let capture = capture(
+            &[("user_message", json!({})), ("assistant_message", json!({"text": "ha"})), ("turn_failed", failed)],
+            &[],
+        );
+        assert_eq!(
+            check(INVARIANT, &capture),
+            [
+                "the assistant_message at seq 1 is recorded clean, but its turn ends partial_failed at seq 2: replay would send the partial text as a final answer"
+            ]
+        );
     }
 
     #[test]

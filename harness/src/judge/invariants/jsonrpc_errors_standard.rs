@@ -1,9 +1,14 @@
 //! ACP-JSONRPC-ERRORS: every message the agent writes is a JSON-RPC 2.0 object, and every error
 //! carries an integer code in the range JSON-RPC reserves (-32768 to -32000) and a message.
+//! Every raw line the client sent is answered: a line that is not JSON with a Parse error
+//! (-32700, `id: null`), a request with its own id (JSON-RPC 2.0 §4, §5.1). The client waits
+//! [`QUICK_ANSWER`] for such an answer and goes on without it, so silence is a finding here and
+//! never a hang.
 
 use serde_json::Value;
 
 use super::{Invariant, Scope};
+use crate::driver::conversation::QUICK_ANSWER;
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -31,6 +36,61 @@ fn check(evidence: &Evidence) -> Vec<String> {
             }
         }
     }
+    problems.extend(unanswered_raw_lines(&capture.acp));
+    problems
+}
+
+/// The raw lines of a transcript that got no proper answer after them.
+fn unanswered_raw_lines(transcript: &[Value]) -> Vec<String> {
+    let mut problems = Vec::new();
+    // Parse errors answer malformed lines in order: the k-th error with `id: null` after them
+    // answers the k-th malformed line still waiting.
+    let mut waiting: Vec<&str> = Vec::new();
+    for (at, entry) in transcript.iter().enumerate() {
+        let from_client = entry["from"] == "client";
+        if from_client && let Some(raw) = entry.get("raw").and_then(Value::as_str) {
+            match serde_json::from_str::<Value>(raw) {
+                Err(_) => waiting.push(raw),
+                Ok(request) => {
+                    let Some(id) = request.get("id").filter(|_| request.get("method").is_some()) else { continue };
+                    let answered = transcript[at + 1..].iter().any(|later| {
+                        later["from"] == "agent"
+                            && later.pointer("/message/id") == Some(id)
+                            && later.get("message").is_some_and(|m| m.get("method").is_none())
+                    });
+                    if !answered {
+                        problems.push(format!(
+                            "the request {raw:?} got no answer (the client waited {} ms, then went on)",
+                            QUICK_ANSWER.as_millis()
+                        ));
+                    }
+                }
+            }
+        } else if !from_client
+            && let Some(message) = entry.get("message")
+            && message.get("id").is_none_or(Value::is_null)
+            && let Some(error) = message.get("error")
+            && !waiting.is_empty()
+        {
+            let raw = waiting.remove(0);
+            if error.get("code").and_then(Value::as_i64) != Some(-32700) {
+                problems.push(format!(
+                    "the line {raw:?}, which is not JSON, was answered {error} instead of a Parse error (-32700)"
+                ));
+            }
+            if message.get("id").is_none() {
+                problems.push(format!(
+                    "the Parse error answering {raw:?} has no `id` member: JSON-RPC 2.0 §5 requires one, null when the id could not be read: {message}"
+                ));
+            }
+        }
+    }
+    problems.extend(waiting.into_iter().map(|raw| {
+        format!(
+            "the line {raw:?}, which is not JSON, got no Parse error (-32700 with id null): the client waited {} ms, then went on",
+            QUICK_ANSWER.as_millis()
+        )
+    }));
     problems
 }
 
@@ -48,5 +108,31 @@ mod tests {
             ..Capture::default()
         };
         assert_eq!(check(INVARIANT, &capture).len(), 1);
+    }
+
+    #[test]
+    fn a_malformed_line_left_unanswered_is_caught() {
+        let malformed = json!({"from": "client", "raw": "{\"jsonrpc\":"});
+        let unknown = json!({"from": "client", "raw": "{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"x/y\"}"});
+        let answer = entry("agent", json!({"jsonrpc": "2.0", "id": 99, "error": {"code": -32601, "message": "m"}}));
+        let capture = Capture { acp: vec![malformed.clone(), unknown.clone(), answer.clone()], ..Capture::default() };
+        assert_eq!(
+            check(INVARIANT, &capture),
+            [
+                "the line \"{\\\"jsonrpc\\\":\", which is not JSON, got no Parse error (-32700 with id null): the client waited 1000 ms, then went on"
+            ]
+        );
+        let parse_error =
+            entry("agent", json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}}));
+        let capture = Capture {
+            acp: vec![malformed.clone(), parse_error, unknown.clone(), answer.clone()],
+            ..Capture::default()
+        };
+        assert!(check(INVARIANT, &capture).is_empty());
+        let without_id = entry("agent", json!({"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error"}}));
+        let capture = Capture { acp: vec![malformed, without_id, unknown, answer], ..Capture::default() };
+        let problems = check(INVARIANT, &capture);
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0].contains("has no `id` member"), "{problems:?}");
     }
 }

@@ -1,7 +1,6 @@
-//! ACP-LOAD-CLEAN: `session/load` replays the clean transcript. For each turn of this run, the
-//! replayed user text is the prompt, and the replayed assistant text is the live chunks of a
-//! completed turn, or nothing at all for any other turn: no partial or failure text is ever
-//! shown as transcript on load.
+//! ACP-LOAD-CLEAN: `session/load` replays the clean transcript: a turn of this run that did not
+//! complete replays no assistant text at all, so no partial or failure text is ever shown as
+//! transcript on load. What a completed turn replays is ACP-LOAD-MATCHES-LIVE's.
 
 use gauntlet_runtime::TerminalStatus;
 use serde_json::Value;
@@ -20,29 +19,22 @@ fn check(evidence: &Evidence) -> Vec<String> {
     }
     let live: Vec<_> = exchanges(&capture.acp).into_iter().filter(|exchange| !exchange.busy).collect();
     let replayed = replayed_turns(&capture.acp_load);
-    let mut problems = Vec::new();
     if replayed.len() < live.len() {
-        problems.push(format!("load replayed {} user turns, the live session had {}", replayed.len(), live.len()));
-        return problems;
+        // Turns missing from the replay: ACP-LOAD-MATCHES-LIVE says so; nothing lines up here.
+        return Vec::new();
     }
     let driven = evidence.driven_turns(live.len());
     let first_replayed = replayed.len() - live.len();
     let first_audited = evidence.audit.turns.len().saturating_sub(live.len());
-    for (idx, exchange) in live.iter().enumerate() {
+    let mut problems = Vec::new();
+    for idx in 0..live.len() {
         let n = first_audited + idx + 1;
-        let (user, agent) = &replayed[first_replayed + idx];
-        if *user != exchange.text {
-            problems
-                .push(format!("turn {n}: load replayed the user text {user:?}, the prompt was {:?}", exchange.text));
-        }
-        let completed = driven.get(idx).and_then(|turn| turn.status) == Some(TerminalStatus::Completed);
-        let streamed: String =
-            exchange.updates.iter().filter_map(|update| chunk_text(update, "agent_message_chunk")).collect();
-        let expected = if completed { streamed.as_str() } else { "" };
-        if agent != expected {
+        let (_, agent) = &replayed[first_replayed + idx];
+        let status = driven.get(idx).and_then(|turn| turn.status);
+        if status != Some(TerminalStatus::Completed) && !agent.is_empty() {
             problems.push(format!(
-                "turn {n} ({}): load replayed assistant text {agent:?}, expected {expected:?}",
-                if completed { "completed" } else { "not completed" }
+                "turn {n} ({}): load replayed assistant text {agent:?}, expected none",
+                status.map_or("no terminal state", |status| status.as_str())
             ));
         }
     }
@@ -50,7 +42,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
 }
 
 /// The replay split into user turns: `(user text, assistant text)`.
-fn replayed_turns(transcript: &[Value]) -> Vec<(String, String)> {
+pub(super) fn replayed_turns(transcript: &[Value]) -> Vec<(String, String)> {
     let mut turns: Vec<(String, String)> = Vec::new();
     for update in transcript.iter().filter_map(|entry| entry.pointer("/message/params/update")) {
         if let Some(text) = chunk_text(update, "user_message_chunk") {
@@ -96,7 +88,7 @@ mod tests {
     fn partial_text_replayed_on_load_is_caught() {
         assert_eq!(
             check(INVARIANT, &partial_failed(&["Useful"])),
-            ["turn 1 (not completed): load replayed assistant text \"Useful\", expected \"\""]
+            ["turn 1 (partial_failed): load replayed assistant text \"Useful\", expected none"]
         );
     }
 

@@ -2,7 +2,7 @@
 //! Log shows. `end_turn` only for `completed` without truncation, `max_tokens` / `refusal` only
 //! for a truncated completion, `cancelled` only for `interrupted`, and a failed, partially
 //! failed or timed-out turn is a JSON-RPC error (whose `data.terminalStatus`, when given, names
-//! it; ACP-FAILURE-IS-ERROR asks for it).
+//! it; ACP-ERROR-DATA asks for it).
 
 use gauntlet_runtime::TerminalStatus;
 use serde_json::Value;

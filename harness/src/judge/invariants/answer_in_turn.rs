@@ -1,0 +1,190 @@
+//! ACP-ANSWER-IN-TURN: the answer belongs to its turn. The `agent_message_chunk` text the client
+//! is shown during prompt N is made of what the script streamed for turn N, in order (each
+//! response's text whole or a prefix of it), never another turn's; and a completed turn's
+//! answer, the text of its last clean response, is shown whole. Judged from the script, the
+//! requests and the transcript alone, so an agent without a Log or `session/load` that shows a
+//! stale answer, or none, is caught all the same.
+
+use std::collections::BTreeSet;
+
+use gauntlet_runtime::TerminalStatus;
+
+use super::{Invariant, Scope, Streamed, exchanges, shown_text, streamed_per_turn};
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant =
+    Invariant { id: "ACP-ANSWER-IN-TURN", also: &[], name: "answer_in_turn", scope: Scope::Run, check };
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    let Some(scenario) = evidence.scenario else { return Vec::new() };
+    let live: Vec<_> = exchanges(&evidence.capture.acp).into_iter().filter(|exchange| !exchange.busy).collect();
+    // The scenario's turns are the last ones of the transcript (a preloaded Log adds none).
+    let first = live.len().saturating_sub(scenario.turns.len());
+    let streamed = streamed_per_turn(evidence);
+    let driven = evidence.driven_turns(scenario.turns.len());
+    let mut problems = Vec::new();
+    for (idx, pieces) in streamed.iter().enumerate() {
+        // A prompt never sent or never answered is the run's fault, not this rule's.
+        let Some(exchange) = live.get(first + idx).filter(|exchange| exchange.answer.is_some()) else { continue };
+        let shown = shown_text(exchange);
+        let turn = driven.get(idx);
+        let completed = turn.and_then(|turn| turn.status) == Some(TerminalStatus::Completed);
+        let answer = if completed { pieces.iter().rposition(|piece| piece.clean) } else { None };
+        if made_of(&shown, pieces, answer) {
+            continue;
+        }
+        let n = idx + 1;
+        let own = |text: &str| pieces.iter().any(|piece| piece.text.contains(text));
+        let other = scenario.turns.iter().enumerate().filter(|(other, _)| *other != idx).find_map(|(other, turn)| {
+            turn.respond
+                .iter()
+                .map(|response| response.visible_text())
+                .find(|text| !text.is_empty() && shown.contains(text.as_str()) && !own(text))
+                .map(|text| (other + 1, text))
+        });
+        let streamed_text: Vec<&str> = pieces.iter().map(|piece| piece.text.as_str()).collect();
+        problems.push(match (other, answer.map(|idx| &pieces[idx].text)) {
+            (Some((other, text)), _) => {
+                format!("turn {n} was shown turn {other}'s answer {text:?}: the client saw {shown:?}")
+            }
+            (None, Some(answer)) if shown.is_empty() => format!(
+                "turn {n} completed ({}) but its answer {answer:?} was never shown: no agent_message_chunk during the prompt",
+                turn.map_or("", |turn| turn.source)
+            ),
+            (None, Some(answer)) => format!(
+                "turn {n} completed ({}) but the client saw {shown:?}, not its answer {answer:?} whole after what the script streamed before it ({streamed_text:?})",
+                turn.map_or("", |turn| turn.source)
+            ),
+            (None, None) => format!(
+                "turn {n}: the client saw {shown:?}, which is not made of what the script streamed for the turn ({streamed_text:?})"
+            ),
+        });
+    }
+    problems
+}
+
+/// True when `shown` is the texts of `pieces` in order, each whole or a prefix of it (a response
+/// cut short, or an agent that showed less), and the piece at `whole` shown whole.
+fn made_of(shown: &str, pieces: &[Streamed], whole: Option<usize>) -> bool {
+    let mut reachable = BTreeSet::from([0usize]);
+    for (idx, piece) in pieces.iter().enumerate() {
+        let mut next = BTreeSet::new();
+        for &at in &reachable {
+            let common = common_prefix(&shown[at..], &piece.text);
+            if whole == Some(idx) {
+                if common == piece.text.len() {
+                    next.insert(at + common);
+                }
+            } else {
+                next.extend(
+                    piece
+                        .text
+                        .char_indices()
+                        .map(|(len, _)| len)
+                        .chain([piece.text.len()])
+                        .filter(|len| *len <= common)
+                        .map(|len| at + len),
+                );
+            }
+        }
+        reachable = next;
+    }
+    reachable.contains(&shown.len())
+}
+
+/// The length in bytes of the longest common prefix of two strings, on a character boundary.
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.char_indices()
+        .zip(b.chars())
+        .take_while(|((_, x), y)| x == y)
+        .map(|((at, x), _)| at + x.len_utf8())
+        .last()
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::Capture;
+    use crate::judge::invariants::fixture::{
+        assistant, body, check_played, chunk, entry, prompt, requests, scenario, user,
+    };
+    use serde_json::json;
+
+    const TWO_TURNS: &str = "title = \"t\"\n[[turn]]\nprompt = \"Name a prime.\"\nrespond = [{ text = [\"Seven.\"] }]\n[[turn]]\nprompt = \"Another one?\"\nrespond = [{ text = [\"Eleven.\"] }]\n";
+
+    /// Two prompts, each answered `end_turn`, showing `first` and `second`.
+    fn shown(first: &[&str], second: &[&str]) -> Capture {
+        let mut acp = vec![entry("client", prompt(1, "Name a prime."))];
+        acp.extend(first.iter().map(|text| entry("agent", chunk("agent_message_chunk", text))));
+        acp.push(entry("agent", json!({"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "end_turn"}})));
+        acp.push(entry("client", prompt(2, "Another one?")));
+        acp.extend(second.iter().map(|text| entry("agent", chunk("agent_message_chunk", text))));
+        acp.push(entry("agent", json!({"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}})));
+        let bodies = vec![
+            body(vec![user("Name a prime.")]),
+            body(vec![user("Name a prime."), assistant("Seven."), user("Another one?")]),
+        ];
+        Capture { acp, requests: requests(bodies), ..Capture::default() }
+    }
+
+    #[test]
+    fn each_answer_in_its_own_turn_passes() {
+        assert!(check_played(INVARIANT, &shown(&["Sev", "en."], &["Eleven."]), &scenario(TWO_TURNS)).is_empty());
+    }
+
+    #[test]
+    fn an_answer_one_turn_late_is_caught() {
+        assert_eq!(
+            check_played(INVARIANT, &shown(&[], &["Seven."]), &scenario(TWO_TURNS)),
+            [
+                "turn 1 completed (the script forces) but its answer \"Seven.\" was never shown: no agent_message_chunk during the prompt",
+                "turn 2 was shown turn 1's answer \"Seven.\": the client saw \"Seven.\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_partial_answer_of_a_completed_turn_is_caught() {
+        assert_eq!(
+            check_played(INVARIANT, &shown(&["Seven."], &["Elev"]), &scenario(TWO_TURNS)),
+            [
+                "turn 2 completed (the script forces) but the client saw \"Elev\", not its answer \"Eleven.\" whole after what the script streamed before it ([\"Eleven.\"])"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_failed_turn_may_show_a_prefix_and_a_retry_before_text_streams_nothing() {
+        let text = "title = \"t\"\n[[turn]]\nprompt = \"a\"\nexpect = \"partial_failed\"\nrespond = [{ status = 500 }, { text = [\"Useful \", \"partial\"], then = \"eof\" }]\n";
+        let mut acp = vec![entry("client", prompt(1, "a")), entry("agent", chunk("agent_message_chunk", "Useful "))];
+        acp.push(entry("agent", json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "m"}})));
+        let capture = Capture {
+            acp,
+            requests: requests(vec![body(vec![user("a")]), body(vec![user("a")])]),
+            ..Capture::default()
+        };
+        assert!(check_played(INVARIANT, &capture, &scenario(text)).is_empty());
+    }
+
+    #[test]
+    fn text_the_script_never_streamed_is_caught() {
+        let mut capture = shown(&["All done."], &["Eleven."]);
+        capture.requests.remove(0);
+        assert_eq!(
+            check_played(INVARIANT, &capture, &scenario(TWO_TURNS)),
+            ["turn 1: the client saw \"All done.\", which is not made of what the script streamed for the turn ([])"]
+        );
+    }
+
+    #[test]
+    fn pieces_are_matched_in_order_with_prefixes() {
+        let piece = |text: &str, clean| Streamed { text: text.to_owned(), clean };
+        let pieces = [piece("aa", false), piece("ab", true)];
+        assert!(made_of("aab", &pieces, Some(1)));
+        assert!(made_of("ab", &pieces, Some(1)));
+        assert!(!made_of("aa", &pieces, Some(1)));
+        assert!(!made_of("abaa", &pieces, None));
+        assert!(made_of("", &pieces, None));
+    }
+}

@@ -1,0 +1,108 @@
+//! Verdicts as they finish, for `gauntlet run` and `gauntlet check`.
+//!
+//! # Format
+//!
+//! - text, stdout not a terminal: one line per scenario as it finishes (scenario, terminal
+//!   states, verdict, time), for logs and pipes;
+//! - text on a terminal: the same lines, with one in-place line naming the scenario running
+//!   now and how far the run is (`[12/120] turn/partial-then-error`), rewritten with `\r`;
+//! - JSON (`--format json`): one object per line, each a verdict as it finishes (`scenario`,
+//!   `kind`, `terminal_states`, `findings`, `elapsed_ms`, `skipped` when skipped), then one
+//!   `{"summary": {...}}` object with the counts of each verdict kind, `total` and `elapsed_ms`.
+//!   **Boundary:** scripts and CI dashboards read it.
+
+use std::io::{IsTerminal, Write};
+
+use serde_json::json;
+
+use crate::verdict::Verdict;
+
+/// How verdicts are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Lines for people.
+    Text,
+    /// One JSON object per verdict, then a summary object.
+    Json,
+}
+
+/// Prints verdicts to stdout as they finish.
+#[derive(Debug)]
+pub struct Progress {
+    format: Format,
+    /// Whether an in-place line is shown (text on a terminal).
+    live: bool,
+    /// Width of the scenario column.
+    width: usize,
+}
+
+impl Progress {
+    /// A printer for `format`; `names` are the scenarios to come, for the column width.
+    pub fn new<'a>(format: Format, names: impl IntoIterator<Item = &'a str>) -> Progress {
+        let width = names.into_iter().map(|name| name.chars().count()).max().unwrap_or(0);
+        Progress { format, live: format == Format::Text && std::io::stdout().is_terminal(), width }
+    }
+
+    /// Scenario `idx` of `total` starts.
+    pub fn start(&self, idx: usize, total: usize, name: &str) {
+        if self.live {
+            print!("\r\x1b[2K[{}/{total}] {name}", idx + 1);
+            let _ = std::io::stdout().flush();
+        }
+    }
+
+    /// A scenario finished.
+    pub fn finish(&self, verdict: &Verdict) {
+        if self.live {
+            print!("\r\x1b[2K");
+        }
+        match self.format {
+            Format::Text => println!("{}", line(verdict, self.width)),
+            Format::Json => println!("{}", gauntlet_runtime::canonical::to_string(verdict)),
+        }
+        let _ = std::io::stdout().flush();
+    }
+
+    /// The run ended: the summary object for JSON (text summaries are the callers').
+    pub fn end(&self, verdicts: &[Verdict]) {
+        if self.format == Format::Json {
+            println!("{}", gauntlet_runtime::canonical::to_string(&summary(verdicts)));
+        }
+    }
+}
+
+/// One verdict as a line: scenario, terminal states, verdict, time.
+pub fn line(verdict: &Verdict, width: usize) -> String {
+    let states = if verdict.terminal_states.is_empty() { "-".to_owned() } else { verdict.terminal_states.join(", ") };
+    format!("{:<width$}  {:<13}  {} ms  {states}", verdict.scenario, verdict.kind.as_str(), verdict.elapsed_ms)
+}
+
+/// The final JSON object: counts of each verdict kind.
+fn summary(verdicts: &[Verdict]) -> serde_json::Value {
+    let elapsed_ms: u128 = verdicts.iter().map(|verdict| verdict.elapsed_ms).sum();
+    let mut summary = json!({"total": verdicts.len(), "elapsed_ms": elapsed_ms});
+    for (kind, count) in super::tally(verdicts) {
+        summary[kind.as_str()] = json!(count);
+    }
+    json!({ "summary": summary })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_counts_each_kind() {
+        let verdicts = [Verdict::from_findings("a", Vec::new(), Vec::new()), Verdict::skipped("b", "no".into())];
+        let summary = summary(&verdicts);
+        assert_eq!(summary["summary"]["identical"], 1);
+        assert_eq!(summary["summary"]["skipped"], 1);
+        assert_eq!(summary["summary"]["total"], 2);
+    }
+
+    #[test]
+    fn a_line_names_scenario_verdict_time_and_states() {
+        let verdict = Verdict::from_findings("turn/x", vec!["completed".into()], Vec::new());
+        assert_eq!(line(&verdict, 8), "turn/x    identical      0 ms  completed");
+    }
+}
