@@ -131,7 +131,12 @@ pub fn assemble(conversation: Conversation, log_path: Option<&Path>, mock: &Mock
     capture.requests = report
         .journal
         .into_iter()
-        .map(|entry| Request { route: entry.route, response_index: entry.response_index, body: entry.body })
+        .map(|entry| Request {
+            route: entry.route,
+            response_index: entry.response_index,
+            body: entry.body,
+            turn: entry.turn,
+        })
         .collect();
     // Grouped by route, root first, each route in arrival order: concurrent children
     // interleave, and the golden should not depend on how.
