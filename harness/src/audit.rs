@@ -4,7 +4,6 @@
 //! It reads raw lines rather than runtime types so it can judge a Log written by any
 //! implementation, in any language.
 
-pub mod log_file;
 pub mod subagents;
 pub mod workflows;
 

@@ -83,6 +83,10 @@ pub struct Request {
     pub model: Option<String>,
     /// The JSON body (a string if it was not JSON).
     pub body: Value,
+    /// The scenario turn (from 0) the client had begun when it arrived, as the mock was told
+    /// (evidence only: not golden).
+    #[serde(skip)]
+    pub turn: Option<usize>,
 }
 
 /// A `session/cancel` the client sent.

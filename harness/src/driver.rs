@@ -139,7 +139,13 @@ pub fn assemble(conversation: Conversation, log_path: Option<&Path>, mock: &Mock
             let endpoint = endpoint.split('?').next().unwrap_or_default();
             let asked = gauntlet_mock_provider::dialect::Asked { path: endpoint, body: &entry.body };
             let model = if in_body { None } else { dialect.model(&asked) };
-            Request { route: entry.route, response_index: entry.response_index, model, body: entry.body }
+            Request {
+                route: entry.route,
+                response_index: entry.response_index,
+                model,
+                body: entry.body,
+                turn: entry.turn,
+            }
         })
         .collect();
     // Grouped by route, root first, each route in arrival order: concurrent children

@@ -11,6 +11,8 @@
 //!   reference runtime in process on a paused clock.
 //! - [`capture`]: what a run produced, and the golden file format.
 //! - [`audit`]: any NDJSON Log to per-turn terminal states.
+//! - [`log_file`]: `gauntlet audit`: a Log file and its child Logs, audited and judged by the
+//!   Log-only rules.
 //! - [`authoring`]: new scenario files, from a skeleton or from a real Log.
 //! - [`judge`]: invariants, expectations and golden findings to a [`verdict::Verdict`].
 //! - [`golden`]: diffs, pending files, accepting.
@@ -35,6 +37,7 @@ pub mod judge;
 pub mod known_failures;
 pub mod layers;
 pub mod lifecycle;
+pub mod log_file;
 pub mod profile;
 pub mod report;
 pub mod run;

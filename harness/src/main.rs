@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
-use gauntlet::audit::log_file::{self, LogReport};
 use gauntlet::check::{self, CheckRun};
 use gauntlet::cli::{Cli, Command};
 use gauntlet::driver::reference::Reference;
 use gauntlet::lifecycle::Family;
 use gauntlet::lifecycle::adapter::Adapter;
+use gauntlet::log_file::{self, LogReport};
 use gauntlet::profile::{self, Network};
 use gauntlet::report::progress::{Format, Progress};
 use gauntlet::verdict::VerdictKind;

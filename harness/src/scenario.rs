@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use gauntlet_mock_provider::Dialect;
-use gauntlet_mock_provider::script::{Response, Script};
+use gauntlet_mock_provider::script::{Exhausted, Response, Script};
 use gauntlet_runtime::event::SubagentStatus;
 use gauntlet_runtime::workflows::checkpoint::CheckpointStatus;
 
@@ -88,6 +88,10 @@ pub struct Config {
     /// Dialects that cannot express the scenario, each with the reason (a feature the wire
     /// format lacks): the scenario is `skipped` there.
     pub skip_dialects: BTreeMap<Dialect, String>,
+    /// What answers a request of a turn whose scripted responses are used up: `unscripted`
+    /// (HTTP 500, a MOCK-STRICT mismatch) or `repeat_last` (the turn's last response again, so
+    /// "fail every retry" can be scripted).
+    pub exhausted: Exhausted,
 }
 
 impl Default for Config {
@@ -100,6 +104,7 @@ impl Default for Config {
             max_subagents: 6,
             dialect: Dialect::default(),
             skip_dialects: BTreeMap::new(),
+            exhausted: Exhausted::default(),
         }
     }
 }
@@ -184,6 +189,9 @@ impl Scenario {
     /// child's on its own route.
     pub fn script(&self) -> Script {
         let mut script = Script::root(self.turns.iter().flat_map(|turn| turn.respond.iter().cloned()).collect());
+        // Each turn is answered from its own responses (MOCK-STRICT, per turn).
+        script.turns = self.turns.iter().map(|turn| turn.respond.len()).collect();
+        script.exhausted = self.config.exhausted;
         for (route, child) in &self.children {
             script.routes.insert(route.clone(), child.respond.clone());
         }

@@ -129,7 +129,7 @@ fn timeless(log: &[String]) -> Vec<Value> {
 fn round_trip(name: &str) -> Result<(), String> {
     use gauntlet::driver::Driver;
     let golden_log = root().join("golden").join(name).join("log.ndjson");
-    let file = gauntlet::audit::log_file::read(&golden_log).map_err(|error| error.to_string())?;
+    let file = gauntlet::log_file::read(&golden_log).map_err(|error| error.to_string())?;
     let text = gauntlet::authoring::from_log::scenario(&file.lines, name);
     let path = Path::new("roundtrip.toml");
     let scenario = gauntlet::scenario::parse(&text, path).map_err(|error| format!("{error}\n{text}"))?;

@@ -27,6 +27,9 @@ pub struct JournalEntry {
     pub body: serde_json::Value,
     /// When it arrived and when its response body ended.
     pub timing: Timing,
+    /// The turn (from 0) the client had begun when it arrived, if it said
+    /// (`MockProvider::begin_turn`).
+    pub turn: Option<usize>,
 }
 
 /// When a request arrived and when its response body ended, as time since the provider started
@@ -124,6 +127,14 @@ pub enum MismatchReason {
         /// Responses it had (all consumed).
         served: usize,
     },
+    /// Every response of the current turn was already served (a retry the script did not
+    /// write, or a request that belongs to no turn of it).
+    TurnExhausted {
+        /// The turn, from 0.
+        turn: usize,
+        /// Responses it had (all consumed).
+        served: usize,
+    },
 }
 
 impl MismatchReason {
@@ -133,6 +144,7 @@ impl MismatchReason {
             Self::NoRoute { .. } | Self::Exhausted { .. } | Self::WrongDialect { .. } => 404,
             Self::WrongMethod => 405,
             Self::BodyNotJson { .. } => 400,
+            Self::TurnExhausted { .. } => 500,
         }
     }
 }
@@ -154,6 +166,11 @@ impl fmt::Display for MismatchReason {
             }
             Self::WrongMethod => write!(f, "expected method POST"),
             Self::BodyNotJson { error } => write!(f, "expected a JSON request body, but it did not parse: {error}"),
+            Self::TurnExhausted { turn, served } => write!(
+                f,
+                "turn {} is exhausted: its {served} scripted response(s) were already served; this request is unscripted",
+                turn + 1
+            ),
             Self::Exhausted { route, served } => {
                 write!(f, "route `{route}` is exhausted: {served} of {served} scripted responses were already consumed")
             }

@@ -32,6 +32,6 @@ pub use dialect::{Answer, Asked, Dialect, EncodeContext, Step, UnknownDialect};
 pub use in_process::{Chunk, Playback, play};
 pub use journal::{Ended, JournalEntry, Mismatch, MismatchReason, StreamEnd, Timing};
 pub use provider::{EndRecorder, MockProvider, MockReply, MockReport, MockRequest, SESSION_HEADER, Unconsumed};
-pub use script::{Call, Ending, Pause, ROOT, Reasoning, Response, Script, ScriptError, Usage};
+pub use script::{Call, Ending, Exhausted, Pause, ROOT, Reasoning, Response, Script, ScriptError, Usage};
 pub use server::{ServerHandle, serve};
 pub use side::{SideReply, SideRequest};

@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 use crate::dialect::{Answer, Asked, Dialect, EncodeContext, Step, json_answer};
 use crate::journal::{Ended, JournalEntry, Mismatch, MismatchReason, StreamEnd, Timing};
-use crate::script::{ROOT, Response, Script};
+use crate::script::{Exhausted, ROOT, Response, Script};
 use crate::side::{SideReply, SideRequest};
 
 /// A scripted provider, shared via `Arc` between the server or in-process callers.
@@ -38,6 +38,10 @@ struct State {
     side_served: Vec<String>,
     /// The first `session_id` header seen: the root Session's, whatever its name.
     root_session: Option<String>,
+    /// The turn the client began last ([`MockProvider::begin_turn`]), and which of the root's
+    /// responses were served, when the script binds them to turns.
+    turn: Option<usize>,
+    root_served: Vec<bool>,
 }
 
 /// A request, independent of the transport.
@@ -185,6 +189,19 @@ impl MockProvider {
         self
     }
 
+    /// The client begins turn `turn` (from 0): from now on root requests are answered from that
+    /// turn's responses only, when the script says which belong to which turn
+    /// ([`Script::turns`]); what a turn's retries ask beyond them is [`Script::exhausted`]'s.
+    pub fn begin_turn(&self, turn: usize) {
+        self.lock().turn = Some(turn);
+    }
+
+    /// The root responses of turn `turn`, as a range of indices.
+    fn turn_range(&self, turn: usize) -> std::ops::Range<usize> {
+        let start: usize = self.script.turns.iter().take(turn).sum();
+        start..start + self.script.turns.get(turn).copied().unwrap_or(0)
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -235,6 +252,7 @@ impl MockProvider {
             Err(_) => session.clone().unwrap_or_default(),
         };
         let decision = route.and_then(|route| self.decide(&state, &request.method, route, &parsed));
+        let turn = state.turn;
         state.journal.push(JournalEntry {
             route: journal_route,
             response_index: decision.as_ref().ok().map(|(index, _, _)| *index),
@@ -247,6 +265,7 @@ impl MockProvider {
                 Err(_) => Value::String(String::from_utf8_lossy(&request.body).into_owned()),
             },
             timing: Timing { received: self.started.elapsed(), ended: None },
+            turn,
         });
         let end =
             Some(EndRecorder { state: Arc::clone(&self.state), started: self.started, entry: state.journal.len() - 1 });
@@ -263,7 +282,15 @@ impl MockProvider {
                 return reply(json_answer(status, body), end);
             }
         };
-        state.cursors.insert(route.to_owned(), index + 1);
+        if route == ROOT && self.bound_turn(&state).is_some() {
+            let n_root = self.script.routes.get(ROOT).map_or(0, Vec::len);
+            state.root_served.resize(n_root, false);
+            if let Some(served) = state.root_served.get_mut(index) {
+                *served = true;
+            }
+        } else {
+            state.cursors.insert(route.to_owned(), index + 1);
+        }
         state.served += 1;
         let ctx = EncodeContext {
             response_id: format!("resp_{}", state.served),
@@ -321,11 +348,31 @@ impl MockProvider {
         if let Err(error) = parsed {
             return Err(MismatchReason::BodyNotJson { error: error.to_string() });
         }
+        if route == ROOT
+            && let Some(turn) = self.bound_turn(state)
+        {
+            let range = self.turn_range(turn);
+            let next = range.clone().find(|index| !state.root_served.get(*index).copied().unwrap_or(false));
+            let index = match (next, self.script.exhausted) {
+                (Some(index), _) => index,
+                (None, Exhausted::RepeatLast) if !range.is_empty() => range.end - 1,
+                (None, _) => return Err(MismatchReason::TurnExhausted { turn, served: range.len() }),
+            };
+            return responses
+                .get(index)
+                .map(|response| (index, key.as_str(), response))
+                .ok_or(MismatchReason::TurnExhausted { turn, served: range.len() });
+        }
         let index = state.cursors.get(route).copied().unwrap_or(0);
         match responses.get(index) {
             Some(response) => Ok((index, key.as_str(), response)),
             None => Err(MismatchReason::Exhausted { route: route.to_owned(), served: responses.len() }),
         }
+    }
+
+    /// The turn the root's requests are bound to now, when the script binds them.
+    fn bound_turn(&self, state: &State) -> Option<usize> {
+        state.turn.filter(|_| !self.script.turns.is_empty())
     }
 
     /// What was requested, what is left and what did not match.
@@ -336,6 +383,12 @@ impl MockProvider {
             .routes
             .iter()
             .filter_map(|(route, responses)| {
+                if route == ROOT && self.bound_turn(&state).is_some() {
+                    let served = |index: usize| state.root_served.get(index).copied().unwrap_or(false);
+                    let index = (0..responses.len()).find(|index| !served(*index))?;
+                    let remaining = (index..responses.len()).filter(|index| !served(*index)).count();
+                    return Some(Unconsumed { route: route.clone(), index, remaining });
+                }
                 let index = state.cursors.get(route).copied().unwrap_or(0);
                 let remaining = responses.len().saturating_sub(index);
                 (remaining > 0).then(|| Unconsumed { route: route.clone(), index, remaining })
@@ -362,6 +415,35 @@ mod tests {
 
     fn post(path: &str, body: &str) -> MockRequest {
         MockRequest { method: "POST".into(), path: path.into(), headers: vec![], body: Bytes::from(body.to_owned()) }
+    }
+
+    #[test]
+    fn a_turn_is_answered_from_its_own_responses_and_a_retry_beyond_them_is_unscripted() {
+        let text = |t: &str| Response { text: vec![t.into()], ..Response::default() };
+        let mut script = Script::root(vec![text("one"), text("two")]);
+        script.turns = vec![1, 1];
+        let provider = MockProvider::new(script.clone());
+        provider.begin_turn(0);
+        assert_eq!(provider.respond(post("/v1/responses", "{}")).status, 200);
+        // A hidden retry of turn 1 does not take turn 2's answer.
+        assert_eq!(provider.respond(post("/v1/responses", "{}")).status, 500);
+        provider.begin_turn(1);
+        assert_eq!(provider.respond(post("/v1/responses", "{}")).status, 200);
+        let report = provider.report();
+        let served: Vec<_> = report.journal.iter().map(|entry| (entry.turn, entry.response_index)).collect();
+        assert_eq!(served, [(Some(0), Some(0)), (Some(0), None), (Some(1), Some(1))]);
+        assert!(report.unconsumed.is_empty());
+        assert!(report.mismatches[0].to_string().contains("turn 1 is exhausted"), "{}", report.mismatches[0]);
+
+        script.exhausted = Exhausted::RepeatLast;
+        let provider = MockProvider::new(script);
+        provider.begin_turn(0);
+        for _ in 0..3 {
+            assert_eq!(provider.respond(post("/v1/responses", "{}")).status, 200);
+        }
+        let report = provider.report();
+        assert!(report.journal.iter().all(|entry| entry.response_index == Some(0)));
+        assert_eq!(report.unconsumed, [Unconsumed { route: ROOT.into(), index: 1, remaining: 1 }]);
     }
 
     #[test]

@@ -13,6 +13,33 @@ pub const ROOT: &str = "root";
 pub struct Script {
     /// Route name to its responses; route [`ROOT`] is the default.
     pub routes: BTreeMap<String, Vec<Response>>,
+    /// How many of the root's responses belong to each turn, in order. When given, a request
+    /// made during turn N is answered from turn N's responses only (see
+    /// `MockProvider::begin_turn`), so an agent's hidden retry never consumes another turn's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub turns: Vec<usize>,
+    /// What answers a request of a turn whose responses are used up.
+    #[serde(skip_serializing_if = "Exhausted::is_default")]
+    pub exhausted: Exhausted,
+}
+
+/// The answer to a request made after its turn's responses are used up.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Exhausted {
+    /// HTTP 500 with an `unscripted_request` error body: clearly not model output, a mismatch
+    /// for MOCK-STRICT, and a server error an agent may retry (WIRE-RETRY-BOUNDED counts them).
+    #[default]
+    Unscripted,
+    /// The turn's last response again, as often as asked: "fail every retry" as a script.
+    RepeatLast,
+}
+
+impl Exhausted {
+    fn is_default(&self) -> bool {
+        *self == Exhausted::default()
+    }
 }
 
 /// One scripted answer to one request; every field is optional.
@@ -149,7 +176,7 @@ impl Response {
 impl Script {
     /// A script with only the root route.
     pub fn root(responses: Vec<Response>) -> Self {
-        Self { routes: BTreeMap::from([(ROOT.to_owned(), responses)]) }
+        Self { routes: BTreeMap::from([(ROOT.to_owned(), responses)]), ..Self::default() }
     }
 
     /// Reads a script file (`[[routes.<name>]]` tables).

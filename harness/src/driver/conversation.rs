@@ -9,6 +9,7 @@ use std::path::Path;
 use std::pin::Pin;
 use std::time::Duration;
 
+use gauntlet_mock_provider::provider::MockProvider;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -60,9 +61,10 @@ pub async fn converse(
     launch: &mut Launch<'_>,
     patience: Duration,
     replay_load: bool,
+    mock: &MockProvider,
 ) -> Conversation {
     let mut conversation = Conversation::default();
-    if let Err(fault) = live(scenario, workspace, launch, patience, &mut conversation).await {
+    if let Err(fault) = live(scenario, workspace, launch, patience, mock, &mut conversation).await {
         conversation.faults.push(fault);
     }
     if let Some(session_id) = conversation.session_id.clone().filter(|_| replay_load) {
@@ -122,6 +124,7 @@ async fn live(
     workspace: &Path,
     launch: &mut Launch<'_>,
     patience: Duration,
+    mock: &MockProvider,
     conversation: &mut Conversation,
 ) -> Result<(), String> {
     let (mut client, mut ended) = connect(launch, patience, &mut conversation.live).await?;
@@ -148,6 +151,8 @@ async fn live(
             load(&mut client, &session_id, workspace).await?;
         }
         let mut cancels = Vec::new();
+        // The mock answers this turn's requests from this turn's responses only.
+        mock.begin_turn(turn_idx);
         outcome = play_turn(&mut client, &session_id, turn, &mut cancels)
             .await
             .map(|reported| conversation.reported.push(reported));

@@ -164,7 +164,7 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
     }
     let stderr = Stderr::default();
     let mut launch = || spawn(external, &values, &home, &workspace, &stderr);
-    let converse = conversation::converse(scenario, &workspace, &mut launch, external.patience, external.load);
+    let converse = conversation::converse(scenario, &workspace, &mut launch, external.patience, external.load, &mock);
     let conversation = match tokio::time::timeout(external.deadline, converse).await {
         Ok(conversation) => conversation,
         // Dropping the conversation dropped every agent it started, and with it their groups.

@@ -161,9 +161,10 @@ fn read_requests<'e>(evidence: &'e Evidence) -> impl Iterator<Item = (&'e Reques
     evidence.capture.requests.iter().zip(&evidence.conversations)
 }
 
-/// Which scenario turn each Provider request belongs to: the latest turn whose prompt the
-/// request carries as user text (a request carries every earlier prompt too). `None` without a
-/// scenario, or for a request that carries no prompt of it.
+/// Which scenario turn each Provider request belongs to: the turn the client had begun when it
+/// arrived, as the driver told the mock; for a capture without that, the latest turn whose
+/// prompt the request carries as user text (a request carries every earlier prompt too).
+/// `None` without a scenario, or for a request that carries no prompt of it.
 fn request_turns(evidence: &Evidence) -> Vec<Option<usize>> {
     let Some(scenario) = evidence.scenario else { return vec![None; evidence.capture.requests.len()] };
     evidence
@@ -171,9 +172,13 @@ fn request_turns(evidence: &Evidence) -> Vec<Option<usize>> {
         .requests
         .iter()
         .zip(&evidence.conversations)
-        .map(|(_, conversation)| {
-            let texts: Vec<&str> = conversation.user_texts().collect();
-            scenario.turns.iter().rposition(|turn| texts.iter().any(|text| text.contains(turn.prompt.as_str())))
+        .map(|(request, conversation)| {
+            // A child Session's request is not a turn's: only the root's are bound to turns.
+            let root = request.route == gauntlet_mock_provider::ROOT;
+            request.turn.filter(|_| root).or_else(|| {
+                let texts: Vec<&str> = conversation.user_texts().collect();
+                scenario.turns.iter().rposition(|turn| texts.iter().any(|text| text.contains(turn.prompt.as_str())))
+            })
         })
         .collect()
 }
@@ -340,6 +345,7 @@ pub(crate) mod fixture {
                 response_index: Some(idx),
                 model: None,
                 body: body.clone(),
+                turn: None,
             })
             .collect();
         Capture { log, requests, ..Capture::default() }
@@ -401,7 +407,13 @@ pub(crate) mod fixture {
         bodies
             .into_iter()
             .enumerate()
-            .map(|(idx, body)| Request { route: "root".into(), response_index: Some(idx), model: None, body })
+            .map(|(idx, body)| Request {
+                route: "root".into(),
+                response_index: Some(idx),
+                model: None,
+                body,
+                turn: None,
+            })
             .collect()
     }
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Audit, Line};
+use crate::audit::{Audit, Line};
 use crate::capture::{Capture, TornTail};
 use crate::judge::{self, Evidence};
 use crate::verdict::Finding;
