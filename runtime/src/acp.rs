@@ -35,7 +35,8 @@ use tokio::sync::mpsc;
 
 use crate::canonical;
 use crate::event::Event;
-use crate::ids::{Clock, IdSource};
+use crate::ids::{self, Clock, IdSource};
+use crate::log::LogError;
 use crate::provider::{Provider, ProviderConfig, Transport};
 use crate::session::{Session, SessionConfig};
 use crate::turn::{CancelHandle, CancelSignal};
@@ -281,17 +282,21 @@ impl Agent {
         config.delegation = self.config.delegation;
         config.max_subagents = self.config.max_subagents;
         let provider = Provider::new(self.config.transport.clone(), self.config.provider.clone());
-        Session::open(config, provider, self.config.ids.clone(), self.config.clock.clone())
-            .map_err(|error| Error::internal_error().data(json!({"reason": error.to_string()})))
+        Session::open(config, provider, self.config.ids.clone(), self.config.clock.clone()).map_err(log_error)
     }
 
     /// Replays the Session's transcript from its Log, then answers (ACP-LOAD-CLEAN).
     fn load(&mut self, request: LoadSessionRequest) -> Result<LoadSessionResponse, Error> {
         let session_id = request.session_id.0.to_string();
+        // Only ids of the shape this agent hands out, before any path is built or file
+        // touched: `../x`, `/abs`, separators and NUL never reach the file system
+        // (ACP-SESSION-ID-CONFINED).
+        ids::check_session_id(&session_id)
+            .map_err(|error| Error::invalid_params().data(json!({"reason": error.to_string()})))?;
         if self.sessions.contains_key(&session_id) {
             return Err(Error::invalid_params().data(json!({"reason": "the session is already open"})));
         }
-        let log_path = SessionConfig::new(&session_id, &request.cwd).log_path();
+        let log_path = SessionConfig::new(&session_id, &request.cwd).log_path().map_err(log_error)?;
         if !log_path.is_file() {
             return Err(Error::resource_not_found(Some(log_path.display().to_string())));
         }
@@ -431,6 +436,15 @@ fn decode(line: &[u8]) -> Result<Option<Incoming>, (RequestId, Error)> {
     }
 }
 
+/// A Log that cannot be opened: a bad id is the client's (-32602), anything else ours (-32603).
+fn log_error(error: LogError) -> Error {
+    let reason = json!({"reason": error.to_string()});
+    match error {
+        LogError::InvalidSessionId { .. } => Error::invalid_params().data(reason),
+        _ => Error::internal_error().data(reason),
+    }
+}
+
 fn parse<T: DeserializeOwned>(params: Value) -> Result<T, Error> {
     serde_json::from_value(params).map_err(|error| Error::invalid_params().data(json!({"reason": error.to_string()})))
 }
@@ -438,6 +452,155 @@ fn parse<T: DeserializeOwned>(params: Value) -> Result<T, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::Sequential;
+    use crate::provider::HttpTransport;
+
+    fn agent_config() -> AgentConfig {
+        AgentConfig {
+            provider: ProviderConfig::default(),
+            transport: Arc::new(HttpTransport::default()),
+            model: "gpt-5.5".into(),
+            turn_timeout: Duration::from_secs(60),
+            context_window: None,
+            ids: Arc::new(Sequential::default()),
+            clock: Clock::System,
+            delegation: false,
+            max_subagents: 1,
+        }
+    }
+
+    /// Sends `lines` (plus a newline each) to a fresh agent, closes its input, and returns
+    /// every message it wrote.
+    async fn exchange(lines: &[String]) -> Vec<Value> {
+        let (client, agent) = tokio::io::duplex(1 << 20);
+        let (agent_reader, agent_writer) = tokio::io::split(agent);
+        let server = tokio::spawn(serve(agent_reader, agent_writer, agent_config()));
+        let (client_reader, mut client_writer) = tokio::io::split(client);
+        for line in lines {
+            client_writer.write_all(line.as_bytes()).await.unwrap();
+            client_writer.write_all(b"\n").await.unwrap();
+        }
+        client_writer.shutdown().await.unwrap();
+        drop(client_writer);
+        let mut out = Vec::new();
+        let mut reader = BufReader::new(client_reader).lines();
+        while let Some(line) = reader.next_line().await.unwrap() {
+            out.push(serde_json::from_str(&line).unwrap());
+        }
+        server.await.unwrap().unwrap();
+        out
+    }
+
+    fn request(id: u64, method: &str, params: Value) -> String {
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+    }
+
+    fn initialize() -> String {
+        request(0, "initialize", json!({"protocolVersion": 1}))
+    }
+
+    fn error_code(message: &Value) -> Option<i64> {
+        message["error"]["code"].as_i64()
+    }
+
+    /// Every byte under `dir`, by relative path, to prove nothing was touched.
+    fn snapshot(dir: &std::path::Path) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_owned()];
+        while let Some(at) = stack.pop() {
+            for entry in std::fs::read_dir(&at).unwrap() {
+                let path = entry.unwrap().path();
+                let meta = std::fs::symlink_metadata(&path).unwrap();
+                if meta.is_dir() {
+                    stack.push(path.clone());
+                    out.push((path.strip_prefix(dir).unwrap().to_owned(), Vec::new()));
+                } else if meta.is_file() {
+                    out.push((path.strip_prefix(dir).unwrap().to_owned(), std::fs::read(&path).unwrap()));
+                } else {
+                    out.push((path.strip_prefix(dir).unwrap().to_owned(), b"link".to_vec()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[tokio::test]
+    async fn session_load_refuses_ids_that_leave_the_sessions_folder_before_touching_a_file() {
+        let root = tempfile::tempdir().unwrap();
+        let workspace = root.path().join("workspace");
+        std::fs::create_dir_all(workspace.join(".gauntlet/sessions")).unwrap();
+        // The issue's attack: a torn foreign NDJSON file reachable with `..`.
+        std::fs::create_dir_all(root.path().join("outside")).unwrap();
+        std::fs::write(root.path().join("outside/evil.ndjson"), "{\"torn").unwrap();
+        let before = snapshot(root.path());
+        let ids = [
+            "../../../outside/evil".to_owned(),
+            "../../outside/evil".to_owned(),
+            "..".to_owned(),
+            root.path().join("outside/evil").display().to_string(),
+            "/etc/passwd".to_owned(),
+            "a/b".to_owned(),
+            "a\\b".to_owned(),
+            "a\0b".to_owned(),
+            "root\n".to_owned(),
+            "x".repeat(10_000),
+            String::new(),
+        ];
+        let mut lines = vec![initialize()];
+        for (n, id) in ids.iter().enumerate() {
+            lines.push(request(
+                n as u64 + 1,
+                "session/load",
+                json!({"sessionId": id, "cwd": workspace, "mcpServers": []}),
+            ));
+        }
+        let out = exchange(&lines).await;
+        for (n, id) in ids.iter().enumerate() {
+            let answer = out.iter().find(|m| m["id"] == json!(n + 1)).unwrap();
+            assert_eq!(error_code(answer), Some(-32602), "{id:?}: {answer}");
+        }
+        assert_eq!(snapshot(root.path()), before, "a refused load touched a file");
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_symlinked_sessions_folder_or_log_is_never_followed() {
+        let root = tempfile::tempdir().unwrap();
+        let elsewhere = root.path().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("root.ndjson"), "{\"torn").unwrap();
+        // The sessions folder is a link to another folder.
+        let linked_folder = root.path().join("linked-folder");
+        std::fs::create_dir_all(linked_folder.join(".gauntlet")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, linked_folder.join(".gauntlet/sessions")).unwrap();
+        // The state folder is a link.
+        let linked_state = root.path().join("linked-state");
+        std::fs::create_dir_all(&linked_state).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, linked_state.join(".gauntlet")).unwrap();
+        // The Log itself is a link to a file elsewhere.
+        let linked_log = root.path().join("linked-log");
+        std::fs::create_dir_all(linked_log.join(".gauntlet/sessions")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.join("root.ndjson"), linked_log.join(".gauntlet/sessions/root.ndjson"))
+            .unwrap();
+        let before = snapshot(root.path());
+        let mut lines = vec![initialize()];
+        for (n, workspace) in [&linked_folder, &linked_state, &linked_log].into_iter().enumerate() {
+            let params = json!({"sessionId": "root", "cwd": workspace, "mcpServers": []});
+            lines.push(request(n as u64 + 1, "session/load", params));
+        }
+        for (n, workspace) in [&linked_folder, &linked_state].into_iter().enumerate() {
+            lines.push(request(n as u64 + 11, "session/new", json!({"cwd": workspace, "mcpServers": []})));
+        }
+        let out = exchange(&lines).await;
+        for id in [1, 2, 3, 11, 12] {
+            let answer = out.iter().find(|m| m["id"] == json!(id)).unwrap();
+            assert_eq!(error_code(answer), Some(-32603), "{answer}");
+            let reason = answer["error"]["data"]["reason"].as_str().unwrap();
+            assert!(reason.contains("symbolic link"), "{reason}");
+        }
+        assert_eq!(snapshot(root.path()), before, "a link was followed");
+    }
 
     #[test]
     fn a_malformed_line_is_a_parse_error_with_null_id() {

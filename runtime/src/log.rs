@@ -5,10 +5,11 @@
 //! naming the line, because silently skipping History would change Provider replay.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::event::Event;
+use crate::ids::SessionIdError;
 
 /// What went wrong reading or writing a Log.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +40,22 @@ pub enum LogError {
         /// The event type.
         kind: &'static str,
     },
+    /// A Session id that could name a file outside the sessions folder (ACP-SESSION-ID-CONFINED).
+    #[error("session id {id:?}: {source}")]
+    InvalidSessionId {
+        /// The refused id (as given).
+        id: String,
+        /// Why.
+        source: SessionIdError,
+    },
+    /// A Log path, or a folder on the way to it, that is not what it must be (a symlink).
+    #[error("{path} {reason}; a Log is only read and written inside the sessions folder itself")]
+    NotConfined {
+        /// The offending path.
+        path: PathBuf,
+        /// What it is instead.
+        reason: &'static str,
+    },
     /// An event whose seq is not `last + 1` (LOG-SEQ-GAPLESS).
     #[error("{path}: event seq {found:?} does not follow {expected}")]
     OutOfOrder {
@@ -49,6 +66,36 @@ pub enum LogError {
         /// The seq that was offered.
         found: Option<u64>,
     },
+}
+
+/// What a path inside the sessions folder must be, if it exists at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    /// A real directory (the state folder, the sessions folder).
+    Directory,
+    /// A regular file (a Log).
+    File,
+}
+
+/// Refuses `path` when it exists as anything but `entry`, a symlink above all: a Log is read,
+/// cut and appended only inside the sessions folder, never through a link to somewhere else
+/// (ACP-SESSION-ID-CONFINED). A missing path is fine; it will be created as `entry`.
+pub fn refuse_link(path: &Path, entry: Entry) -> Result<(), LogError> {
+    let metadata = match std::fs::symlink_metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => return Err(LogError::Io { path: path.to_owned(), source }),
+    };
+    let reason = if metadata.file_type().is_symlink() {
+        "is a symbolic link"
+    } else {
+        match entry {
+            Entry::Directory if !metadata.is_dir() => "is not a directory",
+            Entry::File if !metadata.is_file() => "is not a regular file",
+            _ => return Ok(()),
+        }
+    };
+    Err(LogError::NotConfined { path: path.to_owned(), reason })
 }
 
 /// The incomplete last line of a Log, left by a crash mid-write.
@@ -106,6 +153,17 @@ fn parse_line(body: &[u8]) -> Result<Event, String> {
     Ok(event)
 }
 
+/// `options` refusing to open through a symlink at the last path component (`O_NOFOLLOW`), so a
+/// link planted in the sessions folder after [`refuse_link`] looked is still not followed.
+fn no_follow(options: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    options
+}
+
 /// An open, append-only Log file.
 #[derive(Debug)]
 pub struct Log {
@@ -121,8 +179,12 @@ impl Log {
     /// are returned (and kept beside the Log as `<name>.torn`) so nothing is lost silently.
     pub fn open(path: &Path) -> Result<(Log, Folded), LogError> {
         let io = |source| LogError::Io { path: path.to_owned(), source };
-        let bytes = match std::fs::read(path) {
-            Ok(bytes) => bytes,
+        let bytes = match no_follow(OpenOptions::new().read(true)).open(path) {
+            Ok(mut file) => {
+                let mut bytes = Vec::new();
+                file.read_to_end(&mut bytes).map_err(io)?;
+                bytes
+            }
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(error) => return Err(io(error)),
         };
@@ -130,11 +192,14 @@ impl Log {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(io)?;
         }
-        let file = OpenOptions::new().create(true).append(true).open(path).map_err(io)?;
+        let file = no_follow(OpenOptions::new().create(true).append(true)).open(path).map_err(io)?;
         if let Some(torn) = &folded.torn {
             let mut evidence = path.as_os_str().to_owned();
             evidence.push(".torn");
-            std::fs::write(PathBuf::from(evidence), &torn.bytes).map_err(io)?;
+            no_follow(OpenOptions::new().create(true).write(true).truncate(true))
+                .open(PathBuf::from(evidence))
+                .and_then(|mut evidence| evidence.write_all(&torn.bytes))
+                .map_err(io)?;
             file.set_len(torn.offset).map_err(io)?;
         } else if !bytes.is_empty() && !bytes.ends_with(b"\n") {
             // A complete last line that lost only its newline: restore it.

@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::event::{Event, EventType, Payload};
-use crate::ids::{Clock, IdSource};
-use crate::log::{Log, LogError, TornTail};
+use crate::ids::{self, Clock, IdSource};
+use crate::log::{self, Entry, Log, LogError, TornTail};
 use crate::provider::Provider;
 use crate::subagents::Subagents;
 use crate::tools;
@@ -52,9 +52,19 @@ impl SessionConfig {
         }
     }
 
-    /// Where this Session's Log lives: `<workspace>/.gauntlet/sessions/<id>.ndjson`.
-    pub fn log_path(&self) -> PathBuf {
-        self.workspace.join(tools::STATE_DIR).join("sessions").join(format!("{}.ndjson", self.session_id))
+    /// Where this Session's Log lives: `<workspace>/.gauntlet/sessions/<id>.ndjson`, built only
+    /// from a checked id and only when neither folder nor the Log is a symlink or anything but
+    /// what it must be (ACP-SESSION-ID-CONFINED). Nothing is created or read here.
+    pub fn log_path(&self) -> Result<PathBuf, LogError> {
+        ids::check_session_id(&self.session_id)
+            .map_err(|source| LogError::InvalidSessionId { id: self.session_id.clone(), source })?;
+        let state = self.workspace.join(tools::STATE_DIR);
+        let sessions = state.join("sessions");
+        log::refuse_link(&state, Entry::Directory)?;
+        log::refuse_link(&sessions, Entry::Directory)?;
+        let path = sessions.join(format!("{}.ndjson", self.session_id));
+        log::refuse_link(&path, Entry::File)?;
+        Ok(path)
     }
 }
 
@@ -92,7 +102,7 @@ impl Session {
         ids: Arc<dyn IdSource>,
         clock: Clock,
     ) -> Result<Session, LogError> {
-        let (log, folded) = Log::open(&config.log_path())?;
+        let (log, folded) = Log::open(&config.log_path()?)?;
         for event in &folded.events {
             ids.taken(event.id());
         }
