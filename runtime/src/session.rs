@@ -18,6 +18,10 @@ use crate::provider::Provider;
 use crate::subagents::Subagents;
 use crate::tools;
 
+/// The longest whole-turn budget a Session keeps: longer ones are cut to it, so a deadline
+/// `now + budget` always exists (a scenario's `turn_timeout_ms = 18446744073709551615`).
+pub const MAX_TURN_TIMEOUT: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
 /// What a Session needs besides its Provider.
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
@@ -102,6 +106,10 @@ impl Session {
         ids: Arc<dyn IdSource>,
         clock: Clock,
     ) -> Result<Session, LogError> {
+        let mut config = config;
+        // A budget from input may be anything up to u64::MAX milliseconds; a deadline past
+        // what the clock can represent would overflow, so longer budgets mean "a century".
+        config.turn_timeout = config.turn_timeout.min(MAX_TURN_TIMEOUT);
         let (log, folded) = Log::open(&config.log_path()?)?;
         for event in &folded.events {
             ids.taken(event.id());

@@ -139,7 +139,7 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
             }),
         })
     };
-    let patience = Duration::from_millis(scenario.config.turn_timeout_ms + 60_000);
+    let patience = Duration::from_millis(scenario.config.turn_timeout_ms.saturating_add(60_000));
     let conversation = conversation::converse(scenario, workspace.path(), &mut launch, patience, true).await;
     let log_path =
         conversation.session_id.as_ref().map(|session_id| SessionConfig::new(session_id, workspace.path()).log_path());
