@@ -281,8 +281,9 @@ fn wrong_monitor(root: &Path) -> Result<(), Failed> {
 }
 
 /// Broken adapters (harness/tests/fixtures/adapters) and the evidence their errors must show.
-const ADAPTER_FAULTS: [(&str, &str); 3] = [
+const ADAPTER_FAULTS: [(&str, &str); 4] = [
     ("banner", "output line 1: not JSON (expected value at line 1 column 1): monitor adapter v0.1 starting"),
+    ("flood", "more than 8388608 bytes of output (flooding)"),
     ("missing-field", "no integer `at_ms`: {\"step\":0,\"status\":\"ready\""),
     ("hang", "no end of output within the deadline of 1000 ms"),
 ];

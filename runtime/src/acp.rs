@@ -11,6 +11,7 @@
 
 #![allow(clippy::result_large_err, reason = "ACP's Error is the answer we send, not a hot path")]
 
+pub mod lines;
 pub mod projection;
 pub mod stop_reason;
 
@@ -30,7 +31,7 @@ use agent_client_protocol_schema::v1::{
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use crate::canonical;
@@ -40,6 +41,7 @@ use crate::log::LogError;
 use crate::provider::{Provider, ProviderConfig, Transport};
 use crate::session::{Session, SessionConfig};
 use crate::turn::{CancelHandle, CancelSignal};
+use lines::{Line, Lines};
 use projection::Projector;
 
 /// Everything an agent needs to open Sessions.
@@ -93,10 +95,10 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (outbox, writer) = Outbox::start(output);
-    let (lines_tx, mut lines) = mpsc::channel::<std::io::Result<Vec<u8>>>(16);
+    let (lines_tx, mut lines) = mpsc::channel::<std::io::Result<Line>>(16);
     let reader = tokio::spawn(read_lines(input, lines_tx));
     let (done_tx, mut done) = mpsc::unbounded_channel::<Finished>();
-    let mut agent = Agent { config, outbox, sessions: HashMap::new(), done: done_tx };
+    let mut agent = Agent { config, outbox, sessions: HashMap::new(), done: done_tx, initialized: false };
     let mut read_error = None;
     loop {
         tokio::select! {
@@ -136,13 +138,12 @@ where
     }
 }
 
-async fn read_lines<R: AsyncRead + Unpin>(input: R, lines: mpsc::Sender<std::io::Result<Vec<u8>>>) {
-    let mut reader = BufReader::new(input);
+async fn read_lines<R: AsyncRead + Unpin>(input: R, lines: mpsc::Sender<std::io::Result<Line>>) {
+    let mut reader = Lines::new(input, lines::MAX_LINE);
     loop {
-        let mut line = Vec::new();
-        match reader.read_until(b'\n', &mut line).await {
-            Ok(0) => return,
-            Ok(_) => {
+        match reader.next().await {
+            Ok(None) => return,
+            Ok(Some(line)) => {
                 if lines.send(Ok(line)).await.is_err() {
                     return;
                 }
@@ -200,6 +201,8 @@ struct Agent {
     outbox: Outbox,
     sessions: HashMap<String, Slot>,
     done: mpsc::UnboundedSender<Finished>,
+    /// `initialize` was answered: only then are other requests served, and only once.
+    initialized: bool,
 }
 
 /// A Turn that ended: its Session, and the answer owed to its prompt.
@@ -217,7 +220,16 @@ struct Incoming {
 }
 
 impl Agent {
-    fn handle(&mut self, line: &[u8]) {
+    fn handle(&mut self, line: &Line) {
+        let line = match line {
+            Line::Text(line) => line,
+            Line::TooLong(length) => {
+                let reason = format!("a line of {length} bytes is over the {}-byte limit", lines::MAX_LINE);
+                return self
+                    .outbox
+                    .respond::<Value>(RequestId::Null, Err(Error::parse_error().data(json!({"reason": reason}))));
+            }
+        };
         if line.iter().all(u8::is_ascii_whitespace) {
             return;
         }
@@ -227,6 +239,19 @@ impl Agent {
             Err((id, error)) => return self.outbox.respond::<Value>(id, Err(error)),
         };
         let Incoming { id, method, params } = incoming;
+        // `initialize` first and once (ACP-INITIALIZE-FIRST); notifications before it are ignored.
+        let order = match (self.initialized, method.as_str()) {
+            (false, "initialize") => None,
+            (true, "initialize") => Some("the connection is already initialized"),
+            (false, _) => Some("`initialize` must come first"),
+            (true, _) => None,
+        };
+        if let Some(reason) = order {
+            if let Some(id) = id {
+                self.outbox.respond::<Value>(id, Err(Error::invalid_request().data(json!({"reason": reason}))));
+            }
+            return;
+        }
         if method == "session/cancel" {
             if let Ok(request) = parse::<CancelNotification>(params)
                 && let Some(Slot::Busy(cancel)) = self.sessions.get(&*request.session_id.0)
@@ -239,6 +264,7 @@ impl Agent {
         match method.as_str() {
             "initialize" => {
                 let result = parse::<InitializeRequest>(params).map(|_| {
+                    self.initialized = true;
                     InitializeResponse::new(ProtocolVersion::V1)
                         .agent_capabilities(AgentCapabilities::new().load_session(true))
                         .agent_info(Implementation::new("gauntlet-agent", env!("CARGO_PKG_VERSION")))
@@ -273,9 +299,7 @@ impl Agent {
     }
 
     fn open(&self, session_id: &str, cwd: PathBuf) -> Result<Session, Error> {
-        if !cwd.is_absolute() {
-            return Err(Error::invalid_params().data(json!({"reason": "cwd must be an absolute path"})));
-        }
+        check_cwd(&cwd)?;
         let mut config = SessionConfig::new(session_id, &cwd);
         config.model.clone_from(&self.config.model);
         config.turn_timeout = self.config.turn_timeout;
@@ -296,6 +320,7 @@ impl Agent {
         if self.sessions.contains_key(&session_id) {
             return Err(Error::invalid_params().data(json!({"reason": "the session is already open"})));
         }
+        check_cwd(&request.cwd)?;
         let log_path = SessionConfig::new(&session_id, &request.cwd).log_path().map_err(log_error)?;
         if !log_path.is_file() {
             return Err(Error::resource_not_found(Some(log_path.display().to_string())));
@@ -418,7 +443,15 @@ fn decode(line: &[u8]) -> Result<Option<Incoming>, (RequestId, Error)> {
         let excerpt: String = String::from_utf8_lossy(line).trim_end().chars().take(200).collect();
         (RequestId::Null, Error::parse_error().data(json!({"reason": error.to_string(), "line": excerpt})))
     })?;
-    let id = value.get("id").map(|id| serde_json::from_value::<RequestId>(id.clone()).unwrap_or(RequestId::Null));
+    // An id that is not a string, an integer or null cannot be echoed: the request is refused
+    // with `id: null` and never executed (JSON-RPC 2.0 §4).
+    let id = match value.get("id") {
+        None => None,
+        Some(id) => Some(serde_json::from_value::<RequestId>(id.clone()).map_err(|_| {
+            let reason = "`id` must be a string, an integer or null";
+            (RequestId::Null, Error::invalid_request().data(json!({"reason": reason, "id": id})))
+        })?),
+    };
     let invalid = |reason: &str| {
         (id.clone().unwrap_or(RequestId::Null), Error::invalid_request().data(json!({"reason": reason})))
     };
@@ -434,6 +467,19 @@ fn decode(line: &[u8]) -> Result<Option<Incoming>, (RequestId, Error)> {
         None if value.get("result").is_some() || value.get("error").is_some() => Ok(None),
         None => Err(invalid("a message needs a `method`")),
     }
+}
+
+/// A Session's `cwd` is an absolute path to an existing folder: the agent creates only its own
+/// `.gauntlet/sessions/` inside it, never the folder itself.
+fn check_cwd(cwd: &std::path::Path) -> Result<(), Error> {
+    if !cwd.is_absolute() {
+        return Err(Error::invalid_params().data(json!({"reason": "cwd must be an absolute path"})));
+    }
+    if !cwd.is_dir() {
+        let reason = format!("cwd {} is not an existing folder", cwd.display());
+        return Err(Error::invalid_params().data(json!({"reason": reason})));
+    }
+    Ok(())
 }
 
 /// A Log that cannot be opened: a bad id is the client's (-32602), anything else ours (-32603).
@@ -483,7 +529,7 @@ mod tests {
         client_writer.shutdown().await.unwrap();
         drop(client_writer);
         let mut out = Vec::new();
-        let mut reader = BufReader::new(client_reader).lines();
+        let mut reader = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(client_reader));
         while let Some(line) = reader.next_line().await.unwrap() {
             out.push(serde_json::from_str(&line).unwrap());
         }
@@ -600,6 +646,61 @@ mod tests {
             assert!(reason.contains("symbolic link"), "{reason}");
         }
         assert_eq!(snapshot(root.path()), before, "a link was followed");
+    }
+
+    #[tokio::test]
+    async fn an_id_that_is_not_string_number_or_null_is_refused_and_not_executed() {
+        let workspace = tempfile::tempdir().unwrap();
+        let mut lines = vec![initialize()];
+        for id in [json!({"a": 1}), json!([1]), json!(true), json!(1.5), json!(u64::MAX)] {
+            let params = json!({"cwd": workspace.path(), "mcpServers": []});
+            lines.push(json!({"jsonrpc": "2.0", "id": id, "method": "session/new", "params": params}).to_string());
+        }
+        let out = exchange(&lines).await;
+        assert_eq!(out.len(), 6, "{out:?}");
+        for answer in &out[1..] {
+            assert_eq!((error_code(answer), &answer["id"]), (Some(-32600), &Value::Null), "{answer}");
+        }
+        assert!(!workspace.path().join(".gauntlet").exists(), "a refused request was executed");
+    }
+
+    #[tokio::test]
+    async fn requests_before_initialize_and_a_second_initialize_are_refused() {
+        let workspace = tempfile::tempdir().unwrap();
+        let new = request(1, "session/new", json!({"cwd": workspace.path(), "mcpServers": []}));
+        let cancel = json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "root"}}).to_string();
+        let out =
+            exchange(&[cancel, new.clone(), initialize(), initialize(), new.replace("\"id\":1", "\"id\":2")]).await;
+        let ids: Vec<_> = out.iter().map(|m| (m["id"].clone(), error_code(m))).collect();
+        assert_eq!(
+            ids,
+            vec![(json!(1), Some(-32600)), (json!(0), None), (json!(0), Some(-32600)), (json!(2), None)],
+            "{out:?}"
+        );
+        assert_eq!(out[0]["error"]["data"]["reason"], "`initialize` must come first");
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_limit_is_a_parse_error_and_the_connection_goes_on() {
+        let huge = format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"{}\"}}", "x".repeat(lines::MAX_LINE));
+        let out = exchange(&[initialize(), huge, request(2, "nothing", json!({}))]).await;
+        assert_eq!(out.len(), 3, "{out:?}");
+        assert_eq!((error_code(&out[1]), &out[1]["id"]), (Some(-32700), &Value::Null));
+        assert!(out[1]["error"]["data"]["reason"].as_str().unwrap().contains("8388608-byte limit"));
+        assert_eq!((error_code(&out[2]), &out[2]["id"]), (Some(-32601), &json!(2)));
+    }
+
+    #[tokio::test]
+    async fn a_cwd_that_does_not_exist_is_an_error_and_is_not_created() {
+        let root = tempfile::tempdir().unwrap();
+        let missing = root.path().join("no/such/folder");
+        let params = json!({"cwd": missing, "mcpServers": []});
+        let load = json!({"sessionId": "root", "cwd": missing, "mcpServers": []});
+        let out = exchange(&[initialize(), request(1, "session/new", params), request(2, "session/load", load)]).await;
+        for answer in &out[1..] {
+            assert_eq!(error_code(answer), Some(-32602), "{answer}");
+        }
+        assert!(!root.path().join("no").exists());
     }
 
     #[test]

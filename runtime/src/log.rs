@@ -56,6 +56,20 @@ pub enum LogError {
         /// What it is instead.
         reason: &'static str,
     },
+    /// A loaded line whose seq is not the previous line's plus one, from 0: out of order,
+    /// repeated or after a gap (LOG-SEQ-GAPLESS). Re-sorting would let an answer precede its
+    /// question, so the Log is refused instead.
+    #[error("{path}:{line}: seq {found} where {expected} was due (seq counts 0, 1, 2, ... in file order)")]
+    SeqOutOfOrder {
+        /// The Log file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// The seq the line must carry.
+        expected: u64,
+        /// The seq it carries.
+        found: u64,
+    },
     /// An event whose seq is not `last + 1` (LOG-SEQ-GAPLESS).
     #[error("{path}: event seq {found:?} does not follow {expected}")]
     OutOfOrder {
@@ -110,13 +124,16 @@ pub struct TornTail {
 /// The result of folding Log bytes: the Events in seq order and a torn tail, if any.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Folded {
-    /// Canonical Events, sorted by seq (stable, so append order breaks ties).
+    /// Canonical Events, in file order, which is seq order from 0 without a gap.
     pub events: Vec<Event>,
     /// The incomplete last line, if the Log ends in one.
     pub torn: Option<TornTail>,
 }
 
 /// Folds NDJSON bytes into Events. Blank lines are skipped; `path` only labels errors.
+///
+/// Each Event's seq must be the one before it plus one, from 0 (LOG-SEQ-GAPLESS); a line that
+/// breaks the count is an error naming it, never re-sorted.
 pub fn fold(bytes: &[u8], path: &Path) -> Result<Folded, LogError> {
     let mut folded = Folded::default();
     let mut offset = 0usize;
@@ -129,7 +146,14 @@ pub fn fold(bytes: &[u8], path: &Path) -> Result<Folded, LogError> {
             continue;
         }
         match parse_line(body) {
-            Ok(event) => folded.events.push(event),
+            Ok(event) => {
+                let expected = folded.events.len() as u64;
+                let found = event.seq().unwrap_or(u64::MAX);
+                if found != expected {
+                    return Err(LogError::SeqOutOfOrder { path: path.to_owned(), line: line_idx + 1, expected, found });
+                }
+                folded.events.push(event);
+            }
             Err(_) if !complete => {
                 folded.torn = Some(TornTail { offset: start as u64, bytes: body.to_vec() });
             }
@@ -138,7 +162,6 @@ pub fn fold(bytes: &[u8], path: &Path) -> Result<Folded, LogError> {
             }
         }
     }
-    folded.events.sort_by_key(|event| (event.seq().is_none(), event.seq()));
     Ok(folded)
 }
 
@@ -205,7 +228,7 @@ impl Log {
             // A complete last line that lost only its newline: restore it.
             (&file).write_all(b"\n").map_err(io)?;
         }
-        let next_seq = folded.events.iter().filter_map(Event::seq).max().map_or(0, |seq| seq + 1);
+        let next_seq = folded.events.len() as u64;
         Ok((Log { path: path.to_owned(), file, next_seq }, folded))
     }
 
@@ -288,6 +311,23 @@ mod tests {
         let bytes = format!("{}\nnot json\n{}\n", event(0).to_json_line(), event(1).to_json_line());
         let error = fold(bytes.as_bytes(), Path::new("x.ndjson")).unwrap_err();
         assert!(matches!(error, LogError::CorruptLine { line: 2, .. }), "{error}");
+    }
+
+    #[test]
+    fn a_loaded_seq_out_of_order_repeated_or_after_a_gap_names_its_line() {
+        let line = |seq: u64| event(seq).to_json_line();
+        for (seqs, bad_line, expected, found) in
+            [(vec![1, 0], 1, 0, 1), (vec![0, 2, 1], 2, 1, 2), (vec![0, 1, 1], 3, 2, 1), (vec![0, 1, 3], 3, 2, 3)]
+        {
+            let bytes: String = seqs.iter().map(|seq| format!("{}\n", line(*seq))).collect();
+            let error = fold(bytes.as_bytes(), Path::new("x.ndjson")).unwrap_err();
+            assert!(
+                matches!(error, LogError::SeqOutOfOrder { line, expected: e, found: f, .. }
+                    if line == bad_line && e == expected && f == found),
+                "{seqs:?}: {error}"
+            );
+            assert!(error.to_string().starts_with(&format!("x.ndjson:{bad_line}: seq {found} where {expected}")));
+        }
     }
 
     #[test]
