@@ -15,6 +15,7 @@ use crate::event::{Event, EventType, Payload};
 use crate::ids::{self, Clock, IdSource};
 use crate::log::{self, Entry, Log, LogError, TornTail};
 use crate::provider::Provider;
+use crate::recovery;
 use crate::subagents::Subagents;
 use crate::tools;
 
@@ -95,7 +96,8 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
-    /// Opens a Session over its Log, creating the Log or resuming it at `last seq + 1`.
+    /// Opens a Session over its Log, creating the Log or resuming it at `last seq + 1`; a last
+    /// Turn a crash left without terminal evidence is closed first (TURN-RESTART-RECOVERY).
     ///
     /// Requests name the Session in their `session_id` header. A delegating Session restores
     /// its children from the Log; one that was queued or running has no live handle now and
@@ -132,6 +134,8 @@ impl Session {
             listeners: Vec::new(),
             torn: folded.torn,
         };
+        // A Turn the last process left open is closed before anything else is recorded.
+        recovery::close_dangling_turn(&mut session)?;
         for payload in detached {
             session.record(payload)?;
         }

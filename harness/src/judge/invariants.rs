@@ -25,6 +25,7 @@ mod subagent_replay_terminal_only;
 mod subagent_terminal_evidence;
 mod terminal_evidence;
 mod tool_calls_paired;
+mod turns_terminated;
 mod workflow_ok_only_when_complete;
 mod workflow_schedule_safe;
 
@@ -54,6 +55,7 @@ pub const ALL: &[Invariant] = &[
     log_seq_gapless::INVARIANT,
     log_ids_unique::INVARIANT,
     terminal_evidence::INVARIANT,
+    turns_terminated::INVARIANT,
     failure_evidence_complete::INVARIANT,
     no_partial_text_replayed::INVARIANT,
     audit_only_not_replayed::INVARIANT,
