@@ -98,7 +98,7 @@ mod tests {
         let result = ("tool_result", json!({"call_id": "c", "ok": true, "output": "x"}));
         let failed = ("turn_failed", json!({"terminal_status": "failed", "error_kind": "network"}));
         let partial = ("assistant_message", json!({"text": "p", "metadata": {"partial": true}}));
-        let cases: [(Vec<(&str, Value)>, Option<u64>); 8] = [
+        let cases = [
             (vec![], None),
             (vec![user.clone()], Some(0)),
             (vec![user.clone(), answer.clone()], None),
