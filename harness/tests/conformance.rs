@@ -21,6 +21,9 @@ use gauntlet::verdict::{Verdict, VerdictKind};
 use gauntlet::{contract, golden, scenario};
 use libtest_mimic::{Arguments, Failed, Trial};
 
+#[path = "conformance/crash.rs"]
+mod crash;
+
 fn main() {
     let args = Arguments::from_args();
     let mut plan = Plan::repository();
@@ -40,6 +43,12 @@ fn main() {
             trials.push(Trial::test(format!("process/{name}"), move || process_trial(&path)).with_kind("process"));
         }
     }
+    trials.push(
+        Trial::test("crash/kill-9-mid-turn-then-reload", || {
+            crash::kill_nine(Path::new(env!("CARGO_BIN_EXE_gauntlet-agent"))).map_err(Failed::from)
+        })
+        .with_kind("crash"),
+    );
     let root = plan.root.clone();
     trials.push(Trial::test("check/gauntlet-agent", move || reference_check(&root)).with_kind("check"));
     for (fault, evidence) in FAULTS {
