@@ -28,7 +28,7 @@ fn main() -> ExitCode {
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Run { filters, bless } => {
-            let plan = cli.plan(*bless);
+            let plan = cli.plan(*bless)?;
             let names = run::scenario_names(&plan);
             let selected: Vec<_> = names
                 .iter()
@@ -59,7 +59,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             markdown,
             no_isolation,
         } => {
-            let plan = cli.plan(false);
+            let plan = cli.plan(false)?;
             let mut progress =
                 |idx: usize, total: usize, name: &str, verdict: Option<&gauntlet::verdict::Verdict>| match verdict {
                     None => eprint!("[{}/{total}] {name} ... ", idx + 1),
@@ -139,7 +139,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(if failed == 0 || *update_expectations { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Command::Accept => {
-            let plan = cli.plan(false);
+            let plan = cli.plan(false)?;
             let accepted = golden::accept(&plan.golden()).context("accepting pending goldens")?;
             for path in &accepted {
                 println!("accepted {}", path.display());
@@ -150,7 +150,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::List => {
-            for (name, _) in run::scenario_names(&cli.plan(false)) {
+            for (name, _) in run::scenario_names(&cli.plan(false)?) {
                 println!("{name}");
             }
             Ok(ExitCode::SUCCESS)

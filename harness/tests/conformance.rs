@@ -43,6 +43,8 @@ fn main() {
             trials.push(Trial::test(format!("process/{name}"), move || process_trial(&path)).with_kind("process"));
         }
     }
+    let root = plan.root.clone();
+    trials.push(Trial::test("cli/corpus-root-from-current-folder", move || cli_root(&root)).with_kind("cli"));
     trials.push(
         Trial::test("crash/kill-9-mid-turn-then-reload", || {
             crash::kill_nine(Path::new(env!("CARGO_BIN_EXE_gauntlet-agent"))).map_err(Failed::from)
@@ -132,6 +134,53 @@ fn reference_check(root: &Path) -> Result<(), Failed> {
         })
         .collect();
     if unlike.is_empty() && run.counts().1 == 0 { Ok(()) } else { Err(unlike.join("\n\n").into()) }
+}
+
+/// `gauntlet` finds its corpus from the current folder upward or from `GAUNTLET_ROOT`, never
+/// from where it was built: run in a copy of one scenario, it lists and blesses that copy only.
+fn cli_root(repository: &Path) -> Result<(), Failed> {
+    let dir = tempfile::tempdir().map_err(|error| error.to_string())?;
+    let corpus = dir.path().join("corpus");
+    let name = "turn/clean-completion";
+    std::fs::create_dir_all(corpus.join("scenarios/turn")).map_err(|error| error.to_string())?;
+    std::fs::create_dir_all(corpus.join("nested/deeper")).map_err(|error| error.to_string())?;
+    std::fs::copy(repository.join(format!("scenarios/{name}.toml")), corpus.join(format!("scenarios/{name}.toml")))
+        .map_err(|error| error.to_string())?;
+    let gauntlet = |current: &Path, args: &[&str], root: Option<&Path>| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_gauntlet"));
+        command.args(args).current_dir(current).env_remove("GAUNTLET_ROOT");
+        if let Some(root) = root {
+            command.env("GAUNTLET_ROOT", root);
+        }
+        command.output().map_err(|error| error.to_string())
+    };
+    let listed = gauntlet(&corpus.join("nested/deeper"), &["list"], None)?;
+    if String::from_utf8_lossy(&listed.stdout) != format!("{name}\n") {
+        return Err(format!("`gauntlet list` in the copy listed: {listed:?}").into());
+    }
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).map_err(|error| error.to_string())?;
+    let by_env = gauntlet(&outside, &["list"], Some(&corpus))?;
+    if String::from_utf8_lossy(&by_env.stdout) != format!("{name}\n") {
+        return Err(format!("`GAUNTLET_ROOT=<copy> gauntlet list` listed: {by_env:?}").into());
+    }
+    if !dir.path().ancestors().any(|folder| folder.join("scenarios").is_dir()) {
+        let lost = gauntlet(&outside, &["list"], None)?;
+        let stderr = String::from_utf8_lossy(&lost.stderr);
+        if lost.status.code() != Some(2) || !stderr.contains("no gauntlet corpus") {
+            return Err(format!("outside any corpus, `gauntlet list` gave {lost:?}").into());
+        }
+    }
+    // Blessing writes the copy's pending goldens, and nothing in the repository it was built from.
+    let before = golden::pending(&repository.join("golden"));
+    let blessed = gauntlet(&corpus, &["run", "--bless"], None)?;
+    if blessed.status.code() != Some(1) || golden::pending(&corpus.join("golden")).len() != 5 {
+        return Err(format!("`gauntlet run --bless` in the copy gave {blessed:?}").into());
+    }
+    if golden::pending(&repository.join("golden")) != before {
+        return Err("blessing a copy wrote pending goldens into the repository".into());
+    }
+    Ok(())
 }
 
 /// Faulty agents and the evidence their scenarios' errors must show (harness/tests/fixtures/agents).
