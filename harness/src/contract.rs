@@ -8,8 +8,21 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::LazyLock;
 
 use crate::judge::{invariants, lifecycle};
+
+/// The registry this build of gauntlet judges by: docs/contract.md, compiled in, so a corpus
+/// anywhere (without a docs/ folder of its own) is checked against the ids its judge knows.
+pub const REGISTRY: &str = include_str!("../../docs/contract.md");
+
+static IDS: LazyLock<Vec<String>> =
+    LazyLock::new(|| parse(REGISTRY).unwrap_or_default().into_iter().map(|requirement| requirement.id).collect());
+
+/// Whether the compiled-in registry defines requirement `id` (a scenario's `covers` entry).
+pub fn defines(id: &str) -> bool {
+    IDS.iter().any(|known| known == id)
+}
 
 /// How binding a requirement is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +119,13 @@ pub fn verify(requirements: &[Requirement], covers: &BTreeMap<String, Vec<String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_compiled_in_registry_parses_and_defines_its_ids() {
+        assert!(parse(REGISTRY).unwrap().len() > 50);
+        assert!(defines("TURN-TERMINAL-EVIDENCE") && defines("TURN-RESTART-RECOVERY"));
+        assert!(!defines("TURN-NO-SUCH-THING") && !defines(""));
+    }
 
     #[test]
     fn a_must_without_a_check_is_reported() {

@@ -4,7 +4,7 @@
 //!
 //! `scenario file -> Driver -> Capture -> Judge -> Verdict -> report`
 //!
-//! - [`scenario`]: strict TOML scenario files.
+//! - [`scenario`]: strict TOML scenario files; [`locate`] finds a value's line in one.
 //! - [`lifecycle`]: the monitor and bridge families: config plus timed steps, judged as record
 //!   streams, and the adapter protocol for other implementations.
 //! - [`driver`]: runs a scenario against an implementation; [`driver::reference`] is the
@@ -29,6 +29,7 @@ pub mod isolation;
 pub mod judge;
 pub mod known_failures;
 pub mod lifecycle;
+pub mod locate;
 pub mod profile;
 pub mod report;
 pub mod run;

@@ -113,7 +113,7 @@ pub enum AnyScenario {
 
 /// Reads a scenario file of any family.
 pub fn load(path: &Path) -> Result<AnyScenario, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
+    let text = scenario::read_text(path)?;
     match lifecycle::kind_of(&text, path)? {
         Some(kind) => Ok(AnyScenario::Lifecycle(lifecycle::parse_as(&text, path, kind)?)),
         None => Ok(AnyScenario::Turn(Box::new(scenario::parse(&text, path)?))),
