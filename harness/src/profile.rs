@@ -136,24 +136,28 @@ fn grace_ms() -> u64 {
 
 /// Reads and validates a profile file.
 pub fn load(path: &Path) -> Result<Profile, LoadError> {
-    let text = scenario::read_text(path)?;
-    let mut profile: Profile = scenario::parse_toml(&text, path)?;
-    if let Some((offset, name)) = unknown_placeholder(&text) {
-        let (line, column) = scenario::position(&text, offset);
+    parse(&scenario::read_text(path)?, path)
+}
+
+/// Parses and validates profile text; `path` labels errors and its folder is the profile's.
+pub fn parse(text: &str, path: &Path) -> Result<Profile, LoadError> {
+    let mut profile: Profile = scenario::parse_toml(text, path)?;
+    if let Some((offset, name)) = unknown_placeholder(text) {
+        let (line, column) = scenario::position(text, offset);
         let known = PLACEHOLDERS.iter().map(|name| format!("{{{name}}}")).collect::<Vec<_>>().join(", ");
         return Err(LoadError::Invalid {
             path: path.to_owned(),
             line,
             column,
-            key: locate::key_at(&text, offset),
+            key: locate::key_at(text, offset),
             message: format!("unknown placeholder `{{{name}}}`; gauntlet fills {known}"),
         });
     }
     if !(profile.time_scale > 0.0 && profile.time_scale <= 1000.0) {
         let message = format!("time_scale must be above 0 (and sane), not {}", profile.time_scale);
-        return Err(scenario::invalid_at(&text, path, &[Step::Key("time_scale")], "time_scale", message));
+        return Err(scenario::invalid_at(text, path, &[Step::Key("time_scale")], "time_scale", message));
     }
-    check_masks(&text, path, &profile.masks)?;
+    check_masks(text, path, &profile.masks)?;
     let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(Path::new("."));
     // Absolute, because agents start in their scratch workspace.
     profile.dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());

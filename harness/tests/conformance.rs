@@ -23,6 +23,8 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 #[path = "conformance/crash.rs"]
 mod crash;
+#[path = "conformance/fuzz.rs"]
+mod fuzz;
 
 fn main() {
     let args = Arguments::from_args();
@@ -42,6 +44,13 @@ fn main() {
             let path = path.clone();
             trials.push(Trial::test(format!("process/{name}"), move || process_trial(&path)).with_kind("process"));
         }
+    }
+    for target in &fuzz::TARGETS {
+        let root = plan.root.clone();
+        trials.push(
+            Trial::test(format!("fuzz/{}", target.name), move || fuzz::run(target, &root).map_err(Failed::from))
+                .with_kind("fuzz"),
+        );
     }
     let root = plan.root.clone();
     trials.push(Trial::test("cli/corpus-root-from-current-folder", move || cli_root(&root)).with_kind("cli"));

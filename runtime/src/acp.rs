@@ -12,6 +12,7 @@
 #![allow(clippy::result_large_err, reason = "ACP's Error is the answer we send, not a hot path")]
 
 pub mod lines;
+pub mod message;
 pub mod projection;
 pub mod stop_reason;
 
@@ -42,6 +43,7 @@ use crate::provider::{Provider, ProviderConfig, Transport};
 use crate::session::{Session, SessionConfig};
 use crate::turn::{CancelHandle, CancelSignal};
 use lines::{Line, Lines};
+use message::{Incoming, decode};
 use projection::Projector;
 
 /// Everything an agent needs to open Sessions.
@@ -210,13 +212,6 @@ struct Finished {
     session: Session,
     id: RequestId,
     answer: Result<PromptResponse, Error>,
-}
-
-/// One decoded incoming message.
-struct Incoming {
-    id: Option<RequestId>,
-    method: String,
-    params: Value,
 }
 
 impl Agent {
@@ -435,38 +430,6 @@ async fn run_turn(
         Err(error) => Err(Error::internal_error().data(json!({"reason": error.to_string()}))),
     };
     Finished { session, id, answer }
-}
-
-/// Decodes one line: `Ok(None)` for a client response, `Err` with the id to answer otherwise.
-fn decode(line: &[u8]) -> Result<Option<Incoming>, (RequestId, Error)> {
-    let value: Value = serde_json::from_slice(line).map_err(|error| {
-        let excerpt: String = String::from_utf8_lossy(line).trim_end().chars().take(200).collect();
-        (RequestId::Null, Error::parse_error().data(json!({"reason": error.to_string(), "line": excerpt})))
-    })?;
-    // An id that is not a string, an integer or null cannot be echoed: the request is refused
-    // with `id: null` and never executed (JSON-RPC 2.0 §4).
-    let id = match value.get("id") {
-        None => None,
-        Some(id) => Some(serde_json::from_value::<RequestId>(id.clone()).map_err(|_| {
-            let reason = "`id` must be a string, an integer or null";
-            (RequestId::Null, Error::invalid_request().data(json!({"reason": reason, "id": id})))
-        })?),
-    };
-    let invalid = |reason: &str| {
-        (id.clone().unwrap_or(RequestId::Null), Error::invalid_request().data(json!({"reason": reason})))
-    };
-    if value.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err(invalid("`jsonrpc` must be \"2.0\""));
-    }
-    match value.get("method") {
-        Some(Value::String(method)) => {
-            let params = value.get("params").cloned().unwrap_or(Value::Null);
-            Ok(Some(Incoming { id, method: method.clone(), params }))
-        }
-        Some(_) => Err(invalid("`method` must be a string")),
-        None if value.get("result").is_some() || value.get("error").is_some() => Ok(None),
-        None => Err(invalid("a message needs a `method`")),
-    }
 }
 
 /// A Session's `cwd` is an absolute path to an existing folder: the agent creates only its own
@@ -701,24 +664,5 @@ mod tests {
             assert_eq!(error_code(answer), Some(-32602), "{answer}");
         }
         assert!(!root.path().join("no").exists());
-    }
-
-    #[test]
-    fn a_malformed_line_is_a_parse_error_with_null_id() {
-        let (id, error) = decode(b"{not json").err().unwrap();
-        assert_eq!(id, RequestId::Null);
-        assert_eq!(i32::from(error.code), -32700);
-    }
-
-    #[test]
-    fn a_message_without_jsonrpc_is_an_invalid_request() {
-        let (id, error) = decode(br#"{"id":3,"method":"initialize"}"#).err().unwrap();
-        assert_eq!(id, RequestId::Number(3));
-        assert_eq!(i32::from(error.code), -32600);
-    }
-
-    #[test]
-    fn client_responses_are_not_requests() {
-        assert!(decode(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).unwrap().is_none());
     }
 }
