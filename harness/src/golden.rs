@@ -61,8 +61,7 @@ pub fn compare_masked(
         };
         if bless {
             let pending = pending_path(&path);
-            let folder = pending.parent().map_or_else(|| root.join(dir), Path::to_owned);
-            match std::fs::create_dir_all(folder).and_then(|()| std::fs::write(&pending, actual)) {
+            match write_pending(root, &pending, actual) {
                 Ok(()) => message
                     .push_str(&format!("\nwrote {label}{PENDING_SUFFIX}: review it, then run `{ACCEPT_COMMAND}`")),
                 Err(error) => message.push_str(&format!("\ncould not write {}: {error}", pending.display())),
@@ -127,6 +126,30 @@ fn mask_at(value: &mut Value, segments: &[&str]) {
     }
 }
 
+/// Writes a pending file, only inside `root` (the corpus that was read): its folder, once
+/// created, must resolve under `root`, and the file itself is never opened through a symlink.
+fn write_pending(root: &Path, pending: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let folder = pending.parent().unwrap_or(root);
+    std::fs::create_dir_all(folder)?;
+    let (folder, root) = (folder.canonicalize()?, root.canonicalize()?);
+    if !folder.starts_with(&root) {
+        return Err(std::io::Error::other(format!(
+            "{} leads outside the corpus {} (a symlink?); refusing to write there",
+            folder.display(),
+            root.display()
+        )));
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(nix::libc::O_NOFOLLOW);
+    }
+    options.open(pending)?.write_all(text.as_bytes())
+}
+
 fn pending_path(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(PENDING_SUFFIX);
@@ -157,12 +180,18 @@ pub fn accept(root: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(accepted)
 }
 
-/// Calls `visit` for every file under `dir`, recursively; unreadable folders are skipped.
+/// Calls `visit` for every file under `dir`, recursively; unreadable folders are skipped, and
+/// a symlinked folder is not entered, so nothing outside the corpus is listed, blessed or
+/// accepted.
 pub fn walk(dir: &Path, visit: &mut dyn FnMut(&Path)) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let path = entry.path();
-        if path.is_dir() {
+        let Ok(kind) = entry.file_type() else { continue };
+        if kind.is_symlink() && path.is_dir() {
+            continue;
+        }
+        if kind.is_dir() {
             walk(&path, visit);
         } else {
             visit(&path);
@@ -184,6 +213,30 @@ mod tests {
         );
         let pretty = "{\n  \"ts\": 1,\n  \"x\": 2\n}\n";
         assert_eq!(mask(pretty, &["/ts".to_owned()]), "{\n  \"ts\": \"$MASKED\",\n  \"x\": 2\n}\n");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn blessing_never_writes_outside_the_corpus_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let (corpus, outside) = (dir.path().join("corpus"), dir.path().join("outside"));
+        std::fs::create_dir_all(corpus.join("golden")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        // A golden folder that is a link out of the corpus, and a pending file that is a link.
+        std::os::unix::fs::symlink(&outside, corpus.join("golden/linked")).unwrap();
+        std::fs::create_dir_all(corpus.join("golden/real")).unwrap();
+        std::os::unix::fs::symlink(outside.join("victim"), corpus.join("golden/real/log.ndjson.new")).unwrap();
+        let files = [("log.ndjson".to_owned(), "new\n".to_owned())];
+        for folder in ["golden/linked", "golden/real"] {
+            let findings = compare(&corpus, Path::new(folder), &files, true);
+            assert!(findings[0].message.contains("could not write"), "{}", findings[0].message);
+        }
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "a file was written outside the corpus");
+        // Accepting does not enter the linked folder either.
+        std::fs::remove_file(corpus.join("golden/real/log.ndjson.new")).unwrap();
+        std::fs::write(outside.join("x.new"), "x").unwrap();
+        assert!(accept(&corpus.join("golden")).unwrap().is_empty());
+        assert!(outside.join("x.new").exists());
     }
 
     #[test]

@@ -30,7 +30,7 @@ fn main() -> ExitCode {
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Run { filters, bless, format } => {
-            let plan = cli.plan(*bless);
+            let plan = cli.plan(*bless)?;
             let names = run::scenario_names(&plan);
             let selected: Vec<_> = names
                 .iter()
@@ -76,7 +76,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
                 usize::from,
             );
-            let plan = cli.plan(false);
+            let plan = cli.plan(false)?;
             let names = run::scenario_names(&plan);
             let printer = Progress::new(*format, names.iter().map(|(name, _)| name.as_str()));
             let mut progress =
@@ -167,7 +167,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(code)
         }
         Command::Accept => {
-            let plan = cli.plan(false);
+            let plan = cli.plan(false)?;
             let accepted = golden::accept(&plan.golden()).context("accepting pending goldens")?;
             for path in &accepted {
                 println!("accepted {}", path.strip_prefix(&plan.root).unwrap_or(path).display());
@@ -203,7 +203,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             })
         }
         Command::New { name, from_log } => {
-            let plan = cli.plan(false);
+            let plan = cli.plan(false)?;
             let (family, stem) = name
                 .split_once('/')
                 .filter(|(family, stem)| [*family, *stem].iter().all(|part| is_kebab(part)))
@@ -227,7 +227,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::List => {
-            for (name, _) in run::scenario_names(&cli.plan(false)) {
+            for (name, _) in run::scenario_names(&cli.plan(false)?) {
                 println!("{name}");
             }
             Ok(ExitCode::SUCCESS)

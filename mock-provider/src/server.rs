@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::BodyExt;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Body, Frame, Incoming};
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::server::conn::http1;
@@ -18,8 +18,14 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::task::{JoinHandle, JoinSet};
 
+use crate::dialect::Step;
 use crate::in_process::{Chunk, Playback};
-use crate::provider::{MockProvider, MockRequest};
+use crate::provider::{MockProvider, MockReply, MockRequest};
+
+/// The largest request body the mock reads: 32 MiB, far above a long conversation's request,
+/// so a runaway client cannot make it hold unbounded memory. A larger body is answered 413
+/// without reaching the script.
+pub const MAX_BODY: usize = 32 * 1024 * 1024;
 
 /// A running server; dropping it (or [`ServerHandle::shutdown`]) stops accepting and closes
 /// open connections.
@@ -87,9 +93,13 @@ async fn accept_loop(listener: TcpListener, provider: Arc<MockProvider>) {
 async fn handle(
     provider: Arc<MockProvider>,
     request: Request<Incoming>,
-) -> Result<hyper::Response<StepBody>, hyper::Error> {
+) -> Result<hyper::Response<StepBody>, Box<dyn std::error::Error + Send + Sync>> {
     let (parts, body) = request.into_parts();
-    let body = body.collect().await?.to_bytes();
+    let body = match Limited::new(body, MAX_BODY).collect().await {
+        Ok(body) => body.to_bytes(),
+        Err(error) if error.is::<LengthLimitError>() => return Ok(too_large()),
+        Err(error) => return Err(error),
+    };
     let headers = parts
         .headers
         .iter()
@@ -107,6 +117,26 @@ async fn handle(
         }
     }
     Ok(response)
+}
+
+/// The answer to a body over [`MAX_BODY`]: 413 with an OpenAI-style JSON error.
+fn too_large() -> hyper::Response<StepBody> {
+    let body = serde_json::json!({ "error": {
+        "type": "invalid_request_error", "code": "request_too_large",
+        "message": format!("the request body is over the mock's {MAX_BODY}-byte limit"),
+    }});
+    let reply = MockReply {
+        status: 413,
+        headers: vec![("content-type".to_owned(), "application/json".to_owned())],
+        steps: vec![Step::Bytes(Bytes::from(body.to_string()))],
+        end: None,
+    };
+    let mut response = hyper::Response::new(StepBody { playback: Playback::start(reply) });
+    *response.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
+    if let Ok(value) = HeaderValue::try_from("application/json") {
+        response.headers_mut().insert(hyper::header::CONTENT_TYPE, value);
+    }
+    response
 }
 
 /// A response body fed by a [`Playback`]: pauses simply wait, an abort fails the body so hyper
@@ -144,7 +174,6 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::dialect::Step;
     use crate::in_process::play;
     use crate::script::{Call, Ending, Pause, Response, Script};
 
@@ -259,6 +288,24 @@ mod tests {
         let timing = provider.report().journal[1].timing;
         assert_eq!(timing.ended.map(|ended| ended.how), Some(StreamEnd::Finished));
         assert!(timing.received <= timing.ended.unwrap().at);
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_413_and_never_reaches_the_script() {
+        let provider = Arc::new(MockProvider::new(Script::root(vec![Response::default()])));
+        let server = serve(Arc::clone(&provider), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+        let huge = Request::post(format!("{}/v1/responses", server.base_url()))
+            .body(Full::new(Bytes::from(vec![b' '; MAX_BODY + 1])))
+            .unwrap();
+        let response = client.request(huge).await.unwrap();
+        assert_eq!(response.status(), 413);
+        let body: Value = serde_json::from_slice(&response.into_body().collect().await.unwrap().to_bytes()).unwrap();
+        assert_eq!(body["error"]["code"], "request_too_large");
+        assert!(provider.report().journal.is_empty());
+        // The script is untouched: the next, normal request gets its response.
+        let response = client.request(request(&server.base_url(), "/v1/responses")).await.unwrap();
+        assert_eq!(response.status(), 200);
     }
 
     #[tokio::test]
