@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::control::LONGEST_WAIT;
 use crate::event::{Event, EventType, Payload};
 use crate::ids::{self, Clock, IdSource};
 use crate::log::{self, Entry, Log, LogError, TornTail};
@@ -18,10 +19,6 @@ use crate::provider::Provider;
 
 /// Folder inside the workspace that holds gauntlet's own files (Logs); hidden from the tools.
 pub const STATE_DIR: &str = ".gauntlet";
-
-/// The longest whole-turn budget a Session keeps: longer ones are cut to it, so a deadline
-/// `now + budget` always exists (a scenario's `turn_timeout_ms = 18446744073709551615`).
-pub const MAX_TURN_TIMEOUT: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
 /// What a Session needs besides its Provider.
 #[derive(Debug, Clone)]
@@ -102,7 +99,7 @@ impl Session {
         let mut config = config;
         // A budget from input may be anything up to u64::MAX milliseconds; a deadline past
         // what the clock can represent would overflow, so longer budgets mean "a century".
-        config.turn_timeout = config.turn_timeout.min(MAX_TURN_TIMEOUT);
+        config.turn_timeout = config.turn_timeout.min(LONGEST_WAIT);
         let (log, folded) = Log::open(&config.log_path()?)?;
         for event in &folded.events {
             ids.taken(event.id());
