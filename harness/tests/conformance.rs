@@ -364,7 +364,7 @@ struct Bug {
     evidence: &'static str,
 }
 
-const BUGS: [Bug; 4] = [
+const BUGS: [Bug; 5] = [
     Bug {
         name: "late",
         scenario: "turn/two-turn-conversation",
@@ -382,6 +382,12 @@ const BUGS: [Bug; 4] = [
         scenario: "turn/two-turn-conversation",
         requirement: "ACP-LOAD-MATCHES-LIVE",
         evidence: "turn 2 (completed): load replayed assistant text \"Seven.\", the client was shown \"Eleven.\" live",
+    },
+    Bug {
+        name: "impatient",
+        scenario: "turn/stall-past-idle-timeout",
+        requirement: "WIRE-NO-RETRY-AFTER-TEXT",
+        evidence: "streamed \"Let me think\" and was closed by the client during a stall (its own idle timeout)",
     },
     Bug {
         name: "ignores-malformed",

@@ -109,4 +109,24 @@ impl Response {
             })
             .collect()
     }
+
+    /// The text deltas a client receives before the stream stalls at `pause.after` (all of
+    /// [`Self::visible_text`] when it never stalls): what an agent that gives up on the stall
+    /// (its own idle timeout) was streamed.
+    pub fn text_before_pause(&self) -> String {
+        let Some(pause) = self.pause else { return self.visible_text() };
+        if self.status.is_some() {
+            return String::new();
+        }
+        let arguments = arguments(self);
+        let shown = self.cut_after.unwrap_or(usize::MAX).min(pause.after);
+        beats(self, &arguments)
+            .iter()
+            .take(shown)
+            .filter_map(|beat| match beat {
+                Beat::TextDelta(text) => Some(*text),
+                _ => None,
+            })
+            .collect()
+    }
 }
