@@ -4,7 +4,7 @@
 //! the golden as `<file>.new` (a pending file) and the trial still fails; `gauntlet accept`
 //! renames pending files over their goldens. CI fails on any pending file.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use gauntlet_runtime::canonical;
@@ -37,6 +37,19 @@ pub fn compare_masked(
     masks: &BTreeMap<String, Vec<String>>,
     bless: bool,
 ) -> Vec<Finding> {
+    compare_noting_masks(root, dir, files, masks, bless, &mut BTreeSet::new())
+}
+
+/// [`compare_masked`], noting in `matched` each `(file, pointer)` mask that matched something
+/// in the golden or the actual file, so a run can name the masks that never did.
+pub fn compare_noting_masks(
+    root: &Path,
+    dir: &Path,
+    files: &[(String, String)],
+    masks: &BTreeMap<String, Vec<String>>,
+    bless: bool,
+    matched: &mut BTreeSet<(String, String)>,
+) -> Vec<Finding> {
     let mut findings = Vec::new();
     for (name, actual) in files {
         let path = root.join(dir).join(name);
@@ -44,7 +57,14 @@ pub fn compare_masked(
         // A child Log is masked like the root's.
         let masked_as = if name.starts_with(CHILDREN_DIR) { "log.ndjson" } else { name.as_str() };
         let (expected, actual) = match masks.get(masked_as) {
-            Some(pointers) => (expected.map(|text| mask(&text, pointers)), mask(actual, pointers)),
+            Some(pointers) => {
+                let mut hits = vec![0; pointers.len()];
+                let expected = expected.map(|text| mask_counting(&text, pointers, &mut hits));
+                let actual = mask_counting(actual, pointers, &mut hits);
+                let hit = pointers.iter().zip(&hits).filter(|(_, hits)| **hits > 0);
+                matched.extend(hit.map(|(pointer, _)| (masked_as.to_owned(), pointer.clone())));
+                (expected, actual)
+            }
             None => (expected, actual.clone()),
         };
         let actual = &actual;
@@ -83,10 +103,15 @@ pub const MASKED: &str = "$MASKED";
 /// line-delimited), the values at `pointers` with [`MASKED`]; `*` in a pointer matches any
 /// key or index. Lines that are not JSON stay as they are.
 pub fn mask(text: &str, pointers: &[String]) -> String {
-    let mask_value = |mut value: Value| {
-        for pointer in pointers {
+    mask_counting(text, pointers, &mut vec![0; pointers.len()])
+}
+
+/// [`mask`], adding to `hits[i]` how many values pointer `i` masked.
+fn mask_counting(text: &str, pointers: &[String], hits: &mut [usize]) -> String {
+    let mut mask_value = |mut value: Value| {
+        for (pointer, hits) in pointers.iter().zip(hits.iter_mut()) {
             let segments: Vec<&str> = pointer.split('/').skip(1).collect();
-            mask_at(&mut value, &segments);
+            *hits += mask_at(&mut value, &segments);
         }
         value
     };
@@ -103,26 +128,21 @@ pub fn mask(text: &str, pointers: &[String]) -> String {
         .collect()
 }
 
-fn mask_at(value: &mut Value, segments: &[&str]) {
+/// Masks what `segments` point at; returns how many values it masked.
+fn mask_at(value: &mut Value, segments: &[&str]) -> usize {
     let Some((first, rest)) = segments.split_first() else {
         *value = Value::String(MASKED.to_owned());
-        return;
+        return 1;
     };
     let first = first.replace("~1", "/").replace("~0", "~");
     match value {
-        Value::Object(map) if first == "*" => map.values_mut().for_each(|child| mask_at(child, rest)),
-        Value::Array(items) if first == "*" => items.iter_mut().for_each(|child| mask_at(child, rest)),
-        Value::Object(map) => {
-            if let Some(child) = map.get_mut(&first) {
-                mask_at(child, rest);
-            }
-        }
+        Value::Object(map) if first == "*" => map.values_mut().map(|child| mask_at(child, rest)).sum(),
+        Value::Array(items) if first == "*" => items.iter_mut().map(|child| mask_at(child, rest)).sum(),
+        Value::Object(map) => map.get_mut(&first).map_or(0, |child| mask_at(child, rest)),
         Value::Array(items) => {
-            if let Some(child) = first.parse::<usize>().ok().and_then(|idx| items.get_mut(idx)) {
-                mask_at(child, rest);
-            }
+            first.parse::<usize>().ok().and_then(|idx| items.get_mut(idx)).map_or(0, |child| mask_at(child, rest))
         }
-        _ => {}
+        _ => 0,
     }
 }
 
@@ -202,6 +222,16 @@ pub fn walk(dir: &Path, visit: &mut dyn FnMut(&Path)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_masks_that_matched_are_noted() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [("acp.jsonl".to_owned(), "{\"a\":1}\n".to_owned())];
+        let masks = BTreeMap::from([("acp.jsonl".to_owned(), vec!["/a".to_owned(), "/nowhere".to_owned()])]);
+        let mut matched = BTreeSet::new();
+        compare_noting_masks(dir.path(), Path::new("g"), &files, &masks, false, &mut matched);
+        assert_eq!(matched, BTreeSet::from([("acp.jsonl".to_owned(), "/a".to_owned())]));
+    }
 
     #[test]
     fn masks_apply_to_every_line_with_wildcards() {

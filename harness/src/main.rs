@@ -130,8 +130,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let verdicts = run.verdicts();
             let rows = report::requirements::rows(&requirements, &verdicts, logged);
             let dir = report_dir.clone().unwrap_or(default_dir);
-            let markdown_text =
+            let mut markdown_text =
                 report::requirements::markdown(&run.implementation, run.version.as_deref(), &rows, &verdicts);
+            if !run.warnings.is_empty() {
+                markdown_text.push_str("\n## Warnings\n\n");
+                markdown_text.extend(run.warnings.iter().map(|warning| format!("- {warning}\n")));
+            }
             write_reports(&dir, &run, &markdown_text)?;
             if let Some(path) = markdown {
                 let parent = path.parent().filter(|parent| !parent.as_os_str().is_empty());
@@ -286,6 +290,9 @@ fn summary(run: &CheckRun, expectations: Option<&std::path::Path>, dir: &std::pa
             known.requirement.as_deref().unwrap_or("(any)"),
             expectations
         ));
+    }
+    for warning in &run.warnings {
+        out.push_str(&format!("\nwarning: {warning}\n"));
     }
     let network = if run.isolated { "loopback-only network namespace" } else { "host network" };
     out.push_str(&format!("\n{} checked on the {network}; reports in {}\n", run.implementation, dir.display()));
