@@ -58,7 +58,7 @@ impl Drop for ServerHandle {
 
 /// Binds `addr`, which must be a loopback address (e.g. `127.0.0.1:0`), and serves `provider`
 /// on it until the returned handle is dropped. Non-loopback addresses are refused.
-pub async fn serve(provider: Arc<MockProvider>, addr: SocketAddr) -> io::Result<ServerHandle> {
+pub async fn serve<R: Responder>(provider: Arc<R>, addr: SocketAddr) -> io::Result<ServerHandle> {
     if !addr.ip().is_loopback() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{addr} is not a loopback address")));
     }
@@ -68,15 +68,35 @@ pub async fn serve(provider: Arc<MockProvider>, addr: SocketAddr) -> io::Result<
     Ok(ServerHandle { local_addr, task })
 }
 
-async fn accept_loop(listener: TcpListener, provider: Arc<MockProvider>) {
+/// What answers the requests a server receives: one [`MockProvider`], or
+/// [`crate::sessions::Sessions`], one per session.
+pub trait Responder: Send + Sync + 'static {
+    /// Decides the answer to `request`.
+    fn respond(&self, request: MockRequest) -> MockReply;
+}
+
+impl Responder for MockProvider {
+    fn respond(&self, request: MockRequest) -> MockReply {
+        MockProvider::respond(self, request)
+    }
+}
+
+/// The header the server adds to each request, naming the connection it came on (from 1), so
+/// a responder can tell clients apart that name no Session.
+pub const CONNECTION_HEADER: &str = "x-gauntlet-connection";
+
+async fn accept_loop<R: Responder>(listener: TcpListener, provider: Arc<R>) {
     // Dropping the set (when this task is aborted) aborts every connection.
     let mut connections = JoinSet::new();
+    let mut n_accepted = 0u64;
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    let provider = Arc::clone(&provider);
-                    let service = service_fn(move |request| handle(Arc::clone(&provider), request));
+                    n_accepted += 1;
+                    let (provider, connection) = (Arc::clone(&provider), n_accepted);
+                    let service =
+                        service_fn(move |request| handle(Arc::clone(&provider), connection, request));
                     connections.spawn(async move {
                         // Errors are client hang-ups or scripted aborts: both are expected.
                         let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
@@ -90,8 +110,9 @@ async fn accept_loop(listener: TcpListener, provider: Arc<MockProvider>) {
     }
 }
 
-async fn handle(
-    provider: Arc<MockProvider>,
+async fn handle<R: Responder>(
+    provider: Arc<R>,
+    connection: u64,
     request: Request<Incoming>,
 ) -> Result<hyper::Response<StepBody>, Box<dyn std::error::Error + Send + Sync>> {
     let (parts, body) = request.into_parts();
@@ -100,11 +121,12 @@ async fn handle(
         Err(error) if error.is::<LengthLimitError>() => return Ok(too_large()),
         Err(error) => return Err(error),
     };
-    let headers = parts
+    let mut headers: Vec<(String, String)> = parts
         .headers
         .iter()
         .filter_map(|(name, value)| Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned())))
         .collect();
+    headers.push((CONNECTION_HEADER.to_owned(), connection.to_string()));
     let request =
         MockRequest { method: parts.method.as_str().to_owned(), path: parts.uri.path().to_owned(), headers, body };
     let reply = provider.respond(request);
