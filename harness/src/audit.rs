@@ -34,6 +34,10 @@ pub struct TurnAudit {
 pub struct Audit {
     /// One entry per `user_message`, in order.
     pub turns: Vec<TurnAudit>,
+    /// The `user_message` seqs of turns with no terminal evidence: left open by a crash, or
+    /// (the last one only) still running when the Log was read (TURN-RESTART-RECOVERY).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unterminated: Vec<u64>,
     /// Lines that are not Events: `(1-based line, reason)`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreadable: Vec<(usize, String)>,
@@ -106,9 +110,10 @@ pub fn audit(lines: &[String]) -> Audit {
         let end = starts.get(n + 1).copied().unwrap_or(parsed.len());
         turns.push(audit_turn(&parsed[start], &parsed[start + 1..end]));
     }
+    let unterminated = turns.iter().filter(|turn| turn.terminal_status.is_none()).map(|turn| turn.user_seq).collect();
     let subagents = subagents::audit(&parsed, &BTreeMap::new());
     let workflows = workflows::audit(&parsed);
-    Audit { turns, unreadable, subagents, workflows }
+    Audit { turns, unterminated, unreadable, subagents, workflows }
 }
 
 /// [`audit`] of the root Log, with what the child Logs say about each child's Turn.
@@ -186,6 +191,7 @@ mod tests {
         assert_eq!(states, [Some(TerminalStatus::Completed), Some(TerminalStatus::PartialFailed), None]);
         assert_eq!(audit.turns[1].error_kind.as_deref(), Some("network"));
         assert_eq!(audit.turns[1].evidence_seqs, [4, 5]);
+        assert_eq!(audit.unterminated, [6], "the open turn is reported unterminated");
     }
 
     #[test]

@@ -280,6 +280,10 @@ impl Capture {
     }
 }
 
+/// The golden files of every Turn scenario, by name (child Logs, `children/<id>.ndjson`, are
+/// compared and masked as `log.ndjson`).
+pub const GOLDEN_FILES: [&str; 5] = ["log.ndjson", "requests.jsonl", "acp.jsonl", "acp-load.jsonl", "outcome.json"];
+
 /// A Log line re-serialized with sorted keys; a line that is not JSON stays as it is.
 fn canonical_line(line: &str) -> String {
     serde_json::from_str::<Value>(line).map_or_else(|_| line.to_owned(), |value| canonical::to_string(&value))

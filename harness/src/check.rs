@@ -11,6 +11,7 @@
 //! implementation of those contracts is a command speaking the adapter protocol, checked by
 //! [`check_adapter`] and judged, reported and compared with its expectations the same way.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Instant;
 
@@ -35,6 +36,9 @@ pub struct Checked {
     pub verdict: Verdict,
     /// The golden files of the run (transcripts, request bodies, Log), when it ran.
     pub evidence: Option<Value>,
+    /// The profile's masks, `(file, pointer)`, that matched something in this scenario.
+    #[serde(skip)]
+    pub masks_matched: BTreeSet<(String, String)>,
 }
 
 /// A whole check run.
@@ -50,6 +54,9 @@ pub struct CheckRun {
     pub scenarios: Vec<Checked>,
     /// The run against the expectations file.
     pub comparison: Comparison,
+    /// Warnings about the profile: each mask that matched nothing in the whole run (a pointer
+    /// that names no field masks nothing, and hides nothing it was meant to).
+    pub warnings: Vec<String>,
 }
 
 impl CheckRun {
@@ -112,7 +119,24 @@ pub fn check_jobs(
     let driver = profile.external();
     let one = |name: &str, loaded| check_one(plan, profile, &driver, name, loaded);
     let scenarios = if jobs > 1 { each_parallel(selected, jobs, progress, one) } else { each(selected, progress, one) };
-    finish(profile.name.clone(), profile.probe_version(), isolated, scenarios, known)
+    let mut run = finish(profile.name.clone(), profile.probe_version(), isolated, scenarios, known);
+    run.warnings = unmatched_masks(profile, &run.scenarios);
+    run
+}
+
+/// The profile's masks that matched nothing in any scenario that ran, one warning each.
+fn unmatched_masks(profile: &Profile, scenarios: &[Checked]) -> Vec<String> {
+    if scenarios.iter().all(|checked| checked.evidence.is_none()) {
+        return Vec::new(); // nothing ran: nothing could match
+    }
+    let matched: BTreeSet<&(String, String)> = scenarios.iter().flat_map(|checked| &checked.masks_matched).collect();
+    profile
+        .masks
+        .iter()
+        .flat_map(|(file, pointers)| pointers.iter().map(move |pointer| (file.clone(), pointer.clone())))
+        .filter(|mask| !matched.contains(mask))
+        .map(|(file, pointer)| format!("the mask `{pointer}` on {file} matched nothing in the whole run"))
+        .collect()
 }
 
 /// Runs every lifecycle scenario of `family` (filtered likewise) through `adapter`, the
@@ -215,6 +239,7 @@ fn unplayable(name: &str, why: String) -> Checked {
     Checked {
         verdict: Verdict::from_findings(name, Vec::new(), vec![Finding::new(Layer::Fault, None, why)]),
         evidence: None,
+        masks_matched: BTreeSet::new(),
     }
 }
 
@@ -229,7 +254,7 @@ fn finish(
     let ran: Vec<String> =
         verdicts.iter().filter(|verdict| verdict.skipped.is_none()).map(|verdict| verdict.scenario.clone()).collect();
     let comparison = known.compare(&known_failures::failures(&verdicts), &ran);
-    CheckRun { implementation, version, isolated, scenarios, comparison }
+    CheckRun { implementation, version, isolated, scenarios, comparison, warnings: Vec::new() }
 }
 
 fn adapter_one(plan: &Plan, adapter: &Adapter, name: &str, loaded: Loaded) -> Checked {
@@ -247,7 +272,7 @@ fn adapter_one(plan: &Plan, adapter: &Adapter, name: &str, loaded: Loaded) -> Ch
         "files": { "results.jsonl": capture.records },
         "stderr_tail": capture.stderr_tail,
     });
-    Checked { verdict, evidence: Some(evidence) }
+    Checked { verdict, evidence: Some(evidence), masks_matched: BTreeSet::new() }
 }
 
 fn check_one(plan: &Plan, profile: &Profile, driver: &dyn Driver, name: &str, loaded: Loaded) -> Checked {
@@ -261,15 +286,17 @@ fn check_one(plan: &Plan, profile: &Profile, driver: &dyn Driver, name: &str, lo
     if !missing.is_empty() {
         let names: Vec<&str> = missing.iter().map(|capability| capability.as_str()).collect();
         let why = format!("{} lacks {}", profile.name, names.join(", "));
-        return Checked { verdict: Verdict::skipped(name, why), evidence: None };
+        return Checked { verdict: Verdict::skipped(name, why), evidence: None, masks_matched: BTreeSet::new() };
     }
     let scenario = scenario.scaled(profile.time_scale);
     let capture = driver.drive(&scenario);
     let files = capture.golden_files();
-    let golden = golden::compare_masked(&plan.root, &Path::new("golden").join(name), &files, &profile.masks, false);
+    let mut masks_matched = BTreeSet::new();
+    let dir = Path::new("golden").join(name);
+    let golden = golden::compare_noting_masks(&plan.root, &dir, &files, &profile.masks, false, &mut masks_matched);
     let mut verdict = judge::judge(name, &scenario, &capture, golden);
     verdict.elapsed_ms = started.elapsed().as_millis();
-    Checked { verdict, evidence: Some(evidence(&capture)) }
+    Checked { verdict, evidence: Some(evidence(&capture)), masks_matched }
 }
 
 /// The evidence kept for the JSON report: the golden files as JSON, the stderr tail, the side

@@ -6,13 +6,14 @@ use clap::{Parser, Subcommand};
 
 use crate::lifecycle::Family;
 use crate::report::progress::Format;
-use crate::run::Plan;
+use crate::run::{Plan, RootError};
 
 /// gauntlet: does an agent runtime tell the truth about how a turn ended?
 #[derive(Debug, Parser)]
 #[command(name = "gauntlet", version, about, long_about = None)]
 pub struct Cli {
-    /// The folder holding `scenarios/` and `golden/` (default: this repository).
+    /// The folder holding `scenarios/` and `golden/` (default: the nearest folder at or above
+    /// the current one that holds `scenarios/`).
     #[arg(long, global = true, env = "GAUNTLET_ROOT")]
     pub root: Option<PathBuf>,
     /// What to do.
@@ -122,13 +123,14 @@ pub enum Command {
 }
 
 impl Cli {
-    /// The plan for this invocation.
-    pub fn plan(&self, bless: bool) -> Plan {
-        let mut plan = Plan::repository();
-        if let Some(root) = &self.root {
-            plan.root.clone_from(root);
-        }
+    /// The plan for this invocation: the corpus from `--root` / `GAUNTLET_ROOT`, else the
+    /// nearest one at or above the current folder.
+    pub fn plan(&self, bless: bool) -> Result<Plan, RootError> {
+        let mut plan = match &self.root {
+            Some(root) => Plan::at(root)?,
+            None => Plan::find(&std::env::current_dir().map_err(RootError::CurrentDir)?)?,
+        };
         plan.bless = bless;
-        plan
+        Ok(plan)
     }
 }

@@ -4,7 +4,7 @@
 //! the golden as `<file>.new` (a pending file) and the trial still fails; `gauntlet accept`
 //! renames pending files over their goldens. CI fails on any pending file.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use gauntlet_runtime::canonical;
@@ -37,6 +37,19 @@ pub fn compare_masked(
     masks: &BTreeMap<String, Vec<String>>,
     bless: bool,
 ) -> Vec<Finding> {
+    compare_noting_masks(root, dir, files, masks, bless, &mut BTreeSet::new())
+}
+
+/// [`compare_masked`], noting in `matched` each `(file, pointer)` mask that matched something
+/// in the golden or the actual file, so a run can name the masks that never did.
+pub fn compare_noting_masks(
+    root: &Path,
+    dir: &Path,
+    files: &[(String, String)],
+    masks: &BTreeMap<String, Vec<String>>,
+    bless: bool,
+    matched: &mut BTreeSet<(String, String)>,
+) -> Vec<Finding> {
     let mut findings = Vec::new();
     for (name, actual) in files {
         let path = root.join(dir).join(name);
@@ -44,7 +57,14 @@ pub fn compare_masked(
         // A child Log is masked like the root's.
         let masked_as = if name.starts_with(CHILDREN_DIR) { "log.ndjson" } else { name.as_str() };
         let (expected, actual) = match masks.get(masked_as) {
-            Some(pointers) => (expected.map(|text| mask(&text, pointers)), mask(actual, pointers)),
+            Some(pointers) => {
+                let mut hits = vec![0; pointers.len()];
+                let expected = expected.map(|text| mask_counting(&text, pointers, &mut hits));
+                let actual = mask_counting(actual, pointers, &mut hits);
+                let hit = pointers.iter().zip(&hits).filter(|(_, hits)| **hits > 0);
+                matched.extend(hit.map(|(pointer, _)| (masked_as.to_owned(), pointer.clone())));
+                (expected, actual)
+            }
             None => (expected, actual.clone()),
         };
         let actual = &actual;
@@ -61,8 +81,7 @@ pub fn compare_masked(
         };
         if bless {
             let pending = pending_path(&path);
-            let folder = pending.parent().map_or_else(|| root.join(dir), Path::to_owned);
-            match std::fs::create_dir_all(folder).and_then(|()| std::fs::write(&pending, actual)) {
+            match write_pending(root, &pending, actual) {
                 Ok(()) => message
                     .push_str(&format!("\nwrote {label}{PENDING_SUFFIX}: review it, then run `{ACCEPT_COMMAND}`")),
                 Err(error) => message.push_str(&format!("\ncould not write {}: {error}", pending.display())),
@@ -84,10 +103,15 @@ pub const MASKED: &str = "$MASKED";
 /// line-delimited), the values at `pointers` with [`MASKED`]; `*` in a pointer matches any
 /// key or index. Lines that are not JSON stay as they are.
 pub fn mask(text: &str, pointers: &[String]) -> String {
-    let mask_value = |mut value: Value| {
-        for pointer in pointers {
+    mask_counting(text, pointers, &mut vec![0; pointers.len()])
+}
+
+/// [`mask`], adding to `hits[i]` how many values pointer `i` masked.
+fn mask_counting(text: &str, pointers: &[String], hits: &mut [usize]) -> String {
+    let mut mask_value = |mut value: Value| {
+        for (pointer, hits) in pointers.iter().zip(hits.iter_mut()) {
             let segments: Vec<&str> = pointer.split('/').skip(1).collect();
-            mask_at(&mut value, &segments);
+            *hits += mask_at(&mut value, &segments);
         }
         value
     };
@@ -104,27 +128,46 @@ pub fn mask(text: &str, pointers: &[String]) -> String {
         .collect()
 }
 
-fn mask_at(value: &mut Value, segments: &[&str]) {
+/// Masks what `segments` point at; returns how many values it masked.
+fn mask_at(value: &mut Value, segments: &[&str]) -> usize {
     let Some((first, rest)) = segments.split_first() else {
         *value = Value::String(MASKED.to_owned());
-        return;
+        return 1;
     };
     let first = first.replace("~1", "/").replace("~0", "~");
     match value {
-        Value::Object(map) if first == "*" => map.values_mut().for_each(|child| mask_at(child, rest)),
-        Value::Array(items) if first == "*" => items.iter_mut().for_each(|child| mask_at(child, rest)),
-        Value::Object(map) => {
-            if let Some(child) = map.get_mut(&first) {
-                mask_at(child, rest);
-            }
-        }
+        Value::Object(map) if first == "*" => map.values_mut().map(|child| mask_at(child, rest)).sum(),
+        Value::Array(items) if first == "*" => items.iter_mut().map(|child| mask_at(child, rest)).sum(),
+        Value::Object(map) => map.get_mut(&first).map_or(0, |child| mask_at(child, rest)),
         Value::Array(items) => {
-            if let Some(child) = first.parse::<usize>().ok().and_then(|idx| items.get_mut(idx)) {
-                mask_at(child, rest);
-            }
+            first.parse::<usize>().ok().and_then(|idx| items.get_mut(idx)).map_or(0, |child| mask_at(child, rest))
         }
-        _ => {}
+        _ => 0,
     }
+}
+
+/// Writes a pending file, only inside `root` (the corpus that was read): its folder, once
+/// created, must resolve under `root`, and the file itself is never opened through a symlink.
+fn write_pending(root: &Path, pending: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let folder = pending.parent().unwrap_or(root);
+    std::fs::create_dir_all(folder)?;
+    let (folder, root) = (folder.canonicalize()?, root.canonicalize()?);
+    if !folder.starts_with(&root) {
+        return Err(std::io::Error::other(format!(
+            "{} leads outside the corpus {} (a symlink?); refusing to write there",
+            folder.display(),
+            root.display()
+        )));
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(nix::libc::O_NOFOLLOW);
+    }
+    options.open(pending)?.write_all(text.as_bytes())
 }
 
 fn pending_path(path: &Path) -> PathBuf {
@@ -157,12 +200,18 @@ pub fn accept(root: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(accepted)
 }
 
-/// Calls `visit` for every file under `dir`, recursively; unreadable folders are skipped.
+/// Calls `visit` for every file under `dir`, recursively; unreadable folders are skipped, and
+/// a symlinked folder is not entered, so nothing outside the corpus is listed, blessed or
+/// accepted.
 pub fn walk(dir: &Path, visit: &mut dyn FnMut(&Path)) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let path = entry.path();
-        if path.is_dir() {
+        let Ok(kind) = entry.file_type() else { continue };
+        if kind.is_symlink() && path.is_dir() {
+            continue;
+        }
+        if kind.is_dir() {
             walk(&path, visit);
         } else {
             visit(&path);
@@ -175,6 +224,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_masks_that_matched_are_noted() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [("acp.jsonl".to_owned(), "{\"a\":1}\n".to_owned())];
+        let masks = BTreeMap::from([("acp.jsonl".to_owned(), vec!["/a".to_owned(), "/nowhere".to_owned()])]);
+        let mut matched = BTreeSet::new();
+        compare_noting_masks(dir.path(), Path::new("g"), &files, &masks, false, &mut matched);
+        assert_eq!(matched, BTreeSet::from([("acp.jsonl".to_owned(), "/a".to_owned())]));
+    }
+
+    #[test]
     fn masks_apply_to_every_line_with_wildcards() {
         let text = "{\"a\":1,\"items\":[{\"id\":\"x\",\"t\":\"keep\"},{\"id\":\"y\"}]}\nnot json\n";
         let masked = mask(text, &["/a".to_owned(), "/items/*/id".to_owned(), "/missing/x".to_owned()]);
@@ -184,6 +243,30 @@ mod tests {
         );
         let pretty = "{\n  \"ts\": 1,\n  \"x\": 2\n}\n";
         assert_eq!(mask(pretty, &["/ts".to_owned()]), "{\n  \"ts\": \"$MASKED\",\n  \"x\": 2\n}\n");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn blessing_never_writes_outside_the_corpus_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let (corpus, outside) = (dir.path().join("corpus"), dir.path().join("outside"));
+        std::fs::create_dir_all(corpus.join("golden")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        // A golden folder that is a link out of the corpus, and a pending file that is a link.
+        std::os::unix::fs::symlink(&outside, corpus.join("golden/linked")).unwrap();
+        std::fs::create_dir_all(corpus.join("golden/real")).unwrap();
+        std::os::unix::fs::symlink(outside.join("victim"), corpus.join("golden/real/log.ndjson.new")).unwrap();
+        let files = [("log.ndjson".to_owned(), "new\n".to_owned())];
+        for folder in ["golden/linked", "golden/real"] {
+            let findings = compare(&corpus, Path::new(folder), &files, true);
+            assert!(findings[0].message.contains("could not write"), "{}", findings[0].message);
+        }
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "a file was written outside the corpus");
+        // Accepting does not enter the linked folder either.
+        std::fs::remove_file(corpus.join("golden/real/log.ndjson.new")).unwrap();
+        std::fs::write(outside.join("x.new"), "x").unwrap();
+        assert!(accept(&corpus.join("golden")).unwrap().is_empty());
+        assert!(outside.join("x.new").exists());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //!
 //! `scenario file -> Driver -> Capture -> Judge -> Verdict -> report`
 //!
-//! - [`scenario`]: strict TOML scenario files.
+//! - [`scenario`]: strict TOML scenario files; [`locate`] finds a value's line in one.
 //! - [`lifecycle`]: the monitor and bridge families: config plus timed steps, judged as record
 //!   streams, and the adapter protocol for other implementations.
 //! - [`driver`]: runs a scenario against an implementation; [`driver::reference`] is the
@@ -18,7 +18,7 @@
 //! - [`golden`]: diffs, pending files, accepting.
 //! - [`run`]: the chain of the above, shared by the CLI and `cargo test`.
 //! - [`report`]: tables over verdicts.
-//! - [`contract`]: the requirement registry in docs/contract.md.
+//! - [`contract`]: the requirement registry in docs/contract.md; [`coverage`]: every MUST checked.
 //! - [`layers`]: the layer check over each crate's modules, as ARCHITECTURE.md lists them.
 //! - [`profile`], [`check`], [`known_failures`]: checking another agent against the corpus.
 //! - [`schema`]: JSON Schemas of the TOML files, for editors.
@@ -29,6 +29,7 @@ pub mod capture;
 pub mod check;
 pub mod cli;
 pub mod contract;
+pub mod coverage;
 mod dialect_pairing;
 pub mod driver;
 pub mod golden;
@@ -37,6 +38,7 @@ pub mod judge;
 pub mod known_failures;
 pub mod layers;
 pub mod lifecycle;
+pub mod locate;
 pub mod log_file;
 pub mod profile;
 pub mod report;

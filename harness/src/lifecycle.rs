@@ -248,6 +248,7 @@ where
     let invalid =
         |message: String| LoadError::Invalid { path: path.to_owned(), line: 1, column: 1, key: None, message };
     let file: File<C, S> = parse_toml(text, path)?;
+    crate::scenario::check_covers(text, path, &file.covers)?;
     validate(&file.config).map_err(|message| invalid(format!("config: {message}")))?;
     let mut steps = Vec::new();
     let mut expect = Vec::new();

@@ -284,7 +284,7 @@ mod tests {
         let path = write(dir.path(), "s.ndjson", &format!("{USER}\n{USER}\n"));
         let report = LogReport::of(&read(&path).unwrap());
         let rules: Vec<_> = report.findings.iter().map(|f| (f.rule.as_str(), f.line)).collect();
-        assert_eq!(rules, [("log_seq_gapless", Some(2)), ("log_ids_unique", Some(2))]);
+        assert_eq!(rules, [("log_seq_gapless", Some(2)), ("log_ids_unique", Some(2)), ("turns_terminated", Some(1))]);
     }
 
     #[test]

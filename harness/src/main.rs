@@ -30,7 +30,7 @@ fn main() -> ExitCode {
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Run { filters, bless, format } => {
-            let plan = cli.plan(*bless);
+            let plan = cli.plan(*bless)?;
             let names = run::scenario_names(&plan);
             let selected: Vec<_> = names
                 .iter()
@@ -76,7 +76,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
                 usize::from,
             );
-            let plan = cli.plan(false);
+            let plan = cli.plan(false)?;
             let names = run::scenario_names(&plan);
             let printer = Progress::new(*format, names.iter().map(|(name, _)| name.as_str()));
             let mut progress =
@@ -130,8 +130,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let verdicts = run.verdicts();
             let rows = report::requirements::rows(&requirements, &verdicts, logged);
             let dir = report_dir.clone().unwrap_or(default_dir);
-            let markdown_text =
+            let mut markdown_text =
                 report::requirements::markdown(&run.implementation, run.version.as_deref(), &rows, &verdicts);
+            if !run.warnings.is_empty() {
+                markdown_text.push_str("\n## Warnings\n\n");
+                markdown_text.extend(run.warnings.iter().map(|warning| format!("- {warning}\n")));
+            }
             write_reports(&dir, &run, &markdown_text)?;
             if let Some(path) = markdown {
                 let parent = path.parent().filter(|parent| !parent.as_os_str().is_empty());
@@ -167,7 +171,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(code)
         }
         Command::Accept => {
-            let plan = cli.plan(false);
+            let plan = cli.plan(false)?;
             let accepted = golden::accept(&plan.golden()).context("accepting pending goldens")?;
             for path in &accepted {
                 println!("accepted {}", path.strip_prefix(&plan.root).unwrap_or(path).display());
@@ -203,7 +207,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             })
         }
         Command::New { name, from_log } => {
-            let plan = cli.plan(false);
+            let plan = cli.plan(false)?;
             let (family, stem) = name
                 .split_once('/')
                 .filter(|(family, stem)| [*family, *stem].iter().all(|part| is_kebab(part)))
@@ -227,7 +231,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::List => {
-            for (name, _) in run::scenario_names(&cli.plan(false)) {
+            for (name, _) in run::scenario_names(&cli.plan(false)?) {
                 println!("{name}");
             }
             Ok(ExitCode::SUCCESS)
@@ -286,6 +290,9 @@ fn summary(run: &CheckRun, expectations: Option<&std::path::Path>, dir: &std::pa
             known.requirement.as_deref().unwrap_or("(any)"),
             expectations
         ));
+    }
+    for warning in &run.warnings {
+        out.push_str(&format!("\nwarning: {warning}\n"));
     }
     let network = if run.isolated { "loopback-only network namespace" } else { "host network" };
     out.push_str(&format!("\n{} checked on the {network}; reports in {}\n", run.implementation, dir.display()));

@@ -11,7 +11,9 @@ use std::time::Duration;
 use gauntlet_mock_provider::{Dialect, SideRequest};
 use serde::Deserialize;
 
+use crate::capture;
 use crate::driver::external::External;
+use crate::locate::{self, Step};
 use crate::scenario::{self, Capability, LoadError};
 
 /// The placeholders gauntlet fills in a profile's command, arguments, environment and files.
@@ -129,50 +131,84 @@ fn grace_ms() -> u64 {
 
 /// Reads and validates a profile file.
 pub fn load(path: &Path) -> Result<Profile, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
-    let mut profile: Profile = scenario::parse_toml(&text, path)?;
-    if let Some((offset, name)) = unknown_placeholder(&text) {
-        let (line, column) = scenario::position(&text, offset);
+    parse(&scenario::read_text(path)?, path)
+}
+
+/// Parses and validates profile text; `path` labels errors and its folder is the profile's.
+pub fn parse(text: &str, path: &Path) -> Result<Profile, LoadError> {
+    let mut profile: Profile = scenario::parse_toml(text, path)?;
+    if let Some((offset, name)) = unknown_placeholder(text) {
+        let (line, column) = scenario::position(text, offset);
         let known = PLACEHOLDERS.iter().map(|name| format!("{{{name}}}")).collect::<Vec<_>>().join(", ");
         return Err(LoadError::Invalid {
             path: path.to_owned(),
             line,
             column,
-            key: scenario::key_before(&text, offset),
+            key: locate::key_at(text, offset),
             message: format!("unknown placeholder `{{{name}}}`; gauntlet fills {known}"),
         });
     }
     if !(profile.time_scale > 0.0 && profile.time_scale <= 1000.0) {
-        let offset = text.find("time_scale").unwrap_or(0);
-        let (line, column) = scenario::position(&text, offset);
-        return Err(LoadError::Invalid {
-            path: path.to_owned(),
-            line,
-            column,
-            key: Some("time_scale".to_owned()),
-            message: format!("time_scale must be above 0 (and sane), not {}", profile.time_scale),
-        });
+        let message = format!("time_scale must be above 0 (and sane), not {}", profile.time_scale);
+        return Err(scenario::invalid_at(text, path, &[Step::Key("time_scale")], "time_scale", message));
     }
+    check_masks(text, path, &profile.masks)?;
     let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(Path::new("."));
     // Absolute, because agents start in their scratch workspace.
     profile.dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
     Ok(profile)
 }
 
-/// The first `{name}` in the text that is a placeholder gauntlet does not fill: its byte offset
-/// and name. `{session_id}` (the `log` pattern) and `{command}` (in `version`) are allowed too.
-fn unknown_placeholder(text: &str) -> Option<(usize, &str)> {
-    let mut rest = 0;
-    while let Some(open) = text[rest..].find('{').map(|idx| rest + idx) {
-        rest = open + 1;
-        let Some(close) = text[open + 1..].find('}').map(|idx| open + 1 + idx) else { break };
-        let name = &text[open + 1..close];
-        let is_placeholder = !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '_');
-        if is_placeholder && !PLACEHOLDERS.contains(&name) && !["session_id", "command"].contains(&name) {
-            return Some((open, name));
+/// The first `{name}` in a string value of the profile that is a placeholder gauntlet does not
+/// fill: its byte offset in the text and its name. Only string values are searched, so braces
+/// in a comment are not placeholders. `{session_id}` (the `log` pattern) and `{command}` (in
+/// `version`) are allowed too.
+fn unknown_placeholder(text: &str) -> Option<(usize, String)> {
+    for (span, value) in locate::strings(text) {
+        let mut rest = 0;
+        while let Some(open) = value[rest..].find('{').map(|idx| rest + idx) {
+            rest = open + 1;
+            let Some(close) = value[open + 1..].find('}').map(|idx| open + 1 + idx) else { break };
+            let name = &value[open + 1..close];
+            let is_placeholder = !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+            if is_placeholder && !PLACEHOLDERS.contains(&name) && !["session_id", "command"].contains(&name) {
+                // Where it is in the raw string (escapes aside), else where the string starts.
+                let raw = &text[span.clone()];
+                let offset = raw.find(&format!("{{{name}}}")).map_or(span.start, |at| span.start + at);
+                return Some((offset, name.to_owned()));
+            }
         }
     }
     None
+}
+
+/// Masks name golden files gauntlet writes and hold JSON pointers (RFC 6901: empty segments
+/// aside, each starts with `/`, `~` only as `~0` or `~1`; `*` matches any key or index). A
+/// malformed one would silently mask nothing, so it is an error at its line.
+fn check_masks(text: &str, path: &Path, masks: &BTreeMap<String, Vec<String>>) -> Result<(), LoadError> {
+    for (file, pointers) in masks {
+        if !capture::GOLDEN_FILES.contains(&file.as_str()) {
+            let message = format!("masks name golden files ({}), not `{file}`", capture::GOLDEN_FILES.join(", "));
+            return Err(scenario::invalid_at(text, path, &[Step::Key("masks"), Step::Key(file)], "masks", message));
+        }
+        for (index, pointer) in pointers.iter().enumerate() {
+            let problem = if pointer.is_empty() {
+                Some("an empty pointer would mask the whole file".to_owned())
+            } else if !pointer.starts_with('/') {
+                Some("a JSON pointer starts with `/`".to_owned())
+            } else if pointer.split('~').skip(1).any(|after| !after.starts_with(['0', '1'])) {
+                Some("`~` in a JSON pointer is only `~0` (for `~`) or `~1` (for `/`)".to_owned())
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                let at = [Step::Key("masks"), Step::Key(file), Step::Index(index)];
+                let message = format!("mask `{pointer}` for {file}: {problem}");
+                return Err(scenario::invalid_at(text, path, &at, "masks", message));
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Profile {
@@ -267,6 +303,36 @@ mod tests {
         assert_eq!(profile.program(), std::path::absolute(path.parent().unwrap()).unwrap().join("bin/agent"));
         assert!(profile.capabilities.is_empty());
         assert_eq!(profile.missing(&BTreeSet::from([Capability::Cancel])), [Capability::Cancel]);
+    }
+
+    #[test]
+    fn braces_in_a_comment_are_not_placeholders_in_a_value_they_are() {
+        let ok = "# run it as {agent} --url {provider_url}\nname = \"a\" # {neither}\ncommand = \"agent\"\n";
+        let (_dir, path) = write(ok);
+        assert!(load(&path).is_ok(), "{:?}", load(&path).err());
+        let (_dir, path) = write("# {fine}\nname = \"a\"\ncommand = \"agent\"\nargs = [\"--x\", \"--home={hme}\"]\n");
+        let message = load(&path).unwrap_err().to_string();
+        assert!(message.contains("agent.toml:4:24: key `args`: unknown placeholder `{hme}`"), "{message}");
+    }
+
+    #[test]
+    fn malformed_masks_are_refused_at_their_line() {
+        let head = "name = \"a\"\ncommand = \"agent\"\n[masks]\n";
+        for (masks, expected) in [
+            (
+                "\"log.ndjson\" = [\"/id\", \"ts\"]\n",
+                "agent.toml:4:24: key `masks`: mask `ts` for log.ndjson: a JSON pointer starts with `/`",
+            ),
+            ("\"log.ndjson\" = [\"\"]\n", "agent.toml:4:17: key `masks`: mask `` for log.ndjson: an empty pointer"),
+            ("\"log.ndjson\" = [\"/a~2b\"]\n", "agent.toml:4:17: key `masks`: mask `/a~2b` for log.ndjson: `~`"),
+            ("\"log.json\" = [\"/id\"]\n", "agent.toml:4:14: key `masks`: masks name golden files (log.ndjson,"),
+        ] {
+            let (_dir, path) = write(&format!("{head}{masks}"));
+            let message = load(&path).unwrap_err().to_string();
+            assert!(message.contains(expected), "{message}");
+        }
+        let (_dir, path) = write(&format!("{head}\"log.ndjson\" = [\"/id\", \"/data/*/a~1b~0\"]\n"));
+        assert!(load(&path).is_ok());
     }
 
     #[test]

@@ -22,8 +22,55 @@ pub struct Plan {
     pub bless: bool,
 }
 
+/// Why no corpus root was found.
+#[derive(Debug, thiserror::Error)]
+pub enum RootError {
+    /// No folder at or above `start` holds `scenarios/`.
+    #[error(
+        "no gauntlet corpus (a folder holding `scenarios/`) in {} or any folder above it; \
+         run inside a corpus or give one with --root or GAUNTLET_ROOT",
+        start.display()
+    )]
+    NotFound {
+        /// Where the search began.
+        start: PathBuf,
+    },
+    /// A root given by `--root` or `GAUNTLET_ROOT` without `scenarios/`.
+    #[error("{} is not a gauntlet corpus: it has no `scenarios/` folder", root.display())]
+    NoScenarios {
+        /// The root given.
+        root: PathBuf,
+    },
+    /// The current folder could not be read.
+    #[error("reading the current folder: {0}")]
+    CurrentDir(std::io::Error),
+}
+
+/// The folder that marks a corpus root, as `Cargo.toml` marks a package for cargo.
+pub const CORPUS_MARKER: &str = "scenarios";
+
 impl Plan {
-    /// The repository root (the workspace above this crate), blessing off.
+    /// The corpus at `root`, which must hold `scenarios/`; blessing off.
+    pub fn at(root: &Path) -> Result<Plan, RootError> {
+        if !root.join(CORPUS_MARKER).is_dir() {
+            return Err(RootError::NoScenarios { root: root.to_owned() });
+        }
+        Ok(Plan { root: root.to_owned(), bless: false })
+    }
+
+    /// The nearest corpus at or above `start` (the first folder holding `scenarios/`, the way
+    /// cargo finds `Cargo.toml`); blessing off. The CLI starts from the current folder, never
+    /// from where it was built, so an installed `gauntlet` works on any checkout.
+    pub fn find(start: &Path) -> Result<Plan, RootError> {
+        start
+            .ancestors()
+            .find(|folder| folder.join(CORPUS_MARKER).is_dir())
+            .map(|root| Plan { root: root.to_owned(), bless: false })
+            .ok_or_else(|| RootError::NotFound { start: start.to_owned() })
+    }
+
+    /// This repository's own corpus (the workspace above this crate), for its tests and
+    /// benches only: the CLI uses [`Plan::at`] or [`Plan::find`].
     pub fn repository() -> Plan {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().map_or_else(|| PathBuf::from("."), Path::to_owned);
         Plan { root, bless: false }
@@ -68,7 +115,7 @@ pub enum AnyScenario {
 
 /// Reads a scenario file of any family.
 pub fn load(path: &Path) -> Result<AnyScenario, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
+    let text = scenario::read_text(path)?;
     match lifecycle::kind_of(&text, path)? {
         Some(kind) => Ok(AnyScenario::Lifecycle(lifecycle::parse_as(&text, path, kind)?)),
         None => Ok(AnyScenario::Turn(Box::new(scenario::parse(&text, path)?))),
@@ -129,6 +176,26 @@ pub fn judge_lifecycle(plan: &Plan, name: &str, scenario: &LifecycleScenario, ca
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_corpus_is_found_at_or_above_a_folder_never_from_the_build_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = dir.path().join("corpus");
+        std::fs::create_dir_all(corpus.join("scenarios/turn")).unwrap();
+        std::fs::create_dir_all(corpus.join("deep/er")).unwrap();
+        for start in [corpus.clone(), corpus.join("deep/er"), corpus.join("scenarios/turn")] {
+            let found = Plan::find(&start).unwrap().root;
+            // `scenarios/turn` has no `scenarios/` of its own: the corpus above it is found.
+            assert_eq!(found, corpus, "from {}", start.display());
+        }
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        if !dir.path().ancestors().any(|folder| folder.join(CORPUS_MARKER).is_dir()) {
+            assert!(matches!(Plan::find(&elsewhere), Err(RootError::NotFound { .. })));
+        }
+        assert!(matches!(Plan::at(&elsewhere), Err(RootError::NoScenarios { .. })));
+        assert_eq!(Plan::at(&corpus).unwrap().root, corpus);
+    }
+
     use super::*;
     use crate::driver::Driver;
     use crate::driver::reference::Reference;

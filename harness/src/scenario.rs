@@ -7,11 +7,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use gauntlet_mock_provider::Dialect;
-use gauntlet_mock_provider::script::{Exhausted, Response, Script};
+use gauntlet_mock_provider::script::{Exhausted, ROOT, Response, Script, ScriptError};
 use gauntlet_runtime::event::SubagentStatus;
 use gauntlet_runtime::workflows::checkpoint::CheckpointStatus;
 
 use crate::audit::WorkflowTerminal;
+use crate::locate::{self, Step};
 use gauntlet_runtime::{ErrorKind, TerminalStatus};
 use serde::Deserialize;
 
@@ -370,8 +371,28 @@ pub enum LoadError {
 
 /// Reads and validates a scenario file.
 pub fn load(path: &Path) -> Result<Scenario, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
-    parse(&text, path)
+    parse(&read_text(path)?, path)
+}
+
+/// Reads a corpus file as UTF-8; invalid UTF-8 is an error at the line and column where the
+/// first bad byte is.
+pub fn read_text(path: &Path) -> Result<String, LoadError> {
+    let bytes = std::fs::read(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
+    String::from_utf8(bytes).map_err(|error| {
+        let offset = error.utf8_error().valid_up_to();
+        let bytes = error.as_bytes();
+        // The valid prefix is text: count lines and characters in it.
+        let valid = std::str::from_utf8(&bytes[..offset]).unwrap_or_default();
+        let (line, column) = position(valid, offset);
+        let byte = bytes.get(offset).copied().unwrap_or_default();
+        LoadError::Invalid {
+            path: path.to_owned(),
+            line,
+            column,
+            key: None,
+            message: format!("invalid UTF-8 (byte 0x{byte:02x} at byte offset {offset}); a corpus file is UTF-8 text"),
+        }
+    })
 }
 
 /// Parses scenario text; `path` only labels errors.
@@ -382,8 +403,60 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, LoadError> {
     if scenario.turns.is_empty() {
         return Err(invalid("a scenario needs at least one [[turn]]".to_owned()));
     }
-    scenario.script().validate().map_err(|error| invalid(format!("respond: {error}")))?;
+    check_covers(text, path, &scenario.covers)?;
+    scenario.script().validate().map_err(|error| script_error(text, path, &scenario, error))?;
     Ok(scenario)
+}
+
+/// Every `covers` id must be a requirement of the registry (docs/contract.md); an unknown one
+/// (a typo) is an error at its own line, so a scenario never claims to check nothing.
+pub fn check_covers(text: &str, path: &Path, covers: &[String]) -> Result<(), LoadError> {
+    let Some((index, id)) = covers.iter().enumerate().find(|(_, id)| !crate::contract::defines(id)) else {
+        return Ok(());
+    };
+    Err(invalid_at(
+        text,
+        path,
+        &[Step::Key("covers"), Step::Index(index)],
+        "covers",
+        format!("`{id}` is not a requirement id of docs/contract.md"),
+    ))
+}
+
+/// A script error at the line of the key it is about (`status = 700`, a stray `retry_after`).
+fn script_error(text: &str, path: &Path, scenario: &Scenario, error: ScriptError) -> LoadError {
+    let message = format!("respond: {error}");
+    let ScriptError::Invalid { route, index, key, .. } = &error else {
+        return LoadError::Invalid { path: path.to_owned(), line: 1, column: 1, key: None, message };
+    };
+    let (turn, within) = if route == ROOT {
+        // The root route is every turn's responses in order: find the turn holding `index`.
+        let mut before = 0;
+        let mut found = (0, *index);
+        for (turn_idx, turn) in scenario.turns.iter().enumerate() {
+            if *index < before + turn.respond.len() {
+                found = (turn_idx, index - before);
+                break;
+            }
+            before += turn.respond.len();
+        }
+        found
+    } else {
+        (0, *index)
+    };
+    let path_in_file = if route == ROOT {
+        vec![Step::Key("turn"), Step::Index(turn), Step::Key("respond"), Step::Index(within), Step::Key(key)]
+    } else {
+        vec![Step::Key("children"), Step::Key(route), Step::Key("respond"), Step::Index(within), Step::Key(key)]
+    };
+    invalid_at(text, path, &path_in_file, key, message)
+}
+
+/// [`LoadError::Invalid`] at the value `at` names in `text` (1:1 when it cannot be found).
+pub(crate) fn invalid_at(text: &str, path: &Path, at: &[Step<'_>], key: &str, message: String) -> LoadError {
+    let offset = locate::span(text, at).map_or(0, |span| span.start);
+    let (line, column) = position(text, offset);
+    LoadError::Invalid { path: path.to_owned(), line, column, key: Some(key.to_owned()), message }
 }
 
 /// Deserializes any strict TOML file of the corpus, turning a serde error into a [`LoadError`]
@@ -405,8 +478,7 @@ pub fn covers(path: &Path) -> Result<Vec<String>, LoadError> {
         #[serde(default)]
         covers: Vec<String>,
     }
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
-    Ok(parse_toml::<Header>(&text, path)?.covers)
+    Ok(parse_toml::<Header>(&read_text(path)?, path)?.covers)
 }
 
 /// 1-based line and column (in characters) of a byte offset.
@@ -444,6 +516,42 @@ mod tests {
 
     fn error(text: &str) -> String {
         parse(text, Path::new("scenarios/turn/x.toml")).map(|_| ()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn an_unknown_covers_id_is_refused_at_its_line() {
+        let message = error(
+            "title = \"t\"\ncovers = [\n  \"TURN-TERMINAL-EVIDENCE\",\n  \"TURN-TERMINAL-EVIDENSE\",\n]\n[[turn]]\nprompt = \"p\"\n",
+        );
+        assert!(
+            message.contains("x.toml:4:3: key `covers`: `TURN-TERMINAL-EVIDENSE` is not a requirement id"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_bad_status_is_reported_at_its_own_line() {
+        let text = "title = \"t\"\n\n[[turn]]\nprompt = \"a\"\nrespond = [{ text = [\"x\"] }]\n\n[[turn]]\nprompt = \"b\"\nrespond = [\n  { text = [\"y\"] },\n  { status = 700 },\n]\n";
+        let message = error(text);
+        assert!(
+            message.contains("x.toml:11:14: key `status`: respond: route `root` response 2: status 700"),
+            "{message}"
+        );
+        let child = "title = \"t\"\n[[turn]]\nprompt = \"a\"\n[children.sub_1]\nrespond = [{ retry_after = 3 }]\n";
+        let message = error(child);
+        assert!(message.contains("x.toml:5:28: key `retry_after`: respond: route `sub_1` response 0"), "{message}");
+    }
+
+    #[test]
+    fn invalid_utf8_names_its_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.toml");
+        std::fs::write(&path, b"title = \"t\"\n[[turn]]\nprompt = \"ab\xff\"\n").unwrap();
+        let message = load(&path).unwrap_err().to_string();
+        assert!(
+            message.ends_with("x.toml:3:13: invalid UTF-8 (byte 0xff at byte offset 33); a corpus file is UTF-8 text"),
+            "{message}"
+        );
     }
 
     #[test]

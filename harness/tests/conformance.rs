@@ -20,9 +20,14 @@ use gauntlet::lifecycle::adapter::Adapter;
 use gauntlet::profile::{self, Profile};
 use gauntlet::run::{self, Plan};
 use gauntlet::verdict::{Verdict, VerdictKind};
-use gauntlet::{contract, golden, layers, scenario};
+use gauntlet::{contract, coverage, golden, layers, scenario};
 use gauntlet_mock_provider::Dialect;
 use libtest_mimic::{Arguments, Failed, Trial};
+
+#[path = "conformance/crash.rs"]
+mod crash;
+#[path = "conformance/fuzz.rs"]
+mod fuzz;
 
 fn main() {
     let args = Arguments::from_args();
@@ -61,6 +66,21 @@ fn main() {
             }
         }
     }
+    for target in &fuzz::TARGETS {
+        let root = plan.root.clone();
+        trials.push(
+            Trial::test(format!("fuzz/{}", target.name), move || fuzz::run(target, &root).map_err(Failed::from))
+                .with_kind("fuzz"),
+        );
+    }
+    let root = plan.root.clone();
+    trials.push(Trial::test("cli/corpus-root-from-current-folder", move || cli_root(&root)).with_kind("cli"));
+    trials.push(
+        Trial::test("crash/kill-9-mid-turn-then-reload", || {
+            crash::kill_nine(Path::new(env!("CARGO_BIN_EXE_gauntlet-agent"))).map_err(Failed::from)
+        })
+        .with_kind("crash"),
+    );
     let root = plan.root.clone();
     trials.push(Trial::test("check/wrong-dialect", move || wrong_dialect(&root)).with_kind("check"));
     let root = plan.root.clone();
@@ -215,6 +235,53 @@ fn jobs_parity(root: &Path) -> Result<(), Failed> {
     if one == four { Ok(()) } else { Err(format!("--jobs 1: {one:#?}\n--jobs 4: {four:#?}").into()) }
 }
 
+/// `gauntlet` finds its corpus from the current folder upward or from `GAUNTLET_ROOT`, never
+/// from where it was built: run in a copy of one scenario, it lists and blesses that copy only.
+fn cli_root(repository: &Path) -> Result<(), Failed> {
+    let dir = tempfile::tempdir().map_err(|error| error.to_string())?;
+    let corpus = dir.path().join("corpus");
+    let name = "turn/clean-completion";
+    std::fs::create_dir_all(corpus.join("scenarios/turn")).map_err(|error| error.to_string())?;
+    std::fs::create_dir_all(corpus.join("nested/deeper")).map_err(|error| error.to_string())?;
+    std::fs::copy(repository.join(format!("scenarios/{name}.toml")), corpus.join(format!("scenarios/{name}.toml")))
+        .map_err(|error| error.to_string())?;
+    let gauntlet = |current: &Path, args: &[&str], root: Option<&Path>| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_gauntlet"));
+        command.args(args).current_dir(current).env_remove("GAUNTLET_ROOT");
+        if let Some(root) = root {
+            command.env("GAUNTLET_ROOT", root);
+        }
+        command.output().map_err(|error| error.to_string())
+    };
+    let listed = gauntlet(&corpus.join("nested/deeper"), &["list"], None)?;
+    if String::from_utf8_lossy(&listed.stdout) != format!("{name}\n") {
+        return Err(format!("`gauntlet list` in the copy listed: {listed:?}").into());
+    }
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).map_err(|error| error.to_string())?;
+    let by_env = gauntlet(&outside, &["list"], Some(&corpus))?;
+    if String::from_utf8_lossy(&by_env.stdout) != format!("{name}\n") {
+        return Err(format!("`GAUNTLET_ROOT=<copy> gauntlet list` listed: {by_env:?}").into());
+    }
+    if !dir.path().ancestors().any(|folder| folder.join("scenarios").is_dir()) {
+        let lost = gauntlet(&outside, &["list"], None)?;
+        let stderr = String::from_utf8_lossy(&lost.stderr);
+        if lost.status.code() != Some(2) || !stderr.contains("no gauntlet corpus") {
+            return Err(format!("outside any corpus, `gauntlet list` gave {lost:?}").into());
+        }
+    }
+    // Blessing writes the copy's pending goldens, and nothing in the repository it was built from.
+    let before = golden::pending(&repository.join("golden"));
+    let blessed = gauntlet(&corpus, &["run", "--bless"], None)?;
+    if blessed.status.code() != Some(1) || golden::pending(&corpus.join("golden")).len() != 5 {
+        return Err(format!("`gauntlet run --bless` in the copy gave {blessed:?}").into());
+    }
+    if golden::pending(&repository.join("golden")) != before {
+        return Err("blessing a copy wrote pending goldens into the repository".into());
+    }
+    Ok(())
+}
+
 /// Faulty agents and the evidence their scenarios' errors must show (harness/tests/fixtures/agents).
 const FAULTS: [(&str, &str); 5] = [
     ("crash", "fatal: no configuration found"),
@@ -309,7 +376,7 @@ struct Bug {
     evidence: &'static str,
 }
 
-const BUGS: [Bug; 4] = [
+const BUGS: [Bug; 5] = [
     Bug {
         name: "late",
         scenario: "turn/two-turn-conversation",
@@ -327,6 +394,12 @@ const BUGS: [Bug; 4] = [
         scenario: "turn/two-turn-conversation",
         requirement: "ACP-LOAD-MATCHES-LIVE",
         evidence: "turn 2 (completed): load replayed assistant text \"Seven.\", the client was shown \"Eleven.\" live",
+    },
+    Bug {
+        name: "impatient",
+        scenario: "turn/stall-past-idle-timeout",
+        requirement: "WIRE-NO-RETRY-AFTER-TEXT",
+        evidence: "streamed \"Let me think\" and was closed by the client during a stall (its own idle timeout)",
     },
     Bug {
         name: "ignores-malformed",
@@ -438,8 +511,9 @@ fn wrong_monitor(root: &Path) -> Result<(), Failed> {
 }
 
 /// Broken adapters (harness/tests/fixtures/adapters) and the evidence their errors must show.
-const ADAPTER_FAULTS: [(&str, &str); 3] = [
+const ADAPTER_FAULTS: [(&str, &str); 4] = [
     ("banner", "output line 1: not JSON (expected value at line 1 column 1): monitor adapter v0.1 starting"),
+    ("flood", "more than 8388608 bytes of output (flooding)"),
     ("missing-field", "no integer `at_ms`: {\"step\":0,\"status\":\"ready\""),
     ("hang", "no end of output within the deadline of 1000 ms"),
 ];
@@ -484,7 +558,7 @@ fn contract_trial(root: &std::path::Path, names: &[(String, PathBuf)]) -> Result
     for (name, path) in names {
         covers.insert(name.clone(), scenario::covers(path).map_err(|error| error.to_string())?);
     }
-    let problems = contract::verify(&requirements, &covers, root);
+    let problems = coverage::verify(&requirements, &covers, root);
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
 }
 

@@ -94,15 +94,26 @@ impl Response {
     /// The text deltas a client of this stream receives before any cut: what an agent could
     /// have shown its user, in every dialect (`cut_after` counts beats, see [`beats`]).
     pub fn visible_text(&self) -> String {
+        self.text_of_beats(self.cut_after.unwrap_or(usize::MAX))
+    }
+
+    /// The text deltas a client receives before the stream stalls at `pause.after` (all of
+    /// [`Self::visible_text`] when it never stalls): what an agent that gives up on the stall
+    /// (its own idle timeout) was streamed.
+    pub fn text_before_pause(&self) -> String {
+        let stall = self.pause.map_or(usize::MAX, |pause| pause.after);
+        self.text_of_beats(self.cut_after.unwrap_or(usize::MAX).min(stall))
+    }
+
+    /// The text deltas among the first `n_beats` beats; none for an HTTP error.
+    fn text_of_beats(&self, n_beats: usize) -> String {
         if self.status.is_some() {
             return String::new();
         }
         let arguments = arguments(self);
-        let beats = beats(self, &arguments);
-        let shown = self.cut_after.unwrap_or(usize::MAX);
-        beats
+        beats(self, &arguments)
             .iter()
-            .take(shown)
+            .take(n_beats)
             .filter_map(|beat| match beat {
                 Beat::TextDelta(text) => Some(*text),
                 _ => None,

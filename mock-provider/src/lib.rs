@@ -25,6 +25,7 @@ pub mod journal;
 pub mod provider;
 pub mod script;
 pub mod server;
+pub mod sessions;
 pub mod side;
 
 pub use conversation::{Conversation, Message, ViewError};
@@ -33,5 +34,6 @@ pub use in_process::{Chunk, Playback, play};
 pub use journal::{Ended, JournalEntry, Mismatch, MismatchReason, StreamEnd, Timing};
 pub use provider::{EndRecorder, MockProvider, MockReply, MockReport, MockRequest, SESSION_HEADER, Unconsumed};
 pub use script::{Call, Ending, Exhausted, Pause, ROOT, Reasoning, Response, Script, ScriptError, Usage};
-pub use server::{ServerHandle, serve};
+pub use server::{Responder, ServerHandle, serve};
+pub use sessions::Sessions;
 pub use side::{SideReply, SideRequest};

@@ -145,9 +145,18 @@ pub enum ScriptError {
     /// The TOML did not parse or did not fit the model; the message includes line and column.
     #[error(transparent)]
     Toml(#[from] toml::de::Error),
-    /// A response is self-contradictory; the message names its route and index.
-    #[error("{0}")]
-    Invalid(String),
+    /// A response is self-contradictory.
+    #[error("route `{route}` response {index}: {problem}")]
+    Invalid {
+        /// The route.
+        route: String,
+        /// The response's 0-based index in its route.
+        index: usize,
+        /// The key whose value is wrong (`status`, `retry_after`), so a loader can point at it.
+        key: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
 }
 
 impl Usage {
@@ -206,12 +215,12 @@ impl Script {
     pub fn validate(self) -> Result<Self, ScriptError> {
         for (route, responses) in &self.routes {
             for (index, response) in responses.iter().enumerate() {
-                let problem = match (response.status, response.retry_after) {
-                    (Some(s), _) if !(400..=599).contains(&s) => format!("status {s} is not 4xx/5xx"),
-                    (None, Some(_)) => "retry_after needs a status".to_owned(),
+                let (key, problem) = match (response.status, response.retry_after) {
+                    (Some(s), _) if !(400..=599).contains(&s) => ("status", format!("status {s} is not 4xx/5xx")),
+                    (None, Some(_)) => ("retry_after", "retry_after needs a status".to_owned()),
                     _ => continue,
                 };
-                return Err(ScriptError::Invalid(format!("route `{route}` response {index}: {problem}")));
+                return Err(ScriptError::Invalid { route: route.clone(), index, key, problem });
             }
         }
         Ok(self)

@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::BodyExt;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Body, Frame, Incoming};
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::server::conn::http1;
@@ -18,8 +18,14 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::task::{JoinHandle, JoinSet};
 
+use crate::dialect::Step;
 use crate::in_process::{Chunk, Playback};
-use crate::provider::{MockProvider, MockRequest};
+use crate::provider::{MockProvider, MockReply, MockRequest};
+
+/// The largest request body the mock reads: 32 MiB, far above a long conversation's request,
+/// so a runaway client cannot make it hold unbounded memory. A larger body is answered 413
+/// without reaching the script.
+pub const MAX_BODY: usize = 32 * 1024 * 1024;
 
 /// A running server; dropping it (or [`ServerHandle::shutdown`]) stops accepting and closes
 /// open connections.
@@ -52,7 +58,7 @@ impl Drop for ServerHandle {
 
 /// Binds `addr`, which must be a loopback address (e.g. `127.0.0.1:0`), and serves `provider`
 /// on it until the returned handle is dropped. Non-loopback addresses are refused.
-pub async fn serve(provider: Arc<MockProvider>, addr: SocketAddr) -> io::Result<ServerHandle> {
+pub async fn serve<R: Responder>(provider: Arc<R>, addr: SocketAddr) -> io::Result<ServerHandle> {
     if !addr.ip().is_loopback() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{addr} is not a loopback address")));
     }
@@ -62,15 +68,35 @@ pub async fn serve(provider: Arc<MockProvider>, addr: SocketAddr) -> io::Result<
     Ok(ServerHandle { local_addr, task })
 }
 
-async fn accept_loop(listener: TcpListener, provider: Arc<MockProvider>) {
+/// What answers the requests a server receives: one [`MockProvider`], or
+/// [`crate::sessions::Sessions`], one per session.
+pub trait Responder: Send + Sync + 'static {
+    /// Decides the answer to `request`.
+    fn respond(&self, request: MockRequest) -> MockReply;
+}
+
+impl Responder for MockProvider {
+    fn respond(&self, request: MockRequest) -> MockReply {
+        MockProvider::respond(self, request)
+    }
+}
+
+/// The header the server adds to each request, naming the connection it came on (from 1), so
+/// a responder can tell clients apart that name no Session.
+pub const CONNECTION_HEADER: &str = "x-gauntlet-connection";
+
+async fn accept_loop<R: Responder>(listener: TcpListener, provider: Arc<R>) {
     // Dropping the set (when this task is aborted) aborts every connection.
     let mut connections = JoinSet::new();
+    let mut n_accepted = 0u64;
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    let provider = Arc::clone(&provider);
-                    let service = service_fn(move |request| handle(Arc::clone(&provider), request));
+                    n_accepted += 1;
+                    let (provider, connection) = (Arc::clone(&provider), n_accepted);
+                    let service =
+                        service_fn(move |request| handle(Arc::clone(&provider), connection, request));
                     connections.spawn(async move {
                         // Errors are client hang-ups or scripted aborts: both are expected.
                         let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
@@ -84,17 +110,23 @@ async fn accept_loop(listener: TcpListener, provider: Arc<MockProvider>) {
     }
 }
 
-async fn handle(
-    provider: Arc<MockProvider>,
+async fn handle<R: Responder>(
+    provider: Arc<R>,
+    connection: u64,
     request: Request<Incoming>,
-) -> Result<hyper::Response<StepBody>, hyper::Error> {
+) -> Result<hyper::Response<StepBody>, Box<dyn std::error::Error + Send + Sync>> {
     let (parts, body) = request.into_parts();
-    let body = body.collect().await?.to_bytes();
-    let headers = parts
+    let body = match Limited::new(body, MAX_BODY).collect().await {
+        Ok(body) => body.to_bytes(),
+        Err(error) if error.is::<LengthLimitError>() => return Ok(too_large()),
+        Err(error) => return Err(error),
+    };
+    let mut headers: Vec<(String, String)> = parts
         .headers
         .iter()
         .filter_map(|(name, value)| Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned())))
         .collect();
+    headers.push((CONNECTION_HEADER.to_owned(), connection.to_string()));
     let request =
         MockRequest { method: parts.method.as_str().to_owned(), path: parts.uri.path().to_owned(), headers, body };
     let reply = provider.respond(request);
@@ -107,6 +139,26 @@ async fn handle(
         }
     }
     Ok(response)
+}
+
+/// The answer to a body over [`MAX_BODY`]: 413 with an OpenAI-style JSON error.
+fn too_large() -> hyper::Response<StepBody> {
+    let body = serde_json::json!({ "error": {
+        "type": "invalid_request_error", "code": "request_too_large",
+        "message": format!("the request body is over the mock's {MAX_BODY}-byte limit"),
+    }});
+    let reply = MockReply {
+        status: 413,
+        headers: vec![("content-type".to_owned(), "application/json".to_owned())],
+        steps: vec![Step::Bytes(Bytes::from(body.to_string()))],
+        end: None,
+    };
+    let mut response = hyper::Response::new(StepBody { playback: Playback::start(reply) });
+    *response.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
+    if let Ok(value) = HeaderValue::try_from("application/json") {
+        response.headers_mut().insert(hyper::header::CONTENT_TYPE, value);
+    }
+    response
 }
 
 /// A response body fed by a [`Playback`]: pauses simply wait, an abort fails the body so hyper
@@ -144,7 +196,6 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::dialect::Step;
     use crate::in_process::play;
     use crate::script::{Call, Ending, Pause, Response, Script};
 
@@ -259,6 +310,24 @@ mod tests {
         let timing = provider.report().journal[1].timing;
         assert_eq!(timing.ended.map(|ended| ended.how), Some(StreamEnd::Finished));
         assert!(timing.received <= timing.ended.unwrap().at);
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_413_and_never_reaches_the_script() {
+        let provider = Arc::new(MockProvider::new(Script::root(vec![Response::default()])));
+        let server = serve(Arc::clone(&provider), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+        let huge = Request::post(format!("{}/v1/responses", server.base_url()))
+            .body(Full::new(Bytes::from(vec![b' '; MAX_BODY + 1])))
+            .unwrap();
+        let response = client.request(huge).await.unwrap();
+        assert_eq!(response.status(), 413);
+        let body: Value = serde_json::from_slice(&response.into_body().collect().await.unwrap().to_bytes()).unwrap();
+        assert_eq!(body["error"]["code"], "request_too_large");
+        assert!(provider.report().journal.is_empty());
+        // The script is untouched: the next, normal request gets its response.
+        let response = client.request(request(&server.base_url(), "/v1/responses")).await.unwrap();
+        assert_eq!(response.status(), 200);
     }
 
     #[tokio::test]

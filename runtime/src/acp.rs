@@ -11,6 +11,8 @@
 
 #![allow(clippy::result_large_err, reason = "ACP's Error is the answer we send, not a hot path")]
 
+pub mod lines;
+pub mod message;
 pub mod projection;
 pub mod stop_reason;
 
@@ -30,17 +32,21 @@ use agent_client_protocol_schema::v1::{
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use crate::canonical;
 use crate::control::{CancelHandle, CancelSignal};
 use crate::delegation::Delegation;
 use crate::event::Event;
-use crate::ids::{Clock, IdSource};
+use crate::ids::{self, Clock, IdSource};
+use crate::log::LogError;
 use crate::provider::{Provider, ProviderConfig, Transport};
+use crate::recovery;
 use crate::session::{Session, SessionConfig};
 use crate::tools::Toolbox;
+use lines::{Line, Lines};
+use message::{Incoming, decode};
 use projection::Projector;
 
 /// Everything an agent needs to open Sessions.
@@ -94,10 +100,10 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (outbox, writer) = Outbox::start(output);
-    let (lines_tx, mut lines) = mpsc::channel::<std::io::Result<Vec<u8>>>(16);
+    let (lines_tx, mut lines) = mpsc::channel::<std::io::Result<Line>>(16);
     let reader = tokio::spawn(read_lines(input, lines_tx));
     let (done_tx, mut done) = mpsc::unbounded_channel::<Finished>();
-    let mut agent = Agent { config, outbox, sessions: HashMap::new(), done: done_tx };
+    let mut agent = Agent { config, outbox, sessions: HashMap::new(), done: done_tx, initialized: false };
     let mut read_error = None;
     loop {
         tokio::select! {
@@ -137,13 +143,12 @@ where
     }
 }
 
-async fn read_lines<R: AsyncRead + Unpin>(input: R, lines: mpsc::Sender<std::io::Result<Vec<u8>>>) {
-    let mut reader = BufReader::new(input);
+async fn read_lines<R: AsyncRead + Unpin>(input: R, lines: mpsc::Sender<std::io::Result<Line>>) {
+    let mut reader = Lines::new(input, lines::MAX_LINE);
     loop {
-        let mut line = Vec::new();
-        match reader.read_until(b'\n', &mut line).await {
-            Ok(0) => return,
-            Ok(_) => {
+        match reader.next().await {
+            Ok(None) => return,
+            Ok(Some(line)) => {
                 if lines.send(Ok(line)).await.is_err() {
                     return;
                 }
@@ -207,6 +212,8 @@ struct Agent {
     outbox: Outbox,
     sessions: HashMap<String, Slot>,
     done: mpsc::UnboundedSender<Finished>,
+    /// `initialize` was answered: only then are other requests served, and only once.
+    initialized: bool,
 }
 
 /// A Turn that ended: its Session, and the answer owed to its prompt.
@@ -216,15 +223,17 @@ struct Finished {
     answer: Result<PromptResponse, Error>,
 }
 
-/// One decoded incoming message.
-struct Incoming {
-    id: Option<RequestId>,
-    method: String,
-    params: Value,
-}
-
 impl Agent {
-    fn handle(&mut self, line: &[u8]) {
+    fn handle(&mut self, line: &Line) {
+        let line = match line {
+            Line::Text(line) => line,
+            Line::TooLong(length) => {
+                let reason = format!("a line of {length} bytes is over the {}-byte limit", lines::MAX_LINE);
+                return self
+                    .outbox
+                    .respond::<Value>(RequestId::Null, Err(Error::parse_error().data(json!({"reason": reason}))));
+            }
+        };
         if line.iter().all(u8::is_ascii_whitespace) {
             return;
         }
@@ -234,6 +243,19 @@ impl Agent {
             Err((id, error)) => return self.outbox.respond::<Value>(id, Err(error)),
         };
         let Incoming { id, method, params } = incoming;
+        // `initialize` first and once (ACP-INITIALIZE-FIRST); notifications before it are ignored.
+        let order = match (self.initialized, method.as_str()) {
+            (false, "initialize") => None,
+            (true, "initialize") => Some("the connection is already initialized"),
+            (false, _) => Some("`initialize` must come first"),
+            (true, _) => None,
+        };
+        if let Some(reason) = order {
+            if let Some(id) = id {
+                self.outbox.respond::<Value>(id, Err(Error::invalid_request().data(json!({"reason": reason}))));
+            }
+            return;
+        }
         if method == "session/cancel" {
             if let Ok(request) = parse::<CancelNotification>(params)
                 && let Some(Slot::Busy(cancel)) = self.sessions.get(&*request.session_id.0)
@@ -246,6 +268,7 @@ impl Agent {
         match method.as_str() {
             "initialize" => {
                 let result = parse::<InitializeRequest>(params).map(|_| {
+                    self.initialized = true;
                     InitializeResponse::new(ProtocolVersion::V1)
                         .agent_capabilities(AgentCapabilities::new().load_session(true))
                         .agent_info(Implementation::new("gauntlet-agent", env!("CARGO_PKG_VERSION")))
@@ -279,19 +302,17 @@ impl Agent {
         }
     }
 
-    /// Opens a Session with its tools: the workspace tools, and delegation when configured.
+    /// Opens a Session with its tools: a Turn the last process left open is closed first
+    /// (TURN-RESTART-RECOVERY), then the workspace tools, and delegation when configured.
     fn open(&self, session_id: &str, cwd: PathBuf) -> Result<Open, Error> {
-        if !cwd.is_absolute() {
-            return Err(Error::invalid_params().data(json!({"reason": "cwd must be an absolute path"})));
-        }
+        check_cwd(&cwd)?;
         let mut config = SessionConfig::new(session_id, &cwd);
         config.model.clone_from(&self.config.model);
         config.turn_timeout = self.config.turn_timeout;
         let provider = Provider::new(self.config.transport.clone(), self.config.provider.clone());
-        let log_error =
-            |error: crate::log::LogError| Error::internal_error().data(json!({"reason": error.to_string()}));
         let mut session =
             Session::open(config, provider, self.config.ids.clone(), self.config.clock.clone()).map_err(log_error)?;
+        recovery::close_dangling_turn(&mut session).map_err(log_error)?;
         let mut tools = Toolbox::workspace();
         if self.config.delegation {
             tools = tools.with(Delegation::open(&mut session, self.config.max_subagents).map_err(log_error)?);
@@ -302,10 +323,16 @@ impl Agent {
     /// Replays the Session's transcript from its Log, then answers (ACP-LOAD-CLEAN).
     fn load(&mut self, request: LoadSessionRequest) -> Result<LoadSessionResponse, Error> {
         let session_id = request.session_id.0.to_string();
+        // Only ids of the shape this agent hands out, before any path is built or file
+        // touched: `../x`, `/abs`, separators and NUL never reach the file system
+        // (ACP-SESSION-ID-CONFINED).
+        ids::check_session_id(&session_id)
+            .map_err(|error| Error::invalid_params().data(json!({"reason": error.to_string()})))?;
         if self.sessions.contains_key(&session_id) {
             return Err(Error::invalid_params().data(json!({"reason": "the session is already open"})));
         }
-        let log_path = SessionConfig::new(&session_id, &request.cwd).log_path();
+        check_cwd(&request.cwd)?;
+        let log_path = SessionConfig::new(&session_id, &request.cwd).log_path().map_err(log_error)?;
         if !log_path.is_file() {
             return Err(Error::resource_not_found(Some(log_path.display().to_string())));
         }
@@ -422,27 +449,25 @@ async fn run_turn(
     Finished { open, id, answer }
 }
 
-/// Decodes one line: `Ok(None)` for a client response, `Err` with the id to answer otherwise.
-fn decode(line: &[u8]) -> Result<Option<Incoming>, (RequestId, Error)> {
-    let value: Value = serde_json::from_slice(line).map_err(|error| {
-        let excerpt: String = String::from_utf8_lossy(line).trim_end().chars().take(200).collect();
-        (RequestId::Null, Error::parse_error().data(json!({"reason": error.to_string(), "line": excerpt})))
-    })?;
-    let id = value.get("id").map(|id| serde_json::from_value::<RequestId>(id.clone()).unwrap_or(RequestId::Null));
-    let invalid = |reason: &str| {
-        (id.clone().unwrap_or(RequestId::Null), Error::invalid_request().data(json!({"reason": reason})))
-    };
-    if value.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err(invalid("`jsonrpc` must be \"2.0\""));
+/// A Session's `cwd` is an absolute path to an existing folder: the agent creates only its own
+/// `.gauntlet/sessions/` inside it, never the folder itself.
+fn check_cwd(cwd: &std::path::Path) -> Result<(), Error> {
+    if !cwd.is_absolute() {
+        return Err(Error::invalid_params().data(json!({"reason": "cwd must be an absolute path"})));
     }
-    match value.get("method") {
-        Some(Value::String(method)) => {
-            let params = value.get("params").cloned().unwrap_or(Value::Null);
-            Ok(Some(Incoming { id, method: method.clone(), params }))
-        }
-        Some(_) => Err(invalid("`method` must be a string")),
-        None if value.get("result").is_some() || value.get("error").is_some() => Ok(None),
-        None => Err(invalid("a message needs a `method`")),
+    if !cwd.is_dir() {
+        let reason = format!("cwd {} is not an existing folder", cwd.display());
+        return Err(Error::invalid_params().data(json!({"reason": reason})));
+    }
+    Ok(())
+}
+
+/// A Log that cannot be opened: a bad id is the client's (-32602), anything else ours (-32603).
+fn log_error(error: LogError) -> Error {
+    let reason = json!({"reason": error.to_string()});
+    match error {
+        LogError::InvalidSessionId { .. } => Error::invalid_params().data(reason),
+        _ => Error::internal_error().data(reason),
     }
 }
 
@@ -453,23 +478,208 @@ fn parse<T: DeserializeOwned>(params: Value) -> Result<T, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::Sequential;
+    use crate::provider::HttpTransport;
 
-    #[test]
-    fn a_malformed_line_is_a_parse_error_with_null_id() {
-        let (id, error) = decode(b"{not json").err().unwrap();
-        assert_eq!(id, RequestId::Null);
-        assert_eq!(i32::from(error.code), -32700);
+    fn agent_config() -> AgentConfig {
+        AgentConfig {
+            provider: ProviderConfig::default(),
+            transport: Arc::new(HttpTransport::default()),
+            model: "gpt-5.5".into(),
+            turn_timeout: Duration::from_secs(60),
+            context_window: None,
+            ids: Arc::new(Sequential::default()),
+            clock: Clock::System,
+            delegation: false,
+            max_subagents: 1,
+        }
     }
 
-    #[test]
-    fn a_message_without_jsonrpc_is_an_invalid_request() {
-        let (id, error) = decode(br#"{"id":3,"method":"initialize"}"#).err().unwrap();
-        assert_eq!(id, RequestId::Number(3));
-        assert_eq!(i32::from(error.code), -32600);
+    /// Sends `lines` (plus a newline each) to a fresh agent, closes its input, and returns
+    /// every message it wrote.
+    async fn exchange(lines: &[String]) -> Vec<Value> {
+        let (client, agent) = tokio::io::duplex(1 << 20);
+        let (agent_reader, agent_writer) = tokio::io::split(agent);
+        let server = tokio::spawn(serve(agent_reader, agent_writer, agent_config()));
+        let (client_reader, mut client_writer) = tokio::io::split(client);
+        for line in lines {
+            client_writer.write_all(line.as_bytes()).await.unwrap();
+            client_writer.write_all(b"\n").await.unwrap();
+        }
+        client_writer.shutdown().await.unwrap();
+        drop(client_writer);
+        let mut out = Vec::new();
+        let mut reader = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(client_reader));
+        while let Some(line) = reader.next_line().await.unwrap() {
+            out.push(serde_json::from_str(&line).unwrap());
+        }
+        server.await.unwrap().unwrap();
+        out
     }
 
-    #[test]
-    fn client_responses_are_not_requests() {
-        assert!(decode(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).unwrap().is_none());
+    fn request(id: u64, method: &str, params: Value) -> String {
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+    }
+
+    fn initialize() -> String {
+        request(0, "initialize", json!({"protocolVersion": 1}))
+    }
+
+    fn error_code(message: &Value) -> Option<i64> {
+        message["error"]["code"].as_i64()
+    }
+
+    /// Every byte under `dir`, by relative path, to prove nothing was touched.
+    fn snapshot(dir: &std::path::Path) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_owned()];
+        while let Some(at) = stack.pop() {
+            for entry in std::fs::read_dir(&at).unwrap() {
+                let path = entry.unwrap().path();
+                let meta = std::fs::symlink_metadata(&path).unwrap();
+                if meta.is_dir() {
+                    stack.push(path.clone());
+                    out.push((path.strip_prefix(dir).unwrap().to_owned(), Vec::new()));
+                } else if meta.is_file() {
+                    out.push((path.strip_prefix(dir).unwrap().to_owned(), std::fs::read(&path).unwrap()));
+                } else {
+                    out.push((path.strip_prefix(dir).unwrap().to_owned(), b"link".to_vec()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[tokio::test]
+    async fn session_load_refuses_ids_that_leave_the_sessions_folder_before_touching_a_file() {
+        let root = tempfile::tempdir().unwrap();
+        let workspace = root.path().join("workspace");
+        std::fs::create_dir_all(workspace.join(".gauntlet/sessions")).unwrap();
+        // The issue's attack: a torn foreign NDJSON file reachable with `..`.
+        std::fs::create_dir_all(root.path().join("outside")).unwrap();
+        std::fs::write(root.path().join("outside/evil.ndjson"), "{\"torn").unwrap();
+        let before = snapshot(root.path());
+        let ids = [
+            "../../../outside/evil".to_owned(),
+            "../../outside/evil".to_owned(),
+            "..".to_owned(),
+            root.path().join("outside/evil").display().to_string(),
+            "/etc/passwd".to_owned(),
+            "a/b".to_owned(),
+            "a\\b".to_owned(),
+            "a\0b".to_owned(),
+            "root\n".to_owned(),
+            "x".repeat(10_000),
+            String::new(),
+        ];
+        let mut lines = vec![initialize()];
+        for (n, id) in ids.iter().enumerate() {
+            lines.push(request(
+                n as u64 + 1,
+                "session/load",
+                json!({"sessionId": id, "cwd": workspace, "mcpServers": []}),
+            ));
+        }
+        let out = exchange(&lines).await;
+        for (n, id) in ids.iter().enumerate() {
+            let answer = out.iter().find(|m| m["id"] == json!(n + 1)).unwrap();
+            assert_eq!(error_code(answer), Some(-32602), "{id:?}: {answer}");
+        }
+        assert_eq!(snapshot(root.path()), before, "a refused load touched a file");
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_symlinked_sessions_folder_or_log_is_never_followed() {
+        let root = tempfile::tempdir().unwrap();
+        let elsewhere = root.path().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("root.ndjson"), "{\"torn").unwrap();
+        // The sessions folder is a link to another folder.
+        let linked_folder = root.path().join("linked-folder");
+        std::fs::create_dir_all(linked_folder.join(".gauntlet")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, linked_folder.join(".gauntlet/sessions")).unwrap();
+        // The state folder is a link.
+        let linked_state = root.path().join("linked-state");
+        std::fs::create_dir_all(&linked_state).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, linked_state.join(".gauntlet")).unwrap();
+        // The Log itself is a link to a file elsewhere.
+        let linked_log = root.path().join("linked-log");
+        std::fs::create_dir_all(linked_log.join(".gauntlet/sessions")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.join("root.ndjson"), linked_log.join(".gauntlet/sessions/root.ndjson"))
+            .unwrap();
+        let before = snapshot(root.path());
+        let mut lines = vec![initialize()];
+        for (n, workspace) in [&linked_folder, &linked_state, &linked_log].into_iter().enumerate() {
+            let params = json!({"sessionId": "root", "cwd": workspace, "mcpServers": []});
+            lines.push(request(n as u64 + 1, "session/load", params));
+        }
+        for (n, workspace) in [&linked_folder, &linked_state].into_iter().enumerate() {
+            lines.push(request(n as u64 + 11, "session/new", json!({"cwd": workspace, "mcpServers": []})));
+        }
+        let out = exchange(&lines).await;
+        for id in [1, 2, 3, 11, 12] {
+            let answer = out.iter().find(|m| m["id"] == json!(id)).unwrap();
+            assert_eq!(error_code(answer), Some(-32603), "{answer}");
+            let reason = answer["error"]["data"]["reason"].as_str().unwrap();
+            assert!(reason.contains("symbolic link"), "{reason}");
+        }
+        assert_eq!(snapshot(root.path()), before, "a link was followed");
+    }
+
+    #[tokio::test]
+    async fn an_id_that_is_not_string_number_or_null_is_refused_and_not_executed() {
+        let workspace = tempfile::tempdir().unwrap();
+        let mut lines = vec![initialize()];
+        for id in [json!({"a": 1}), json!([1]), json!(true), json!(1.5), json!(u64::MAX)] {
+            let params = json!({"cwd": workspace.path(), "mcpServers": []});
+            lines.push(json!({"jsonrpc": "2.0", "id": id, "method": "session/new", "params": params}).to_string());
+        }
+        let out = exchange(&lines).await;
+        assert_eq!(out.len(), 6, "{out:?}");
+        for answer in &out[1..] {
+            assert_eq!((error_code(answer), &answer["id"]), (Some(-32600), &Value::Null), "{answer}");
+        }
+        assert!(!workspace.path().join(".gauntlet").exists(), "a refused request was executed");
+    }
+
+    #[tokio::test]
+    async fn requests_before_initialize_and_a_second_initialize_are_refused() {
+        let workspace = tempfile::tempdir().unwrap();
+        let new = request(1, "session/new", json!({"cwd": workspace.path(), "mcpServers": []}));
+        let cancel = json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "root"}}).to_string();
+        let out =
+            exchange(&[cancel, new.clone(), initialize(), initialize(), new.replace("\"id\":1", "\"id\":2")]).await;
+        let ids: Vec<_> = out.iter().map(|m| (m["id"].clone(), error_code(m))).collect();
+        assert_eq!(
+            ids,
+            vec![(json!(1), Some(-32600)), (json!(0), None), (json!(0), Some(-32600)), (json!(2), None)],
+            "{out:?}"
+        );
+        assert_eq!(out[0]["error"]["data"]["reason"], "`initialize` must come first");
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_limit_is_a_parse_error_and_the_connection_goes_on() {
+        let huge = format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"{}\"}}", "x".repeat(lines::MAX_LINE));
+        let out = exchange(&[initialize(), huge, request(2, "nothing", json!({}))]).await;
+        assert_eq!(out.len(), 3, "{out:?}");
+        assert_eq!((error_code(&out[1]), &out[1]["id"]), (Some(-32700), &Value::Null));
+        assert!(out[1]["error"]["data"]["reason"].as_str().unwrap().contains("8388608-byte limit"));
+        assert_eq!((error_code(&out[2]), &out[2]["id"]), (Some(-32601), &json!(2)));
+    }
+
+    #[tokio::test]
+    async fn a_cwd_that_does_not_exist_is_an_error_and_is_not_created() {
+        let root = tempfile::tempdir().unwrap();
+        let missing = root.path().join("no/such/folder");
+        let params = json!({"cwd": missing, "mcpServers": []});
+        let load = json!({"sessionId": "root", "cwd": missing, "mcpServers": []});
+        let out = exchange(&[initialize(), request(1, "session/new", params), request(2, "session/load", load)]).await;
+        for answer in &out[1..] {
+            assert_eq!(error_code(answer), Some(-32602), "{answer}");
+        }
+        assert!(!root.path().join("no").exists());
     }
 }

@@ -2,7 +2,10 @@
 //! [`TurnOutcome`] out. Below both the Turn loop and the delegation layer, which runs child
 //! Turns with the same two types (TURN-CANCEL-EVIDENCE).
 
+use std::time::Duration;
+
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 use crate::event::{ErrorKind, TerminalStatus};
 
@@ -56,5 +59,28 @@ impl CancelSignal {
             return;
         }
         std::future::pending::<()>().await;
+    }
+}
+
+/// The longest wait the runtime keeps: a century. A budget or timeout from input (a scenario,
+/// a model's tool arguments) may be anything up to `u64::MAX` milliseconds, which no clock can
+/// hold; a longer one means this.
+pub const LONGEST_WAIT: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// The moment `wait` from now, a wait longer than [`LONGEST_WAIT`] cut to it, so a deadline
+/// from input never overflows the clock.
+pub fn deadline_after(wait: Duration) -> Instant {
+    Instant::now() + wait.min(LONGEST_WAIT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_deadline_from_any_input_exists() {
+        let now = Instant::now();
+        assert_eq!(deadline_after(Duration::from_millis(u64::MAX)), now + LONGEST_WAIT);
+        assert_eq!(deadline_after(Duration::from_millis(5)), now + Duration::from_millis(5));
     }
 }

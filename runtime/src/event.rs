@@ -196,6 +196,9 @@ pub enum ErrorKind {
     IncompleteStream,
     /// The operator cancelled the Turn.
     Cancelled,
+    /// The runtime stopped mid-turn (a crash, `kill -9`); the resumed Session closed the Turn
+    /// (TURN-RESTART-RECOVERY).
+    Restarted,
 }
 
 impl ErrorKind {
@@ -210,6 +213,7 @@ impl ErrorKind {
             ErrorKind::InvalidResponse => "invalid_response",
             ErrorKind::IncompleteStream => "incomplete_stream",
             ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Restarted => "restarted",
         }
     }
 }

@@ -18,6 +18,50 @@ pub trait IdSource: Send + Sync {
     fn taken(&self, _id: &str) {}
 }
 
+/// The longest Session id accepted from a client: far above any this runtime generates, far
+/// below any file-name limit.
+pub const MAX_SESSION_ID_LEN: usize = 128;
+
+/// Why a string is not a Session id of the shape this runtime generates.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionIdError {
+    /// The id is empty.
+    #[error("a session id must not be empty")]
+    Empty,
+    /// The id is longer than [`MAX_SESSION_ID_LEN`] bytes.
+    #[error("a session id has at most {MAX_SESSION_ID_LEN} bytes; this one has {0}")]
+    TooLong(usize),
+    /// A character outside `[A-Za-z0-9_-]`, or a first character that is not alphanumeric.
+    #[error(
+        "a session id is ASCII letters, digits, `_` and `-`, starting with a letter or digit; found {found:?} at byte {at}"
+    )]
+    Character {
+        /// The refused character.
+        found: char,
+        /// Its byte offset.
+        at: usize,
+    },
+}
+
+/// Checks that `id` has the shape of the ids this runtime hands out (`root`, `session-2`,
+/// `20260721T185255-a1b2c3`, `sub_1`, `wf_1-step`): a file stem that can never name another
+/// folder (`..`, `/`, `\`, NUL), checked before any path is built from it (ACP-SESSION-ID-CONFINED).
+pub fn check_session_id(id: &str) -> Result<(), SessionIdError> {
+    if id.is_empty() {
+        return Err(SessionIdError::Empty);
+    }
+    if id.len() > MAX_SESSION_ID_LEN {
+        return Err(SessionIdError::TooLong(id.len()));
+    }
+    for (at, found) in id.char_indices() {
+        let allowed = found.is_ascii_alphanumeric() || (at > 0 && (found == '_' || found == '-'));
+        if !allowed {
+            return Err(SessionIdError::Character { found, at });
+        }
+    }
+    Ok(())
+}
+
 /// Ids `0000000000000001`, `0000000000000002`, ... in stamping order; Sessions `root`, then
 /// `session-2`, `session-3`, ...
 #[derive(Debug, Default)]
@@ -126,6 +170,29 @@ impl Clock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn generated_session_ids_pass_the_check() {
+        let sequential = Sequential::default();
+        let seeded = TimeSeeded::default();
+        for id in
+            [sequential.session_id(), sequential.session_id(), seeded.session_id(), "sub_1".into(), "wf_1-a".into()]
+        {
+            assert_eq!(check_session_id(&id), Ok(()), "{id}");
+        }
+    }
+
+    #[test]
+    fn session_ids_that_could_leave_the_sessions_folder_are_refused() {
+        for id in
+            ["..", "../../../outside/evil", "/etc/passwd", "a/b", "a\\b", "a\0b", ".hidden", "-x", "a.ndjson", "é"]
+        {
+            assert!(matches!(check_session_id(id), Err(SessionIdError::Character { .. })), "{id:?}");
+        }
+        assert_eq!(check_session_id(""), Err(SessionIdError::Empty));
+        assert_eq!(check_session_id(&"a".repeat(129)), Err(SessionIdError::TooLong(129)));
+        assert_eq!(check_session_id(&"a".repeat(128)), Ok(()));
+    }
 
     #[test]
     fn sequential_ids_are_hex_and_ordered() {

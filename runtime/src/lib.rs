@@ -8,6 +8,7 @@
 //! - [`provider`]: the Responses request body, the SSE stream, retries, the [`Transport`] seam.
 //! - [`session`] and [`turn`]: one Turn at a time, exactly one terminal outcome ([`TurnOutcome`],
 //!   with [`CancelHandle`] in [`control`]).
+//! - [`recovery`]: on resume, a Turn a crash left open is closed `interrupted` first.
 //! - [`tools`]: the tool seam ([`Toolbox`]) and `read`, `write`, `list` over the workspace folder.
 //! - [`subagents`]: child Sessions the model spawns, waits on and closes; their lifecycle.
 //! - [`workflows`]: `run_workflow`: steps as Subagents in waves, checkpoints, honest partial results.
@@ -32,6 +33,7 @@ pub mod ids;
 pub mod log;
 pub mod monitor;
 pub mod provider;
+pub mod recovery;
 pub mod replay;
 pub mod session;
 pub mod subagents;

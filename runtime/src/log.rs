@@ -5,10 +5,11 @@
 //! naming the line, because silently skipping History would change Provider replay.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::event::Event;
+use crate::ids::SessionIdError;
 
 /// What went wrong reading or writing a Log.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +40,36 @@ pub enum LogError {
         /// The event type.
         kind: &'static str,
     },
+    /// A Session id that could name a file outside the sessions folder (ACP-SESSION-ID-CONFINED).
+    #[error("session id {id:?}: {source}")]
+    InvalidSessionId {
+        /// The refused id (as given).
+        id: String,
+        /// Why.
+        source: SessionIdError,
+    },
+    /// A Log path, or a folder on the way to it, that is not what it must be (a symlink).
+    #[error("{path} {reason}; a Log is only read and written inside the sessions folder itself")]
+    NotConfined {
+        /// The offending path.
+        path: PathBuf,
+        /// What it is instead.
+        reason: &'static str,
+    },
+    /// A loaded line whose seq is not the previous line's plus one, from 0: out of order,
+    /// repeated or after a gap (LOG-SEQ-GAPLESS). Re-sorting would let an answer precede its
+    /// question, so the Log is refused instead.
+    #[error("{path}:{line}: seq {found} where {expected} was due (seq counts 0, 1, 2, ... in file order)")]
+    SeqOutOfOrder {
+        /// The Log file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// The seq the line must carry.
+        expected: u64,
+        /// The seq it carries.
+        found: u64,
+    },
     /// An event whose seq is not `last + 1` (LOG-SEQ-GAPLESS).
     #[error("{path}: event seq {found:?} does not follow {expected}")]
     OutOfOrder {
@@ -49,6 +80,36 @@ pub enum LogError {
         /// The seq that was offered.
         found: Option<u64>,
     },
+}
+
+/// What a path inside the sessions folder must be, if it exists at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    /// A real directory (the state folder, the sessions folder).
+    Directory,
+    /// A regular file (a Log).
+    File,
+}
+
+/// Refuses `path` when it exists as anything but `entry`, a symlink above all: a Log is read,
+/// cut and appended only inside the sessions folder, never through a link to somewhere else
+/// (ACP-SESSION-ID-CONFINED). A missing path is fine; it will be created as `entry`.
+pub fn refuse_link(path: &Path, entry: Entry) -> Result<(), LogError> {
+    let metadata = match std::fs::symlink_metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => return Err(LogError::Io { path: path.to_owned(), source }),
+    };
+    let reason = if metadata.file_type().is_symlink() {
+        "is a symbolic link"
+    } else {
+        match entry {
+            Entry::Directory if !metadata.is_dir() => "is not a directory",
+            Entry::File if !metadata.is_file() => "is not a regular file",
+            _ => return Ok(()),
+        }
+    };
+    Err(LogError::NotConfined { path: path.to_owned(), reason })
 }
 
 /// The incomplete last line of a Log, left by a crash mid-write.
@@ -63,13 +124,16 @@ pub struct TornTail {
 /// The result of folding Log bytes: the Events in seq order and a torn tail, if any.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Folded {
-    /// Canonical Events, sorted by seq (stable, so append order breaks ties).
+    /// Canonical Events, in file order, which is seq order from 0 without a gap.
     pub events: Vec<Event>,
     /// The incomplete last line, if the Log ends in one.
     pub torn: Option<TornTail>,
 }
 
 /// Folds NDJSON bytes into Events. Blank lines are skipped; `path` only labels errors.
+///
+/// Each Event's seq must be the one before it plus one, from 0 (LOG-SEQ-GAPLESS); a line that
+/// breaks the count is an error naming it, never re-sorted.
 pub fn fold(bytes: &[u8], path: &Path) -> Result<Folded, LogError> {
     let mut folded = Folded::default();
     let mut offset = 0usize;
@@ -82,7 +146,14 @@ pub fn fold(bytes: &[u8], path: &Path) -> Result<Folded, LogError> {
             continue;
         }
         match parse_line(body) {
-            Ok(event) => folded.events.push(event),
+            Ok(event) => {
+                let expected = folded.events.len() as u64;
+                let found = event.seq().unwrap_or(u64::MAX);
+                if found != expected {
+                    return Err(LogError::SeqOutOfOrder { path: path.to_owned(), line: line_idx + 1, expected, found });
+                }
+                folded.events.push(event);
+            }
             Err(_) if !complete => {
                 folded.torn = Some(TornTail { offset: start as u64, bytes: body.to_vec() });
             }
@@ -91,7 +162,6 @@ pub fn fold(bytes: &[u8], path: &Path) -> Result<Folded, LogError> {
             }
         }
     }
-    folded.events.sort_by_key(|event| (event.seq().is_none(), event.seq()));
     Ok(folded)
 }
 
@@ -104,6 +174,17 @@ fn parse_line(body: &[u8]) -> Result<Event, String> {
         return Err("canonical event without seq".to_owned());
     }
     Ok(event)
+}
+
+/// `options` refusing to open through a symlink at the last path component (`O_NOFOLLOW`), so a
+/// link planted in the sessions folder after [`refuse_link`] looked is still not followed.
+fn no_follow(options: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    options
 }
 
 /// An open, append-only Log file.
@@ -121,8 +202,12 @@ impl Log {
     /// are returned (and kept beside the Log as `<name>.torn`) so nothing is lost silently.
     pub fn open(path: &Path) -> Result<(Log, Folded), LogError> {
         let io = |source| LogError::Io { path: path.to_owned(), source };
-        let bytes = match std::fs::read(path) {
-            Ok(bytes) => bytes,
+        let bytes = match no_follow(OpenOptions::new().read(true)).open(path) {
+            Ok(mut file) => {
+                let mut bytes = Vec::new();
+                file.read_to_end(&mut bytes).map_err(io)?;
+                bytes
+            }
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(error) => return Err(io(error)),
         };
@@ -130,17 +215,20 @@ impl Log {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(io)?;
         }
-        let file = OpenOptions::new().create(true).append(true).open(path).map_err(io)?;
+        let file = no_follow(OpenOptions::new().create(true).append(true)).open(path).map_err(io)?;
         if let Some(torn) = &folded.torn {
             let mut evidence = path.as_os_str().to_owned();
             evidence.push(".torn");
-            std::fs::write(PathBuf::from(evidence), &torn.bytes).map_err(io)?;
+            no_follow(OpenOptions::new().create(true).write(true).truncate(true))
+                .open(PathBuf::from(evidence))
+                .and_then(|mut evidence| evidence.write_all(&torn.bytes))
+                .map_err(io)?;
             file.set_len(torn.offset).map_err(io)?;
         } else if !bytes.is_empty() && !bytes.ends_with(b"\n") {
             // A complete last line that lost only its newline: restore it.
             (&file).write_all(b"\n").map_err(io)?;
         }
-        let next_seq = folded.events.iter().filter_map(Event::seq).max().map_or(0, |seq| seq + 1);
+        let next_seq = folded.events.len() as u64;
         Ok((Log { path: path.to_owned(), file, next_seq }, folded))
     }
 
@@ -223,6 +311,23 @@ mod tests {
         let bytes = format!("{}\nnot json\n{}\n", event(0).to_json_line(), event(1).to_json_line());
         let error = fold(bytes.as_bytes(), Path::new("x.ndjson")).unwrap_err();
         assert!(matches!(error, LogError::CorruptLine { line: 2, .. }), "{error}");
+    }
+
+    #[test]
+    fn a_loaded_seq_out_of_order_repeated_or_after_a_gap_names_its_line() {
+        let line = |seq: u64| event(seq).to_json_line();
+        for (seqs, bad_line, expected, found) in
+            [(vec![1, 0], 1, 0, 1), (vec![0, 2, 1], 2, 1, 2), (vec![0, 1, 1], 3, 2, 1), (vec![0, 1, 3], 3, 2, 3)]
+        {
+            let bytes: String = seqs.iter().map(|seq| format!("{}\n", line(*seq))).collect();
+            let error = fold(bytes.as_bytes(), Path::new("x.ndjson")).unwrap_err();
+            assert!(
+                matches!(error, LogError::SeqOutOfOrder { line, expected: e, found: f, .. }
+                    if line == bad_line && e == expected && f == found),
+                "{seqs:?}: {error}"
+            );
+            assert!(error.to_string().starts_with(&format!("x.ndjson:{bad_line}: seq {found} where {expected}")));
+        }
     }
 
     #[test]

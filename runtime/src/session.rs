@@ -11,9 +11,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::control::LONGEST_WAIT;
 use crate::event::{Event, EventType, Payload};
-use crate::ids::{Clock, IdSource};
-use crate::log::{Log, LogError, TornTail};
+use crate::ids::{self, Clock, IdSource};
+use crate::log::{self, Entry, Log, LogError, TornTail};
 use crate::provider::Provider;
 
 /// Folder inside the workspace that holds gauntlet's own files (Logs); hidden from the tools.
@@ -46,9 +47,19 @@ impl SessionConfig {
         }
     }
 
-    /// Where this Session's Log lives: `<workspace>/.gauntlet/sessions/<id>.ndjson`.
-    pub fn log_path(&self) -> PathBuf {
-        self.workspace.join(STATE_DIR).join("sessions").join(format!("{}.ndjson", self.session_id))
+    /// Where this Session's Log lives: `<workspace>/.gauntlet/sessions/<id>.ndjson`, built only
+    /// from a checked id and only when neither folder nor the Log is a symlink or anything but
+    /// what it must be (ACP-SESSION-ID-CONFINED). Nothing is created or read here.
+    pub fn log_path(&self) -> Result<PathBuf, LogError> {
+        ids::check_session_id(&self.session_id)
+            .map_err(|source| LogError::InvalidSessionId { id: self.session_id.clone(), source })?;
+        let state = self.workspace.join(STATE_DIR);
+        let sessions = state.join("sessions");
+        log::refuse_link(&state, Entry::Directory)?;
+        log::refuse_link(&sessions, Entry::Directory)?;
+        let path = sessions.join(format!("{}.ndjson", self.session_id));
+        log::refuse_link(&path, Entry::File)?;
+        Ok(path)
     }
 }
 
@@ -74,7 +85,8 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
-    /// Opens a Session over its Log, creating the Log or resuming it at `last seq + 1`.
+    /// Opens a Session over its Log, creating the Log or resuming it at `last seq + 1`; a last
+    /// Turn a crash left without terminal evidence is closed first (TURN-RESTART-RECOVERY).
     ///
     /// Requests name the Session in their `session_id` header. What its tools restore from
     /// the Log (a delegating Session's children) is theirs to do once it is open.
@@ -84,7 +96,11 @@ impl Session {
         ids: Arc<dyn IdSource>,
         clock: Clock,
     ) -> Result<Session, LogError> {
-        let (log, folded) = Log::open(&config.log_path())?;
+        let mut config = config;
+        // A budget from input may be anything up to u64::MAX milliseconds; a deadline past
+        // what the clock can represent would overflow, so longer budgets mean "a century".
+        config.turn_timeout = config.turn_timeout.min(LONGEST_WAIT);
+        let (log, folded) = Log::open(&config.log_path()?)?;
         for event in &folded.events {
             ids.taken(event.id());
         }

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use crate::control::{CancelSignal, TurnOutcome};
+use crate::control::{CancelSignal, LONGEST_WAIT, TurnOutcome, deadline_after};
 use crate::event::{Data, EventType, LifecycleEvent, Payload, SubagentStatus, TerminalStatus, object};
 use crate::log::LogError;
 use crate::provider::Provider;
@@ -498,7 +498,7 @@ impl Subagents {
         let Some(close) = close else { return Ok(()) };
         let _ = close.send(reason.to_owned());
         while self.status(id).is_some_and(|status| !status.is_terminal()) {
-            if !self.next_notice(session, Instant::now() + Duration::from_secs(86_400)).await? {
+            if !self.next_notice(session, deadline_after(Duration::from_secs(86_400))).await? {
                 break;
             }
         }
@@ -553,7 +553,7 @@ impl Subagents {
             failure.details = json!({"ids": unknown});
             return Ok(failure.into_result());
         }
-        let deadline = Instant::now() + Duration::from_millis(timeout_ms);
+        let deadline = deadline_after(Duration::from_millis(timeout_ms));
         self.drain(session)?;
         while !ids.iter().all(|id| self.status(id).is_some_and(SubagentStatus::is_terminal)) {
             if !self.next_notice(session, deadline).await? {
@@ -681,7 +681,7 @@ async fn run_child(
             tokio::select! {
                 biased;
                 result = &mut turn => break result,
-                () = tokio::time::sleep_until(started + timeout), if stop.is_none() => {
+                () = tokio::time::sleep_until(started + timeout.min(LONGEST_WAIT)), if stop.is_none() => {
                     stop = Some(ChildEnd::TimedOut);
                     cancel.cancel();
                 }

@@ -19,8 +19,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::time::Instant;
 
+use crate::control::deadline_after;
 use crate::event::{Data, EventType, Payload, SubagentStatus, object};
 use crate::log::LogError;
 use crate::session::Session;
@@ -138,7 +138,7 @@ impl Subagents {
                 "limits": {"max_concurrency": spec.max_concurrency, "timeout_ms": spec.timeout_ms},
             }),
         )?;
-        let deadline = Instant::now() + Duration::from_millis(spec.timeout_ms);
+        let deadline = deadline_after(Duration::from_millis(spec.timeout_ms));
         let mut decided: BTreeMap<String, CheckpointStatus> = BTreeMap::new();
         let mut outcomes: BTreeMap<String, StepOutcome> = BTreeMap::new();
         let mut waves: Vec<Vec<String>> = Vec::new();

@@ -102,7 +102,13 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
             }
         },
     };
-    let preload_path = SessionConfig::new(PRELOADED_SESSION_ID, workspace.path()).log_path();
+    let preload_path = match SessionConfig::new(PRELOADED_SESSION_ID, workspace.path()).log_path() {
+        Ok(path) => path,
+        Err(error) => {
+            capture.faults.push(error.to_string());
+            return capture;
+        }
+    };
     if let Err(error) = prepare_workspace(scenario, workspace.path(), Some(&preload_path)) {
         capture.faults.push(error);
         return capture;
@@ -144,11 +150,17 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
             }),
         })
     };
-    let patience = Duration::from_millis(scenario.config.turn_timeout_ms + 60_000);
+    let patience = Duration::from_millis(scenario.config.turn_timeout_ms.saturating_add(60_000));
     let conversation = conversation::converse(scenario, workspace.path(), &mut launch, patience, true, &mock).await;
     let log_path =
         conversation.session_id.as_ref().map(|session_id| SessionConfig::new(session_id, workspace.path()).log_path());
-    assemble(conversation, log_path.as_deref(), &mock)
+    let fault = match &log_path {
+        Some(Err(error)) => Some(error.to_string()),
+        _ => None,
+    };
+    let mut capture = assemble(conversation, log_path.and_then(Result::ok).as_deref(), &mock);
+    capture.faults.extend(fault);
+    capture
 }
 
 /// The runtime's name for a dialect (the runtime and the mock share no types).

@@ -37,6 +37,7 @@ mod subagent_terminal_evidence;
 mod terminal_evidence;
 mod tool_calls_paired;
 mod tool_calls_projected;
+mod turns_terminated;
 mod workflow_ok_only_when_complete;
 mod workflow_schedule_safe;
 
@@ -79,6 +80,7 @@ pub const ALL: &[Invariant] = &[
     log_seq_gapless::INVARIANT,
     log_ids_unique::INVARIANT,
     terminal_evidence::INVARIANT,
+    turns_terminated::INVARIANT,
     failure_evidence_complete::INVARIANT,
     partial_keeps_streamed_text::INVARIANT,
     no_partial_text_replayed::INVARIANT,

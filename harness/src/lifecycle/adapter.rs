@@ -9,7 +9,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
 use super::LifecycleScenario;
@@ -83,7 +83,9 @@ impl Adapter {
         let mut lines = Vec::new();
         let mut faults = Vec::new();
         let read = async {
-            let mut reader = BufReader::new(stdout).lines();
+            // At most one byte past the limit is ever read, so a single endless line is
+            // flooding too, in bounded memory.
+            let mut reader = BufReader::new(stdout.take(OUTPUT_LIMIT as u64 + 1)).lines();
             let mut n_bytes = 0;
             loop {
                 match reader.next_line().await {

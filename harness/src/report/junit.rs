@@ -94,9 +94,14 @@ mod tests {
             version: None,
             isolated: true,
             scenarios: vec![
-                Checked { verdict: bad, evidence: None },
-                Checked { verdict: Verdict::skipped("acp/b", "lacks cancel".into()), evidence: None },
+                Checked { verdict: bad, evidence: None, masks_matched: Default::default() },
+                Checked {
+                    verdict: Verdict::skipped("acp/b", "lacks cancel".into()),
+                    evidence: None,
+                    masks_matched: Default::default(),
+                },
             ],
+            warnings: Vec::new(),
             comparison: Comparison {
                 unexpected: vec![Failure {
                     scenario: "turn/a".into(),

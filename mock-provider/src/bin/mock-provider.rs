@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use gauntlet_mock_provider::{Dialect, MockProvider, Script, serve};
+use gauntlet_mock_provider::{Dialect, Script, Sessions, serve};
 
 /// A scripted LLM provider speaking a real Provider wire format, with faults.
 ///
@@ -45,7 +45,8 @@ async fn main() -> anyhow::Result<()> {
     let script = if is_scenario { Script::from_scenario_toml(&text) } else { Script::from_toml_str(&text) }
         // Flattened: the TOML message already shows line, column and the offending key.
         .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-    let provider = Arc::new(MockProvider::new(script).with_dialect(dialect));
+    // Each new session (a second editor thread, a restarted agent) plays the script from its start.
+    let provider = Arc::new(Sessions::new(script, dialect));
     let server = serve(Arc::clone(&provider), SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
         .await
         .with_context(|| format!("binding 127.0.0.1:{port}"))?;

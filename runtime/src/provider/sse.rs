@@ -20,8 +20,10 @@ pub struct Decoder {
     line: Vec<u8>,
     /// The previous byte was a CR, so an LF right after it belongs to the same line end.
     after_cr: bool,
-    /// Before the first byte: a UTF-8 BOM there is dropped.
+    /// Past the start of the stream, where a UTF-8 BOM is dropped.
     started: bool,
+    /// The first bytes while they may still be a BOM split across chunks (at most 2).
+    head: Vec<u8>,
     event: Option<String>,
     data: Option<String>,
 }
@@ -29,12 +31,31 @@ pub struct Decoder {
 impl Decoder {
     /// Decodes a chunk; frames complete by the end of the chunk are returned in order.
     pub fn push(&mut self, chunk: &[u8]) -> Vec<Frame> {
-        let mut chunk = chunk;
-        if !self.started && !chunk.is_empty() {
-            self.started = true;
-            chunk = chunk.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(chunk);
-        }
         let mut frames = Vec::new();
+        if self.started {
+            self.feed(chunk, &mut frames);
+            return frames;
+        }
+        // A BOM is dropped however the chunks split it: hold the first bytes until they
+        // either make one or cannot (found by fuzzing: a BOM split 1 + 2 lost the first
+        // frame's `event:` name).
+        const BOM: &[u8] = b"\xEF\xBB\xBF";
+        let take = (BOM.len() - self.head.len()).min(chunk.len());
+        self.head.extend_from_slice(&chunk[..take]);
+        let rest = &chunk[take..];
+        if self.head.len() < BOM.len() && BOM.starts_with(&self.head) {
+            return frames;
+        }
+        self.started = true;
+        let head = std::mem::take(&mut self.head);
+        if head != BOM {
+            self.feed(&head, &mut frames);
+        }
+        self.feed(rest, &mut frames);
+        frames
+    }
+
+    fn feed(&mut self, chunk: &[u8], frames: &mut Vec<Frame>) {
         for &byte in chunk {
             match byte {
                 b'\n' if self.after_cr => self.after_cr = false,
@@ -51,12 +72,11 @@ impl Decoder {
                 }
             }
         }
-        frames
     }
 
     /// True when bytes of an unfinished frame are buffered (EOF now would lose them).
     pub fn has_pending(&self) -> bool {
-        !self.line.is_empty() || self.data.is_some() || self.event.is_some()
+        !self.head.is_empty() || !self.line.is_empty() || self.data.is_some() || self.event.is_some()
     }
 
     fn line_end(&mut self, line: &[u8]) -> Option<Frame> {
@@ -99,6 +119,21 @@ mod tests {
 
     fn frame(event: Option<&str>, data: &str) -> Frame {
         Frame { event: event.map(str::to_owned), data: data.to_owned() }
+    }
+
+    #[test]
+    fn a_bom_split_across_chunks_is_still_dropped() {
+        let input = b"\xEF\xBB\xBFevent: a\ndata: x\n\n";
+        for first in 0..=4 {
+            let mut decoder = Decoder::default();
+            let mut frames = decoder.push(&input[..first]);
+            frames.extend(decoder.push(&input[first..]));
+            assert_eq!(frames, [frame(Some("a"), "x")], "split after {first} bytes");
+        }
+        assert_eq!(decode_bytewise(input), [frame(Some("a"), "x")]);
+        // Bytes that only start like a BOM are data.
+        assert_eq!(decode_bytewise(b"\xEFdata: y\n\n"), []);
+        assert_eq!(decode_bytewise(b"data: \xEF\n\n"), [frame(None, "\u{FFFD}")]);
     }
 
     #[test]

@@ -1,6 +1,11 @@
-//! WIRE-NO-RETRY-AFTER-TEXT, on the wire: once a response streamed text and then failed, the
-//! turn makes no further Provider request. Judged from the script and the requests alone, so
+//! WIRE-NO-RETRY-AFTER-TEXT, on the wire: once a response streamed text and did not complete
+//! cleanly, the turn makes no further Provider request. Not completing cleanly is the script's
+//! failures (in-band error, `failed`, a drop, an EOF, a malformed frame) and, from the mock's
+//! journal, a stall the client itself gave up on (it closed the body: its own idle timeout),
+//! whatever the script meant. Judged from the script, the requests and the journal alone, so
 //! it applies to any implementation, with or without a gauntlet Log.
+
+use gauntlet_mock_provider::journal::StreamEnd;
 
 use super::{Invariant, Scope, request_turns, served};
 use crate::judge::Evidence;
@@ -14,11 +19,23 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
     for (idx, pair) in requests.windows(2).enumerate() {
         let (Some(turn), Some(next_turn)) = (turns[idx], turns[idx + 1]) else { continue };
-        let Some(response) = served(evidence, &pair[0]).filter(|response| response.fails()) else { continue };
-        let text = response.visible_text();
+        let Some(response) = served(evidence, &pair[0]) else { continue };
+        let closed_by_client = evidence
+            .capture
+            .timings
+            .get(idx)
+            .and_then(|timing| timing.ended)
+            .is_some_and(|ended| ended.how == StreamEnd::ClientClosed);
+        let (text, how) = if response.fails() {
+            (response.visible_text(), "failed")
+        } else if response.pause.is_some() && closed_by_client {
+            (response.text_before_pause(), "was closed by the client during a stall (its own idle timeout)")
+        } else {
+            continue;
+        };
         if turn == next_turn && !text.is_empty() {
             problems.push(format!(
-                "turn {}: request {} was sent after request {} streamed {text:?} and failed: a retry after text",
+                "turn {}: request {} was sent after request {} streamed {text:?} and {how}: a retry after text",
                 turn + 1,
                 idx + 2,
                 idx + 1
@@ -54,5 +71,26 @@ mod tests {
         let bodies = vec![body(vec![user("a")]), body(vec![user("a")]), body(vec![user("a"), user("b")])];
         let capture = Capture { requests: requests(bodies), ..Capture::default() };
         assert!(check_played(INVARIANT, &capture, &scenario(text)).is_empty());
+    }
+
+    #[test]
+    fn a_retry_after_the_client_gave_up_on_a_stall_is_caught() {
+        use gauntlet_mock_provider::journal::{Ended, Timing};
+        use std::time::Duration;
+        let text = "title = \"t\"\n[[turn]]\nprompt = \"Think\"\nexpect = \"timed_out\"\nrespond = [{ text = [\"Let me\", \" think\"], pause = { after = 5, ms = 600000 } }]\n";
+        let ended = |how| Timing { received: Duration::ZERO, ended: Some(Ended { at: Duration::from_secs(1), how }) };
+        let mut capture = Capture {
+            requests: requests(vec![body(vec![user("Think")]), body(vec![user("Think")])]),
+            timings: vec![ended(StreamEnd::ClientClosed), ended(StreamEnd::Finished)],
+            ..Capture::default()
+        };
+        assert_eq!(
+            check_played(INVARIANT, &capture, &scenario(text)),
+            [
+                "turn 1: request 2 was sent after request 1 streamed \"Let me\" and was closed by the client during a stall (its own idle timeout): a retry after text"
+            ]
+        );
+        capture.timings[0] = ended(StreamEnd::Finished);
+        assert!(check_played(INVARIANT, &capture, &scenario(text)).is_empty(), "a stall the client sat through");
     }
 }

@@ -1,9 +1,9 @@
 //! TURN-TERMINAL-EVIDENCE: every turn ends with exactly one terminal state that the Log alone
 //! supports.
 //!
-//! Only turns driven in this run must have evidence: a preloaded Log may hold a turn that a
-//! crash cut short, and the auditor shows that one as having none. Whether the agent's answer
-//! agrees with the evidence is ACP-STOP-REASON (`stop_reason_matches_log`).
+//! Only turns driven in this run must have evidence here: a preloaded turn that a crash cut
+//! short is TURN-RESTART-RECOVERY's (`turns_terminated`). Whether the agent's answer agrees
+//! with the evidence is ACP-STOP-REASON (`stop_reason_matches_log`).
 
 use super::{Invariant, Scope};
 use crate::judge::Evidence;

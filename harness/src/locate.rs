@@ -1,0 +1,117 @@
+//! Where a value sits in a TOML file: byte spans from toml's own parser, so a loader can name
+//! the line of a value it refuses after deserializing (a response's `status`, a `covers` id,
+//! a profile mask) and look for placeholders in string values only, never in comments.
+
+use std::ops::Range;
+
+use toml::de::{DeTable, DeValue};
+
+/// One step of a path into a TOML document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step<'a> {
+    /// A key of a table.
+    Key(&'a str),
+    /// An index of an array (an array of tables included).
+    Index(usize),
+}
+
+/// The byte span of the value at `path` in `text`, if the text parses and the value is there.
+pub fn span(text: &str, path: &[Step<'_>]) -> Option<Range<usize>> {
+    let document = DeTable::parse(text).ok()?;
+    let mut span = document.span();
+    let mut value: Option<&DeValue<'_>> = None;
+    let mut table = Some(document.get_ref());
+    for step in path {
+        let next = match (step, table, value) {
+            (Step::Key(key), Some(table), _) => {
+                table.iter().find(|(name, _)| name.get_ref() == key).map(|(_, value)| value)?
+            }
+            (Step::Index(index), _, Some(DeValue::Array(items))) => items.get(*index)?,
+            _ => return None,
+        };
+        span = next.span();
+        value = Some(next.get_ref());
+        table = match next.get_ref() {
+            DeValue::Table(inner) => Some(inner),
+            _ => None,
+        };
+    }
+    Some(span)
+}
+
+/// The innermost key whose value holds byte `offset` (`args` for an argument, `API_URL` in
+/// `[env]`, `content` for a `[[files]]` entry's content), if the text parses. Tables are
+/// searched whole: a `[table]`'s own span is only its header.
+pub fn key_at(text: &str, offset: usize) -> Option<String> {
+    fn in_table(table: &DeTable<'_>, offset: usize) -> Option<String> {
+        table.iter().find_map(|(name, item)| in_value(name.get_ref(), item, offset))
+    }
+    fn in_value(name: &str, item: &toml::Spanned<DeValue<'_>>, offset: usize) -> Option<String> {
+        match item.get_ref() {
+            DeValue::Table(inner) => in_table(inner, offset),
+            DeValue::Array(items) => items
+                .iter()
+                .find_map(|entry| match entry.get_ref() {
+                    DeValue::Table(inner) => in_table(inner, offset),
+                    _ => None,
+                })
+                .or_else(|| item.span().contains(&offset).then(|| name.to_owned())),
+            _ => item.span().contains(&offset).then(|| name.to_owned()),
+        }
+    }
+    in_table(DeTable::parse(text).ok()?.get_ref(), offset)
+}
+
+/// Every string value in `text` (keys and comments are not values), with its span in the
+/// text (quotes included) and its content; empty when the text does not parse.
+pub fn strings(text: &str) -> Vec<(Range<usize>, String)> {
+    fn visit(value: &toml::Spanned<DeValue<'_>>, found: &mut Vec<(Range<usize>, String)>) {
+        match value.get_ref() {
+            DeValue::String(string) => found.push((value.span(), string.to_string())),
+            DeValue::Array(items) => items.iter().for_each(|item| visit(item, found)),
+            DeValue::Table(table) => table.iter().for_each(|(_, item)| visit(item, found)),
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    if let Ok(document) = DeTable::parse(text) {
+        document.get_ref().iter().for_each(|(_, value)| visit(value, &mut found));
+    }
+    found.sort_by_key(|(span, _)| span.start);
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_follow_keys_and_indexes_through_arrays_of_tables() {
+        let text = "title = \"t\"\ncovers = [\"A\", \"B\"]\n\n[[turn]]\nprompt = \"p\"\n\n[[turn]]\nrespond = [{ status = 700 }]\n";
+        let at = |path: &[Step<'_>]| span(text, path).map(|span| &text[span]);
+        assert_eq!(at(&[Step::Key("covers"), Step::Index(1)]), Some("\"B\""));
+        assert_eq!(
+            at(&[Step::Key("turn"), Step::Index(1), Step::Key("respond"), Step::Index(0), Step::Key("status")]),
+            Some("700")
+        );
+        assert_eq!(at(&[Step::Key("turn"), Step::Index(2)]), None);
+        assert_eq!(at(&[Step::Key("title"), Step::Index(0)]), None);
+    }
+
+    #[test]
+    fn the_key_of_an_offset_is_the_innermost_one() {
+        let text = "args = [\"a\", \"b\"]\n[env]\nURL = \"u\"\n[[files]]\npath = \"p\"\ncontent = \"c\"\n";
+        let key = |needle: &str| key_at(text, text.find(needle).unwrap());
+        assert_eq!(key("\"b\"").as_deref(), Some("args"));
+        assert_eq!(key("\"u\"").as_deref(), Some("URL"));
+        assert_eq!(key("\"c\"").as_deref(), Some("content"));
+        assert_eq!(key("[env]"), None);
+    }
+
+    #[test]
+    fn strings_are_values_never_comments_or_keys() {
+        let text = "# a {comment}\n\"{key}\" = \"x {value}\" # {after}\nlist = ['{a}', \"\"\"\n{b}\"\"\"]\n";
+        let found: Vec<String> = strings(text).into_iter().map(|(_, string)| string).collect();
+        assert_eq!(found, ["x {value}", "{a}", "{b}"]);
+    }
+}
