@@ -141,6 +141,34 @@ pub fn trial_name(name: &str, dialect: Dialect) -> String {
     }
 }
 
+/// One way the corpus plays a scenario file: `cargo test` makes it a trial, `gauntlet run` a
+/// line of its table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Play {
+    /// The trial's title: the scenario's name, with `[dialect]` after it for a dialect other
+    /// than the file's.
+    pub title: String,
+    /// The dialect to play it in; `None` for the file's own (and for lifecycle scenarios).
+    pub dialect: Option<Dialect>,
+    /// The dialect cannot express the scenario (its `skip_dialects`): the play is `skipped`.
+    pub skipped: bool,
+}
+
+/// The plays of a scenario file: a Turn scenario in its own dialect and then in every other
+/// corpus dialect, a lifecycle scenario (or an unreadable file) once.
+pub fn plays(name: &str, path: &Path) -> Vec<Play> {
+    let mut plays = vec![Play { title: name.to_owned(), dialect: None, skipped: false }];
+    if let Ok(AnyScenario::Turn(scenario)) = load(path) {
+        let others = CORPUS_DIALECTS.into_iter().filter(|dialect| *dialect != Dialect::Responses);
+        plays.extend(others.map(|dialect| Play {
+            title: trial_name(name, dialect),
+            dialect: Some(dialect),
+            skipped: scenario.config.skip_dialects.contains_key(&dialect),
+        }));
+    }
+    plays
+}
+
 /// [`run_scenario`] in `dialect` (`None`: the file's): a Turn scenario the dialect cannot
 /// express is `skipped` with the file's reason. The Log, `outcome.json` and ACP goldens are
 /// the same files in every dialect; the requests golden is the dialect's own.

@@ -35,24 +35,14 @@ fn main() {
     plan.bless =
         std::env::var_os("GAUNTLET_BLESS").is_some_and(|value| value == "1") && std::env::var_os("CI").is_none();
     let names = run::scenario_names(&plan);
-    let mut trials: Vec<Trial> = names
-        .iter()
-        .map(|(name, path)| {
-            let (plan, name, path) = (plan.clone(), name.clone(), path.clone());
-            Trial::test(name.clone(), move || scenario_trial(&plan, &name, &path, None)).with_kind("scenario")
-        })
-        .collect();
-    // Every Turn scenario again in every other dialect the mock and the runtime speak: the same
-    // Log, outcome and ACP goldens, the dialect's own requests golden.
+    // Every Turn scenario in every dialect the mock and the runtime speak: the same Log,
+    // outcome and ACP goldens, the dialect's own requests golden.
+    let mut trials: Vec<Trial> = Vec::new();
     for (name, path) in &names {
-        let Ok(run::AnyScenario::Turn(scenario)) = run::load(path) else { continue };
-        for dialect in run::CORPUS_DIALECTS.into_iter().filter(|dialect| *dialect != Dialect::Responses) {
+        for play in run::plays(name, path) {
             let (plan, name, path) = (plan.clone(), name.clone(), path.clone());
-            let skipped = scenario.config.skip_dialects.contains_key(&dialect);
-            let trial = Trial::test(run::trial_name(&name, dialect), move || {
-                scenario_trial(&plan, &name, &path, Some(dialect))
-            });
-            trials.push(trial.with_kind("scenario").with_ignored_flag(skipped));
+            let trial = Trial::test(play.title, move || scenario_trial(&plan, &name, &path, play.dialect));
+            trials.push(trial.with_kind("scenario").with_ignored_flag(play.skipped));
         }
     }
     for name in PROCESS_PARITY {
