@@ -192,9 +192,11 @@ fn run_prints_a_line_per_scenario_then_the_summary_or_json_objects() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}");
     let lines: Vec<&str> = stdout.lines().collect();
+    // Each Turn scenario in its own dialect, then in the three others.
     assert!(lines[0].starts_with("turn/clean-completion ") && lines[0].contains(" identical "), "{stdout}");
-    assert!(lines[1].starts_with("turn/partial-then-error ") && lines[1].ends_with("partial_failed, completed"));
-    assert!(lines[3].starts_with("2 scenarios: 2 identical, 0 conformant"), "{stdout}");
+    assert!(lines[3].starts_with("turn/clean-completion [gemini] "), "{stdout}");
+    assert!(lines[4].starts_with("turn/partial-then-error ") && lines[4].ends_with("partial_failed, completed"));
+    assert!(lines[9].starts_with("8 scenarios: 8 identical, 0 conformant"), "{stdout}");
     assert!(!stdout.contains('\r'), "no in-place progress when stdout is not a terminal");
 
     let output =
@@ -207,12 +209,15 @@ fn run_prints_a_line_per_scenario_then_the_summary_or_json_objects() {
         [
             "monitor/readiness-unknown-input-mode-never-stalls",
             "monitor/readiness-unknown-to-stalled",
-            "turn/partial-then-error"
+            "turn/partial-then-error",
+            "turn/partial-then-error [chat_completions]",
+            "turn/partial-then-error [anthropic_messages]",
+            "turn/partial-then-error [gemini]",
         ]
     );
     assert_eq!(objects[0]["kind"], "identical");
     let summary = &objects.last().unwrap()["summary"];
-    assert_eq!((summary["total"].as_u64(), summary["identical"].as_u64()), (Some(3), Some(3)));
+    assert_eq!((summary["total"].as_u64(), summary["identical"].as_u64()), (Some(6), Some(6)));
 }
 
 /// Copies `from` into `to`, recursively.
