@@ -12,6 +12,7 @@
 mod anomalies_accumulate;
 mod nil_never_rendered;
 mod records_in_time;
+mod stability_window;
 mod stall_evidence;
 mod terminal_stall_is_last;
 
@@ -39,6 +40,7 @@ pub const ALL: &[Invariant] = &[
     records_in_time::INVARIANT,
     anomalies_accumulate::INVARIANT,
     stall_evidence::INVARIANT,
+    stability_window::INVARIANT,
     terminal_stall_is_last::INVARIANT,
     nil_never_rendered::INVARIANT,
 ];
