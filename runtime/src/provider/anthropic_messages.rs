@@ -144,18 +144,16 @@ pub struct Decoder {
 }
 
 impl Decode for Decoder {
-    /// Decodes a chunk; `Some` once `message_stop` arrived.
-    fn push(
+    fn sse(&mut self) -> &mut sse::Decoder {
+        &mut self.decoder
+    }
+
+    fn on_frame(
         &mut self,
-        chunk: &[u8],
+        frame: sse::Frame,
         on_delta: &mut (dyn FnMut(Delta) + Send),
     ) -> Result<Option<Reply>, ProviderFailure> {
-        for frame in self.decoder.push(chunk) {
-            if let Some(reply) = self.frame(&frame, on_delta)? {
-                return Ok(Some(reply));
-            }
-        }
-        Ok(None)
+        self.frame(&frame, on_delta)
     }
 
     /// The failure for a body that ended before `message_stop`.

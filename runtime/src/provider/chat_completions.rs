@@ -124,17 +124,16 @@ pub struct Decoder {
 }
 
 impl Decode for Decoder {
-    fn push(
+    fn sse(&mut self) -> &mut sse::Decoder {
+        &mut self.decoder
+    }
+
+    fn on_frame(
         &mut self,
-        chunk: &[u8],
+        frame: sse::Frame,
         on_delta: &mut (dyn FnMut(Delta) + Send),
     ) -> Result<Option<Reply>, ProviderFailure> {
-        for frame in self.decoder.push(chunk) {
-            if let Some(reply) = self.frame(&frame.data, on_delta)? {
-                return Ok(Some(reply));
-            }
-        }
-        Ok(None)
+        self.frame(&frame.data, on_delta)
     }
 
     fn eof(&self) -> ProviderFailure {

@@ -11,7 +11,7 @@ use std::str::FromStr;
 
 use serde_json::Value;
 
-use super::{Call, Delta, ProviderFailure, Reply, anthropic_messages, chat_completions, gemini, responses};
+use super::{Call, Delta, ProviderFailure, Reply, anthropic_messages, chat_completions, gemini, responses, sse};
 
 /// A Provider wire format.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -38,16 +38,35 @@ pub struct WireRequest {
     pub body: Value,
 }
 
-/// Decodes one response body, chunk by chunk.
+/// Decodes one response body: SSE framing is common to every dialect ([`Decode::push`]); a
+/// dialect reads its frames ([`Decode::on_frame`]).
 pub trait Decode: Send {
-    /// Feeds a chunk; `Ok(Some)` at the dialect's terminal marker, `Err` at a failure.
+    /// The SSE framing state of this body.
+    fn sse(&mut self) -> &mut sse::Decoder;
+
+    /// Reads one frame; `Ok(Some)` at the dialect's terminal marker, `Err` at a failure.
+    fn on_frame(
+        &mut self,
+        frame: sse::Frame,
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+    ) -> Result<Option<Reply>, ProviderFailure>;
+
+    /// The failure of a body that ended before the terminal marker.
+    fn eof(&self) -> ProviderFailure;
+
+    /// Feeds a chunk: each frame it completes, until the terminal marker or a failure.
     fn push(
         &mut self,
         chunk: &[u8],
         on_delta: &mut (dyn FnMut(Delta) + Send),
-    ) -> Result<Option<Reply>, ProviderFailure>;
-    /// The failure of a body that ended before the terminal marker.
-    fn eof(&self) -> ProviderFailure;
+    ) -> Result<Option<Reply>, ProviderFailure> {
+        for frame in self.sse().push(chunk) {
+            if let Some(reply) = self.on_frame(frame, on_delta)? {
+                return Ok(Some(reply));
+            }
+        }
+        Ok(None)
+    }
 }
 
 impl Dialect {

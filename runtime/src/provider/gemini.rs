@@ -132,18 +132,16 @@ pub struct Decoder {
 }
 
 impl Decode for Decoder {
-    /// Decodes a chunk; `Some` once a candidate carried its `finishReason`.
-    fn push(
+    fn sse(&mut self) -> &mut sse::Decoder {
+        &mut self.decoder
+    }
+
+    fn on_frame(
         &mut self,
-        chunk: &[u8],
+        frame: sse::Frame,
         on_delta: &mut (dyn FnMut(Delta) + Send),
     ) -> Result<Option<Reply>, ProviderFailure> {
-        for frame in self.decoder.push(chunk) {
-            if let Some(reply) = self.frame(&frame, on_delta)? {
-                return Ok(Some(reply));
-            }
-        }
-        Ok(None)
+        self.frame(&frame, on_delta)
     }
 
     /// The failure for a body that ended before a `finishReason`.
