@@ -16,10 +16,7 @@ pub struct Workspace;
 
 impl ToolSet for Workspace {
     fn definitions(&self) -> Vec<Value> {
-        match definitions() {
-            Value::Array(list) => list,
-            _ => Vec::new(),
-        }
+        definitions()
     }
 
     fn execute<'a>(&'a mut self, session: &'a mut Session, name: &'a str, args: &'a Value) -> Option<ToolFuture<'a>> {
@@ -51,22 +48,22 @@ impl Tool {
 }
 
 /// The tool definitions sent to the Provider, sorted by name.
-fn definitions() -> Value {
+fn definitions() -> Vec<Value> {
     let path = json!({"type": "string", "description": "Path relative to the workspace root"});
-    json!([
-        {
+    vec![
+        json!({
             "type": "function",
             "name": "list",
             "description": "List the entries of a folder in the workspace, one per line; folders end with `/`.",
             "parameters": {"type": "object", "properties": {"path": path}, "required": [], "additionalProperties": false},
-        },
-        {
+        }),
+        json!({
             "type": "function",
             "name": "read",
             "description": "Read a UTF-8 text file from the workspace.",
             "parameters": {"type": "object", "properties": {"path": path}, "required": ["path"], "additionalProperties": false},
-        },
-        {
+        }),
+        json!({
             "type": "function",
             "name": "write",
             "description": "Write a UTF-8 text file in the workspace, replacing it if it exists.",
@@ -76,8 +73,8 @@ fn definitions() -> Value {
                 "required": ["path", "content"],
                 "additionalProperties": false,
             },
-        },
-        {
+        }),
+        json!({
             "type": "function",
             "name": "wait",
             "description": "Wait for a number of milliseconds, as a long-running command would.",
@@ -87,8 +84,8 @@ fn definitions() -> Value {
                 "required": ["ms"],
                 "additionalProperties": false,
             },
-        },
-    ])
+        }),
+    ]
 }
 
 /// Runs a tool and returns its `tool_result` data: `ok` and `output`, or `ok: false` and `error`.

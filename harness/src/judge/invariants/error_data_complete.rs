@@ -14,7 +14,7 @@ pub const INVARIANT: Invariant =
 fn check(evidence: &Evidence) -> Vec<String> {
     let reported = &evidence.capture.reported;
     let driven = evidence.driven_turns(reported.len());
-    let first_driven = evidence.audit.turns.len().saturating_sub(reported.len());
+    let first_driven = evidence.first_driven_turn();
     let mut problems = Vec::new();
     for (idx, (answer, turn)) in reported.iter().zip(&driven).enumerate() {
         let (Some(error), Some(status)) = (&answer.error, turn.status) else { continue };

@@ -16,7 +16,7 @@ const FINISHED: [&str; 4] = ["end_turn", "max_tokens", "max_turn_requests", "ref
 fn check(evidence: &Evidence) -> Vec<String> {
     let reported = &evidence.capture.reported;
     let driven = evidence.driven_turns(reported.len());
-    let first_driven = evidence.audit.turns.len().saturating_sub(reported.len());
+    let first_driven = evidence.first_driven_turn();
     let mut problems = Vec::new();
     for (idx, (answer, turn)) in reported.iter().zip(&driven).enumerate() {
         let (Some(reason), Some(status)) = (answer.stop_reason.as_deref(), turn.status) else { continue };

@@ -17,7 +17,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
     let reported = &evidence.capture.reported;
     let driven = evidence.driven_turns(reported.len());
-    let first_driven = evidence.audit.turns.len().saturating_sub(reported.len());
+    let first_driven = evidence.first_driven_turn();
     for (idx, answer) in reported.iter().enumerate() {
         let n = first_driven + idx + 1;
         let Some(turn) = driven.get(idx) else {
