@@ -10,6 +10,7 @@
 //! golden difference, not a contract failure.
 
 mod anomalies_accumulate;
+mod merge_no_stale_active;
 mod nil_never_rendered;
 mod records_in_time;
 mod stability_window;
@@ -43,6 +44,7 @@ pub const ALL: &[Invariant] = &[
     stability_window::INVARIANT,
     terminal_stall_is_last::INVARIANT,
     nil_never_rendered::INVARIANT,
+    merge_no_stale_active::INVARIANT,
 ];
 
 /// Judges a lifecycle capture: faults, invariants, expectations, then the golden findings.
