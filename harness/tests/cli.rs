@@ -88,34 +88,6 @@ fn audit_of_what_is_not_a_log_exits_2() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("not an NDJSON Log"));
 }
 
-/// Scenarios whose Log a scenario written from it cannot reproduce, and why. The round trip
-/// checks that each still fails, so a fixed one leaves this list.
-const NOT_ROUND_TRIPPED: [(&str, &str); 17] = [
-    ("turn/crash-mid-tool-loop-closed-on-resume", PRELOADED),
-    ("turn/orphan-tool-call-repaired", PRELOADED),
-    ("turn/torn-log-tail", PRELOADED),
-    ("subagent/completion", CHILDREN),
-    ("subagent/detached-after-restore", PRELOADED),
-    ("subagent/failure-after-partial", CHILDREN),
-    ("subagent/mixed-fan-out", CHILDREN),
-    ("subagent/parent-cancels", CHILDREN),
-    ("subagent/queued-then-closed", CHILDREN),
-    ("subagent/timeout", CHILDREN),
-    ("subagent/wait-expires-incomplete", CHILDREN),
-    ("workflow/full-completion", CHILDREN),
-    ("workflow/needs-orchestrator", CHILDREN),
-    ("workflow/partial-checkpoint-holds-dependent", CHILDREN),
-    ("workflow/partial-failure-held", CHILDREN),
-    ("workflow/timeout-closes-active", CHILDREN),
-    ("workflow/write-conflict-serialized", CHILDREN),
-];
-
-/// Why a preloaded Log does not round-trip.
-const PRELOADED: &str = "its Log starts with an earlier run's events (a preloaded [log], maybe with a torn tail the runtime cut), which a Log cannot tell from this run's";
-
-/// Why a delegating scenario does not round-trip.
-const CHILDREN: &str = "child Sessions' scripts ([children.<route>]) are not written from child Logs yet";
-
 /// What a Log says, modulo ids and times: each event without `id`, `ts` and clock readings.
 fn timeless(log: &[String]) -> Vec<Value> {
     let capture = gauntlet::capture::Capture { log: log.to_vec(), ..Default::default() };
@@ -131,9 +103,25 @@ fn round_trip(name: &str) -> Result<(), String> {
     use gauntlet::driver::Driver;
     let golden_log = root().join("golden").join(name).join("log.ndjson");
     let file = gauntlet::log_file::read(&golden_log).map_err(|error| error.to_string())?;
-    let text = gauntlet::authoring::from_log::scenario(&file.lines, name);
+    let text = gauntlet::authoring::from_log::scenario(&file, name).text;
     let path = Path::new("roundtrip.toml");
     let scenario = gauntlet::scenario::parse(&text, path).map_err(|error| format!("{error}\n{text}"))?;
+    // The written scenario splits the Log where the corpus scenario does: the same preload (its
+    // complete lines; a torn tail leaves no trace), as many scripted turns, the same child routes.
+    let original = gauntlet::scenario::load(&root().join("scenarios").join(format!("{name}.toml"))).unwrap();
+    let complete_lines = |ndjson: &str| ndjson.lines().filter(|line| line.ends_with('}')).count();
+    let preloaded =
+        |scenario: &gauntlet::scenario::Scenario| scenario.log.as_ref().map(|log| complete_lines(&log.ndjson));
+    let shape = |scenario: &gauntlet::scenario::Scenario| {
+        (preloaded(scenario), scenario.turns.len(), scenario.children.keys().cloned().collect::<Vec<_>>())
+    };
+    if shape(&scenario) != shape(&original) {
+        return Err(format!(
+            "preload, turns and children {:?}, the corpus scenario {:?}\n{text}",
+            shape(&scenario),
+            shape(&original)
+        ));
+    }
     let capture = gauntlet::driver::reference::Reference::default().drive(&scenario);
     let verdict = gauntlet::judge::judge(name, &scenario, &capture, Vec::new());
     if !verdict.findings.is_empty() {
@@ -162,6 +150,19 @@ fn round_trip(name: &str) -> Result<(), String> {
             diff.join("\n")
         ));
     }
+    for (id, child) in &file.children {
+        let replayed = capture.children.get(id).map(|log| timeless(log)).unwrap_or_default();
+        if replayed != timeless(&child.lines) {
+            return Err(format!("the Logs of child `{id}` differ\n{text}"));
+        }
+    }
+    if capture.children.len() != file.children.len() {
+        return Err(format!(
+            "{} child Logs written, {} in the golden\n{text}",
+            capture.children.len(),
+            file.children.len()
+        ));
+    }
     Ok(())
 }
 
@@ -174,15 +175,9 @@ fn new_from_log_round_trips_every_agent_scenario() {
         }
     }
     names.sort();
-    let mut problems = Vec::new();
-    for name in &names {
-        let known = NOT_ROUND_TRIPPED.iter().find(|(known, _)| known == name);
-        match (round_trip(name), known) {
-            (Ok(()), None) | (Err(_), Some(_)) => {}
-            (Err(why), None) => problems.push(format!("{name}: {why}")),
-            (Ok(()), Some(_)) => problems.push(format!("{name} round-trips now: take it out of NOT_ROUND_TRIPPED")),
-        }
-    }
+    assert!(names.len() > 30, "found only {} scenarios", names.len());
+    let problems: Vec<String> =
+        names.iter().filter_map(|name| round_trip(name).err().map(|why| format!("{name}: {why}"))).collect();
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
 }
 
