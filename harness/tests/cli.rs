@@ -351,15 +351,30 @@ fn schemas_are_generated_and_every_file_validates() {
         "docs/schema/{stale:?} differ from the Rust types{}; regenerate with `GAUNTLET_BLESS=1 cargo test -p gauntlet --test cli schemas` and review the diff",
         if bless { " (rewritten now)" } else { "" }
     );
-    // Every Turn scenario, profile and expectations file, with the schema it names.
+    // Every scenario (Turn, and each lifecycle family's), profile and expectations file, with
+    // the schema of its type.
     let mut pairs: Vec<(String, PathBuf)> = Vec::new();
+    let mut lifecycle = 0;
     for (name, path) in gauntlet::run::scenario_names(&gauntlet::run::Plan::repository()) {
         let text = std::fs::read_to_string(&path).unwrap();
-        if gauntlet::lifecycle::kind_of(&text, &path).unwrap().is_none() {
-            gauntlet::scenario::parse(&text, &path).unwrap_or_else(|error| panic!("{name}: {error}"));
-            pairs.push(("scenario.schema.json".to_owned(), path));
+        match gauntlet::lifecycle::kind_of(&text, &path).unwrap() {
+            None => {
+                gauntlet::scenario::parse(&text, &path).unwrap_or_else(|error| panic!("{name}: {error}"));
+                pairs.push(("scenario.schema.json".to_owned(), path));
+            }
+            Some(kind) => {
+                gauntlet::lifecycle::parse(&text, &path).unwrap_or_else(|error| panic!("{name}: {error}"));
+                let family = kind.family().as_str();
+                assert!(
+                    name.starts_with(&format!("{family}/")),
+                    "{name}: a {family} scenario outside scenarios/{family}"
+                );
+                pairs.push((format!("{family}.schema.json"), path));
+                lifecycle += 1;
+            }
         }
     }
+    assert!(lifecycle > 50, "only {lifecycle} lifecycle scenarios found");
     let mut files = Vec::new();
     gauntlet::golden::walk(&root().join("harness/implementations"), &mut |path| {
         if path.extension().is_some_and(|ext| ext == "toml") {
@@ -389,4 +404,17 @@ fn schemas_are_generated_and_every_file_validates() {
         "schema validation failed (python3 needs the `jsonschema` package):\n{stdout}{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    // And the lifecycle schemas refuse what the loader refuses: a misspelt key, another family's kind.
+    let scratch = tempfile::tempdir().unwrap();
+    let broken = scratch.path().join("broken.toml");
+    std::fs::write(&broken, "title = \"t\"\nkind = \"bridge.steer\"\n[config]\nstabilty_ms = 1\n[[step]]\nat_ms = 0\n")
+        .unwrap();
+    let schema = dir.join("monitor.schema.json");
+    let output = Command::new("python3")
+        .args(["-c", VALIDATE_PY, schema.to_str().unwrap(), broken.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("config: Additional properties are not allowed ('stabilty_ms'"), "{stdout}");
+    assert!(stdout.contains("kind: 'bridge.steer' is not valid"), "{stdout}");
 }
