@@ -21,7 +21,8 @@
 //! failure's details match too; a finished call that took time before its `provider_usage`
 //! keeps it as a pause, so concurrent Sessions interleave as they did. A `read` that succeeded
 //! puts its output in `[workspace]` (unless the Log wrote that file first). `expect` and
-//! `error_kind` come from the audited terminal states ([`crate::audit`]).
+//! `error_kind` come from the audited terminal states ([`crate::audit`]), and each
+//! `run_workflow` call's `[[expect.workflow]]` from its spine ([`workflows`]).
 //!
 //! What an earlier process wrote becomes the `[log]` preload ([`resume`]: restart recovery, or
 //! output no Provider call produced, marks where the last process began), and each child Session
@@ -32,6 +33,7 @@
 
 mod children;
 mod resume;
+mod workflows;
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -171,8 +173,23 @@ pub fn scenario(file: &LogFile, source: &str) -> Written {
             workspace.entry(path).or_insert(content);
         }
     }
-    let text = render(source, &config, &workspace, preload.as_deref(), &turns, &children, &notes);
-    Written { text, notes }
+    let workflows = workflows::expectations(events, &audited);
+    let draft = Draft { config, workspace, preload, workflows, turns, children, notes };
+    Written { text: render(source, &draft), notes: draft.notes }
+}
+
+/// Every part of the scenario being written.
+#[derive(Debug)]
+struct Draft {
+    config: Config,
+    workspace: BTreeMap<String, String>,
+    /// The `[log]` preload's NDJSON.
+    preload: Option<String>,
+    /// The `[[expect.workflow]]` tables, rendered.
+    workflows: Vec<String>,
+    turns: Vec<TurnDraft>,
+    children: Vec<ChildDraft>,
+    notes: Vec<String>,
 }
 
 /// [`events`] of a child Log.
@@ -558,15 +575,8 @@ fn toml_key(key: &str) -> String {
     }
 }
 
-fn render(
-    source: &str,
-    config: &Config,
-    workspace: &BTreeMap<String, String>,
-    preload: Option<&str>,
-    turns: &[TurnDraft],
-    children: &[ChildDraft],
-    notes: &[String],
-) -> String {
+fn render(source: &str, draft: &Draft) -> String {
+    let Draft { config, workspace, preload, workflows, turns, children, notes } = draft;
     let mut out = String::new();
     let _ = writeln!(out, "#:schema ../../docs/schema/scenario.schema.json");
     let _ = writeln!(out, "# Written by `gauntlet new --from-log` from {source}; read it, then run it with --bless.");
@@ -601,13 +611,16 @@ fn render(
             let _ = writeln!(out, "{} = {}", quoted(path), quoted(content));
         }
     }
-    if let Some(ndjson) = preload {
+    if let Some(ndjson) = preload.as_deref() {
         let _ = writeln!(out, "\n# What the Log's earlier process wrote: the Session resumes it.\n[log]");
         if ndjson.contains("'''") {
             let _ = writeln!(out, "ndjson = {}", quoted(ndjson));
         } else {
             let _ = writeln!(out, "ndjson = '''\n{ndjson}'''");
         }
+    }
+    for table in workflows {
+        let _ = write!(out, "\n{table}");
     }
     for turn in turns {
         let _ = writeln!(out, "\n[[turn]]\nprompt = {}", quoted(&turn.prompt));
