@@ -182,6 +182,33 @@ fn new_from_log_round_trips_every_agent_scenario() {
 }
 
 #[test]
+fn new_from_log_notes_a_child_that_ran_without_its_log_and_scripts_it_with_its_log() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("scenarios")).unwrap();
+    let golden = root().join("golden/subagent/completion");
+    std::fs::copy(golden.join("log.ndjson"), dir.path().join("log.ndjson")).unwrap();
+    let output = gauntlet(&["new", "regression/lost-child", "--from-log", "log.ndjson"], dir.path());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains("note: child Session `sub_1` ran, but its Log (children/sub_1.ndjson"), "{stdout}");
+    let text = std::fs::read_to_string(dir.path().join("scenarios/regression/lost-child.toml")).unwrap();
+    assert!(text.contains("[children.sub_1]\n# Note: child Session `sub_1` ran"), "{text}");
+
+    std::fs::create_dir(dir.path().join("children")).unwrap();
+    std::fs::copy(golden.join("children/sub_1.ndjson"), dir.path().join("children/sub_1.ndjson")).unwrap();
+    let output = gauntlet(&["new", "regression/found-child", "--from-log", "log.ndjson"], dir.path());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success() && !stdout.contains("note:"), "{stdout}");
+    let text = std::fs::read_to_string(dir.path().join("scenarios/regression/found-child.toml")).unwrap();
+    assert!(
+        text.contains(
+            "[children.sub_1]\nexpect = \"completed\"\nrespond = [{ text = [\"test_login fails on a stale token.\"] }]"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
 fn run_prints_a_line_per_scenario_then_the_summary_or_json_objects() {
     let output = gauntlet(&["run", "turn/partial-then-error", "turn/clean-completion"], &root());
     let stdout = String::from_utf8_lossy(&output.stdout);
