@@ -20,7 +20,8 @@ pub fn skeleton(family: &str, name: &str) -> String {
     if LIFECYCLE_FAMILIES.contains(&family) {
         let kind = if family == "monitor" { "monitor.readiness" } else { "bridge.interrupted" };
         return format!(
-            r#"# A lifecycle scenario (docs/scenario-format.md, "Lifecycle scenarios").
+            r#"#:schema ../../docs/schema/{family}.schema.json
+# A lifecycle scenario (docs/scenario-format.md, "Lifecycle scenarios").
 
 # One line saying what the scenario shows.
 title = "{name}"

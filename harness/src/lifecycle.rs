@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use crate::scenario::{LoadError, parse_toml};
 
 /// What a lifecycle scenario judges; the first word is its family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum Kind {
     /// houmao's readiness monitor: is the surface safe for a prompt?
     #[serde(rename = "monitor.readiness")]
@@ -125,7 +125,7 @@ impl Family {
 }
 
 /// Whether a scenario states a requirement or records the reference's behaviour.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Behaviour {
     /// Its expectations are requirements: a difference is `nonconformant`.
@@ -157,40 +157,66 @@ pub struct LifecycleScenario {
     pub expect: Vec<Option<Vec<Value>>>,
 }
 
-#[derive(Deserialize)]
+/// A lifecycle scenario file of one family: its config `C` and steps `S` (docs/schema/ is
+/// generated from it, [`crate::schema`]).
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, bound(deserialize = "C: Deserialize<'de> + Default, S: Deserialize<'de>"))]
-struct File<C, S> {
+#[schemars(bound = "C: schemars::JsonSchema + Default + Serialize, S: schemars::JsonSchema")]
+pub(crate) struct File<C, S> {
+    /// One line saying what the scenario shows.
     title: String,
+    /// What it judges: `monitor.*` in scenarios/monitor, `bridge.*` in scenarios/bridge.
     kind: Kind,
+    /// Requirement ids from docs/contract.md it exercises.
     #[serde(default)]
     covers: Vec<String>,
+    /// The upstream test or probe it transcribes.
     #[serde(default)]
     source: Option<String>,
+    /// Whether its expectations are requirements or pin the upstream's behaviour.
     #[serde(default)]
     behaviour: Behaviour,
+    /// The family's settings; every key has a default.
     #[serde(default)]
     config: C,
+    /// The timed steps, in order; time never goes back.
     #[serde(rename = "step", default)]
     steps: Vec<S>,
 }
 
-#[derive(Deserialize)]
+/// A monitor scenario file.
+pub(crate) type MonitorFile = File<monitor::Config, MonitorStep>;
+
+/// A bridge scenario file.
+pub(crate) type BridgeFile = File<bridge::Config, BridgeStep>;
+
+/// One step of a monitor scenario.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct MonitorStep {
+pub(crate) struct MonitorStep {
+    /// Virtual milliseconds since the start of the run; never decreasing.
     at_ms: u64,
+    /// What the parser saw; absent for a bare advance of the clock.
     #[serde(default)]
     observe: Option<monitor::Observation>,
+    /// The records the step must produce, in order, each a subset of its record (`[]`: none).
     #[serde(default)]
+    #[schemars(with = "Option<Vec<serde_json::Map<String, Value>>>")]
     expect: Option<Vec<toml::Value>>,
 }
 
-#[derive(Deserialize)]
+/// One step of a bridge scenario.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct BridgeStep {
+pub(crate) struct BridgeStep {
+    /// Milliseconds since the scenario started; never decreasing.
     at_ms: u64,
+    /// What happens: one action.
     #[serde(rename = "do")]
     action: bridge::Action,
+    /// The records the step must produce, in order, each a subset of its record (`[]`: none).
     #[serde(default)]
+    #[schemars(with = "Option<Vec<serde_json::Map<String, Value>>>")]
     expect: Option<Vec<toml::Value>>,
 }
 

@@ -222,19 +222,22 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("`{name}` is not FAMILY/NAME in lowercase kebab case"))?;
             let path = plan.scenarios().join(family).join(format!("{stem}.toml"));
             anyhow::ensure!(!path.exists(), "{} exists; pick another name", path.display());
-            let text = match from_log {
-                None => authoring::checked_skeleton(family, stem, &path)?,
+            let (text, notes) = match from_log {
+                None => (authoring::checked_skeleton(family, stem, &path)?, Vec::new()),
                 Some(log) => {
                     let file = log_file::read(log)?;
-                    let text = authoring::from_log::scenario(&file.lines, &log.display().to_string());
-                    gauntlet::scenario::parse(&text, &path)?;
-                    text
+                    let written = authoring::from_log::scenario(&file, &log.display().to_string());
+                    gauntlet::scenario::parse(&written.text, &path)?;
+                    (written.text, written.notes)
                 }
             };
             std::fs::create_dir_all(plan.scenarios().join(family))
                 .with_context(|| format!("creating {}", plan.scenarios().join(family).display()))?;
             std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
             println!("wrote {}", path.strip_prefix(&plan.root).unwrap_or(&path).display());
+            for note in notes {
+                println!("note: {note}");
+            }
             println!("next: gauntlet run --bless {name}, read golden/{name}/*.new, then gauntlet accept");
             Ok(ExitCode::SUCCESS)
         }

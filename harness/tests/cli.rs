@@ -88,34 +88,6 @@ fn audit_of_what_is_not_a_log_exits_2() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("not an NDJSON Log"));
 }
 
-/// Scenarios whose Log a scenario written from it cannot reproduce, and why. The round trip
-/// checks that each still fails, so a fixed one leaves this list.
-const NOT_ROUND_TRIPPED: [(&str, &str); 17] = [
-    ("turn/crash-mid-tool-loop-closed-on-resume", PRELOADED),
-    ("turn/orphan-tool-call-repaired", PRELOADED),
-    ("turn/torn-log-tail", PRELOADED),
-    ("subagent/completion", CHILDREN),
-    ("subagent/detached-after-restore", PRELOADED),
-    ("subagent/failure-after-partial", CHILDREN),
-    ("subagent/mixed-fan-out", CHILDREN),
-    ("subagent/parent-cancels", CHILDREN),
-    ("subagent/queued-then-closed", CHILDREN),
-    ("subagent/timeout", CHILDREN),
-    ("subagent/wait-expires-incomplete", CHILDREN),
-    ("workflow/full-completion", CHILDREN),
-    ("workflow/needs-orchestrator", CHILDREN),
-    ("workflow/partial-checkpoint-holds-dependent", CHILDREN),
-    ("workflow/partial-failure-held", CHILDREN),
-    ("workflow/timeout-closes-active", CHILDREN),
-    ("workflow/write-conflict-serialized", CHILDREN),
-];
-
-/// Why a preloaded Log does not round-trip.
-const PRELOADED: &str = "its Log starts with an earlier run's events (a preloaded [log], maybe with a torn tail the runtime cut), which a Log cannot tell from this run's";
-
-/// Why a delegating scenario does not round-trip.
-const CHILDREN: &str = "child Sessions' scripts ([children.<route>]) are not written from child Logs yet";
-
 /// What a Log says, modulo ids and times: each event without `id`, `ts` and clock readings.
 fn timeless(log: &[String]) -> Vec<Value> {
     let capture = gauntlet::capture::Capture { log: log.to_vec(), ..Default::default() };
@@ -131,9 +103,25 @@ fn round_trip(name: &str) -> Result<(), String> {
     use gauntlet::driver::Driver;
     let golden_log = root().join("golden").join(name).join("log.ndjson");
     let file = gauntlet::log_file::read(&golden_log).map_err(|error| error.to_string())?;
-    let text = gauntlet::authoring::from_log::scenario(&file.lines, name);
+    let text = gauntlet::authoring::from_log::scenario(&file, name).text;
     let path = Path::new("roundtrip.toml");
     let scenario = gauntlet::scenario::parse(&text, path).map_err(|error| format!("{error}\n{text}"))?;
+    // The written scenario splits the Log where the corpus scenario does: the same preload (its
+    // complete lines; a torn tail leaves no trace), as many scripted turns, the same child routes.
+    let original = gauntlet::scenario::load(&root().join("scenarios").join(format!("{name}.toml"))).unwrap();
+    let complete_lines = |ndjson: &str| ndjson.lines().filter(|line| line.ends_with('}')).count();
+    let preloaded =
+        |scenario: &gauntlet::scenario::Scenario| scenario.log.as_ref().map(|log| complete_lines(&log.ndjson));
+    let shape = |scenario: &gauntlet::scenario::Scenario| {
+        (preloaded(scenario), scenario.turns.len(), scenario.children.keys().cloned().collect::<Vec<_>>())
+    };
+    if shape(&scenario) != shape(&original) {
+        return Err(format!(
+            "preload, turns and children {:?}, the corpus scenario {:?}\n{text}",
+            shape(&scenario),
+            shape(&original)
+        ));
+    }
     let capture = gauntlet::driver::reference::Reference::default().drive(&scenario);
     let verdict = gauntlet::judge::judge(name, &scenario, &capture, Vec::new());
     if !verdict.findings.is_empty() {
@@ -162,6 +150,19 @@ fn round_trip(name: &str) -> Result<(), String> {
             diff.join("\n")
         ));
     }
+    for (id, child) in &file.children {
+        let replayed = capture.children.get(id).map(|log| timeless(log)).unwrap_or_default();
+        if replayed != timeless(&child.lines) {
+            return Err(format!("the Logs of child `{id}` differ\n{text}"));
+        }
+    }
+    if capture.children.len() != file.children.len() {
+        return Err(format!(
+            "{} child Logs written, {} in the golden\n{text}",
+            capture.children.len(),
+            file.children.len()
+        ));
+    }
     Ok(())
 }
 
@@ -174,16 +175,37 @@ fn new_from_log_round_trips_every_agent_scenario() {
         }
     }
     names.sort();
-    let mut problems = Vec::new();
-    for name in &names {
-        let known = NOT_ROUND_TRIPPED.iter().find(|(known, _)| known == name);
-        match (round_trip(name), known) {
-            (Ok(()), None) | (Err(_), Some(_)) => {}
-            (Err(why), None) => problems.push(format!("{name}: {why}")),
-            (Ok(()), Some(_)) => problems.push(format!("{name} round-trips now: take it out of NOT_ROUND_TRIPPED")),
-        }
-    }
+    assert!(names.len() > 30, "found only {} scenarios", names.len());
+    let problems: Vec<String> =
+        names.iter().filter_map(|name| round_trip(name).err().map(|why| format!("{name}: {why}"))).collect();
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+#[test]
+fn new_from_log_notes_a_child_that_ran_without_its_log_and_scripts_it_with_its_log() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("scenarios")).unwrap();
+    let golden = root().join("golden/subagent/completion");
+    std::fs::copy(golden.join("log.ndjson"), dir.path().join("log.ndjson")).unwrap();
+    let output = gauntlet(&["new", "regression/lost-child", "--from-log", "log.ndjson"], dir.path());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains("note: child Session `sub_1` ran, but its Log (children/sub_1.ndjson"), "{stdout}");
+    let text = std::fs::read_to_string(dir.path().join("scenarios/regression/lost-child.toml")).unwrap();
+    assert!(text.contains("[children.sub_1]\n# Note: child Session `sub_1` ran"), "{text}");
+
+    std::fs::create_dir(dir.path().join("children")).unwrap();
+    std::fs::copy(golden.join("children/sub_1.ndjson"), dir.path().join("children/sub_1.ndjson")).unwrap();
+    let output = gauntlet(&["new", "regression/found-child", "--from-log", "log.ndjson"], dir.path());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success() && !stdout.contains("note:"), "{stdout}");
+    let text = std::fs::read_to_string(dir.path().join("scenarios/regression/found-child.toml")).unwrap();
+    assert!(
+        text.contains(
+            "[children.sub_1]\nexpect = \"completed\"\nrespond = [{ text = [\"test_login fails on a stale token.\"] }]"
+        ),
+        "{text}"
+    );
 }
 
 #[test]
@@ -356,15 +378,30 @@ fn schemas_are_generated_and_every_file_validates() {
         "docs/schema/{stale:?} differ from the Rust types{}; regenerate with `GAUNTLET_BLESS=1 cargo test -p gauntlet --test cli schemas` and review the diff",
         if bless { " (rewritten now)" } else { "" }
     );
-    // Every Turn scenario, profile and expectations file, with the schema it names.
+    // Every scenario (Turn, and each lifecycle family's), profile and expectations file, with
+    // the schema of its type.
     let mut pairs: Vec<(String, PathBuf)> = Vec::new();
+    let mut lifecycle = 0;
     for (name, path) in gauntlet::run::scenario_names(&gauntlet::run::Plan::repository()) {
         let text = std::fs::read_to_string(&path).unwrap();
-        if gauntlet::lifecycle::kind_of(&text, &path).unwrap().is_none() {
-            gauntlet::scenario::parse(&text, &path).unwrap_or_else(|error| panic!("{name}: {error}"));
-            pairs.push(("scenario.schema.json".to_owned(), path));
+        match gauntlet::lifecycle::kind_of(&text, &path).unwrap() {
+            None => {
+                gauntlet::scenario::parse(&text, &path).unwrap_or_else(|error| panic!("{name}: {error}"));
+                pairs.push(("scenario.schema.json".to_owned(), path));
+            }
+            Some(kind) => {
+                gauntlet::lifecycle::parse(&text, &path).unwrap_or_else(|error| panic!("{name}: {error}"));
+                let family = kind.family().as_str();
+                assert!(
+                    name.starts_with(&format!("{family}/")),
+                    "{name}: a {family} scenario outside scenarios/{family}"
+                );
+                pairs.push((format!("{family}.schema.json"), path));
+                lifecycle += 1;
+            }
         }
     }
+    assert!(lifecycle > 50, "only {lifecycle} lifecycle scenarios found");
     let mut files = Vec::new();
     gauntlet::golden::walk(&root().join("harness/implementations"), &mut |path| {
         if path.extension().is_some_and(|ext| ext == "toml") {
@@ -394,4 +431,17 @@ fn schemas_are_generated_and_every_file_validates() {
         "schema validation failed (python3 needs the `jsonschema` package):\n{stdout}{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    // And the lifecycle schemas refuse what the loader refuses: a misspelt key, another family's kind.
+    let scratch = tempfile::tempdir().unwrap();
+    let broken = scratch.path().join("broken.toml");
+    std::fs::write(&broken, "title = \"t\"\nkind = \"bridge.steer\"\n[config]\nstabilty_ms = 1\n[[step]]\nat_ms = 0\n")
+        .unwrap();
+    let schema = dir.join("monitor.schema.json");
+    let output = Command::new("python3")
+        .args(["-c", VALIDATE_PY, schema.to_str().unwrap(), broken.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("config: Additional properties are not allowed ('stabilty_ms'"), "{stdout}");
+    assert!(stdout.contains("kind: 'bridge.steer' is not valid"), "{stdout}");
 }

@@ -85,6 +85,7 @@ use steer::Decision;
 
 /// The scenario's settings: the stored state before the first step and the app-server stub.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     /// `ObserverPollInterval` in milliseconds (upstream default 5 s; its test services use 0).
@@ -125,6 +126,7 @@ impl Default for Config {
 
 /// The stubbed app server (upstream `stubSession`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(try_from = "AppServerForm", into = "AppServerForm")]
 pub struct AppServer {
     /// What `thread/read` returns for any thread; `null` is a nil result.
@@ -149,6 +151,7 @@ impl Default for AppServer {
 }
 
 #[derive(Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 struct AppServerForm {
     #[serde(deserialize_with = "present", skip_serializing_if = "Option::is_none")]
@@ -217,6 +220,7 @@ fn one_of(name: &str, value: Option<Value>, json: Option<String>) -> Result<Valu
 
 /// One `thread/read` result: `result` (a table) or `result_json` (JSON text); absent or `null` is nil.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(try_from = "ThreadReadForm", into = "ThreadReadForm")]
 pub struct ThreadRead {
     /// The raw result.
@@ -224,6 +228,7 @@ pub struct ThreadRead {
 }
 
 #[derive(Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 struct ThreadReadForm {
     #[serde(deserialize_with = "present", skip_serializing_if = "Option::is_none")]
@@ -248,6 +253,7 @@ impl From<ThreadRead> for ThreadReadForm {
 
 /// One live app-server notification: `method` and `params` (or `params_json`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(try_from = "NotificationForm", into = "NotificationForm")]
 pub struct Notification {
     /// `turn/started`, `turn/completed`, `item/completed`, ...
@@ -257,6 +263,7 @@ pub struct Notification {
 }
 
 #[derive(Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 struct NotificationForm {
     method: String,
@@ -282,6 +289,7 @@ impl From<Notification> for NotificationForm {
 
 /// A snapshot given directly, in the vocabulary of the `snapshot` record.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GivenSnapshot {
     /// The snapshot.
@@ -290,6 +298,7 @@ pub struct GivenSnapshot {
 
 /// Operator text sent to a thread from Telegram.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Input {
     /// The message.
@@ -304,6 +313,7 @@ pub struct Input {
 
 /// `/stop` for a thread.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct Stop {
     /// The target thread; `""` means the stored thread.
@@ -312,11 +322,13 @@ pub struct Stop {
 
 /// No arguments.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Nothing {}
 
 /// A live event loop of one generation ends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct LoopExit {
     /// The generation the loop was started for.
@@ -328,6 +340,7 @@ pub struct LoopExit {
 
 /// A live event delivered to the loop of one generation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct LiveEvent {
     /// The generation of the loop that received it.
@@ -336,6 +349,7 @@ pub struct LiveEvent {
 
 /// `Client.Start`; `initialize_error` makes the app server answer `initialize` with that error.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct ClientStart {
     /// The `initialize` error message, or `""` for success.
@@ -344,6 +358,7 @@ pub struct ClientStart {
 
 /// One payload read from the app server by the reader of one generation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ClientPayload {
     /// What the payload is.
@@ -357,6 +372,7 @@ pub struct ClientPayload {
 
 /// `Client.Request(method)`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ClientRequest {
     /// The method.
@@ -365,6 +381,7 @@ pub struct ClientRequest {
 
 /// A nil-safe helper and its arguments; `value` or `value_json` (JSON text, for nulls) is the input.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(try_from = "RenderForm", into = "RenderForm")]
 pub struct Render {
     /// Which helper.
@@ -382,6 +399,7 @@ pub struct Render {
 }
 
 #[derive(Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 struct RenderForm {
     helper: render::Helper,
@@ -430,6 +448,7 @@ impl From<Render> for RenderForm {
 
 /// One action of a step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     /// `SnapshotFromThreadRead`: records one `snapshot`; changes nothing.

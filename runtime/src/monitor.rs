@@ -28,6 +28,7 @@ pub use surface::{Availability, BusinessState, InputMode, Observation};
 
 /// A monitor's settings; every field has a default (houmao's transport defaults, A.2.6).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     /// Which stream the records show: the monitor's results (default) or every kernel snapshot.
@@ -75,6 +76,7 @@ impl Config {
 
 /// Which stream a run records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Layer {
     /// The results a caller sees: `ready`, `completed`, `blocked`, `failed`, `stalled`.
@@ -86,6 +88,7 @@ pub enum Layer {
 
 /// The mailbox completion observer: a definitive answer in the raw output completes the turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CompletionObserver {
     /// The raw output holds a definitive answer when it contains this text; the payload is

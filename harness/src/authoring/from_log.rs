@@ -15,13 +15,25 @@
 //! | `invalid_response` | `then = "malformed"` |
 //! | `stream_idle_timeout` | a pause twice the idle timeout, which `[config]` takes from `details.timeout_ms` |
 //! | `turn_timeout` | a pause as long as the turn budget, from `details.timeout_ms` |
-//! | `cancelled` | a long pause, and `cancel` at the first text chunk (or when sent); `cancel` at the tool call when a tool was interrupted |
+//! | `cancelled` | a long pause, and `cancel` at the first text chunk (or when sent); `cancel` at the tool call when a tool was interrupted; in a child script the pause alone (its parent cancels it) |
 //!
 //! Text is cut into as many chunks as the failure's frame count says were streamed, so the
-//! failure's details match too. A `read` that succeeded puts its output in `[workspace]` (unless
-//! the Log wrote that file first). `expect` and `error_kind` come from the audited terminal
-//! states ([`crate::audit`]). What a Log cannot say (a preloaded earlier run, a torn tail, a
-//! busy prompt, a reload) is left out; the round-trip test lists the scenarios that need it.
+//! failure's details match too; a finished call that took time before its `provider_usage`
+//! keeps it as a pause, so concurrent Sessions interleave as they did. A `read` that succeeded
+//! puts its output in `[workspace]` (unless the Log wrote that file first). `expect` and
+//! `error_kind` come from the audited terminal states ([`crate::audit`]), and each
+//! `run_workflow` call's `[[expect.workflow]]` from its spine ([`workflows`]).
+//!
+//! What an earlier process wrote becomes the `[log]` preload ([`resume`]: restart recovery, or
+//! output no Provider call produced, marks where the last process began), and each child Session
+//! with a Log beside the root Log a `[children.<route>]` script ([`children`]). What no Log can
+//! say (a busy prompt, a reload, the script of a child whose Log is missing) is left out and, where
+//! the Log shows it was there, named in a note. The round trip holds for every agent scenario of
+//! the corpus (`new_from_log_round_trips_every_agent_scenario` in `harness/tests/cli.rs`).
+
+mod children;
+mod resume;
+mod workflows;
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -29,14 +41,72 @@ use std::fmt::Write;
 use gauntlet_runtime::TerminalStatus;
 use serde_json::Value;
 
-use crate::audit::{self, Line};
+use crate::audit::{self, Line, TurnAudit};
+use crate::log_file::LogFile;
 use crate::scenario::Config;
+use children::ChildDraft;
+
+/// A scenario written from a Log, and what the Log could not say.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written {
+    /// The scenario's TOML.
+    pub text: String,
+    /// What the author must know or add by hand: each note is also a comment in `text`.
+    pub notes: Vec<String>,
+}
+
+/// One readable line of a Log.
+#[derive(Debug)]
+struct Event {
+    /// Its index in the Log's lines.
+    index: usize,
+    line: Line,
+    /// `ts`, as ms since the epoch.
+    at_ms: Option<i64>,
+}
+
+/// The readable lines of `lines`.
+fn events(lines: &[String]) -> Vec<Event> {
+    lines
+        .iter()
+        .enumerate()
+        .filter_map(|(index, raw)| {
+            let line = Line::parse(raw).ok()?;
+            let at_ms = serde_json::from_str::<Value>(raw)
+                .ok()
+                .and_then(|value| value.get("ts").and_then(Value::as_str).and_then(millis));
+            Some(Event { index, line, at_ms })
+        })
+        .collect()
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.ffffff]Z` as ms since the epoch (the Log's `ts`, LOG-ENVELOPE).
+fn millis(ts: &str) -> Option<i64> {
+    let field = |range: std::ops::Range<usize>| ts.get(range)?.parse::<i64>().ok();
+    let (year, month, day) = (field(0..4)?, field(5..7)?, field(8..10)?);
+    let (hour, minute, second) = (field(11..13)?, field(14..16)?, field(17..19)?);
+    let fraction = ts.get(19..).and_then(|rest| rest.strip_prefix('.')).unwrap_or("");
+    let digits: String = fraction.chars().take_while(char::is_ascii_digit).take(3).collect();
+    let ms = format!("{digits:0<3}").parse::<i64>().ok()?;
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + ms)
+}
 
 /// A Provider call as the Log shows it.
 #[derive(Debug, Default)]
 struct Call {
     /// The call's `provider_usage`, when it finished.
     usage: Option<Value>,
+    /// How long before its `provider_usage` the previous event was recorded: the time the
+    /// Provider took, kept as a pause so concurrent Sessions interleave as they did.
+    took_ms: u64,
     /// Reasoning items: `(summary chunks, encrypted content)`.
     reasoning: Vec<(Vec<String>, Option<String>)>,
     /// Its assistant text.
@@ -49,7 +119,7 @@ struct Call {
     closed: bool,
 }
 
-/// One `[[turn]]` being written.
+/// One `[[turn]]` (or a child's one Turn) being written.
 #[derive(Debug, Default)]
 struct TurnDraft {
     prompt: String,
@@ -61,133 +131,210 @@ struct TurnDraft {
     cancel: Option<&'static str>,
 }
 
-/// A scenario reproducing `log` (its lines), titled after `source`.
-pub fn scenario(log: &[String], source: &str) -> String {
-    let (lines, _) = audit::parse_lines(log);
-    let audited = audit::audit(log);
-    let mut config = Config::default();
-    let first_model = lines
-        .iter()
-        .find(|line| line.kind == "provider_usage")
-        .and_then(|line| line.str_field("model"))
-        .map(str::to_owned);
-    if let Some(model) = &first_model {
-        config.model.clone_from(model);
+/// A scenario reproducing `file` (a Log and the child Logs beside it), titled after `source`.
+///
+/// Events before the point where the Log's last process began ([`resume::point`]) become the
+/// `[log]` preload; each later `user_message` a `[[turn]]`; each child Session with a Log a
+/// `[children.<route>]` script ([`children::scripts`]).
+pub fn scenario(file: &LogFile, source: &str) -> Written {
+    let all = events(&file.lines);
+    let mut notes = Vec::new();
+    if let Some(torn) = &file.torn_tail {
+        notes.push(format!(
+            "the Log ends in a torn line at byte {} (a crash mid-write) that no process resumed: the scenario scripts what the complete lines show; to reproduce the resume itself, preload the Log as [log] with its tail and set [expect] torn_tail_offset",
+            torn.offset
+        ));
     }
-    let mut workspace: BTreeMap<String, String> = BTreeMap::new();
-    let mut written: Vec<String> = Vec::new();
-    let mut turns: Vec<TurnDraft> = Vec::new();
+    let resume = resume::point(&all, &mut notes);
+    let preload: Option<String> =
+        (resume > 0).then(|| file.lines[..all[resume].index].iter().map(|line| format!("{line}\n")).collect());
+    let events = &all[resume..];
+    let audited = audit::audit(&file.lines);
+    let mut config = Config::default();
+    if let Some(model) =
+        events.iter().find(|event| event.line.kind == "provider_usage").and_then(|event| event.line.str_field("model"))
+    {
+        model.clone_into(&mut config.model);
+    }
     let mut model = config.model.clone();
     let starts: Vec<usize> =
-        lines.iter().enumerate().filter(|(_, line)| line.kind == "user_message").map(|(idx, _)| idx).collect();
+        events.iter().enumerate().filter(|(_, event)| event.line.kind == "user_message").map(|(idx, _)| idx).collect();
+    let mut turns: Vec<TurnDraft> = Vec::new();
     for (turn_idx, &start) in starts.iter().enumerate() {
-        let end = starts.get(turn_idx + 1).copied().unwrap_or(lines.len());
-        let events = &lines[start + 1..end];
-        let mut turn =
-            TurnDraft { prompt: lines[start].str_field("text").unwrap_or_default().to_owned(), ..TurnDraft::default() };
-        let mut calls: Vec<Call> = Vec::new();
-        let mut failure: Option<&Line> = None;
-        let mut pending_reads: BTreeMap<String, String> = BTreeMap::new();
-        // A tool the cancel interrupted: the turn was cancelled while it ran.
-        let mut tool_interrupted = false;
-        for line in events {
-            match line.kind.as_str() {
-                "provider_usage" => {
-                    calls.push(Call { usage: Some(line.data.clone()), ..Call::default() });
-                }
-                "reasoning" => {
-                    let item = line.data.get("item").cloned().unwrap_or(Value::Null);
-                    let summary = item
-                        .get("summary")
-                        .and_then(Value::as_array)
-                        .map(|parts| {
-                            parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).map(str::to_owned)
-                        })
-                        .into_iter()
-                        .flatten()
-                        .collect();
-                    let encrypted = item.get("encrypted_content").and_then(Value::as_str).map(str::to_owned);
-                    open_call(&mut calls, Part::Reasoning).reasoning.push((summary, encrypted));
-                }
-                "assistant_message" => {
-                    let call = open_call(&mut calls, Part::Text);
-                    call.text = line.str_field("text").map(str::to_owned);
-                    call.truncation = line
-                        .data
-                        .pointer("/metadata/output_truncation/reason")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned);
-                }
-                "tool_call" => {
-                    let name = line.str_field("name").unwrap_or_default().to_owned();
-                    let args = line.data.get("args").cloned().unwrap_or(Value::Object(Default::default()));
-                    let call_id = line.str_field("call_id").map(str::to_owned);
-                    match (name.as_str(), args.get("path").and_then(Value::as_str)) {
-                        ("write", Some(path)) => written.push(path.to_owned()),
-                        ("read", Some(path)) if !written.iter().any(|known| known == path) => {
-                            pending_reads.insert(call_id.clone().unwrap_or_default(), path.to_owned());
-                        }
-                        _ => {}
-                    }
-                    open_call(&mut calls, Part::ToolCall).calls.push((name, args, call_id));
-                }
-                "tool_result" => {
-                    if let Some(last) = calls.last_mut() {
-                        last.closed = true;
-                    }
-                    let call_id = line.str_field("call_id").unwrap_or_default();
-                    tool_interrupted |=
-                        line.data.pointer("/error/details/reason").and_then(Value::as_str) == Some("interrupt");
-                    if let Some(path) = pending_reads.remove(call_id)
-                        && line.data.get("ok").and_then(Value::as_bool) == Some(true)
-                        && let Some(output) = line.str_field("output")
-                    {
-                        workspace.entry(path).or_insert_with(|| output.to_owned());
-                    }
-                }
-                "turn_failed" => failure = Some(line),
-                _ => {}
-            }
-        }
-        if let Some(usage_model) = calls.iter().find_map(|call| call.usage.as_ref()?.get("model")?.as_str())
-            && usage_model != model
-        {
-            turn.model = Some(usage_model.to_owned());
-            usage_model.clone_into(&mut model);
-        }
-        // The call the turn failed in: one without usage that is still open, else a new one.
-        let cancelled_in_tool =
-            tool_interrupted && failure.and_then(|failed| failed.str_field("error_kind")) == Some("cancelled");
-        if cancelled_in_tool {
-            turn.cancel = Some("tool_call");
-        }
-        let failed_call = match (failure, calls.last()) {
-            _ if cancelled_in_tool => None,
-            (Some(_), Some(last)) if last.usage.is_none() && !last.closed => calls.pop(),
-            (Some(_), _) => Some(Call::default()),
-            (None, _) => None,
-        };
-        for call in &calls {
-            turn.responses.extend(finished_responses(call, &mut config));
-        }
-        if let (Some(failed), Some(call)) = (failure, failed_call) {
-            let responses = failed_responses(&call, failed, &mut config, &mut turn);
-            turn.responses.extend(responses);
-        }
-        if let Some(audited) = audited.turns.get(turn_idx) {
-            turn.expect = audited.terminal_status;
-            turn.error_kind.clone_from(&audited.error_kind);
-        }
-        if turn.expect == Some(TerminalStatus::Completed) {
-            turn.stop_reason = match calls.last().and_then(|call| call.truncation.as_deref()) {
-                Some("content_filter") => Some("refusal"),
-                Some(_) => Some("max_tokens"),
-                None => None,
-            };
-        }
-        turns.push(turn);
+        let end = starts.get(turn_idx + 1).copied().unwrap_or(events.len());
+        let user = &events[start];
+        let audit = audited.turns.iter().find(|turn| Some(turn.user_seq) == user.line.seq);
+        turns.push(draft_turn(user, &events[start + 1..end], audit, &mut config, &mut model));
     }
-    render(source, &config, &workspace, &turns)
+    let children = children::scripts(file, &all, resume, &audited, &mut config, &mut notes);
+    let mut workspace = workspace_files(&all);
+    for child in file.children.values() {
+        for (path, content) in workspace_files(&events_of(child)) {
+            workspace.entry(path).or_insert(content);
+        }
+    }
+    let workflows = workflows::expectations(events, &audited);
+    let draft = Draft { config, workspace, preload, workflows, turns, children, notes };
+    Written { text: render(source, &draft), notes: draft.notes }
+}
+
+/// Every part of the scenario being written.
+#[derive(Debug)]
+struct Draft {
+    config: Config,
+    workspace: BTreeMap<String, String>,
+    /// The `[log]` preload's NDJSON.
+    preload: Option<String>,
+    /// The `[[expect.workflow]]` tables, rendered.
+    workflows: Vec<String>,
+    turns: Vec<TurnDraft>,
+    children: Vec<ChildDraft>,
+    notes: Vec<String>,
+}
+
+/// [`events`] of a child Log.
+fn events_of(file: &LogFile) -> Vec<Event> {
+    events(&file.lines)
+}
+
+/// The files a `read` that succeeded shows, unless the Log wrote that file first.
+fn workspace_files(events: &[Event]) -> BTreeMap<String, String> {
+    let mut workspace = BTreeMap::new();
+    let mut written: Vec<&str> = Vec::new();
+    let mut pending_reads: BTreeMap<&str, &str> = BTreeMap::new();
+    for event in events {
+        let line = &event.line;
+        match line.kind.as_str() {
+            "tool_call" => {
+                let path = line.data.pointer("/args/path").and_then(Value::as_str);
+                match (line.str_field("name"), path) {
+                    (Some("write"), Some(path)) => written.push(path),
+                    (Some("read"), Some(path)) if !written.contains(&path) => {
+                        pending_reads.insert(line.str_field("call_id").unwrap_or_default(), path);
+                    }
+                    _ => {}
+                }
+            }
+            "tool_result" => {
+                if let Some(path) = pending_reads.remove(line.str_field("call_id").unwrap_or_default())
+                    && line.data.get("ok").and_then(Value::as_bool) == Some(true)
+                    && let Some(output) = line.str_field("output")
+                {
+                    workspace.entry(path.to_owned()).or_insert_with(|| output.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    workspace
+}
+
+/// One Turn's draft: `user` its `user_message`, `events` what follows it up to the next.
+fn draft_turn(
+    user: &Event,
+    events: &[Event],
+    audited: Option<&TurnAudit>,
+    config: &mut Config,
+    model: &mut String,
+) -> TurnDraft {
+    let mut turn =
+        TurnDraft { prompt: user.line.str_field("text").unwrap_or_default().to_owned(), ..TurnDraft::default() };
+    let mut calls: Vec<Call> = Vec::new();
+    let mut failure: Option<&Line> = None;
+    // A tool the cancel interrupted: the turn was cancelled while it ran.
+    let mut tool_interrupted = false;
+    let mut last_ms = user.at_ms;
+    for event in events {
+        let line = &event.line;
+        match line.kind.as_str() {
+            "provider_usage" => {
+                let took_ms = match (last_ms, event.at_ms) {
+                    (Some(before), Some(at)) => u64::try_from(at - before).unwrap_or(0),
+                    _ => 0,
+                };
+                calls.push(Call { usage: Some(line.data.clone()), took_ms, ..Call::default() });
+            }
+            "reasoning" => {
+                let item = line.data.get("item").cloned().unwrap_or(Value::Null);
+                let summary = item
+                    .get("summary")
+                    .and_then(Value::as_array)
+                    .map(|parts| {
+                        parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).map(str::to_owned)
+                    })
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                let encrypted = item.get("encrypted_content").and_then(Value::as_str).map(str::to_owned);
+                open_call(&mut calls, Part::Reasoning).reasoning.push((summary, encrypted));
+            }
+            "assistant_message" => {
+                let call = open_call(&mut calls, Part::Text);
+                call.text = line.str_field("text").map(str::to_owned);
+                call.truncation =
+                    line.data.pointer("/metadata/output_truncation/reason").and_then(Value::as_str).map(str::to_owned);
+            }
+            "tool_call" => {
+                let name = line.str_field("name").unwrap_or_default().to_owned();
+                let args = line.data.get("args").cloned().unwrap_or(Value::Object(Default::default()));
+                let call_id = line.str_field("call_id").map(str::to_owned);
+                // The calls of one response run one after another: a tool call after a tool
+                // result with no Provider call between belongs to the same response.
+                let call = match calls.last_mut() {
+                    Some(last) if last.closed && !last.calls.is_empty() => last,
+                    _ => open_call(&mut calls, Part::ToolCall),
+                };
+                call.calls.push((name, args, call_id));
+            }
+            "tool_result" => {
+                if let Some(last) = calls.last_mut() {
+                    last.closed = true;
+                }
+                tool_interrupted |=
+                    line.data.pointer("/error/details/reason").and_then(Value::as_str) == Some("interrupt");
+            }
+            "turn_failed" => failure = Some(line),
+            _ => {}
+        }
+        last_ms = event.at_ms.or(last_ms);
+    }
+    if let Some(usage_model) = calls.iter().find_map(|call| call.usage.as_ref()?.get("model")?.as_str())
+        && usage_model != model
+    {
+        turn.model = Some(usage_model.to_owned());
+        usage_model.clone_into(model);
+    }
+    // The call the turn failed in: one without usage that is still open, else a new one.
+    let cancelled_in_tool =
+        tool_interrupted && failure.and_then(|failed| failed.str_field("error_kind")) == Some("cancelled");
+    if cancelled_in_tool {
+        turn.cancel = Some("tool_call");
+    }
+    let failed_call = match (failure, calls.last()) {
+        _ if cancelled_in_tool => None,
+        (Some(_), Some(last)) if last.usage.is_none() && !last.closed => calls.pop(),
+        (Some(_), _) => Some(Call::default()),
+        (None, _) => None,
+    };
+    for call in &calls {
+        turn.responses.extend(finished_responses(call, config));
+    }
+    if let (Some(failed), Some(call)) = (failure, failed_call) {
+        let responses = failed_responses(&call, failed, config, &mut turn);
+        turn.responses.extend(responses);
+    }
+    if let Some(audited) = audited {
+        turn.expect = audited.terminal_status;
+        turn.error_kind.clone_from(&audited.error_kind);
+    }
+    if turn.expect == Some(TerminalStatus::Completed) {
+        turn.stop_reason = match calls.last().and_then(|call| call.truncation.as_deref()) {
+            Some("content_filter") => Some("refusal"),
+            Some(_) => Some("max_tokens"),
+            None => None,
+        };
+    }
+    turn
 }
 
 /// Where an output item sits in a response: reasoning, then text, then calls.
@@ -253,6 +400,11 @@ fn finished_responses(call: &Call, config: &mut Config) -> Vec<String> {
     if let Some(reason) = &call.truncation {
         fields.push(format!("then = {{ incomplete = {} }}", quoted(reason)));
     }
+    // Before any output (after `created` and `in_progress`), and only where the wait cannot be
+    // a retry's delay or trip the idle timeout.
+    if call.took_ms > 0 && attempts == 1 && call.took_ms < config.stream_idle_timeout_ms {
+        fields.push(format!("pause = {{ after = 2, ms = {} }}", call.took_ms));
+    }
     responses.push(inline(&fields));
     responses
 }
@@ -286,8 +438,11 @@ fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut 
             let status = number("status").unwrap_or(500);
             let retry_after =
                 number("retry_after_s").map(|seconds| format!(", retry_after = {seconds}")).unwrap_or_default();
-            // The runtime gave up after these attempts: exactly this many retries.
-            config.max_retries = u32::try_from(attempts.saturating_sub(1)).unwrap_or(u32::MAX);
+            // The runtime gave up after these attempts: exactly this many retries (of a status
+            // it retries at all: 429 and 5xx).
+            if status == 429 || status >= 500 {
+                config.max_retries = u32::try_from(attempts.saturating_sub(1)).unwrap_or(u32::MAX);
+            }
             (0..attempts).map(|_| format!("{{ status = {status}{retry_after} }}")).collect()
         }
         "provider_http_error" => {
@@ -420,10 +575,14 @@ fn toml_key(key: &str) -> String {
     }
 }
 
-fn render(source: &str, config: &Config, workspace: &BTreeMap<String, String>, turns: &[TurnDraft]) -> String {
+fn render(source: &str, draft: &Draft) -> String {
+    let Draft { config, workspace, preload, workflows, turns, children, notes } = draft;
     let mut out = String::new();
     let _ = writeln!(out, "#:schema ../../docs/schema/scenario.schema.json");
     let _ = writeln!(out, "# Written by `gauntlet new --from-log` from {source}; read it, then run it with --bless.");
+    for note in notes {
+        let _ = writeln!(out, "# Note: {note}.");
+    }
     let _ = writeln!(out, "title = {}", quoted(&format!("Reproduces {source}")));
     let _ = writeln!(out, "covers = []");
     let defaults = Config::default();
@@ -440,6 +599,9 @@ fn render(source: &str, config: &Config, workspace: &BTreeMap<String, String>, t
     if config.max_retries != defaults.max_retries {
         settings.push(format!("max_retries = {}", config.max_retries));
     }
+    if config.max_subagents != defaults.max_subagents {
+        settings.push(format!("max_subagents = {}", config.max_subagents));
+    }
     if !settings.is_empty() {
         let _ = writeln!(out, "\n[config]\n{}", settings.join("\n"));
     }
@@ -448,6 +610,17 @@ fn render(source: &str, config: &Config, workspace: &BTreeMap<String, String>, t
         for (path, content) in workspace {
             let _ = writeln!(out, "{} = {}", quoted(path), quoted(content));
         }
+    }
+    if let Some(ndjson) = preload.as_deref() {
+        let _ = writeln!(out, "\n# What the Log's earlier process wrote: the Session resumes it.\n[log]");
+        if ndjson.contains("'''") {
+            let _ = writeln!(out, "ndjson = {}", quoted(ndjson));
+        } else {
+            let _ = writeln!(out, "ndjson = '''\n{ndjson}'''");
+        }
+    }
+    for table in workflows {
+        let _ = write!(out, "\n{table}");
     }
     for turn in turns {
         let _ = writeln!(out, "\n[[turn]]\nprompt = {}", quoted(&turn.prompt));
@@ -471,24 +644,158 @@ fn render(source: &str, config: &Config, workspace: &BTreeMap<String, String>, t
         if let Some(trigger) = turn.cancel {
             let _ = writeln!(out, "cancel = {}", quoted(trigger));
         }
-        match turn.responses.as_slice() {
-            [] => {
-                let _ = writeln!(out, "respond = []");
-            }
-            [one] => {
-                let _ = writeln!(out, "respond = [{one}]");
-            }
-            many => {
-                let _ = writeln!(out, "respond = [\n{}]", many.iter().map(|r| format!("  {r},\n")).collect::<String>());
-            }
+        let _ = writeln!(out, "{}", respond(&turn.responses));
+    }
+    for child in children {
+        let _ = writeln!(out, "\n[children.{}]", toml_key(&child.route));
+        if let Some(note) = &child.note {
+            let _ = writeln!(out, "# Note: {note}.");
+        }
+        if let Some(status) = child.expect {
+            let _ = writeln!(out, "expect = {}", quoted(status.as_str()));
+        }
+        if let Some(reason) = &child.reason {
+            let _ = writeln!(out, "reason = {}", quoted(reason));
+        }
+        if !child.responses.is_empty() {
+            let _ = writeln!(out, "{}", respond(&child.responses));
         }
     }
     out
 }
 
+/// A `respond = [...]` line (or lines).
+fn respond(responses: &[String]) -> String {
+    match responses {
+        [] => "respond = []".to_owned(),
+        [one] => format!("respond = [{one}]"),
+        many => format!("respond = [\n{}]", many.iter().map(|r| format!("  {r},\n")).collect::<String>()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
+
+    /// A Log file of `(type, data)` events, stamped `ts` second by second as given.
+    fn log(events: &[(&str, &str, u32)]) -> LogFile {
+        let lines = events
+            .iter()
+            .enumerate()
+            .map(|(seq, (kind, data, second))| {
+                format!(
+                    r#"{{"data":{data},"id":"{seq:016x}","seq":{seq},"session_id":"root","ts":"2026-01-01T00:00:{second:02}.000000Z","type":"{kind}"}}"#
+                )
+            })
+            .collect();
+        LogFile { path: "log.ndjson".into(), lines, torn_tail: None, children: BTreeMap::new() }
+    }
+
+    const USAGE: &str = r#"{"attempts":1,"model":"gpt-5.5"}"#;
+
+    #[test]
+    fn ts_reads_as_millis_since_the_epoch() {
+        assert_eq!(millis("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(millis("2026-01-01T00:00:05.250000Z"), Some(1_767_225_605_250));
+        assert_eq!(millis("not a time"), None);
+    }
+
+    #[test]
+    fn restart_recovery_marks_where_the_last_process_began() {
+        let file = log(&[
+            ("user_message", r#"{"text":"Read it"}"#, 0),
+            ("provider_usage", USAGE, 0),
+            ("tool_call", r#"{"args":{"path":"a"},"call_id":"c1","name":"read"}"#, 0),
+            (
+                "tool_result",
+                r#"{"call_id":"c1","ok":false,"error":{"kind":"orphan_tool_call","details":{"reason":"restart"}}}"#,
+                9,
+            ),
+            ("turn_failed", r#"{"error_kind":"restarted","terminal_status":"interrupted"}"#, 9),
+            ("user_message", r#"{"text":"Again"}"#, 9),
+            ("provider_usage", USAGE, 9),
+            ("assistant_message", r#"{"text":"Done."}"#, 9),
+        ]);
+        let written = scenario(&file, "log.ndjson");
+        let loaded = crate::scenario::parse(&written.text, Path::new("x.toml")).unwrap();
+        assert_eq!(loaded.log.unwrap().ndjson.lines().count(), 3, "{}", written.text);
+        assert_eq!(loaded.turns.len(), 1);
+        assert!(written.notes.is_empty());
+    }
+
+    #[test]
+    fn output_without_usage_is_preloaded_when_the_log_records_usage() {
+        let earlier = ("assistant_message", r#"{"text":"First."}"#, 0);
+        let file = log(&[
+            ("user_message", r#"{"text":"One"}"#, 0),
+            earlier,
+            ("user_message", r#"{"text":"Two"}"#, 1),
+            ("provider_usage", USAGE, 1),
+            ("assistant_message", r#"{"text":"Second."}"#, 1),
+        ]);
+        let loaded = crate::scenario::parse(&scenario(&file, "l").text, Path::new("x.toml")).unwrap();
+        assert_eq!((loaded.log.map(|log| log.ndjson.lines().count()), loaded.turns.len()), (Some(2), 1));
+        // Text right before `turn_failed` is a failed call's partial text, even recorded clean.
+        let file = log(&[
+            ("user_message", r#"{"text":"One"}"#, 0),
+            earlier,
+            ("turn_failed", r#"{"error_kind":"network","terminal_status":"partial_failed"}"#, 0),
+            ("user_message", r#"{"text":"Two"}"#, 1),
+            ("provider_usage", USAGE, 1),
+            ("assistant_message", r#"{"text":"Second."}"#, 1),
+        ]);
+        let loaded = crate::scenario::parse(&scenario(&file, "l").text, Path::new("x.toml")).unwrap();
+        assert_eq!((loaded.log.is_none(), loaded.turns.len()), (true, 2));
+        // A Log that records no usage at all is scripted whole.
+        let file = log(&[("user_message", r#"{"text":"One"}"#, 0), earlier]);
+        let loaded = crate::scenario::parse(&scenario(&file, "l").text, Path::new("x.toml")).unwrap();
+        assert_eq!((loaded.log.is_none(), loaded.turns.len()), (true, 1));
+    }
+
+    #[test]
+    fn a_child_that_ran_without_its_log_gets_a_note_and_no_script() {
+        let file = log(&[
+            ("user_message", r#"{"text":"Use a helper"}"#, 0),
+            ("provider_usage", USAGE, 0),
+            ("tool_call", r#"{"args":{"task":"t"},"call_id":"c1","name":"spawn_agent"}"#, 0),
+            (
+                "subagent_event",
+                r#"{"child_session_id":"sub_1","subagent_id":"sub_1","event":"started","status":"running"}"#,
+                0,
+            ),
+            ("tool_result", r#"{"call_id":"c1","ok":true,"subagent":{"status":"running"}}"#, 0),
+            ("provider_usage", USAGE, 0),
+            ("assistant_message", r#"{"text":"On it."}"#, 0),
+            (
+                "subagent_event",
+                r#"{"child_session_id":"sub_1","subagent_id":"sub_1","event":"finished","status":"completed"}"#,
+                4,
+            ),
+        ]);
+        let written = scenario(&file, "l");
+        assert_eq!(written.notes.len(), 1);
+        assert!(written.notes[0].starts_with("child Session `sub_1` ran, but its Log"), "{:?}", written.notes);
+        let loaded = crate::scenario::parse(&written.text, Path::new("x.toml")).unwrap();
+        assert!(loaded.children["sub_1"].respond.is_empty());
+
+        // With its Log, it is scripted, the Provider's four seconds kept as a pause.
+        let mut file = file;
+        let child = log(&[
+            ("user_message", r#"{"text":"t"}"#, 0),
+            ("provider_usage", USAGE, 4),
+            ("assistant_message", r#"{"text":"Found it."}"#, 4),
+        ]);
+        file.children.insert("sub_1".to_owned(), child);
+        let written = scenario(&file, "l");
+        assert!(written.notes.is_empty(), "{:?}", written.notes);
+        assert!(
+            written.text.contains(r#"respond = [{ text = ["Found it."], pause = { after = 2, ms = 4000 } }]"#),
+            "{}",
+            written.text
+        );
+    }
 
     #[test]
     fn text_splits_into_the_chunks_asked_for() {

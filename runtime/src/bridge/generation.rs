@@ -16,6 +16,7 @@ pub const LIVE_LOOP_CLOSED: &str = "live_event_loop_closed";
 
 /// The daemon's live and poll sessions.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct Sessions {
     /// The live session is connected and its event loop is current.
@@ -113,6 +114,7 @@ impl Sessions {
 
 /// What the app server sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum PayloadKind {
     /// A response to a pending request.
@@ -127,6 +129,7 @@ pub enum PayloadKind {
 
 /// One app-server RPC client.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct ClientState {
     /// Initialized and running.

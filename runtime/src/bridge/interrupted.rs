@@ -56,6 +56,7 @@ pub enum GateReason {
 
 /// A turn, as the key of the gate's markers.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct TurnRef {
     /// The thread id.

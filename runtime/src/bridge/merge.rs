@@ -10,6 +10,7 @@ use super::status::{is_terminal, looks_active};
 
 /// The bridge's stored thread row (upstream SQLite `threads`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct ThreadRow {
     /// The thread id.

@@ -8,6 +8,7 @@ use super::Render;
 
 /// A helper a `render` step calls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Helper {
     /// [`rpc_string`] of `value`.

@@ -21,6 +21,7 @@ const SYNTHETIC_POLL: &str = "synthetic_poll";
 
 /// One agent message or plan of the latest turn.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct Entry {
     /// The item id.
@@ -35,6 +36,7 @@ pub struct Entry {
 
 /// The latest tool item of the turn.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct Tool {
     /// The item id.
@@ -53,6 +55,7 @@ pub struct Tool {
 
 /// The prompt a waiting-on-reply snapshot synthesizes, so the operator can answer from Telegram.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct PlanPrompt {
     /// Always `synthetic_poll` here.
@@ -74,6 +77,7 @@ pub struct PlanPrompt {
 
 /// The kind of one detail line, in item order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DetailKind {
     /// A user message.
@@ -94,6 +98,7 @@ pub enum DetailKind {
 ///
 /// The same fields describe a snapshot given directly to the terminal gate.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct Snapshot {
     /// `id` or `threadId`.
@@ -527,6 +532,7 @@ pub fn normalize_finalized_turn(snapshot: &mut Snapshot) {
 
 /// The stored per-thread snapshot state (upstream `ThreadSnapshotState`), as `CompactSnapshot` leaves it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct SnapshotState {
     /// The thread status last stored.

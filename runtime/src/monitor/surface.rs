@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// Whether the parser recognizes the surface at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Availability {
     /// The parser recognizes the surface.
@@ -23,6 +24,7 @@ pub enum Availability {
 
 /// What the tool is doing, as the parser reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum BusinessState {
     /// Nothing is running.
@@ -37,6 +39,7 @@ pub enum BusinessState {
 
 /// What the input area accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum InputMode {
     /// A prompt can be typed.
@@ -52,6 +55,7 @@ pub enum InputMode {
 /// One parsed snapshot of the surface (the fields of the upstream `LifecycleObservation` that
 /// the lifecycle reads).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Observation {
     /// Default `supported`.
