@@ -149,8 +149,11 @@ pub fn assemble(conversation: Conversation, log_path: Option<&Path>, mock: &Mock
         })
         .collect();
     // Grouped by route, root first, each route in arrival order: concurrent children
-    // interleave, and the golden should not depend on how.
-    capture.requests.sort_by_key(|request| (request.route != gauntlet_mock_provider::ROOT, request.route.clone()));
+    // interleave, and the golden should not depend on how. Each timing moves with its request.
+    let mut paired: Vec<_> =
+        std::mem::take(&mut capture.requests).into_iter().zip(std::mem::take(&mut capture.timings)).collect();
+    paired.sort_by_key(|(request, _)| (request.route != gauntlet_mock_provider::ROOT, request.route.clone()));
+    (capture.requests, capture.timings) = paired.into_iter().unzip();
     capture.unconsumed = report
         .unconsumed
         .iter()

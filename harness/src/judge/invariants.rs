@@ -38,6 +38,7 @@ mod terminal_evidence;
 mod tool_calls_paired;
 mod tool_calls_projected;
 mod turns_terminated;
+mod usage_recorded;
 mod workflow_ok_only_when_complete;
 mod workflow_schedule_safe;
 
@@ -109,6 +110,7 @@ pub const ALL: &[Invariant] = &[
     tool_calls_projected::INVARIANT,
     answer_in_turn::INVARIANT,
     load_matches_live::INVARIANT,
+    usage_recorded::INVARIANT,
 ];
 
 /// The invariants that need nothing but a Log ([`Scope::Log`]): `gauntlet audit` runs exactly

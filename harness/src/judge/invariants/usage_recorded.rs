@@ -1,0 +1,161 @@
+//! TURN-USAGE-EVIDENCE: every Provider response the runtime read to its end is recorded as one
+//! `provider_usage` event holding the usage that response reported, in the contract's
+//! dialect-neutral names. Judged against the wire: the root route's responses the provider
+//! sent whole and cleanly (the journal says the body was finished, the script says it ended
+//! with its terminal event), in order, against the `provider_usage` lines this run wrote. So a
+//! runtime that drops usage, records zeros or another response's numbers is caught, not only
+//! one whose Log golden differs.
+
+use gauntlet_mock_provider::{StreamEnd, Usage};
+use serde_json::Value;
+
+use super::{Invariant, Scope, served};
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant =
+    Invariant { id: "TURN-USAGE-EVIDENCE", also: &[], name: "usage_recorded", scope: Scope::Run, check };
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    if evidence.capture.log.is_empty() {
+        return Vec::new(); // no Log: usage is the agent's own business
+    }
+    // Lines this run wrote: after the first driven turn's prompt (a preloaded Log's usage
+    // belongs to requests this capture never saw).
+    let since = evidence.audit.turns.get(evidence.first_driven_turn()).map_or(u64::MAX, |turn| turn.user_seq);
+    let recorded: Vec<_> = evidence
+        .lines
+        .iter()
+        .filter(|line| line.kind == "provider_usage" && line.seq.is_some_and(|seq| seq > since))
+        .collect();
+    let read_whole = evidence.capture.requests.iter().enumerate().filter_map(|(idx, request)| {
+        let response = served(evidence, request).filter(|response| !response.fails())?;
+        let timing = evidence.capture.timings.get(idx)?;
+        (timing.ended?.how == StreamEnd::Finished).then(|| (idx + 1, response.effective_usage()))
+    });
+    let mut problems = Vec::new();
+    let mut matched = 0;
+    for (n, usage) in read_whole {
+        let Some(line) = recorded.get(matched) else {
+            problems.push(format!(
+                "request {n}'s response was read to its end and reported {}, but no provider_usage records it",
+                shown(&usage)
+            ));
+            continue;
+        };
+        matched += 1;
+        let mismatched: Vec<String> = expected(&usage)
+            .into_iter()
+            .filter_map(|(pointer, want)| {
+                let got = line.data.pointer(pointer).and_then(Value::as_u64);
+                (got != Some(want)).then(|| {
+                    format!("{pointer} is {} (reported {want})", got.map_or("absent".into(), |got| got.to_string()))
+                })
+            })
+            .collect();
+        if !mismatched.is_empty() {
+            problems.push(format!(
+                "the provider_usage at seq {} records request {n}'s usage wrongly: {}",
+                line.seq.unwrap_or_default(),
+                mismatched.join(", ")
+            ));
+        }
+    }
+    for line in &recorded[matched.min(recorded.len())..] {
+        problems.push(format!(
+            "the provider_usage at seq {} answers no response that was read to its end",
+            line.seq.unwrap_or_default()
+        ));
+    }
+    problems
+}
+
+/// The dialect-neutral usage a response's numbers become (docs/contract.md "Usage").
+fn expected(usage: &Usage) -> [(&'static str, u64); 5] {
+    [
+        ("/usage/input_tokens", usage.input),
+        ("/usage/input_tokens_details/cached_tokens", usage.cached),
+        ("/usage/output_tokens", usage.output),
+        ("/usage/output_tokens_details/reasoning_tokens", usage.reasoning),
+        ("/usage/total_tokens", usage.input + usage.output),
+    ]
+}
+
+fn shown(usage: &Usage) -> String {
+    format!("input {} (cached {}), output {} (reasoning {})", usage.input, usage.cached, usage.output, usage.reasoning)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use gauntlet_mock_provider::{Ended, Timing};
+    use serde_json::json;
+
+    use super::*;
+    use crate::judge::invariants::fixture::{body, capture, check_played, requests, scenario, user};
+
+    const TWO: &str = "title = \"t\"\n[[turn]]\nprompt = \"Go\"\nrespond = [{ calls = [{ name = \"list\", args = {} }] }, { text = [\"Done.\"], usage = { input = 7, output = 3 } }]\n";
+
+    fn usage(input: u64, output: u64) -> Value {
+        json!({"usage": {"input_tokens": input, "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": output, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": input + output}})
+    }
+
+    fn played(events: &[(&str, Value)], ends: &[StreamEnd]) -> Vec<String> {
+        let scenario = scenario(TWO);
+        let mut capture = capture(events, &[]);
+        capture.requests = requests(vec![body(vec![user("Go")]), body(vec![user("Go")])]);
+        capture.timings = ends
+            .iter()
+            .map(|how| Timing { received: Duration::ZERO, ended: Some(Ended { at: Duration::ZERO, how: *how }) })
+            .collect();
+        capture.reported.push(crate::capture::Reported { stop_reason: Some("end_turn".into()), error: None });
+        check_played(INVARIANT, &capture, &scenario)
+    }
+
+    fn log(second: Value) -> Vec<(&'static str, Value)> {
+        vec![
+            ("user_message", json!({"text": "Go"})),
+            ("provider_usage", usage(100, 10)),
+            ("tool_call", json!({"call_id": "c1", "name": "list", "args": {}})),
+            ("tool_result", json!({"call_id": "c1", "ok": true, "output": ""})),
+            ("provider_usage", second),
+            ("assistant_message", json!({"text": "Done."})),
+        ]
+    }
+
+    #[test]
+    fn each_response_read_whole_has_its_own_usage() {
+        let whole = [StreamEnd::Finished, StreamEnd::Finished];
+        assert_eq!(played(&log(usage(7, 3)), &whole), Vec::<String>::new());
+        assert_eq!(
+            played(&log(usage(100, 10)), &whole),
+            [
+                "the provider_usage at seq 4 records request 2's usage wrongly: /usage/input_tokens is 100 (reported 7), \
+              /usage/output_tokens is 10 (reported 3), /usage/total_tokens is 110 (reported 10)"
+            ]
+        );
+        assert_eq!(
+            played(&log(json!({})), &whole)[0],
+            "the provider_usage at seq 4 records request 2's usage wrongly: /usage/input_tokens is absent (reported 7), \
+             /usage/input_tokens_details/cached_tokens is absent (reported 0), /usage/output_tokens is absent (reported 3), \
+             /usage/output_tokens_details/reasoning_tokens is absent (reported 0), /usage/total_tokens is absent (reported 10)"
+        );
+    }
+
+    #[test]
+    fn a_missing_record_is_caught_and_a_response_cut_short_needs_none() {
+        let mut events = log(usage(7, 3));
+        events.remove(4);
+        let whole = [StreamEnd::Finished, StreamEnd::Finished];
+        let problems = played(&events, &whole);
+        assert_eq!(
+            problems,
+            [
+                "request 2's response was read to its end and reported input 7 (cached 0), output 3 (reasoning 0), but no provider_usage records it"
+            ]
+        );
+        // The client closed the second body before its end: no usage is owed for it.
+        assert_eq!(played(&events, &[StreamEnd::Finished, StreamEnd::ClientClosed]), Vec::<String>::new());
+    }
+}
