@@ -1,10 +1,10 @@
 //! TURN-USAGE-EVIDENCE: every Provider response the runtime read to its end is recorded as one
 //! `provider_usage` event holding the usage that response reported, in the contract's
-//! dialect-neutral names. Judged against the wire: the root route's responses the provider
-//! sent whole and cleanly (the journal says the body was finished, the script says it ended
-//! with its terminal event), in order, against the `provider_usage` lines this run wrote. So a
-//! runtime that drops usage, records zeros or another response's numbers is caught, not only
-//! one whose Log golden differs.
+//! dialect-neutral names. Judged against the wire: the root route's clean responses (the
+//! script ends them with their terminal event), in order, against the `provider_usage` lines
+//! this run wrote; one the provider finished sending must have its record, one the client
+//! closed early may. So a runtime that drops usage, records zeros or another response's
+//! numbers is caught, not only one whose Log golden differs.
 
 use gauntlet_mock_provider::{StreamEnd, Usage};
 use serde_json::Value;
@@ -27,37 +27,43 @@ fn check(evidence: &Evidence) -> Vec<String> {
         .iter()
         .filter(|line| line.kind == "provider_usage" && line.seq.is_some_and(|seq| seq > since))
         .collect();
-    let read_whole = evidence.capture.requests.iter().enumerate().filter_map(|(idx, request)| {
+    // Each clean response, and whether the provider saw its body read to the end (`Finished`):
+    // one the client closed may still have been read whole (a client may drop the connection
+    // after the terminal event), so it may have its usage, but need not.
+    let clean = evidence.capture.requests.iter().enumerate().filter_map(|(idx, request)| {
         let response = served(evidence, request).filter(|response| !response.fails())?;
-        let timing = evidence.capture.timings.get(idx)?;
-        (timing.ended?.how == StreamEnd::Finished).then(|| (idx + 1, response.effective_usage()))
+        let ended = evidence.capture.timings.get(idx)?.ended?.how;
+        Some((idx + 1, response.effective_usage(), ended == StreamEnd::Finished))
     });
     let mut problems = Vec::new();
     let mut matched = 0;
-    for (n, usage) in read_whole {
-        let Some(line) = recorded.get(matched) else {
-            problems.push(format!(
+    for (n, usage, read_whole) in clean {
+        let mismatched: Option<Vec<String>> = recorded.get(matched).map(|line| {
+            expected(&usage)
+                .into_iter()
+                .filter_map(|(pointer, want)| {
+                    let got = line.data.pointer(pointer).and_then(Value::as_u64);
+                    (got != Some(want)).then(|| {
+                        format!("{pointer} is {} (reported {want})", got.map_or("absent".into(), |got| got.to_string()))
+                    })
+                })
+                .collect()
+        });
+        match mismatched {
+            Some(mismatched) if mismatched.is_empty() => matched += 1,
+            _ if !read_whole => {}
+            None => problems.push(format!(
                 "request {n}'s response was read to its end and reported {}, but no provider_usage records it",
                 shown(&usage)
-            ));
-            continue;
-        };
-        matched += 1;
-        let mismatched: Vec<String> = expected(&usage)
-            .into_iter()
-            .filter_map(|(pointer, want)| {
-                let got = line.data.pointer(pointer).and_then(Value::as_u64);
-                (got != Some(want)).then(|| {
-                    format!("{pointer} is {} (reported {want})", got.map_or("absent".into(), |got| got.to_string()))
-                })
-            })
-            .collect();
-        if !mismatched.is_empty() {
-            problems.push(format!(
-                "the provider_usage at seq {} records request {n}'s usage wrongly: {}",
-                line.seq.unwrap_or_default(),
-                mismatched.join(", ")
-            ));
+            )),
+            Some(mismatched) => {
+                problems.push(format!(
+                    "the provider_usage at seq {} records request {n}'s usage wrongly: {}",
+                    recorded[matched].seq.unwrap_or_default(),
+                    mismatched.join(", ")
+                ));
+                matched += 1;
+            }
         }
     }
     for line in &recorded[matched.min(recorded.len())..] {
@@ -155,7 +161,13 @@ mod tests {
                 "request 2's response was read to its end and reported input 7 (cached 0), output 3 (reasoning 0), but no provider_usage records it"
             ]
         );
-        // The client closed the second body before its end: no usage is owed for it.
+        // The client closed the second body before its end: no usage is owed for it, and
+        // what is recorded for it must still be its own.
         assert_eq!(played(&events, &[StreamEnd::Finished, StreamEnd::ClientClosed]), Vec::<String>::new());
+        assert_eq!(played(&log(usage(7, 3)), &[StreamEnd::Finished, StreamEnd::ClientClosed]), Vec::<String>::new());
+        assert_eq!(
+            played(&log(usage(5, 5)), &[StreamEnd::Finished, StreamEnd::ClientClosed]),
+            ["the provider_usage at seq 4 answers no response that was read to its end"]
+        );
     }
 }
