@@ -30,14 +30,26 @@ fn check(evidence: &Evidence) -> Vec<String> {
     // Each clean response, and whether the provider saw its body read to the end (`Finished`):
     // one the client closed may still have been read whole (a client may drop the connection
     // after the terminal event), so it may have its usage, but need not.
-    let clean = evidence.capture.requests.iter().enumerate().filter_map(|(idx, request)| {
-        let response = served(evidence, request).filter(|response| !response.fails())?;
-        let ended = evidence.capture.timings.get(idx)?.ended?.how;
-        Some((idx + 1, response.effective_usage(), ended == StreamEnd::Finished))
-    });
+    let clean: Vec<_> = evidence
+        .capture
+        .requests
+        .iter()
+        .enumerate()
+        .filter_map(|(idx, request)| {
+            let response = served(evidence, request).filter(|response| !response.fails())?;
+            let ended = evidence.capture.timings.get(idx)?.ended?.how;
+            Some((idx + 1, response.effective_usage(), ended == StreamEnd::Finished))
+        })
+        .collect();
+    let mut required_after = clean.iter().filter(|(_, _, read_whole)| *read_whole).count();
     let mut problems = Vec::new();
     let mut matched = 0;
-    for (n, usage, read_whole) in clean {
+    for &(n, usage, read_whole) in &clean {
+        if read_whole {
+            required_after -= 1;
+        } else if recorded.len().saturating_sub(matched) <= required_after {
+            continue; // every record left is owed to a response read whole
+        }
         let mismatched: Option<Vec<String>> = recorded.get(matched).map(|line| {
             expected(&usage)
                 .into_iter()
