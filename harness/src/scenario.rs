@@ -249,12 +249,14 @@ impl Scenario {
         needs
     }
 
-    /// The tools the prompted turns' scripts call that `tools` does not map (the abstract tools
-    /// of the reference and the delegation tools alike), each once, in first-call order.
+    /// The tools the prompted turns' scripts call that `tools` does not map, each once, in
+    /// first-call order; the delegation tools are left out (they are the `subagents` and
+    /// `workflows` capabilities, not `tools`).
     pub fn unmapped_tools(&self, tools: &ToolMap) -> Vec<String> {
         let mut unmapped: Vec<String> = Vec::new();
         for call in self.turns.iter().flat_map(|turn| turn.respond.iter()).flat_map(|response| response.calls.iter()) {
-            let mapped = AbstractTool::named(&call.name).is_some_and(|tool| tools.contains_key(&tool));
+            let delegation = DELEGATION_TOOLS.contains(&call.name.as_str());
+            let mapped = delegation || AbstractTool::named(&call.name).is_some_and(|tool| tools.contains_key(&tool));
             if !mapped && !unmapped.contains(&call.name) {
                 unmapped.push(call.name.clone());
             }
@@ -302,6 +304,9 @@ impl Scenario {
         scenario
     }
 }
+
+/// The delegation tools of the reference (docs/scenario-format.md "Child Sessions").
+pub const DELEGATION_TOOLS: &[&str] = &["spawn_agent", "wait_agent", "close_agent", "run_workflow"];
 
 /// Something a scenario needs of an implementation (declared in its profile).
 #[derive(
