@@ -175,7 +175,8 @@ impl Evidence<'_> {
                             Value::String(text) => serde_json::from_str(text).unwrap_or_else(|_| args.clone()),
                             other => other.clone(),
                         };
-                        let known = self.capture.mapped_calls.iter().find(|call| call.name == *name && call.rendered == args);
+                        let known =
+                            self.capture.mapped_calls.iter().find(|call| call.name == *name && call.rendered == args);
                         if let Some(call) = known
                             && !calls.iter().any(|(id, _)| id == call_id)
                         {

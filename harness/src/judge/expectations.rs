@@ -162,3 +162,31 @@ fn mapped_reads(scenario: &Scenario, evidence: &Evidence) -> Vec<String> {
     }
     problems
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::invariants::fixture::mapped;
+
+    #[test]
+    fn a_mapped_read_of_a_seeded_file_must_return_it() {
+        let messages = |output: &str| {
+            let (capture, scenario) = mapped(&[output], Vec::new());
+            let evidence = Evidence::of_scenario(&capture, &scenario);
+            mapped_reads(&scenario, &evidence)
+        };
+        assert_eq!(messages("Process exited with code 0\nOutput:\nalpha\n"), Vec::<String>::new());
+        assert_eq!(
+            messages("Process exited with code 0\nOutput:\nbeta"),
+            [
+                "the scripted `read` of `a.txt` ran as `exec_command` (call `c1`): its result in request 2 carries \"beta\" through the profile's mapping, not the file's \"alpha\""
+            ]
+        );
+        assert_eq!(
+            messages("Process exited with code 101\nOutput:\nbubblewrap is unavailable"),
+            [
+                "the scripted `read` of `a.txt` ran as `exec_command` (call `c1`), and its result in request 2 is a failure through the profile's mapping: \"Process exited with code 101\\nOutput:\\nbubblewrap is unavailable\""
+            ]
+        );
+    }
+}

@@ -147,4 +147,30 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn without_a_log_results_are_read_through_the_profile_mapping() {
+        use crate::judge::invariants::fixture::{check_played, mapped};
+        let acp = vec![update("tool_call", "c1", "in_progress"), update("tool_call_update", "c1", "completed")];
+        let (capture, scenario) = mapped(&["Process exited with code 0\nOutput:\nalpha"], acp);
+        assert_eq!(check_played(INVARIANT, &capture, &scenario), Vec::<String>::new());
+        // The same item shown `completed` over a failed result, and one never closed.
+        let acp = vec![
+            update("tool_call", "c1", "in_progress"),
+            update("tool_call_update", "c1", "completed"),
+            update("tool_call", "c2", "in_progress"),
+        ];
+        let (capture, scenario) = mapped(&["Process exited with code 1\nOutput:\nno", "aborted by user"], acp);
+        assert_eq!(
+            check_played(INVARIANT, &capture, &scenario),
+            [
+                "the tool call `c1` (`read` as `exec_command`) ends `completed` in ACP, but its result in request 2 reads as a failure through the profile's mapping, so `failed`: \"Process exited with code 1\\nOutput:\\nno\"",
+                "the tool call `c2` (`read` as `exec_command`) ends `in_progress` in ACP, but its result in request 2 reads as a failure through the profile's mapping, so `failed`: \"aborted by user\"",
+            ]
+        );
+        // Without the mapping in the capture (the reference's names), nothing is read.
+        let (mut capture, scenario) = mapped(&["aborted by user"], Vec::new());
+        capture.mapped_calls.clear();
+        assert_eq!(check_played(INVARIANT, &capture, &scenario), Vec::<String>::new());
+    }
 }
