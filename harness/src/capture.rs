@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 use gauntlet_runtime::{TerminalStatus, canonical};
 
 use crate::audit::{self, Audit};
+use crate::tool_map::MappedCall;
 
 /// What one scenario run produced.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -60,6 +61,9 @@ pub struct Capture {
     /// For each of `requests`, in order: when it arrived and when and how its response body
     /// ended, on the same clock (evidence only: not golden).
     pub timings: Vec<Timing>,
+    /// The script's abstract tool calls as the driver rendered them for the agent's own tools
+    /// (its profile's `[tools]`); empty when nothing was mapped (evidence only: not golden).
+    pub mapped_calls: Vec<MappedCall>,
 }
 
 /// The requests golden of a dialect: the raw bodies differ by wire, everything else is shared.

@@ -282,13 +282,12 @@ fn check_one(plan: &Plan, profile: &Profile, driver: &dyn Driver, name: &str, lo
         Ok(AnyScenario::Lifecycle(_)) => return unplayable(name, "a lifecycle scenario, for adapters".to_owned()),
         Err(error) => return unplayable(name, error.to_string()),
     };
-    let missing = profile.missing(&scenario.needs());
+    let missing = profile.missing(&scenario);
     if !missing.is_empty() {
-        let names: Vec<&str> = missing.iter().map(|capability| capability.as_str()).collect();
-        let why = format!("{} lacks {}", profile.name, names.join(", "));
+        let why = format!("{} lacks {}", profile.name, missing.join(", "));
         return Checked { verdict: Verdict::skipped(name, why), evidence: None, masks_matched: BTreeSet::new() };
     }
-    let scenario = scenario.scaled(profile.time_scale);
+    let scenario = profile.adapt(&scenario);
     let capture = driver.drive(&scenario);
     let files = capture.golden_files();
     let mut masks_matched = BTreeSet::new();

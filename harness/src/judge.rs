@@ -8,13 +8,14 @@ pub mod expectations;
 pub mod invariants;
 pub mod lifecycle;
 
-use gauntlet_mock_provider::{Conversation, Ending};
+use gauntlet_mock_provider::{Conversation, Ending, Message};
 use gauntlet_runtime::TerminalStatus;
 use serde_json::Value;
 
 use crate::audit::{self, Audit, Line};
 use crate::capture::Capture;
 use crate::scenario::Scenario;
+use crate::tool_map::{MappedCall, Outcome};
 use crate::verdict::{Finding, Layer, Verdict};
 
 /// Whose Log a piece of evidence holds: the root Session the client drove, or a child Session
@@ -134,6 +135,73 @@ impl<'a> Evidence<'a> {
     fn truncation(&self, seq: u64) -> Option<String> {
         let line = self.lines.iter().find(|line| line.seq == Some(seq) && line.kind == "assistant_message")?;
         line.data.pointer("/metadata/output_truncation/reason").and_then(Value::as_str).map(str::to_owned)
+    }
+}
+
+/// The result of one scripted tool call that the driver rendered as one of the agent's own
+/// tools, as the agent sent it back to the model, read through the profile's mapping.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MappedResult {
+    /// The call id the model gave the call.
+    pub call_id: String,
+    /// The scripted call.
+    pub call: MappedCall,
+    /// The result text, as the first request that carries it has it.
+    pub output: String,
+    /// The result read through the mapping.
+    pub outcome: Outcome,
+    /// The request (1-based) that first carries it.
+    pub request: usize,
+}
+
+impl Evidence<'_> {
+    /// The results of the scripted calls rendered through the profile's `[tools]`, each once,
+    /// in the order requests first carry them: how an agent without a gauntlet Log reports a
+    /// tool's outcome to its model. A call is known by the rendered name and arguments the
+    /// request repeats; its result by the call id the model gave it.
+    pub fn mapped_results(&self) -> Vec<MappedResult> {
+        let Some(scenario) = self.scenario else { return Vec::new() };
+        if self.capture.mapped_calls.is_empty() {
+            return Vec::new();
+        }
+        let mut calls: Vec<(String, &MappedCall)> = Vec::new();
+        let mut results: Vec<MappedResult> = Vec::new();
+        for (idx, conversation) in self.conversations.iter().enumerate() {
+            for message in &conversation.messages {
+                match message {
+                    Message::ToolCall { call_id, name, args } => {
+                        // Most wires send arguments as a JSON string.
+                        let args = match args {
+                            Value::String(text) => serde_json::from_str(text).unwrap_or_else(|_| args.clone()),
+                            other => other.clone(),
+                        };
+                        let known =
+                            self.capture.mapped_calls.iter().find(|call| call.name == *name && call.rendered == args);
+                        if let Some(call) = known
+                            && !calls.iter().any(|(id, _)| id == call_id)
+                        {
+                            calls.push((call_id.clone(), call));
+                        }
+                    }
+                    Message::ToolResult { call_id, output } => {
+                        let Some((_, call)) = calls.iter().find(|(id, _)| id == call_id) else { continue };
+                        let Some(mapping) = scenario.tools.get(&call.tool) else { continue };
+                        if results.iter().any(|result| result.call_id == *call_id) {
+                            continue;
+                        }
+                        results.push(MappedResult {
+                            call_id: call_id.clone(),
+                            call: (*call).clone(),
+                            output: output.clone(),
+                            outcome: mapping.outcome(output),
+                            request: idx + 1,
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+        results
     }
 }
 

@@ -20,7 +20,8 @@
 //! - [`report`]: tables over verdicts.
 //! - [`contract`]: the requirement registry in docs/contract.md; [`coverage`]: every MUST checked.
 //! - [`layers`]: the layer check over each crate's modules, as ARCHITECTURE.md lists them.
-//! - [`profile`], [`check`], [`known_failures`]: checking another agent against the corpus.
+//! - [`profile`], [`check`], [`known_failures`]: checking another agent against the corpus;
+//!   [`tool_map`] maps the corpus's abstract tools to the agent's own.
 //! - [`schema`]: JSON Schemas of the TOML files, for editors.
 
 pub mod audit;
@@ -45,4 +46,5 @@ pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod schema;
+pub mod tool_map;
 pub mod verdict;

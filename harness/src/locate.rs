@@ -65,6 +65,12 @@ pub fn key_at(text: &str, offset: usize) -> Option<String> {
 /// Every string value in `text` (keys and comments are not values), with its span in the
 /// text (quotes included) and its content; empty when the text does not parse.
 pub fn strings(text: &str) -> Vec<(Range<usize>, String)> {
+    strings_at(text, &[])
+}
+
+/// Every string value inside the value at `path` (a table's, however it is written: a
+/// `[table]`, dotted keys or inline), as [`strings`] gives them; empty when there is none.
+pub fn strings_at(text: &str, path: &[Step<'_>]) -> Vec<(Range<usize>, String)> {
     fn visit(value: &toml::Spanned<DeValue<'_>>, found: &mut Vec<(Range<usize>, String)>) {
         match value.get_ref() {
             DeValue::String(string) => found.push((value.span(), string.to_string())),
@@ -75,7 +81,28 @@ pub fn strings(text: &str) -> Vec<(Range<usize>, String)> {
     }
     let mut found = Vec::new();
     if let Ok(document) = DeTable::parse(text) {
-        document.get_ref().iter().for_each(|(_, value)| visit(value, &mut found));
+        let mut table = Some(document.get_ref());
+        let mut at: Option<&toml::Spanned<DeValue<'_>>> = None;
+        for step in path {
+            let next = match (step, table, at.map(toml::Spanned::get_ref)) {
+                (Step::Key(key), Some(table), _) => {
+                    table.iter().find(|(name, _)| name.get_ref() == key).map(|(_, v)| v)
+                }
+                (Step::Index(index), _, Some(DeValue::Array(items))) => items.get(*index),
+                _ => None,
+            };
+            let Some(next) = next else { return Vec::new() };
+            table = match next.get_ref() {
+                DeValue::Table(inner) => Some(inner),
+                _ => None,
+            };
+            at = Some(next);
+        }
+        match (table, at) {
+            (Some(table), _) => table.iter().for_each(|(_, item)| visit(item, &mut found)),
+            (None, Some(value)) => visit(value, &mut found),
+            (None, None) => {}
+        }
     }
     found.sort_by_key(|(span, _)| span.start);
     found
@@ -106,6 +133,16 @@ mod tests {
         assert_eq!(key("\"u\"").as_deref(), Some("URL"));
         assert_eq!(key("\"c\"").as_deref(), Some("content"));
         assert_eq!(key("[env]"), None);
+    }
+
+    #[test]
+    fn strings_at_a_path_are_those_inside_it_however_the_table_is_written() {
+        let text = "x = \"a\"\n[tools.read]\nname = \"r\"\nargs = { p = \"{path}\" }\n[tools.wait]\nok = [\"w\"]\n";
+        let at = |path: &[Step<'_>]| strings_at(text, path).into_iter().map(|(_, s)| s).collect::<Vec<_>>();
+        assert_eq!(at(&[Step::Key("tools")]), ["r", "{path}", "w"]);
+        assert_eq!(at(&[Step::Key("tools"), Step::Key("wait"), Step::Key("ok")]), ["w"]);
+        assert_eq!(at(&[Step::Key("x")]), ["a"]);
+        assert!(at(&[Step::Key("nope")]).is_empty());
     }
 
     #[test]

@@ -12,9 +12,11 @@ use gauntlet_mock_provider::{Dialect, SideRequest};
 use serde::Deserialize;
 
 use crate::capture;
+use crate::driver::acp_client::Permission;
 use crate::driver::external::External;
 use crate::locate::{self, Step};
-use crate::scenario::{self, Capability, LoadError};
+use crate::scenario::{self, Capability, LoadError, Scenario};
+use crate::tool_map::{self, ToolMap};
 
 /// The placeholders gauntlet fills in a profile's command, arguments, environment and files.
 pub const PLACEHOLDERS: &[&str] = &[
@@ -86,6 +88,15 @@ pub struct Profile {
     /// key or index); they are compared as `"$MASKED"`.
     #[serde(default)]
     pub masks: BTreeMap<String, Vec<String>>,
+    /// The agent's own tools for the corpus's abstract ones (`read`, `write`, `list`, `wait`):
+    /// a scenario calling only mapped tools runs without the `tools` capability, its calls
+    /// rendered as the agent's (docs/implementations.md "Tools").
+    #[serde(default)]
+    pub tools: ToolMap,
+    /// How the client answers the agent's permission requests: `allow_once` (the default),
+    /// `allow_always`, `reject_once` or `reject_always`.
+    #[serde(default)]
+    pub permission: Permission,
     /// The folder of the profile file (not a key: set when loading).
     #[serde(skip)]
     pub dir: PathBuf,
@@ -153,6 +164,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile, LoadError> {
         return Err(scenario::invalid_at(text, path, &[Step::Key("time_scale")], "time_scale", message));
     }
     check_masks(text, path, &profile.masks)?;
+    check_tools(text, path, &profile.tools)?;
     let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(Path::new("."));
     // Absolute, because agents start in their scratch workspace.
     profile.dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
@@ -163,8 +175,16 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile, LoadError> {
 /// fill: its byte offset in the text and its name. Only string values are searched, so braces
 /// in a comment are not placeholders. `{session_id}` (the `log` pattern) and `{command}` (in
 /// `version`) are allowed too.
+///
+/// The strings of `[tools]` are argument templates with placeholders of their own, checked by
+/// [`check_tools`].
 fn unknown_placeholder(text: &str) -> Option<(usize, String)> {
+    let templates: Vec<std::ops::Range<usize>> =
+        locate::strings_at(text, &[Step::Key("tools")]).into_iter().map(|(span, _)| span).collect();
     for (span, value) in locate::strings(text) {
+        if templates.contains(&span) {
+            continue;
+        }
         let mut rest = 0;
         while let Some(open) = value[rest..].find('{').map(|idx| rest + idx) {
             rest = open + 1;
@@ -211,6 +231,36 @@ fn check_masks(text: &str, path: &Path, masks: &BTreeMap<String, Vec<String>>) -
     Ok(())
 }
 
+/// Each tool mapping's template uses only placeholders its tool fills, and says how to tell
+/// a failed result (an `ok` text, `failed` texts, or both): without either every result would
+/// pass for a success, and ACP-TOOL-STATUS would judge nothing.
+fn check_tools(text: &str, path: &Path, tools: &ToolMap) -> Result<(), LoadError> {
+    for (tool, mapping) in tools {
+        let name = tool.as_str();
+        if let Err(tool_map::UnknownPlaceholder(unknown)) = mapping.check(*tool) {
+            let known: Vec<String> =
+                tool.placeholders().iter().chain(tool_map::LOCATIONS).map(|name| format!("{{{name}}}")).collect();
+            let message =
+                format!("unknown placeholder `{{{unknown}}}` for the `{name}` tool; it fills {}", known.join(", "));
+            // At the string that holds it.
+            let offset = locate::strings_at(text, &[Step::Key("tools"), Step::Key(name)])
+                .into_iter()
+                .find(|(_, value)| tool_map::placeholders(value).contains(&unknown.as_str()))
+                .map(|(span, _)| span.start);
+            let (line, column) = scenario::position(text, offset.unwrap_or(0));
+            let key = offset.and_then(|offset| locate::key_at(text, offset)).unwrap_or_else(|| "args".to_owned());
+            return Err(LoadError::Invalid { path: path.to_owned(), line, column, key: Some(key), message });
+        }
+        if mapping.ok.is_none() && mapping.failed.is_empty() {
+            let message = format!(
+                "the `{name}` tool needs `ok` (a text every successful result holds) or `failed` (texts a failed one holds)"
+            );
+            return Err(scenario::invalid_at(text, path, &[Step::Key("tools"), Step::Key(name)], "tools", message));
+        }
+    }
+    Ok(())
+}
+
 impl Profile {
     /// The program to start: a relative command is taken from the profile's folder, a bare
     /// name from `PATH`.
@@ -246,9 +296,30 @@ impl Profile {
         }
     }
 
-    /// The capabilities `scenario` needs that this implementation lacks.
-    pub fn missing(&self, needs: &BTreeSet<Capability>) -> Vec<Capability> {
-        needs.difference(&self.capabilities).copied().collect()
+    /// What `scenario` needs that this implementation lacks, for a `skipped` verdict: each
+    /// missing capability by name. A scenario whose tool calls the profile's `[tools]` maps
+    /// all needs no `tools` capability; one calling a tool it does not map names the tool.
+    pub fn missing(&self, scenario: &Scenario) -> Vec<String> {
+        let needs = scenario.needs();
+        let unmapped = scenario.unmapped_tools(&self.tools);
+        needs
+            .difference(&self.capabilities)
+            .filter_map(|capability| match capability {
+                Capability::Tools if unmapped.is_empty() => None,
+                Capability::Tools if !self.tools.is_empty() => {
+                    let names: Vec<String> = unmapped.iter().map(|name| format!("`{name}`")).collect();
+                    Some(format!("tools (its `[tools]` maps no {})", names.join(", ")))
+                }
+                other => Some(other.as_str().to_owned()),
+            })
+            .collect()
+    }
+
+    /// `scenario` as this implementation plays it: on its clock, with its tools.
+    pub fn adapt(&self, scenario: &Scenario) -> Scenario {
+        let mut scenario = scenario.scaled(self.time_scale);
+        scenario.tools = self.tools.clone();
+        scenario
     }
 
     /// The driver for this implementation.
@@ -267,6 +338,7 @@ impl Profile {
             deadline: Duration::from_millis(self.deadline_ms),
             grace: Duration::from_millis(self.grace_ms),
             dialect: Some(self.dialect),
+            permission: self.permission,
         }
     }
 
@@ -287,6 +359,7 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tool_map::AbstractTool;
 
     fn write(text: &str) -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
@@ -302,7 +375,61 @@ mod tests {
         assert_eq!(profile.network, Network::Loopback);
         assert_eq!(profile.program(), std::path::absolute(path.parent().unwrap()).unwrap().join("bin/agent"));
         assert!(profile.capabilities.is_empty());
-        assert_eq!(profile.missing(&BTreeSet::from([Capability::Cancel])), [Capability::Cancel]);
+        assert_eq!(profile.permission, Permission::AllowOnce);
+        let cancels = crate::judge::invariants::fixture::scenario(
+            "title = \"t\"\n[[turn]]\nprompt = \"p\"\ncancel = \"sent\"\nrespond = [{ text = [\"x\"] }]\n",
+        );
+        assert_eq!(profile.missing(&cancels), ["cancel"]);
+    }
+
+    const TOOL_SCENARIO: &str = "title = \"t\"\n[[turn]]\nprompt = \"p\"\nrespond = [{ calls = [{ name = \"read\", args = { path = \"a.txt\" } }, { name = \"wait\", args = { ms = 1000 } }] }, { text = [\"x\"] }]\n";
+
+    #[test]
+    fn a_tool_mapping_stands_in_for_the_tools_capability_when_it_maps_every_call() {
+        let scenario = crate::judge::invariants::fixture::scenario(TOOL_SCENARIO);
+        let head = "name = \"a\"\ncommand = \"agent\"\npermission = \"reject_once\"\n";
+        let (_dir, path) = write(head);
+        assert_eq!(load(&path).unwrap().missing(&scenario), ["tools"]);
+        let read = "[tools.read]\nname = \"exec_command\"\nargs = { cmd = \"cat {path:sh}\" }\nok = \"exit code 0\"\n";
+        let (_dir, path) = write(&format!("{head}{read}"));
+        let profile = load(&path).unwrap();
+        assert_eq!(profile.permission, Permission::RejectOnce);
+        assert_eq!(profile.missing(&scenario), ["tools (its `[tools]` maps no `wait`)"]);
+        let wait =
+            "[tools.wait]\nname = \"exec_command\"\nargs = { cmd = \"sleep {seconds}\" }\nfailed = [\"aborted\"]\n";
+        let (_dir, path) = write(&format!("{head}{read}{wait}"));
+        let profile = load(&path).unwrap();
+        assert!(profile.missing(&scenario).is_empty());
+        let adapted = profile.adapt(&scenario);
+        assert_eq!(adapted.tools[&AbstractTool::Wait].name, "exec_command");
+    }
+
+    #[test]
+    fn tool_mapping_errors_name_file_line_column_and_key() {
+        let head = "name = \"a\"\ncommand = \"agent\"\n[tools.read]\nname = \"read\"\n";
+        for (rest, expected) in [
+            (
+                "args = { filePath = \"{workspace}/{content}\" }\nok = \"x\"\n",
+                "agent.toml:5:21: key `filePath`: unknown placeholder `{content}` for the `read` tool; it fills {path}, {workspace}, {home}, {tmp}",
+            ),
+            ("args = { filePath = \"{path}\" }\n", "agent.toml:3:1: key `tools`: the `read` tool needs `ok`"),
+            (
+                "ok = \"x\"\nfailed = \"y\"\n",
+                "agent.toml:6:10: key `failed`: invalid type: string \"y\", expected a sequence",
+            ),
+            ("ok = \"x\"\n[tools.reed]\nname = \"r\"\n", "agent.toml:6:8: key `reed`: unknown variant `reed`"),
+            ("ok = \"x\"\nargz = {}\n", "agent.toml:6:1: key `argz`: unknown field `argz`"),
+        ] {
+            let (_dir, path) = write(&format!("{head}{rest}"));
+            let message = load(&path).unwrap_err().to_string();
+            assert!(message.contains(expected), "{message}");
+        }
+        // Tool placeholders are the tool's own: not allowed elsewhere, not refused in `[tools]`.
+        let (_dir, path) = write("name = \"a\"\ncommand = \"agent\"\nargs = [\"{path}\"]\n");
+        let message = load(&path).unwrap_err().to_string();
+        assert!(message.contains("agent.toml:3:10: key `args`: unknown placeholder `{path}`"), "{message}");
+        let (_dir, path) = write(&format!("{head}args = {{ filePath = \"{{workspace}}/{{path}}\" }}\nok = \"x\"\n"));
+        assert!(load(&path).is_ok(), "{:?}", load(&path).err());
     }
 
     #[test]

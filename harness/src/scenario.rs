@@ -13,6 +13,7 @@ use gauntlet_runtime::workflows::checkpoint::CheckpointStatus;
 
 use crate::audit::WorkflowTerminal;
 use crate::locate::{self, Step};
+use crate::tool_map::{AbstractTool, ToolMap};
 use gauntlet_runtime::{ErrorKind, TerminalStatus};
 use serde::Deserialize;
 
@@ -48,6 +49,11 @@ pub struct Scenario {
     /// `spawn_agent`, `<workflow id>-<step id>` for a workflow step).
     #[serde(default)]
     pub children: BTreeMap<String, ChildScript>,
+    /// The checked agent's own tools for the abstract ones the script calls (its profile's
+    /// `[tools]`, set by `gauntlet check`; empty for the reference): the driver renders the
+    /// calls with it, the judge reads their results through it. Not a key.
+    #[serde(skip)]
+    pub tools: ToolMap,
 }
 
 fn unscaled() -> f64 {
@@ -243,6 +249,21 @@ impl Scenario {
         needs
     }
 
+    /// The tools the prompted turns' scripts call that `tools` does not map, each once, in
+    /// first-call order; the delegation tools are left out (they are the `subagents` and
+    /// `workflows` capabilities, not `tools`).
+    pub fn unmapped_tools(&self, tools: &ToolMap) -> Vec<String> {
+        let mut unmapped: Vec<String> = Vec::new();
+        for call in self.turns.iter().flat_map(|turn| turn.respond.iter()).flat_map(|response| response.calls.iter()) {
+            let delegation = DELEGATION_TOOLS.contains(&call.name.as_str());
+            let mapped = delegation || AbstractTool::named(&call.name).is_some_and(|tool| tools.contains_key(&tool));
+            if !mapped && !unmapped.contains(&call.name) {
+                unmapped.push(call.name.clone());
+            }
+        }
+        unmapped
+    }
+
     /// The same scenario played in `dialect`; `Err` with the reason when the file says the
     /// dialect cannot express it.
     pub fn in_dialect(&self, dialect: Dialect) -> Result<Scenario, String> {
@@ -283,6 +304,9 @@ impl Scenario {
         scenario
     }
 }
+
+/// The delegation tools of the reference (docs/scenario-format.md "Child Sessions").
+pub const DELEGATION_TOOLS: &[&str] = &["spawn_agent", "wait_agent", "close_agent", "run_workflow"];
 
 /// Something a scenario needs of an implementation (declared in its profile).
 #[derive(
@@ -495,10 +519,19 @@ fn backticked_field(message: &str) -> Option<String> {
     rest.split_once('`').map(|(key, _)| key.to_owned())
 }
 
-/// The key whose value starts at `offset`: the last `key =` before it on the same line.
+/// The key whose value starts at `offset`: the last `key =` before it on the same line, or in
+/// a table header the key at `offset`.
 pub(crate) fn key_before(text: &str, offset: usize) -> Option<String> {
     let before = &text[..offset.min(text.len())];
     let line = &before[before.rfind('\n').map_or(0, |idx| idx + 1)..];
+    if line.trim_start().starts_with('[') && !line.contains('=') {
+        // A table header (`[tools.reed]`): the key the error points at.
+        let key: String = text[offset.min(text.len())..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-'))
+            .collect();
+        return (!key.is_empty()).then_some(key);
+    }
     let assignment = line.rfind('=')?;
     let key: String = line[..assignment]
         .trim_end()

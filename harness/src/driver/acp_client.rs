@@ -69,18 +69,58 @@ pub struct AcpClient<R, W> {
     pub transcript: Vec<Value>,
     /// How long to wait for any one message.
     pub patience: Duration,
+    /// How permission requests are answered.
+    pub permission: Permission,
+}
+
+/// How the client behaves: how long it waits, and how it answers permission requests.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// How long to wait for any one message.
+    pub patience: Duration,
+    /// How permission requests are answered.
+    pub permission: Permission,
+}
+
+/// How the client answers the agent's `session/request_permission`: the first option of this
+/// kind (ACP `PermissionOptionKind`), else the first option offered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Permission {
+    /// Allow this once (the scenario's tools run in a scratch workspace).
+    #[default]
+    AllowOnce,
+    /// Allow this and every later request like it.
+    AllowAlways,
+    /// Refuse this once.
+    RejectOnce,
+    /// Refuse this and every later request like it.
+    RejectAlways,
+}
+
+impl Permission {
+    /// The ACP option kind.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Permission::AllowOnce => "allow_once",
+            Permission::AllowAlways => "allow_always",
+            Permission::RejectOnce => "reject_once",
+            Permission::RejectAlways => "reject_always",
+        }
+    }
 }
 
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> AcpClient<R, W> {
-    /// A client that waits up to `patience` for each message.
-    pub fn new(reader: R, writer: W, patience: Duration) -> Self {
+    /// A client with `settings`.
+    pub fn new(reader: R, writer: W, settings: Settings) -> Self {
         AcpClient {
             reader: BufReader::new(reader),
             writer: Some(writer),
             next_id: 0,
             partial: Vec::new(),
             transcript: Vec::new(),
-            patience,
+            patience: settings.patience,
+            permission: settings.permission,
         }
     }
 
@@ -155,7 +195,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> AcpClient<R, W> {
             Ok(message) if message.is_object() => {
                 self.transcript.push(json!({"from": FROM_AGENT, "message": message}));
                 if let (Some(id), Some(method)) = (message.get("id"), message.get("method").and_then(Value::as_str)) {
-                    self.send(answer_agent_request(id, method, &message)).await?;
+                    self.send(answer_agent_request(id, method, &message, self.permission)).await?;
                 }
                 Ok(message)
             }
@@ -202,14 +242,14 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> AcpClient<R, W> {
     }
 }
 
-/// The client's answer to a request from the agent. Permission requests are granted once
-/// (the scenario's tools run in a scratch workspace); the client offers no file system or
-/// terminal, so anything else is -32601.
-fn answer_agent_request(id: &Value, method: &str, request: &Value) -> Value {
+/// The client's answer to a request from the agent. Permission requests are answered as the
+/// profile says (by default granted once: the scenario's tools run in a scratch workspace);
+/// the client offers no file system or terminal, so anything else is -32601.
+fn answer_agent_request(id: &Value, method: &str, request: &Value, permission: Permission) -> Value {
     if method == "session/request_permission" {
         let options = request.pointer("/params/options").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
-        let allow_once = |option: &&Value| option.get("kind").and_then(Value::as_str) == Some("allow_once");
-        let chosen = options.iter().find(allow_once).or_else(|| options.first());
+        let wanted = |option: &&Value| option.get("kind").and_then(Value::as_str) == Some(permission.kind());
+        let chosen = options.iter().find(wanted).or_else(|| options.first());
         if let Some(option_id) = chosen.and_then(|option| option.get("optionId")) {
             return json!({"jsonrpc": "2.0", "id": id,
                 "result": {"outcome": {"outcome": "selected", "optionId": option_id}}});

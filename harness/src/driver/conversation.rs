@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::capture::{Reported, TornTail};
-use crate::driver::acp_client::{AcpClient, ClientError, is_response, session_update};
+use crate::driver::acp_client::{AcpClient, ClientError, Settings, is_response, session_update};
 use crate::scenario::{Scenario, Trigger, Turn};
 
 /// The Session id preloaded Logs use.
@@ -59,17 +59,17 @@ pub async fn converse(
     scenario: &Scenario,
     workspace: &Path,
     launch: &mut Launch<'_>,
-    patience: Duration,
+    settings: Settings,
     replay_load: bool,
     mock: &MockProvider,
 ) -> Conversation {
     let mut conversation = Conversation::default();
-    if let Err(fault) = live(scenario, workspace, launch, patience, mock, &mut conversation).await {
+    if let Err(fault) = live(scenario, workspace, launch, settings, mock, &mut conversation).await {
         conversation.faults.push(fault);
     }
     if let Some(session_id) = conversation.session_id.clone().filter(|_| replay_load) {
         let mut transcript = Vec::new();
-        if let Err(fault) = load_only(&session_id, workspace, launch, patience, &mut transcript).await {
+        if let Err(fault) = load_only(&session_id, workspace, launch, settings, &mut transcript).await {
             conversation.faults.push(format!("load replay: {fault}"));
         }
         conversation.load = transcript;
@@ -87,11 +87,11 @@ type Client = AcpClient<Box<dyn AsyncRead + Unpin + Send>, Box<dyn AsyncWrite + 
 /// orderly way, so how it exits is evidence too; what it said goes to `transcript`.
 async fn connect(
     launch: &mut Launch<'_>,
-    patience: Duration,
+    settings: Settings,
     transcript: &mut Vec<Value>,
 ) -> Result<(Client, Pin<Box<dyn Future<Output = Result<(), String>> + Send>>), String> {
     let connection = launch()?;
-    let mut client = AcpClient::new(connection.reader, connection.writer, patience);
+    let mut client = AcpClient::new(connection.reader, connection.writer, settings);
     let params = json!({"protocolVersion": 1, "clientCapabilities": {}});
     let problem = match client.request("initialize", params).await {
         Ok(answer) if answer.get("error").is_none() => return Ok((client, connection.ended)),
@@ -123,11 +123,11 @@ async fn live(
     scenario: &Scenario,
     workspace: &Path,
     launch: &mut Launch<'_>,
-    patience: Duration,
+    settings: Settings,
     mock: &MockProvider,
     conversation: &mut Conversation,
 ) -> Result<(), String> {
-    let (mut client, mut ended) = connect(launch, patience, &mut conversation.live).await?;
+    let (mut client, mut ended) = connect(launch, settings, &mut conversation.live).await?;
     let session_id = if scenario.log.is_some() {
         conversation.torn_tail = load(&mut client, PRELOADED_SESSION_ID, workspace).await?;
         PRELOADED_SESSION_ID.to_owned()
@@ -147,7 +147,7 @@ async fn live(
     for (turn_idx, turn) in scenario.turns.iter().enumerate() {
         if turn.reload {
             finish(client, ended, &mut conversation.live).await?;
-            (client, ended) = connect(launch, patience, &mut conversation.live).await?;
+            (client, ended) = connect(launch, settings, &mut conversation.live).await?;
             load(&mut client, &session_id, workspace).await?;
         }
         let mut cancels = Vec::new();
@@ -171,10 +171,10 @@ async fn load_only(
     session_id: &str,
     workspace: &Path,
     launch: &mut Launch<'_>,
-    patience: Duration,
+    settings: Settings,
     transcript: &mut Vec<Value>,
 ) -> Result<(), String> {
-    let (mut client, ended) = connect(launch, patience, transcript).await?;
+    let (mut client, ended) = connect(launch, settings, transcript).await?;
     let loaded = load(&mut client, session_id, workspace).await;
     let finished = finish(client, ended, transcript).await;
     loaded?;

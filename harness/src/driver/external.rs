@@ -22,9 +22,11 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
 
 use crate::capture::Capture;
+use crate::driver::acp_client::{Permission, Settings};
 use crate::driver::conversation::{self, Connection, Conversation, PRELOADED_SESSION_ID};
 use crate::driver::{Driver, assemble, prepare_workspace};
 use crate::scenario::Scenario;
+use crate::tool_map;
 
 /// How much of an agent's stderr is kept (the end of it).
 const STDERR_LIMIT: usize = 64 * 1024;
@@ -60,6 +62,8 @@ pub struct External {
     /// The Provider wire format the agent speaks (its profile's); `None` when it follows the
     /// scenario's (the reference agent, told by `--dialect={dialect}`). The mock speaks it.
     pub dialect: Option<Dialect>,
+    /// How the client answers the agent's permission requests.
+    pub permission: Permission,
 }
 
 impl External {
@@ -88,6 +92,7 @@ impl External {
             deadline: Duration::from_secs(120),
             grace: Duration::from_secs(3),
             dialect: None,
+            permission: Permission::default(),
         }
     }
 
@@ -131,9 +136,17 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
         return fault(error);
     }
     let dialect = external.dialect.unwrap_or(scenario.config.dialect);
-    let mock = Arc::new(
-        MockProvider::new(scenario.script()).with_dialect(dialect).with_side_requests(external.side_requests.clone()),
-    );
+    // The script's abstract tool calls become calls of the agent's own tools (its profile's
+    // `[tools]`), with the scratch locations filled in.
+    let mut script = scenario.script();
+    let locations = BTreeMap::from([
+        ("workspace", workspace.display().to_string()),
+        ("home", home.display().to_string()),
+        ("tmp", home.join("tmp").display().to_string()),
+    ]);
+    let mapped_calls = tool_map::render_script(&scenario.tools, &mut script, &locations, scenario.time_scale);
+    let mock =
+        Arc::new(MockProvider::new(script).with_dialect(dialect).with_side_requests(external.side_requests.clone()));
     let server = match server::serve(mock.clone(), SocketAddr::from(([127, 0, 0, 1], 0))).await {
         Ok(server) => server,
         Err(error) => return fault(format!("cannot start the mock provider: {error}")),
@@ -164,7 +177,8 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
     }
     let stderr = Stderr::default();
     let mut launch = || spawn(external, &values, &home, &workspace, &stderr);
-    let converse = conversation::converse(scenario, &workspace, &mut launch, external.patience, external.load, &mock);
+    let settings = Settings { patience: external.patience, permission: external.permission };
+    let converse = conversation::converse(scenario, &workspace, &mut launch, settings, external.load, &mock);
     let conversation = match tokio::time::timeout(external.deadline, converse).await {
         Ok(conversation) => conversation,
         // Dropping the conversation dropped every agent it started, and with it their groups.
@@ -178,6 +192,7 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
     };
     let log_path = conversation.session_id.as_deref().and_then(log_path);
     let mut capture = assemble(conversation, log_path.as_deref(), &mock);
+    capture.mapped_calls = mapped_calls;
     capture.stderr_tail = stderr.collect().await;
     if !capture.faults.is_empty() {
         capture.faults.extend(stderr_evidence("agent", &capture.stderr_tail));

@@ -21,6 +21,7 @@ use gauntlet_runtime::provider::transport::{Body, HttpRequest, HttpResponse, Sen
 use gauntlet_runtime::provider::{HttpTransport, ProviderConfig, Transport};
 
 use crate::capture::Capture;
+use crate::driver::acp_client::{Permission, Settings};
 use crate::driver::conversation::{self, Connection, PRELOADED_SESSION_ID};
 use crate::driver::{Driver, IN_PROCESS_DEADLINE, assemble, guarded, prepare_workspace};
 use crate::scenario::Scenario;
@@ -151,7 +152,8 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
         })
     };
     let patience = Duration::from_millis(scenario.config.turn_timeout_ms.saturating_add(60_000));
-    let conversation = conversation::converse(scenario, workspace.path(), &mut launch, patience, true, &mock).await;
+    let settings = Settings { patience, permission: Permission::default() };
+    let conversation = conversation::converse(scenario, workspace.path(), &mut launch, settings, true, &mock).await;
     let log_path =
         conversation.session_id.as_ref().map(|session_id| SessionConfig::new(session_id, workspace.path()).log_path());
     let fault = match &log_path {

@@ -6,6 +6,7 @@
 
 use crate::judge::Evidence;
 use crate::scenario::Scenario;
+use crate::tool_map::AbstractTool;
 use crate::verdict::{Finding, Layer};
 
 /// Checks every expectation of `scenario`.
@@ -40,6 +41,9 @@ pub fn check(scenario: &Scenario, evidence: &Evidence) -> Vec<Finding> {
         {
             fail(format!("turn {n}: expected error_kind `{kind}`, the Log shows {:?}", turn.error_kind));
         }
+    }
+    for problem in mapped_reads(scenario, evidence) {
+        fail(problem);
     }
     for (route, child) in &scenario.children {
         let subagent = evidence.audit.subagents.iter().find(|subagent| subagent.child_session_id == *route);
@@ -128,5 +132,61 @@ fn check_workflows(scenario: &Scenario, evidence: &Evidence, fail: &mut impl FnM
         {
             fail(format!("workflow {n}: expected waves {waves:?}, the spine shows {:?}", audit.waves));
         }
+    }
+}
+
+/// A scripted `read` of a file the scenario seeded, run as the agent's own tool through the
+/// profile's `[tools]`, must come back a success carrying the file's text: otherwise the tool
+/// never really ran (a wrong mapping, a sandbox that refuses it) and the scenario would judge
+/// a conversation it did not mean.
+fn mapped_reads(scenario: &Scenario, evidence: &Evidence) -> Vec<String> {
+    let mut problems = Vec::new();
+    for result in evidence.mapped_results() {
+        if result.call.tool != AbstractTool::Read {
+            continue;
+        }
+        let Some(path) = result.call.args.get("path").and_then(serde_json::Value::as_str) else { continue };
+        let Some(text) = scenario.workspace.get(path) else { continue };
+        let (id, n, name) = (&result.call_id, result.request, &result.call.name);
+        if !result.outcome.ok {
+            problems.push(format!(
+                "the scripted `read` of `{path}` ran as `{name}` (call `{id}`), and its result in request {n} is a failure through the profile's mapping: {:?}",
+                result.output.chars().take(300).collect::<String>()
+            ));
+        } else if result.outcome.content.trim_end() != text.trim_end() {
+            problems.push(format!(
+                "the scripted `read` of `{path}` ran as `{name}` (call `{id}`): its result in request {n} carries {:?} through the profile's mapping, not the file's {:?}",
+                result.outcome.content, text
+            ));
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::invariants::fixture::mapped;
+
+    #[test]
+    fn a_mapped_read_of_a_seeded_file_must_return_it() {
+        let messages = |output: &str| {
+            let (capture, scenario) = mapped(&[output], Vec::new());
+            let evidence = Evidence::of_scenario(&capture, &scenario);
+            mapped_reads(&scenario, &evidence)
+        };
+        assert_eq!(messages("Process exited with code 0\nOutput:\nalpha\n"), Vec::<String>::new());
+        assert_eq!(
+            messages("Process exited with code 0\nOutput:\nbeta"),
+            [
+                "the scripted `read` of `a.txt` ran as `exec_command` (call `c1`): its result in request 2 carries \"beta\" through the profile's mapping, not the file's \"alpha\""
+            ]
+        );
+        assert_eq!(
+            messages("Process exited with code 101\nOutput:\nbubblewrap is unavailable"),
+            [
+                "the scripted `read` of `a.txt` ran as `exec_command` (call `c1`), and its result in request 2 is a failure through the profile's mapping: \"Process exited with code 101\\nOutput:\\nbubblewrap is unavailable\""
+            ]
+        );
     }
 }

@@ -406,6 +406,38 @@ pub(crate) mod fixture {
         (invariant.check)(&Evidence::of_scenario(capture, scenario))
     }
 
+    /// An agent without a Log, its `read` mapped to `exec_command`: the scripted calls and
+    /// their results as its requests carry them, and a scenario holding the mapping.
+    pub fn mapped(outputs: &[&str], acp: Vec<Value>) -> (crate::capture::Capture, crate::scenario::Scenario) {
+        use crate::tool_map::{AbstractTool, MappedCall, ToolMapping};
+        let mut scenario = scenario(
+            "title = \"t\"\n[workspace]\n\"a.txt\" = \"alpha\"\n[[turn]]\nprompt = \"q\"\nrespond = [{ calls = [{ name = \"read\", args = { path = \"a.txt\" } }] }, { text = [\"x\"] }]\n",
+        );
+        let read: ToolMapping = toml::from_str(
+            "name = \"exec_command\"\nargs = { cmd = \"cat {path}\" }\nok = \"code 0\"\ncontent_after = \"Output:\\n\"\n",
+        )
+        .unwrap();
+        scenario.tools.insert(AbstractTool::Read, read);
+        let rendered = json!({"cmd": "cat a.txt"});
+        let mut input = vec![user("q")];
+        for (n, output) in outputs.iter().enumerate() {
+            let id = format!("c{}", n + 1);
+            input.push(json!({"type": "function_call", "call_id": id, "name": "exec_command", "arguments": rendered.to_string()}));
+            input.push(json!({"type": "function_call_output", "call_id": id, "output": output}));
+        }
+        let mut capture = capture(&[], &[body(vec![user("q")]), body(input)]);
+        capture.log.clear();
+        capture.acp = acp;
+        capture.reported.push(crate::capture::Reported { stop_reason: Some("end_turn".into()), error: None });
+        capture.mapped_calls = vec![MappedCall {
+            tool: AbstractTool::Read,
+            args: json!({"path": "a.txt"}),
+            name: "exec_command".into(),
+            rendered,
+        }];
+        (capture, scenario)
+    }
+
     /// Requests answered by script responses 0, 1, 2... in order.
     pub fn requests(bodies: Vec<Value>) -> Vec<Request> {
         bodies

@@ -3,6 +3,10 @@
 //! supports: `completed` for an `ok` result that reports nothing partial, `failed` otherwise;
 //! never left open once the prompt is answered (pixir.md 5.1 `tool_result`; ACP tool calls).
 //! Subagent items and delegation results have their own rule (SUB-ACP-ITEM).
+//!
+//! An agent without a gauntlet Log is judged on the results it sends back to its model: each
+//! scripted call the profile's `[tools]` rendered as one of the agent's tools, its result read
+//! through the mapping ([`Evidence::mapped_results`]), never through the reference's names.
 
 use std::collections::BTreeMap;
 
@@ -30,6 +34,9 @@ fn check(evidence: &Evidence) -> Vec<String> {
             *known = status;
         }
     }
+    if evidence.capture.log.is_empty() {
+        return from_the_wire(evidence, &shown);
+    }
     let first_driven_seq =
         evidence.audit.turns.get(evidence.first_driven_turn()).map_or(u64::MAX, |turn| turn.user_seq);
     let mut problems = Vec::new();
@@ -50,6 +57,36 @@ fn check(evidence: &Evidence) -> Vec<String> {
         }
     }
     problems
+}
+
+/// For an agent without a Log: each mapped call's result, as the next request carries it.
+fn from_the_wire(evidence: &Evidence, shown: &BTreeMap<&str, &str>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for result in evidence.mapped_results() {
+        let expected = if result.outcome.ok { "completed" } else { "failed" };
+        let (id, n, tool, name) = (&result.call_id, result.request, result.call.tool.as_str(), &result.call.name);
+        let read = if result.outcome.ok { "a success" } else { "a failure" };
+        match shown.get(id.as_str()) {
+            None => problems.push(format!(
+                "the tool call `{id}` (`{tool}` as `{name}`, its result in request {n}) is never shown to the client"
+            )),
+            Some(status) if *status != expected => problems.push(format!(
+                "the tool call `{id}` (`{tool}` as `{name}`) ends `{status}` in ACP, but its result in request {n} reads as {read} through the profile's mapping, so `{expected}`: {:?}",
+                excerpt(&result.output)
+            )),
+            Some(_) => {}
+        }
+    }
+    problems
+}
+
+/// The first 200 characters of a result, for a message.
+fn excerpt(output: &str) -> String {
+    let mut cut: String = output.chars().take(200).collect();
+    if cut.len() < output.len() {
+        cut.push_str("...");
+    }
+    cut
 }
 
 #[cfg(test)]
@@ -109,5 +146,31 @@ mod tests {
                 "the tool call `c3` (result at seq 3) is never shown to the client",
             ]
         );
+    }
+
+    #[test]
+    fn without_a_log_results_are_read_through_the_profile_mapping() {
+        use crate::judge::invariants::fixture::{check_played, mapped};
+        let acp = vec![update("tool_call", "c1", "in_progress"), update("tool_call_update", "c1", "completed")];
+        let (capture, scenario) = mapped(&["Process exited with code 0\nOutput:\nalpha"], acp);
+        assert_eq!(check_played(INVARIANT, &capture, &scenario), Vec::<String>::new());
+        // The same item shown `completed` over a failed result, and one never closed.
+        let acp = vec![
+            update("tool_call", "c1", "in_progress"),
+            update("tool_call_update", "c1", "completed"),
+            update("tool_call", "c2", "in_progress"),
+        ];
+        let (capture, scenario) = mapped(&["Process exited with code 1\nOutput:\nno", "aborted by user"], acp);
+        assert_eq!(
+            check_played(INVARIANT, &capture, &scenario),
+            [
+                "the tool call `c1` (`read` as `exec_command`) ends `completed` in ACP, but its result in request 2 reads as a failure through the profile's mapping, so `failed`: \"Process exited with code 1\\nOutput:\\nno\"",
+                "the tool call `c2` (`read` as `exec_command`) ends `in_progress` in ACP, but its result in request 2 reads as a failure through the profile's mapping, so `failed`: \"aborted by user\"",
+            ]
+        );
+        // Without the mapping in the capture (the reference's names), nothing is read.
+        let (mut capture, scenario) = mapped(&["aborted by user"], Vec::new());
+        capture.mapped_calls.clear();
+        assert_eq!(check_played(INVARIANT, &capture, &scenario), Vec::<String>::new());
     }
 }

@@ -1,0 +1,422 @@
+//! Portable tools: a profile maps the corpus's abstract tools (`read`, `write`, `list`,
+//! `wait`, the reference's workspace tools) to the agent's own, so the scripted model calls
+//! the agent's real tools and the tool scenarios run against any agent
+//! (docs/implementations.md "Tools").
+//!
+//! A mapping is three things: the agent's tool name, an argument template whose strings hold
+//! the abstract call's arguments as placeholders (`{path}`, `{content}`, `{ms}`, `{seconds}`,
+//! and `{workspace}`, `{home}`, `{tmp}`), and how to read the result the agent sends back to
+//! the model in its next request: which text marks success or failure, and where the content
+//! sits. Rendering happens in the driver (only it knows the scratch workspace); the judge reads
+//! results through the same mapping, never through the reference's tool names.
+
+use std::collections::BTreeMap;
+
+use gauntlet_mock_provider::script::Script;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A tool of the corpus's scripts, as the reference runtime names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AbstractTool {
+    /// Reads a workspace file: `{path}`.
+    Read,
+    /// Writes a workspace file: `{path}`, `{content}`.
+    Write,
+    /// Lists a workspace folder: `{path}` (`.` when the call names none).
+    List,
+    /// Runs for a while, a slow tool to cancel: `{ms}`, `{seconds}` (scaled by the profile's
+    /// `time_scale`, like every scenario duration, and rounded up).
+    Wait,
+}
+
+impl AbstractTool {
+    /// Every abstract tool.
+    pub const ALL: [AbstractTool; 4] =
+        [AbstractTool::Read, AbstractTool::Write, AbstractTool::List, AbstractTool::Wait];
+
+    /// Its name in scripts and profiles.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AbstractTool::Read => "read",
+            AbstractTool::Write => "write",
+            AbstractTool::List => "list",
+            AbstractTool::Wait => "wait",
+        }
+    }
+
+    /// The abstract tool a scripted call names, if any.
+    pub fn named(name: &str) -> Option<AbstractTool> {
+        AbstractTool::ALL.into_iter().find(|tool| tool.as_str() == name)
+    }
+
+    /// The placeholders of its own arguments.
+    pub fn placeholders(self) -> &'static [&'static str] {
+        match self {
+            AbstractTool::Read | AbstractTool::List => &["path"],
+            AbstractTool::Write => &["path", "content"],
+            AbstractTool::Wait => &["ms", "seconds"],
+        }
+    }
+}
+
+/// The placeholders every template may use: where the scenario runs.
+pub const LOCATIONS: &[&str] = &["workspace", "home", "tmp"];
+
+/// A profile's mappings, by abstract tool.
+pub type ToolMap = BTreeMap<AbstractTool, ToolMapping>;
+
+/// How one abstract tool is called as one of the agent's tools, and how its result reads.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolMapping {
+    /// The agent's tool the scripted model calls, as the agent offers it to the model.
+    pub name: String,
+    /// The arguments, a table whose strings may hold placeholders; a string that is exactly
+    /// `{ms}` or `{seconds}` becomes a number. `{name:sh}` is the value quoted for a POSIX
+    /// shell (for a tool that takes a command line).
+    #[serde(default = "no_args")]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
+    pub args: Value,
+    /// A result holding this text is a success (and, without it, any result no `failed` text
+    /// matches).
+    #[serde(default)]
+    pub ok: Option<String>,
+    /// A result holding any of these texts failed, whatever `ok` says.
+    #[serde(default)]
+    pub failed: Vec<String>,
+    /// The content starts after the first occurrence of this text (default: the whole result).
+    #[serde(default)]
+    pub content_after: Option<String>,
+    /// The content ends before the first occurrence of this text after its start (default: the
+    /// end of the result).
+    #[serde(default)]
+    pub content_before: Option<String>,
+    /// Each content line starts with its line number and this separator (`1: text`), which
+    /// is not content.
+    #[serde(default)]
+    pub numbered_lines: Option<String>,
+}
+
+fn no_args() -> Value {
+    Value::Object(serde_json::Map::new())
+}
+
+/// One scripted call as the driver rendered it for the agent: evidence for the judge, which
+/// recognises the call in the requests by its rendered name and arguments.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MappedCall {
+    /// The abstract tool the script called.
+    pub tool: AbstractTool,
+    /// The script's arguments.
+    pub args: Value,
+    /// The agent's tool name.
+    pub name: String,
+    /// The arguments sent to the agent.
+    pub rendered: Value,
+}
+
+/// A tool result read through its mapping.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The mapping says the tool succeeded.
+    pub ok: bool,
+    /// The content the result carries.
+    pub content: String,
+}
+
+/// A placeholder in a template that its tool does not fill: its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownPlaceholder(pub String);
+
+impl ToolMapping {
+    /// Reads a result text through the mapping.
+    pub fn outcome(&self, output: &str) -> Outcome {
+        let failed = self.failed.iter().any(|text| output.contains(text.as_str()));
+        let ok = !failed && self.ok.as_ref().is_none_or(|text| output.contains(text.as_str()));
+        let start =
+            self.content_after.as_ref().and_then(|marker| output.find(marker.as_str()).map(|at| at + marker.len()));
+        let rest = &output[start.unwrap_or(0)..];
+        let rest = match self.content_before.as_ref().and_then(|marker| rest.find(marker.as_str())) {
+            Some(end) => &rest[..end],
+            None => rest,
+        };
+        let content = match &self.numbered_lines {
+            Some(separator) => rest
+                .lines()
+                .map(|line| match line.split_once(separator.as_str()) {
+                    Some((number, text)) if number.trim().chars().all(|c| c.is_ascii_digit()) => text,
+                    _ => line,
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            None => rest.to_owned(),
+        };
+        Outcome { ok, content }
+    }
+
+    /// The arguments for one scripted call of `tool`: each string of the template filled
+    /// from the call's `args` and the `locations`; durations shrink by `time_scale`.
+    pub fn render(
+        &self,
+        tool: AbstractTool,
+        args: &Value,
+        locations: &BTreeMap<&str, String>,
+        time_scale: f64,
+    ) -> Value {
+        let values = values(tool, args, locations, time_scale);
+        fill_value(&self.args, &values)
+    }
+
+    /// The placeholders of the template that `tool` does not fill, first one first.
+    pub fn check(&self, tool: AbstractTool) -> Result<(), UnknownPlaceholder> {
+        let mut strings = Vec::new();
+        collect_strings(&self.args, &mut strings);
+        for string in strings {
+            for name in placeholders(string) {
+                if !tool.placeholders().contains(&name) && !LOCATIONS.contains(&name) {
+                    return Err(UnknownPlaceholder(name.to_owned()));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Renders every call of `script` whose tool `map` maps (on every route), in place; returns
+/// the rendered calls, in script order. Unmapped calls stay as written.
+pub fn render_script(
+    map: &ToolMap,
+    script: &mut Script,
+    locations: &BTreeMap<&str, String>,
+    time_scale: f64,
+) -> Vec<MappedCall> {
+    let mut mapped = Vec::new();
+    if map.is_empty() {
+        return mapped;
+    }
+    for call in script.routes.values_mut().flatten().flat_map(|response| response.calls.iter_mut()) {
+        let Some(tool) = AbstractTool::named(&call.name) else { continue };
+        let Some(mapping) = map.get(&tool) else { continue };
+        let rendered = mapping.render(tool, &call.args, locations, time_scale);
+        mapped.push(MappedCall {
+            tool,
+            args: call.args.clone(),
+            name: mapping.name.clone(),
+            rendered: rendered.clone(),
+        });
+        call.name.clone_from(&mapping.name);
+        call.args = rendered;
+    }
+    mapped
+}
+
+/// The values of one call's placeholders.
+fn values(
+    tool: AbstractTool,
+    args: &Value,
+    locations: &BTreeMap<&str, String>,
+    time_scale: f64,
+) -> BTreeMap<String, Value> {
+    let mut values: BTreeMap<String, Value> =
+        locations.iter().map(|(name, value)| ((*name).to_owned(), Value::String(value.clone()))).collect();
+    let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
+    match tool {
+        AbstractTool::Read | AbstractTool::List | AbstractTool::Write => {
+            let default = if tool == AbstractTool::List { "." } else { "" };
+            values.insert("path".to_owned(), Value::String(text("path").unwrap_or_else(|| default.to_owned())));
+            if tool == AbstractTool::Write {
+                values.insert("content".to_owned(), Value::String(text("content").unwrap_or_default()));
+            }
+        }
+        AbstractTool::Wait => {
+            let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+            // Scenario durations are far below 2^52 ms, where f64 stays exact.
+            #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let scaled = (ms as f64 * time_scale).ceil() as u64;
+            values.insert("ms".to_owned(), Value::from(scaled));
+            values.insert("seconds".to_owned(), Value::from(scaled.div_ceil(1000)));
+        }
+    }
+    values
+}
+
+fn fill_value(template: &Value, values: &BTreeMap<String, Value>) -> Value {
+    match template {
+        Value::String(text) => {
+            // A string that is one numeric placeholder becomes the number.
+            let whole = text.strip_prefix('{').and_then(|rest| rest.strip_suffix('}'));
+            if let Some(number) = whole.and_then(|name| values.get(name)).filter(|value| value.is_number()) {
+                return number.clone();
+            }
+            Value::String(fill(text, values))
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|item| fill_value(item, values)).collect()),
+        Value::Object(fields) => {
+            Value::Object(fields.iter().map(|(key, value)| (key.clone(), fill_value(value, values))).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// `text` with each known `{name}` or `{name:sh}` replaced; anything else left as written.
+fn fill(text: &str, values: &BTreeMap<String, Value>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let filled = after.find('}').and_then(|close| {
+            let (name, shell) = match after[..close].strip_suffix(":sh") {
+                Some(name) => (name, true),
+                None => (&after[..close], false),
+            };
+            let value = values.get(name)?;
+            let plain = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+            Some((if shell { shell_quote(&plain) } else { plain }, close))
+        });
+        match filled {
+            Some((value, close)) => {
+                out.push_str(&value);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A POSIX shell word that is exactly `text`.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// The placeholder names in a template string: `{name}` or `{name:sh}` with a lowercase name.
+pub fn placeholders(text: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else { break };
+        let inner = &after[..close];
+        let name = inner.strip_suffix(":sh").unwrap_or(inner);
+        if !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+            names.push(name);
+        }
+        rest = after;
+    }
+    names
+}
+
+fn collect_strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+    match value {
+        Value::String(text) => out.push(text),
+        Value::Array(items) => items.iter().for_each(|item| collect_strings(item, out)),
+        Value::Object(fields) => fields.values().for_each(|item| collect_strings(item, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use gauntlet_mock_provider::script::{Call, Response};
+    use serde_json::json;
+
+    use super::*;
+
+    fn mapping(name: &str, args: Value) -> ToolMapping {
+        ToolMapping {
+            name: name.to_owned(),
+            args,
+            ok: None,
+            failed: Vec::new(),
+            content_after: None,
+            content_before: None,
+            numbered_lines: None,
+        }
+    }
+
+    fn locations() -> BTreeMap<&'static str, String> {
+        BTreeMap::from([("workspace", "/w".to_owned()), ("home", "/h".to_owned()), ("tmp", "/h/tmp".to_owned())])
+    }
+
+    #[test]
+    fn templates_fill_arguments_locations_quoting_and_numbers() {
+        let read = mapping("read", json!({"filePath": "{workspace}/{path}", "limit": 10}));
+        assert_eq!(
+            read.render(AbstractTool::Read, &json!({"path": "notes.txt"}), &locations(), 1.0),
+            json!({"filePath": "/w/notes.txt", "limit": 10})
+        );
+        let write = mapping("exec_command", json!({"cmd": "printf %s {content:sh} > {path:sh}"}));
+        let args = json!({"path": "a b.txt", "content": "it's {path}"});
+        assert_eq!(
+            write.render(AbstractTool::Write, &args, &locations(), 1.0),
+            json!({"cmd": r"printf %s 'it'\''s {path}' > 'a b.txt'"})
+        );
+        let wait = mapping("bash", json!({"command": "sleep {seconds}", "timeout": "{ms}", "note": "{ms} ms"}));
+        assert_eq!(
+            wait.render(AbstractTool::Wait, &json!({"ms": 600_000}), &locations(), 0.01),
+            json!({"command": "sleep 6", "timeout": 6000, "note": "6000 ms"})
+        );
+        let list = mapping("ls", json!({"dir": "{path}", "json": "{\"a\": 1}"}));
+        assert_eq!(
+            list.render(AbstractTool::List, &json!({}), &locations(), 1.0),
+            json!({"dir": ".", "json": "{\"a\": 1}"})
+        );
+    }
+
+    #[test]
+    fn a_placeholder_the_tool_does_not_fill_is_named() {
+        let read = mapping("read", json!({"filePath": "{workspace}/{path}", "x": ["{content:sh}"]}));
+        assert_eq!(read.check(AbstractTool::Read), Err(UnknownPlaceholder("content".to_owned())));
+        assert_eq!(read.check(AbstractTool::Write), Ok(()));
+        assert_eq!(mapping("wait", json!({"t": "{seconds}{ms}"})).check(AbstractTool::Wait), Ok(()));
+    }
+
+    #[test]
+    fn results_read_success_and_content_through_the_mapping() {
+        let mut exec = mapping("exec_command", json!({}));
+        exec.ok = Some("Process exited with code 0".to_owned());
+        exec.content_after = Some("Output:\n".to_owned());
+        let done = "Chunk ID: 1\nProcess exited with code 0\nOutput:\nThe build is green.";
+        assert_eq!(exec.outcome(done), Outcome { ok: true, content: "The build is green.".to_owned() });
+        let failed = exec.outcome("Process exited with code 1\nOutput:\ncat: x: No such file");
+        assert!(!failed.ok);
+        let mut read = mapping("read", json!({}));
+        read.failed = vec!["Error:".to_owned()];
+        read.content_after = Some("<content>\n".to_owned());
+        read.content_before = Some("\n\n(End".to_owned());
+        read.numbered_lines = Some(": ".to_owned());
+        let shown = "<path>/w/a</path>\n<content>\n1: alpha\n2: beta: gamma\n\n(End of file)\n</content>";
+        assert_eq!(read.outcome(shown), Outcome { ok: true, content: "alpha\nbeta: gamma".to_owned() });
+        assert!(!read.outcome("Error: File not found").ok);
+    }
+
+    #[test]
+    fn a_script_is_rendered_on_every_route_and_unmapped_calls_stay() {
+        let call = |name: &str, args: Value| Call { name: name.to_owned(), args, call_id: None };
+        let mut script = Script::root(vec![Response {
+            calls: vec![call("read", json!({"path": "a.txt"})), call("spawn_agent", json!({}))],
+            ..Response::default()
+        }]);
+        script
+            .routes
+            .insert("sub_1".to_owned(), vec![Response { calls: vec![call("list", json!({}))], ..Response::default() }]);
+        let map = ToolMap::from([
+            (AbstractTool::Read, mapping("exec_command", json!({"cmd": "cat {path}"}))),
+            (AbstractTool::List, mapping("exec_command", json!({"cmd": "ls {path}"}))),
+        ]);
+        let mapped = render_script(&map, &mut script, &locations(), 1.0);
+        let root = &script.routes[gauntlet_mock_provider::ROOT][0].calls;
+        assert_eq!((root[0].name.as_str(), &root[0].args), ("exec_command", &json!({"cmd": "cat a.txt"})));
+        assert_eq!(root[1].name, "spawn_agent");
+        assert_eq!(script.routes["sub_1"][0].calls[0].args, json!({"cmd": "ls ."}));
+        let tools: Vec<AbstractTool> = mapped.iter().map(|call| call.tool).collect();
+        assert_eq!(tools, [AbstractTool::Read, AbstractTool::List]);
+    }
+}
