@@ -30,6 +30,7 @@ mod no_retry_after_text;
 mod orphan_calls_repaired;
 mod partial_keeps_streamed_text;
 mod provider_script_strict;
+mod reasoning_same_model;
 mod retries_bounded;
 mod stop_reason_matches_log;
 mod subagent_replay_terminal_only;
@@ -111,6 +112,7 @@ pub const ALL: &[Invariant] = &[
     answer_in_turn::INVARIANT,
     load_matches_live::INVARIANT,
     usage_recorded::INVARIANT,
+    reasoning_same_model::INVARIANT,
 ];
 
 /// The invariants that need nothing but a Log ([`Scope::Log`]): `gauntlet audit` runs exactly
