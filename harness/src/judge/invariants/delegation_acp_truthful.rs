@@ -1,6 +1,7 @@
 //! SUB-ACP-ITEM: ACP shows every Subagent the parent's Log ends, as completed exactly when the
 //! Log ends it `completed` or `closed`; every other terminal state ends its stable tool item
-//! `failed`.
+//! `failed`. Live, the item is opened once, by a `tool_call`, before any update, and the statuses
+//! it shows follow the child's lifecycle in the Log: a child shown failed while it ran is caught.
 //! Also WF-ACP-PARTIAL: a `run_workflow` call whose workflow is not `ok` in the Log never ends
 //! `completed` in ACP (ADR 0014 "run_workflow renders partial status without claiming
 //! completion"; pixir.md 5.1).
@@ -32,7 +33,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
         };
         last.insert(id.to_owned(), status.to_owned());
     }
-    let mut problems = Vec::new();
+    let mut problems = lived(evidence);
     for subagent in &evidence.audit.subagents {
         let Some(status) = subagent.status.filter(|status| status.is_terminal()) else { continue };
         let suffix = format!(":subagent:{}", subagent.subagent_id);
@@ -58,6 +59,66 @@ fn check(evidence: &Evidence) -> Vec<String> {
             problems.push(format!(
                 "ACP shows the run_workflow call {call_id} completed, but workflow {} is not ok",
                 workflow.get("workflow_id").and_then(Value::as_str).unwrap_or("?")
+            ));
+        }
+    }
+    problems
+}
+
+/// Each Subagent item's live life: opened once, by a `tool_call`, before any update; and the
+/// statuses it shows, in order, follow the Log's lifecycle of that child (`in_progress` while
+/// queued or running, then how each terminal event ends it), possibly coalesced: a child shown
+/// failed while it ran, or shown an end the Log never reached, is caught.
+fn lived(evidence: &Evidence) -> Vec<String> {
+    let mut problems = Vec::new();
+    for subagent in &evidence.audit.subagents {
+        let id = &subagent.subagent_id;
+        let suffix = format!(":subagent:{id}");
+        let mut logged: Vec<&str> = evidence
+            .lines
+            .iter()
+            .filter(|line| line.kind == "subagent_event" && line.str_field("subagent_id") == Some(id))
+            .filter_map(|line| match line.str_field("status")? {
+                "queued" | "running" => Some("in_progress"),
+                "completed" | "closed" => Some("completed"),
+                "failed" | "cancelled" | "timed_out" | "detached" => Some("failed"),
+                _ => None,
+            })
+            .collect();
+        logged.dedup();
+        let mut opened = false;
+        let mut shown: Vec<&str> = Vec::new();
+        for entry in &evidence.capture.acp {
+            let Some(update) = entry.pointer("/message/params/update") else { continue };
+            if !update.get("toolCallId").and_then(Value::as_str).is_some_and(|call| call.ends_with(&suffix)) {
+                continue;
+            }
+            match update.get("sessionUpdate").and_then(Value::as_str) {
+                Some("tool_call") if opened => problems.push(format!("ACP opens the item of {id} a second time")),
+                Some("tool_call") => {
+                    opened = true;
+                    let status = update.get("status").and_then(Value::as_str).unwrap_or("pending");
+                    if logged.first() == Some(&"in_progress") && !matches!(status, "pending" | "in_progress") {
+                        problems.push(format!("ACP opens the item of {id} {status}, but the Log has it queued"));
+                    }
+                }
+                _ if !opened => {
+                    problems.push(format!("ACP updates the item of {id} before a tool_call opened it"));
+                    opened = true;
+                }
+                _ => {}
+            }
+            if let Some(status) = update.get("status").and_then(Value::as_str) {
+                shown.push(status);
+            }
+        }
+        shown.dedup();
+        let mut rest = logged.iter();
+        if !shown.iter().all(|status| rest.any(|logged| logged == status)) {
+            problems.push(format!(
+                "ACP shows {id} {}, which does not follow its lifecycle in the Log ({})",
+                shown.join(" → "),
+                logged.join(" → ")
             ));
         }
     }
@@ -94,9 +155,51 @@ mod tests {
         assert_eq!(
             check(INVARIANT, &capture),
             [
+                "ACP updates the item of sub_1 before a tool_call opened it",
+                "ACP shows sub_1 completed, which does not follow its lifecycle in the Log (failed)",
                 "ACP shows sub_1 completed, but the Log ends it `timed_out`",
                 "ACP shows the run_workflow call call_1 completed, but workflow wf_1 is not ok",
             ]
+        );
+    }
+
+    fn opened(id: &str, status: &str) -> Value {
+        entry(
+            "agent",
+            json!({"jsonrpc": "2.0", "method": "session/update",
+            "params": {"sessionId": "s", "update": {"sessionUpdate": "tool_call", "toolCallId": id, "status": status}}}),
+        )
+    }
+
+    #[test]
+    fn an_item_updated_before_it_opens_or_shown_failed_while_running_is_caught() {
+        let events = [
+            ("subagent_event", json!({"event": "queued", "status": "queued", "subagent_id": "sub_1"})),
+            ("subagent_event", json!({"event": "started", "status": "running", "subagent_id": "sub_1"})),
+            ("subagent_event", json!({"event": "cancelled", "status": "cancelled", "subagent_id": "sub_1"})),
+            ("subagent_event", json!({"event": "closed", "status": "closed", "subagent_id": "sub_1"})),
+        ];
+        let id = "gauntlet:s:subagent:sub_1";
+        let mut capture = capture(&events, &[]);
+        // pixir.md 5.1: a cancelled child's item ends failed, and its close shows it completed.
+        capture.acp =
+            vec![opened(id, "in_progress"), update(id, "in_progress"), update(id, "failed"), update(id, "completed")];
+        assert_eq!(check(INVARIANT, &capture), Vec::<String>::new());
+        capture.acp = vec![opened(id, "failed"), update(id, "failed"), update(id, "failed"), update(id, "completed")];
+        assert_eq!(check(INVARIANT, &capture), ["ACP opens the item of sub_1 failed, but the Log has it queued"]);
+        capture.acp =
+            vec![opened(id, "in_progress"), update(id, "completed"), update(id, "failed"), update(id, "completed")];
+        assert_eq!(
+            check(INVARIANT, &capture),
+            [
+                "ACP shows sub_1 in_progress → completed → failed → completed, which does not follow its lifecycle in the Log (in_progress → failed → completed)"
+            ]
+        );
+        capture.acp =
+            vec![update(id, "in_progress"), opened(id, "in_progress"), update(id, "failed"), update(id, "completed")];
+        assert_eq!(
+            check(INVARIANT, &capture),
+            ["ACP updates the item of sub_1 before a tool_call opened it", "ACP opens the item of sub_1 a second time"]
         );
     }
 
@@ -113,6 +216,8 @@ mod tests {
         assert_eq!(
             check(INVARIANT, &capture),
             [
+                "ACP updates the item of sub_1 before a tool_call opened it",
+                "ACP shows sub_1 failed, which does not follow its lifecycle in the Log (completed)",
                 "ACP shows sub_1 failed, but the Log ends it `completed`",
                 "ACP never shows sub_2, which the Log ends `failed`"
             ]
