@@ -8,12 +8,19 @@
 //! - the lifecycle monitor over a generated stream of 1M observations (working spells, idle
 //!   flickers and unknown runs that stall), in observations/s;
 //! - the bridge over 100k `thread/read` polls of a Telegram-origin turn (running, transiently
-//!   interrupted, then final), in polls/s.
+//!   interrupted, then final), in polls/s;
+//! - long conversations: a generated scenario of 10, 100 and 1,000 turns (every tenth a tool
+//!   call) run in process like a corpus scenario (drive, golden files, golden comparison,
+//!   judge), as cost per turn, which must stay flat.
+//!
+//! Sections are chosen by name: `cargo bench -p gauntlet -- long` runs only the long
+//! conversations; `GAUNTLET_BENCH_TURNS=10000` adds a run of that many turns.
 
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use gauntlet::driver::Driver;
 use gauntlet::driver::reference::Reference;
 use gauntlet::run::{self, Plan};
 use gauntlet_runtime::bridge::{self, Bridge};
@@ -25,6 +32,122 @@ use serde_json::json;
 const N_EVENTS: usize = 100_000;
 
 fn main() -> anyhow::Result<()> {
+    let filters: Vec<String> = std::env::args().skip(1).filter(|arg| !arg.starts_with("--")).collect();
+    let wanted = |section: &str| filters.is_empty() || filters.iter().any(|filter| section.contains(filter.as_str()));
+    if wanted("corpus") {
+        corpus()?;
+    }
+    if wanted("folds") {
+        folds()?;
+    }
+    if wanted("lifecycle") {
+        lifecycle()?;
+    }
+    if wanted("long") {
+        long_conversations()?;
+    }
+    Ok(())
+}
+
+/// The stages of one run of a long conversation.
+#[derive(Debug, Default, Clone, Copy)]
+struct Stages {
+    drive: Duration,
+    golden_files: Duration,
+    compare: Duration,
+    judge: Duration,
+}
+
+impl Stages {
+    fn total(&self) -> Duration {
+        self.drive + self.golden_files + self.compare + self.judge
+    }
+}
+
+/// Long conversations: cost per turn at 10, 100 and 1,000 turns (and `GAUNTLET_BENCH_TURNS`).
+fn long_conversations() -> anyhow::Result<()> {
+    let mut sizes = vec![10usize, 100, 1000];
+    if let Some(extra) = std::env::var("GAUNTLET_BENCH_TURNS").ok().and_then(|n| n.parse().ok()) {
+        sizes.push(extra);
+    }
+    let scratch = tempfile::tempdir()?;
+    std::fs::create_dir_all(scratch.path().join("scenarios"))?;
+    let driver = Reference { deadline: Duration::from_secs(3600), ..Reference::default() };
+    for n_turns in sizes {
+        let text = long_conversation(n_turns);
+        let path = scratch.path().join("scenarios").join(format!("long-{n_turns}.toml"));
+        std::fs::write(&path, &text)?;
+        let scenario = gauntlet::scenario::parse(&text, &path)?;
+        let golden_dir = Path::new("golden").join(format!("long-{n_turns}"));
+        // The goldens of a first run, so the timed runs compare as a corpus run does.
+        let capture = driver.drive(&scenario);
+        anyhow::ensure!(capture.faults.is_empty(), "{n_turns} turns: {:?}", capture.faults);
+        for (name, content) in capture.golden_files() {
+            let file = scratch.path().join(&golden_dir).join(name);
+            std::fs::create_dir_all(file.parent().unwrap_or(scratch.path()))?;
+            std::fs::write(file, content)?;
+        }
+        let rounds = (2000 / n_turns).clamp(1, 20);
+        let mut best: Option<Stages> = None;
+        for _ in 0..rounds {
+            let mut stages = Stages::default();
+            let (elapsed, capture) = time(|| driver.drive(&scenario));
+            stages.drive = elapsed;
+            let (elapsed, files) = time(|| capture.golden_files());
+            stages.golden_files = elapsed;
+            let (elapsed, findings) =
+                time(|| gauntlet::golden::compare(scratch.path(), &golden_dir, &files, false));
+            stages.compare = elapsed;
+            let (elapsed, verdict) = time(|| gauntlet::judge::judge("long", &scenario, &capture, findings));
+            stages.judge = elapsed;
+            anyhow::ensure!(
+                verdict.kind == gauntlet::verdict::VerdictKind::Identical,
+                "{n_turns} turns: {:#?}",
+                verdict.findings
+            );
+            if best.is_none_or(|best| stages.total() < best.total()) {
+                best = Some(stages);
+            }
+        }
+        let best = best.unwrap_or_default();
+        let per_turn = |duration: Duration| duration.as_secs_f64() * 1e6 / n_turns as f64;
+        println!(
+            "long conversation {n_turns:>5} turns: {:>9.1} ms, {:>6.1} us/turn (drive {:.1}, golden files {:.1}, \
+             compare {:.1}, judge {:.1} us/turn)",
+            ms(best.total()),
+            per_turn(best.total()),
+            per_turn(best.drive),
+            per_turn(best.golden_files),
+            per_turn(best.compare),
+            per_turn(best.judge),
+        );
+    }
+    Ok(())
+}
+
+/// A Turn scenario of `n_turns` prompts, each answered in two text chunks; every tenth turn
+/// reads a workspace file through a tool first.
+fn long_conversation(n_turns: usize) -> String {
+    let mut text = format!(
+        "title = \"A conversation of {n_turns} turns\"\ncovers = [\"REPLAY-CARRIES-CONVERSATION\"]\n\n\
+         [workspace]\n\"notes.txt\" = \"The build is green.\"\n"
+    );
+    for turn in 1..=n_turns {
+        text.push_str(&format!("\n[[turn]]\nprompt = \"Question {turn}: what changed in module {turn}?\"\n"));
+        if turn % 10 == 0 {
+            text.push_str("respond = [\n  { calls = [{ name = \"read\", args = { path = \"notes.txt\" } }] },\n");
+            text.push_str(&format!("  {{ text = [\"The notes say \", \"the build is green ({turn}).\"] }},\n]\n"));
+        } else {
+            text.push_str(&format!(
+                "respond = [{{ text = [\"Module {turn} gained \", \"a retry loop and lost a flag.\"] }}]\n"
+            ));
+        }
+    }
+    text
+}
+
+/// The Turn scenarios in process, per dialect, and the whole corpus.
+fn corpus() -> anyhow::Result<()> {
     let plan = Plan::repository();
     let names = run::scenario_names(&plan);
     anyhow::ensure!(!names.is_empty(), "no scenarios under {}", plan.scenarios().display());
@@ -68,7 +191,11 @@ fn main() -> anyhow::Result<()> {
         per_dialect.len(),
         all.as_secs_f64() / single.as_secs_f64()
     );
+    Ok(())
+}
 
+/// The Log fold and the replay fold against a plain parse.
+fn folds() -> anyhow::Result<()> {
     let bytes = generated_log();
     let mb = bytes.len() as f64 / 1e6;
     println!("log: {N_EVENTS} events, {mb:.1} MB");
@@ -87,7 +214,11 @@ fn main() -> anyhow::Result<()> {
     let (replay, items) = best_of(5, || replay::fold(&events, "gpt-5.5"));
     report("replay fold (from folded events)", replay, mb, parse);
     println!("replay produced {} input items", items.len());
+    Ok(())
+}
 
+/// The lifecycle monitor and the bridge.
+fn lifecycle() -> anyhow::Result<()> {
     let steps = generated_observations();
     let (elapsed, n_results) = best_of(3, || {
         let mut monitor = Monitor::new(Phase::Completion, monitor::Config::default());

@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use gauntlet_mock_provider::{Dialect, Timing};
+use gauntlet_mock_provider::{Dialect, Increment, Timing};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -81,12 +81,29 @@ pub struct Request {
     /// the body names it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// The JSON body (a string if it was not JSON).
-    pub body: Value,
+    /// The JSON body (a string if it was not JSON), as an increment to the previous request of
+    /// the same route: the first whole, then what changed (see [`gauntlet_mock_provider::increment`]).
+    #[serde(flatten)]
+    pub body: Increment,
     /// The scenario turn (from 0) the client had begun when it arrived, as the mock was told
     /// (evidence only: not golden).
     #[serde(skip)]
     pub turn: Option<usize>,
+}
+
+impl Request {
+    /// Requests from whole bodies `(route, response_index, body)` in arrival order, each made an
+    /// increment to the previous body of its route (for captures made by hand).
+    pub fn chained(bodies: impl IntoIterator<Item = (String, Option<usize>, Value)>) -> Vec<Request> {
+        let mut chain = gauntlet_mock_provider::increment::Chain::default();
+        bodies
+            .into_iter()
+            .map(|(route, response_index, body)| {
+                let body = chain.push(&route, std::sync::Arc::new(body));
+                Request { route, response_index, model: None, body, turn: None }
+            })
+            .collect()
+    }
 }
 
 /// A `session/cancel` the client sent.

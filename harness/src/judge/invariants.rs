@@ -41,11 +41,12 @@ mod turns_terminated;
 mod workflow_ok_only_when_complete;
 mod workflow_schedule_safe;
 
-use gauntlet_mock_provider::{Conversation, Response};
+use gauntlet_mock_provider::Response;
 use serde_json::Value;
 
 use crate::capture::Request;
 use crate::judge::Evidence;
+use crate::judge::conversations::Conversation;
 use crate::verdict::{Finding, Layer};
 
 /// What a rule reads, and so which Logs it can judge.
@@ -159,8 +160,8 @@ fn detached_children<'a>(evidence: &'a Evidence) -> Vec<&'a str> {
 }
 
 /// Each request with its dialect-neutral reading, in order.
-fn read_requests<'e>(evidence: &'e Evidence) -> impl Iterator<Item = (&'e Request, &'e Conversation)> {
-    evidence.capture.requests.iter().zip(&evidence.conversations)
+fn read_requests<'e>(evidence: &'e Evidence) -> impl Iterator<Item = (&'e Request, Conversation<'e>)> {
+    evidence.capture.requests.iter().zip(evidence.conversations.iter())
 }
 
 /// Which scenario turn each Provider request belongs to: the turn the client had begun when it
@@ -173,7 +174,7 @@ fn request_turns(evidence: &Evidence) -> Vec<Option<usize>> {
         .capture
         .requests
         .iter()
-        .zip(&evidence.conversations)
+        .zip(evidence.conversations.iter())
         .map(|(request, conversation)| {
             // A child Session's request is not a turn's: only the root's are bound to turns.
             let root = request.route == gauntlet_mock_provider::ROOT;
@@ -339,18 +340,7 @@ pub(crate) mod fixture {
                     .to_string()
             })
             .collect();
-        let requests = bodies
-            .iter()
-            .enumerate()
-            .map(|(idx, body)| Request {
-                route: "root".into(),
-                response_index: Some(idx),
-                model: None,
-                body: body.clone(),
-                turn: None,
-            })
-            .collect();
-        Capture { log, requests, ..Capture::default() }
+        Capture { log, requests: requests(bodies.to_vec()), ..Capture::default() }
     }
 
     /// Runs one invariant on a capture.
@@ -404,19 +394,9 @@ pub(crate) mod fixture {
         (invariant.check)(&Evidence::of_scenario(capture, scenario))
     }
 
-    /// Requests answered by script responses 0, 1, 2... in order.
+    /// Requests of the root answered by script responses 0, 1, 2... in order.
     pub fn requests(bodies: Vec<Value>) -> Vec<Request> {
-        bodies
-            .into_iter()
-            .enumerate()
-            .map(|(idx, body)| Request {
-                route: "root".into(),
-                response_index: Some(idx),
-                model: None,
-                body,
-                turn: None,
-            })
-            .collect()
+        Request::chained(bodies.into_iter().enumerate().map(|(idx, body)| ("root".to_owned(), Some(idx), body)))
     }
 }
 
