@@ -14,7 +14,7 @@
 //!   judge), as cost per turn, which must stay flat.
 //!
 //! Sections are chosen by name: `cargo bench -p gauntlet -- long` runs only the long
-//! conversations; `GAUNTLET_BENCH_TURNS=10000` adds a run of that many turns.
+//! conversations; `GAUNTLET_BENCH_TURNS=10000` (a comma-separated list) runs those sizes instead.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -64,12 +64,12 @@ impl Stages {
     }
 }
 
-/// Long conversations: cost per turn at 10, 100 and 1,000 turns (and `GAUNTLET_BENCH_TURNS`).
+/// Long conversations: cost per turn at 10, 100 and 1,000 turns (or `GAUNTLET_BENCH_TURNS`).
 fn long_conversations() -> anyhow::Result<()> {
-    let mut sizes = vec![10usize, 100, 1000];
-    if let Some(extra) = std::env::var("GAUNTLET_BENCH_TURNS").ok().and_then(|n| n.parse().ok()) {
-        sizes.push(extra);
-    }
+    let sizes: Vec<usize> = match std::env::var("GAUNTLET_BENCH_TURNS") {
+        Ok(list) => list.split(',').filter_map(|n| n.trim().parse().ok()).collect(),
+        Err(_) => vec![10, 100, 1000],
+    };
     let scratch = tempfile::tempdir()?;
     std::fs::create_dir_all(scratch.path().join("scenarios"))?;
     let driver = Reference { deadline: Duration::from_secs(3600), ..Reference::default() };

@@ -6,7 +6,7 @@
 //! | --- | --- |
 //! | `log.ndjson` | the root Session's Log, one canonical JSON Event per line |
 //! | `children/<id>.ndjson` | each child Session's Log, the same way |
-//! | `requests.jsonl` | every Provider request in order: `{route, response_index, model?, body}` (`model` when the body does not name it: Gemini's path does); `requests.<dialect>.jsonl` for a dialect other than `responses` |
+//! | `requests.jsonl` | every Provider request in order: `{route, response_index, model?}` and its body as an increment to the previous request of its route (`body` whole for the first, then `appended`, `changed`, `removed`: [`gauntlet_mock_provider::increment`]) (`model` when the body does not name it: Gemini's path does); `requests.<dialect>.jsonl` for a dialect other than `responses` |
 //! | `acp.jsonl` | the live ACP transcript, both directions: `{from, message}` (or `raw` for a non-JSON line) |
 //! | `acp-load.jsonl` | what `session/load` replays into a fresh agent, and its answer |
 //! | `outcome.json` | terminal states derived from the Log, what the agent answered, what each `run_workflow` returned, diagnostics |
