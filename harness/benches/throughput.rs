@@ -23,7 +23,9 @@ use std::time::{Duration, Instant};
 use gauntlet::driver::Driver;
 use gauntlet::driver::reference::Reference;
 use gauntlet::run::{self, Plan};
+use gauntlet_mock_provider::increment::Chain;
 use gauntlet_runtime::bridge::{self, Bridge};
+use gauntlet_runtime::canonical;
 use gauntlet_runtime::event::{Data, ErrorKind, Event, Payload, TerminalStatus};
 use gauntlet_runtime::monitor::{self, Monitor, Phase};
 use gauntlet_runtime::{log, replay};
@@ -79,24 +81,31 @@ fn long_conversations() -> anyhow::Result<()> {
         std::fs::write(&path, &text)?;
         let scenario = gauntlet::scenario::parse(&text, &path)?;
         let golden_dir = Path::new("golden").join(format!("long-{n_turns}"));
-        // The goldens of a first run, so the timed runs compare as a corpus run does.
-        let capture = driver.drive(&scenario);
-        anyhow::ensure!(capture.faults.is_empty(), "{n_turns} turns: {:?}", capture.faults);
-        for (name, content) in capture.golden_files() {
-            let file = scratch.path().join(&golden_dir).join(name);
-            std::fs::create_dir_all(file.parent().unwrap_or(scratch.path()))?;
-            std::fs::write(file, content)?;
-        }
         let rounds = (2000 / n_turns).clamp(1, 20);
-        let mut best: Option<Stages> = None;
-        for _ in 0..rounds {
+        let (mut best, mut wire_bytes): (Option<Stages>, usize) = (None, 0);
+        for round in 0..rounds {
             let mut stages = Stages::default();
             let (elapsed, capture) = time(|| driver.drive(&scenario));
             stages.drive = elapsed;
+            anyhow::ensure!(capture.faults.is_empty(), "{n_turns} turns: {:?}", capture.faults);
             let (elapsed, files) = time(|| capture.golden_files());
             stages.golden_files = elapsed;
-            let (elapsed, findings) =
-                time(|| gauntlet::golden::compare(scratch.path(), &golden_dir, &files, false));
+            if round == 0 {
+                // The first run writes the goldens (untimed) that every run is compared with, as
+                // a corpus run would be, and counts the bytes of the bodies the agent sent.
+                for (name, content) in &files {
+                    let file = scratch.path().join(&golden_dir).join(name);
+                    std::fs::create_dir_all(file.parent().unwrap_or(scratch.path()))?;
+                    std::fs::write(file, content)?;
+                }
+                let mut bodies = Chain::default();
+                wire_bytes = capture
+                    .requests
+                    .iter()
+                    .map(|request| canonical::value_to_string(bodies.apply(&request.route, &request.body)).len())
+                    .sum();
+            }
+            let (elapsed, findings) = time(|| gauntlet::golden::compare(scratch.path(), &golden_dir, &files, false));
             stages.compare = elapsed;
             let (elapsed, verdict) = time(|| gauntlet::judge::judge("long", &scenario, &capture, findings));
             stages.judge = elapsed;
@@ -111,12 +120,17 @@ fn long_conversations() -> anyhow::Result<()> {
         }
         let best = best.unwrap_or_default();
         let per_turn = |duration: Duration| duration.as_secs_f64() * 1e6 / n_turns as f64;
+        let harness = best.golden_files + best.compare + best.judge;
+        let wire_mb = wire_bytes as f64 / 1e6;
         println!(
-            "long conversation {n_turns:>5} turns: {:>9.1} ms, {:>6.1} us/turn (drive {:.1}, golden files {:.1}, \
-             compare {:.1}, judge {:.1} us/turn)",
+            "long conversation {n_turns:>5} turns: {:>9.1} ms, {:>7.1} us/turn; agent and mock {:>7.1} us/turn \
+             ({wire_mb:.1} MB of request bodies, {:.0} ms/MB); harness {:>5.1} us/turn \
+             (golden files {:.1}, compare {:.1}, judge {:.1})",
             ms(best.total()),
             per_turn(best.total()),
             per_turn(best.drive),
+            ms(best.drive) / wire_mb.max(1e-9),
+            per_turn(harness),
             per_turn(best.golden_files),
             per_turn(best.compare),
             per_turn(best.judge),

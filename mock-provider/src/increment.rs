@@ -54,7 +54,9 @@ impl Increment {
         for (key, value) in next {
             match (previous.get(key), value) {
                 (Some(old), new) if old == new => {}
-                (Some(Value::Array(old)), Value::Array(new)) if new.len() > old.len() && new[..old.len()] == old[..] => {
+                (Some(Value::Array(old)), Value::Array(new))
+                    if new.len() > old.len() && new[..old.len()] == old[..] =>
+                {
                     changes.appended.insert(key.clone(), Value::Array(new[old.len()..].to_vec()));
                 }
                 _ => {
@@ -102,8 +104,10 @@ impl Increment {
     /// Takes the increment out of a JSON object it was flattened into; `None` when its keys
     /// do not hold one.
     pub fn take_from(fields: &mut Map<String, Value>) -> Option<Increment> {
-        let own: Map<String, Value> =
-            Increment::KEYS.iter().filter_map(|key| fields.remove(*key).map(|value| ((*key).to_owned(), value))).collect();
+        let own: Map<String, Value> = Increment::KEYS
+            .iter()
+            .filter_map(|key| fields.remove(*key).map(|value| ((*key).to_owned(), value)))
+            .collect();
         serde_json::from_value(Value::Object(own)).ok()
     }
 
@@ -157,8 +161,7 @@ mod tests {
             json!("not json"),
         ];
         let mut chain = Chain::default();
-        let increments: Vec<Increment> =
-            bodies.iter().map(|body| chain.push("root", Arc::new(body.clone()))).collect();
+        let increments: Vec<Increment> = bodies.iter().map(|body| chain.push("root", Arc::new(body.clone()))).collect();
         let shown: Vec<Value> = increments.iter().map(|increment| serde_json::to_value(increment).unwrap()).collect();
         assert_eq!(
             shown,
@@ -183,7 +186,10 @@ mod tests {
         let mut push = |route: &str, body: Value| chain.push(route, Arc::new(body));
         push("root", json!({"input": [1]}));
         assert_eq!(push("child", json!({"input": [1, 2]})).whole(), Some(&json!({"input": [1, 2]})));
-        let grown = Increment::Since(Changes { appended: Map::from_iter([("input".into(), json!([2]))]), ..Changes::default() });
+        let grown = Increment::Since(Changes {
+            appended: Map::from_iter([("input".into(), json!([2]))]),
+            ..Changes::default()
+        });
         assert_eq!(push("root", json!({"input": [1, 2]})), grown);
     }
 }

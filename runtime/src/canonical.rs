@@ -33,7 +33,7 @@ impl Serialize for Sorted<'_> {
         match self.0 {
             Value::Object(map) => {
                 let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-                entries.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+                entries.sort_unstable_by_key(|(key, _)| *key);
                 let mut out = serializer.serialize_map(Some(entries.len()))?;
                 for (key, value) in entries {
                     out.serialize_entry(key, &Sorted(value))?;
@@ -65,6 +65,9 @@ mod tests {
         let value = Value::Object(map);
         assert_eq!(to_string(&value), r#"{"a":null,"z":[{"a":2,"b":1}]}"#);
         assert_eq!(value_to_string(&value), to_string(&value));
-        assert_eq!(to_string_pretty(&value), "{\n  \"a\": null,\n  \"z\": [\n    {\n      \"a\": 2,\n      \"b\": 1\n    }\n  ]\n}");
+        assert_eq!(
+            to_string_pretty(&value),
+            "{\n  \"a\": null,\n  \"z\": [\n    {\n      \"a\": 2,\n      \"b\": 1\n    }\n  ]\n}"
+        );
     }
 }

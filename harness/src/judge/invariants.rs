@@ -239,7 +239,8 @@ struct Exchange<'a> {
 /// The prompts of a transcript, in order.
 fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
     let mut exchanges: Vec<Exchange> = Vec::new();
-    let mut ids: Vec<(Value, usize)> = Vec::new();
+    // Each prompt's request id (its JSON text), first use kept: a long Session has many.
+    let mut ids: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut running: Option<usize> = None;
     for entry in transcript {
         let Some(message) = entry.get("message") else { continue };
@@ -253,7 +254,8 @@ fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
             let text = message.pointer("/params/prompt/0/text").and_then(Value::as_str).unwrap_or_default();
             let busy = running.is_some();
             exchanges.push(Exchange { text: text.to_owned(), busy, answer: None, updates: Vec::new() });
-            ids.push((message.get("id").cloned().unwrap_or(Value::Null), exchanges.len() - 1));
+            let id = message.get("id").unwrap_or(&Value::Null).to_string();
+            ids.entry(id).or_insert(exchanges.len() - 1);
             if !busy {
                 running = Some(exchanges.len() - 1);
             }
@@ -261,7 +263,7 @@ fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
             if let Some(idx) = running {
                 exchanges[idx].updates.push(update);
             }
-        } else if !from_client && let Some(&(_, idx)) = ids.iter().find(|(id, _)| Some(id) == message.get("id")) {
+        } else if !from_client && let Some(&idx) = message.get("id").and_then(|id| ids.get(&id.to_string())) {
             exchanges[idx].answer = Some(message);
             if running == Some(idx) {
                 running = None;
