@@ -8,15 +8,24 @@
 //! - the lifecycle monitor over a generated stream of 1M observations (working spells, idle
 //!   flickers and unknown runs that stall), in observations/s;
 //! - the bridge over 100k `thread/read` polls of a Telegram-origin turn (running, transiently
-//!   interrupted, then final), in polls/s.
+//!   interrupted, then final), in polls/s;
+//! - long conversations: a generated scenario of 10, 100 and 1,000 turns (every tenth a tool
+//!   call) run in process like a corpus scenario (drive, golden files, golden comparison,
+//!   judge), as cost per turn, which must stay flat.
+//!
+//! Sections are chosen by name: `cargo bench -p gauntlet -- long` runs only the long
+//! conversations; `GAUNTLET_BENCH_TURNS=10000` (a comma-separated list) runs those sizes instead.
 
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use gauntlet::driver::Driver;
 use gauntlet::driver::reference::Reference;
 use gauntlet::run::{self, Plan};
+use gauntlet_mock_provider::increment::Chain;
 use gauntlet_runtime::bridge::{self, Bridge};
+use gauntlet_runtime::canonical;
 use gauntlet_runtime::event::{Data, ErrorKind, Event, Payload, TerminalStatus};
 use gauntlet_runtime::monitor::{self, Monitor, Phase};
 use gauntlet_runtime::{log, replay};
@@ -25,6 +34,134 @@ use serde_json::json;
 const N_EVENTS: usize = 100_000;
 
 fn main() -> anyhow::Result<()> {
+    let filters: Vec<String> = std::env::args().skip(1).filter(|arg| !arg.starts_with("--")).collect();
+    let wanted = |section: &str| filters.is_empty() || filters.iter().any(|filter| section.contains(filter.as_str()));
+    if wanted("corpus") {
+        corpus()?;
+    }
+    if wanted("folds") {
+        folds()?;
+    }
+    if wanted("lifecycle") {
+        lifecycle()?;
+    }
+    if wanted("long") {
+        long_conversations()?;
+    }
+    Ok(())
+}
+
+/// The stages of one run of a long conversation.
+#[derive(Debug, Default, Clone, Copy)]
+struct Stages {
+    drive: Duration,
+    golden_files: Duration,
+    compare: Duration,
+    judge: Duration,
+}
+
+impl Stages {
+    fn total(&self) -> Duration {
+        self.drive + self.golden_files + self.compare + self.judge
+    }
+}
+
+/// Long conversations: cost per turn at 10, 100 and 1,000 turns (or `GAUNTLET_BENCH_TURNS`).
+fn long_conversations() -> anyhow::Result<()> {
+    let sizes: Vec<usize> = match std::env::var("GAUNTLET_BENCH_TURNS") {
+        Ok(list) => list.split(',').filter_map(|n| n.trim().parse().ok()).collect(),
+        Err(_) => vec![10, 100, 1000],
+    };
+    let scratch = tempfile::tempdir()?;
+    std::fs::create_dir_all(scratch.path().join("scenarios"))?;
+    let driver = Reference { deadline: Duration::from_secs(3600), ..Reference::default() };
+    for n_turns in sizes {
+        let text = long_conversation(n_turns);
+        let path = scratch.path().join("scenarios").join(format!("long-{n_turns}.toml"));
+        std::fs::write(&path, &text)?;
+        let scenario = gauntlet::scenario::parse(&text, &path)?;
+        let golden_dir = Path::new("golden").join(format!("long-{n_turns}"));
+        let rounds = (2000 / n_turns).clamp(1, 20);
+        let (mut best, mut wire_bytes): (Option<Stages>, usize) = (None, 0);
+        for round in 0..rounds {
+            let mut stages = Stages::default();
+            let (elapsed, capture) = time(|| driver.drive(&scenario));
+            stages.drive = elapsed;
+            anyhow::ensure!(capture.faults.is_empty(), "{n_turns} turns: {:?}", capture.faults);
+            let (elapsed, files) = time(|| capture.golden_files());
+            stages.golden_files = elapsed;
+            if round == 0 {
+                // The first run writes the goldens (untimed) that every run is compared with, as
+                // a corpus run would be, and counts the bytes of the bodies the agent sent.
+                for (name, content) in &files {
+                    let file = scratch.path().join(&golden_dir).join(name);
+                    std::fs::create_dir_all(file.parent().unwrap_or(scratch.path()))?;
+                    std::fs::write(file, content)?;
+                }
+                let mut bodies = Chain::default();
+                wire_bytes = capture
+                    .requests
+                    .iter()
+                    .map(|request| canonical::value_to_string(bodies.apply(&request.route, &request.body)).len())
+                    .sum();
+            }
+            let (elapsed, findings) = time(|| gauntlet::golden::compare(scratch.path(), &golden_dir, &files, false));
+            stages.compare = elapsed;
+            let (elapsed, verdict) = time(|| gauntlet::judge::judge("long", &scenario, &capture, findings));
+            stages.judge = elapsed;
+            anyhow::ensure!(
+                verdict.kind == gauntlet::verdict::VerdictKind::Identical,
+                "{n_turns} turns: {:#?}",
+                verdict.findings
+            );
+            if best.is_none_or(|best| stages.total() < best.total()) {
+                best = Some(stages);
+            }
+        }
+        let best = best.unwrap_or_default();
+        let per_turn = |duration: Duration| duration.as_secs_f64() * 1e6 / n_turns as f64;
+        let harness = best.golden_files + best.compare + best.judge;
+        let wire_mb = wire_bytes as f64 / 1e6;
+        println!(
+            "long conversation {n_turns:>5} turns: {:>9.1} ms, {:>7.1} us/turn; agent and mock {:>7.1} us/turn \
+             ({wire_mb:.1} MB of request bodies, {:.0} ms/MB); harness {:>5.1} us/turn \
+             (golden files {:.1}, compare {:.1}, judge {:.1})",
+            ms(best.total()),
+            per_turn(best.total()),
+            per_turn(best.drive),
+            ms(best.drive) / wire_mb.max(1e-9),
+            per_turn(harness),
+            per_turn(best.golden_files),
+            per_turn(best.compare),
+            per_turn(best.judge),
+        );
+    }
+    Ok(())
+}
+
+/// A Turn scenario of `n_turns` prompts, each answered in two text chunks; every tenth turn
+/// reads a workspace file through a tool first.
+fn long_conversation(n_turns: usize) -> String {
+    let mut text = format!(
+        "title = \"A conversation of {n_turns} turns\"\ncovers = [\"REPLAY-CARRIES-CONVERSATION\"]\n\n\
+         [workspace]\n\"notes.txt\" = \"The build is green.\"\n"
+    );
+    for turn in 1..=n_turns {
+        text.push_str(&format!("\n[[turn]]\nprompt = \"Question {turn}: what changed in module {turn}?\"\n"));
+        if turn % 10 == 0 {
+            text.push_str("respond = [\n  { calls = [{ name = \"read\", args = { path = \"notes.txt\" } }] },\n");
+            text.push_str(&format!("  {{ text = [\"The notes say \", \"the build is green ({turn}).\"] }},\n]\n"));
+        } else {
+            text.push_str(&format!(
+                "respond = [{{ text = [\"Module {turn} gained \", \"a retry loop and lost a flag.\"] }}]\n"
+            ));
+        }
+    }
+    text
+}
+
+/// The Turn scenarios in process, per dialect, and the whole corpus.
+fn corpus() -> anyhow::Result<()> {
     let plan = Plan::repository();
     let names = run::scenario_names(&plan);
     anyhow::ensure!(!names.is_empty(), "no scenarios under {}", plan.scenarios().display());
@@ -68,7 +205,11 @@ fn main() -> anyhow::Result<()> {
         per_dialect.len(),
         all.as_secs_f64() / single.as_secs_f64()
     );
+    Ok(())
+}
 
+/// The Log fold and the replay fold against a plain parse.
+fn folds() -> anyhow::Result<()> {
     let bytes = generated_log();
     let mb = bytes.len() as f64 / 1e6;
     println!("log: {N_EVENTS} events, {mb:.1} MB");
@@ -87,7 +228,11 @@ fn main() -> anyhow::Result<()> {
     let (replay, items) = best_of(5, || replay::fold(&events, "gpt-5.5"));
     report("replay fold (from folded events)", replay, mb, parse);
     println!("replay produced {} input items", items.len());
+    Ok(())
+}
 
+/// The lifecycle monitor and the bridge.
+fn lifecycle() -> anyhow::Result<()> {
     let steps = generated_observations();
     let (elapsed, n_results) = best_of(3, || {
         let mut monitor = Monitor::new(Phase::Completion, monitor::Config::default());

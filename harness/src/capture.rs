@@ -6,7 +6,7 @@
 //! | --- | --- |
 //! | `log.ndjson` | the root Session's Log, one canonical JSON Event per line |
 //! | `children/<id>.ndjson` | each child Session's Log, the same way |
-//! | `requests.jsonl` | every Provider request in order: `{route, response_index, model?, body}` (`model` when the body does not name it: Gemini's path does); `requests.<dialect>.jsonl` for a dialect other than `responses` |
+//! | `requests.jsonl` | every Provider request in order: `{route, response_index, model?}` and its body as an increment to the previous request of its route (`body` whole for the first, then `appended`, `changed`, `removed`: [`gauntlet_mock_provider::increment`]) (`model` when the body does not name it: Gemini's path does); `requests.<dialect>.jsonl` for a dialect other than `responses` |
 //! | `acp.jsonl` | the live ACP transcript, both directions: `{from, message}` (or `raw` for a non-JSON line) |
 //! | `acp-load.jsonl` | what `session/load` replays into a fresh agent, and its answer |
 //! | `outcome.json` | terminal states derived from the Log, what the agent answered, what each `run_workflow` returned, diagnostics |
@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use gauntlet_mock_provider::{Dialect, Timing};
+use gauntlet_mock_provider::{Dialect, Increment, Timing};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -85,12 +85,29 @@ pub struct Request {
     /// the body names it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// The JSON body (a string if it was not JSON).
-    pub body: Value,
+    /// The JSON body (a string if it was not JSON), as an increment to the previous request of
+    /// the same route: the first whole, then what changed (see [`gauntlet_mock_provider::increment`]).
+    #[serde(flatten)]
+    pub body: Increment,
     /// The scenario turn (from 0) the client had begun when it arrived, as the mock was told
     /// (evidence only: not golden).
     #[serde(skip)]
     pub turn: Option<usize>,
+}
+
+impl Request {
+    /// Requests from whole bodies `(route, response_index, body)` in arrival order, each made an
+    /// increment to the previous body of its route (for captures made by hand).
+    pub fn chained(bodies: impl IntoIterator<Item = (String, Option<usize>, Value)>) -> Vec<Request> {
+        let mut chain = gauntlet_mock_provider::increment::Chain::default();
+        bodies
+            .into_iter()
+            .map(|(route, response_index, body)| {
+                let body = chain.push(&route, std::sync::Arc::new(body));
+                Request { route, response_index, model: None, body, turn: None }
+            })
+            .collect()
+    }
 }
 
 /// A `session/cancel` the client sent.

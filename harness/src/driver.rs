@@ -133,16 +133,15 @@ pub fn assemble(conversation: Conversation, log_path: Option<&Path>, mock: &Mock
         .journal
         .into_iter()
         .map(|entry| {
-            // A model the body does not name (Gemini's is in the path) is recorded beside it.
-            let in_body = dialect.read(&entry.body).ok().and_then(|conversation| conversation.model).is_some();
+            // A model the body does not name (Gemini's is in the path) is recorded beside it:
+            // read from the path alone, so no body is rebuilt for it.
             let (_, endpoint) = gauntlet_mock_provider::provider::split_route(&entry.path);
             let endpoint = endpoint.split('?').next().unwrap_or_default();
-            let asked = gauntlet_mock_provider::dialect::Asked { path: endpoint, body: &entry.body };
-            let model = if in_body { None } else { dialect.model(&asked) };
+            let asked = gauntlet_mock_provider::dialect::Asked { path: endpoint, body: &serde_json::Value::Null };
             Request {
                 route: entry.route,
                 response_index: entry.response_index,
-                model,
+                model: dialect.model(&asked),
                 body: entry.body,
                 turn: entry.turn,
             }

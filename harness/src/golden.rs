@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use gauntlet_mock_provider::increment::{Chain, Increment};
 use gauntlet_runtime::canonical;
 use serde_json::Value;
 use similar::TextDiff;
@@ -56,11 +57,13 @@ pub fn compare_noting_masks(
         let expected = std::fs::read_to_string(&path).ok();
         // A child Log is masked like the root's.
         let masked_as = if name.starts_with(CHILDREN_DIR) { "log.ndjson" } else { name.as_str() };
+        // A requests golden is masked as if each line held its whole body.
+        let mask_file = if masked_as.starts_with("requests") { mask_requests } else { mask_counting };
         let (expected, actual) = match masks.get(masked_as) {
             Some(pointers) => {
                 let mut hits = vec![0; pointers.len()];
-                let expected = expected.map(|text| mask_counting(&text, pointers, &mut hits));
-                let actual = mask_counting(actual, pointers, &mut hits);
+                let expected = expected.map(|text| mask_file(&text, pointers, &mut hits));
+                let actual = mask_file(actual, pointers, &mut hits);
                 let hit = pointers.iter().zip(&hits).filter(|(_, hits)| **hits > 0);
                 matched.extend(hit.map(|(pointer, _)| (masked_as.to_owned(), pointer.clone())));
                 (expected, actual)
@@ -124,6 +127,36 @@ fn mask_counting(text: &str, pointers: &[String], hits: &mut [usize]) -> String 
         .map(|line| match serde_json::from_str::<Value>(line) {
             Ok(value) => format!("{}\n", canonical::to_string(&mask_value(value))),
             Err(_) => format!("{line}\n"),
+        })
+        .collect()
+}
+
+/// [`mask_counting`] for a requests golden, whose lines hold bodies as increments: each line is
+/// masked as the whole request `{route, response_index, model?, body}` it stands for, and the
+/// masked bodies are made increments again, so a field that differs on every request (and is
+/// masked) does not show as a change.
+fn mask_requests(text: &str, pointers: &[String], hits: &mut [usize]) -> String {
+    let (mut whole, mut masked) = (Chain::default(), Chain::default());
+    let segments: Vec<Vec<&str>> = pointers.iter().map(|pointer| pointer.split('/').skip(1).collect()).collect();
+    text.lines()
+        .map(|line| {
+            let Ok(Value::Object(mut fields)) = serde_json::from_str::<Value>(line) else {
+                return format!("{line}\n");
+            };
+            let Some(increment) = Increment::take_from(&mut fields) else { return format!("{line}\n") };
+            let route = fields.get("route").and_then(Value::as_str).unwrap_or_default().to_owned();
+            fields.insert("body".to_owned(), whole.apply(&route, &increment).clone());
+            let mut request = Value::Object(fields);
+            for (segments, hits) in segments.iter().zip(hits.iter_mut()) {
+                *hits += mask_at(&mut request, segments);
+            }
+            let Value::Object(mut fields) = request else { return format!("{line}\n") };
+            let body = fields.remove("body").unwrap_or_default();
+            let increment = masked.push(&route, std::sync::Arc::new(body));
+            if let Ok(Value::Object(increment)) = serde_json::to_value(&increment) {
+                fields.extend(increment);
+            }
+            format!("{}\n", canonical::to_string(&Value::Object(fields)))
         })
         .collect()
 }
@@ -231,6 +264,25 @@ mod tests {
         let mut matched = BTreeSet::new();
         compare_noting_masks(dir.path(), Path::new("g"), &files, &masks, false, &mut matched);
         assert_eq!(matched, BTreeSet::from([("acp.jsonl".to_owned(), "/a".to_owned())]));
+    }
+
+    #[test]
+    fn requests_are_masked_as_whole_bodies_and_chained_again() {
+        // Every request names a fresh cache key: masked, only the conversation's growth shows.
+        let text = concat!(
+            "{\"body\":{\"input\":[1],\"key\":\"a\"},\"response_index\":0,\"route\":\"root\"}\n",
+            "{\"appended\":{\"input\":[2]},\"changed\":{\"key\":\"b\"},\"response_index\":1,\"route\":\"root\"}\n",
+        );
+        let mut hits = vec![0];
+        let masked = mask_requests(text, &["/body/key".to_owned()], &mut hits);
+        assert_eq!(
+            masked,
+            concat!(
+                "{\"body\":{\"input\":[1],\"key\":\"$MASKED\"},\"response_index\":0,\"route\":\"root\"}\n",
+                "{\"appended\":{\"input\":[2]},\"response_index\":1,\"route\":\"root\"}\n",
+            )
+        );
+        assert_eq!(hits, [2]);
     }
 
     #[test]

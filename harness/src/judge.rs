@@ -4,11 +4,12 @@
 //! [`invariants`] (every scenario), [`expectations`] (what the file states), and the golden
 //! comparison done by [`crate::golden`], whose differences arrive here as findings.
 
+pub mod conversations;
 pub mod expectations;
 pub mod invariants;
 pub mod lifecycle;
 
-use gauntlet_mock_provider::{Conversation, Ending, Message};
+use gauntlet_mock_provider::{Ending, Message};
 use gauntlet_runtime::TerminalStatus;
 use serde_json::Value;
 
@@ -17,6 +18,7 @@ use crate::capture::Capture;
 use crate::scenario::Scenario;
 use crate::tool_map::{MappedCall, Outcome};
 use crate::verdict::{Finding, Layer, Verdict};
+use conversations::Conversations;
 
 /// Whose Log a piece of evidence holds: the root Session the client drove, or a child Session
 /// (a Subagent or a workflow step) whose one Turn its parent ran.
@@ -49,7 +51,7 @@ pub struct Evidence<'a> {
     /// Each Provider request read in the capture's dialect, in the order of
     /// `capture.requests` (empty for a body that is not a request of the dialect): the one
     /// form every wire rule reads, whatever the dialect.
-    pub conversations: Vec<Conversation>,
+    pub conversations: Conversations,
 }
 
 /// How one turn the client drove ended, and who says so.
@@ -67,15 +69,7 @@ impl<'a> Evidence<'a> {
     /// Parses and audits a capture.
     pub fn new(capture: &'a Capture) -> Evidence<'a> {
         let (lines, _) = audit::parse_lines(&capture.log);
-        let conversations = capture
-            .requests
-            .iter()
-            .map(|request| {
-                let mut conversation = capture.dialect.read(&request.body).unwrap_or_default();
-                conversation.model = conversation.model.or_else(|| request.model.clone());
-                conversation
-            })
-            .collect();
+        let conversations = Conversations::read(capture.dialect, &capture.requests);
         Evidence { capture, lines, audit: capture.audit(), scenario: None, role: LogRole::Root, conversations }
     }
 
@@ -167,7 +161,7 @@ impl Evidence<'_> {
         let mut calls: Vec<(String, &MappedCall)> = Vec::new();
         let mut results: Vec<MappedResult> = Vec::new();
         for (idx, conversation) in self.conversations.iter().enumerate() {
-            for message in &conversation.messages {
+            for message in conversation.messages {
                 match message {
                     Message::ToolCall { call_id, name, args } => {
                         // Most wires send arguments as a JSON string.

@@ -59,6 +59,16 @@ impl Dialect {
         }
     }
 
+    /// The top-level field of a request body that holds the conversation, item by item (what
+    /// [`Dialect::read`] reads messages from; a later request appends to it).
+    pub fn conversation_key(self) -> &'static str {
+        match self {
+            Dialect::Responses => "input",
+            Dialect::ChatCompletions | Dialect::AnthropicMessages => "messages",
+            Dialect::Gemini => "contents",
+        }
+    }
+
     /// The name people know it by (`Anthropic Messages`).
     pub fn human(self) -> &'static str {
         match self {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::{Serialize, Serializer};
 
 use crate::dialect::Dialect;
+use crate::increment::Increment;
 
 /// One request as received, with what answered it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -23,8 +24,9 @@ pub struct JournalEntry {
     pub content_type: Option<String>,
     /// `accept` header.
     pub accept: Option<String>,
-    /// The body as JSON, or a JSON string of the raw text when it is not JSON.
-    pub body: serde_json::Value,
+    /// The body as JSON, or a JSON string of the raw text when it is not JSON, as an increment
+    /// to the previous body of the same route (see [`crate::increment`]).
+    pub body: Increment,
     /// When it arrived and when its response body ended.
     pub timing: Timing,
     /// The turn (from 0) the client had begun when it arrived, if it said

@@ -8,6 +8,8 @@
 //! - [`Dialect::answer`] turns a response into an [`Answer`]: status, headers and [`Step`]s
 //!   (bytes, pauses, aborts), one module per dialect under [`dialect`].
 //! - [`Dialect::read`] reads a request body into the dialect-neutral [`Conversation`].
+//! - The journal keeps each request body as an [`Increment`] to the previous one of its route,
+//!   so a long conversation is not kept once per request.
 //! - [`serve`] streams those steps over real loopback HTTP; [`play`] streams the same bytes
 //!   over an in-process channel that runs on Tokio's (pausable) clock. Both consume a reply
 //!   through a [`Playback`], which notes in the journal when and how its body ended ([`Timing`]).
@@ -21,6 +23,7 @@ pub mod beat;
 pub mod conversation;
 pub mod dialect;
 pub mod in_process;
+pub mod increment;
 pub mod journal;
 pub mod provider;
 pub mod script;
@@ -31,6 +34,7 @@ pub mod side;
 pub use conversation::{Conversation, Message, ViewError};
 pub use dialect::{Answer, Asked, Dialect, EncodeContext, Step, UnknownDialect};
 pub use in_process::{Chunk, Playback, play};
+pub use increment::{Changes, Increment};
 pub use journal::{Ended, JournalEntry, Mismatch, MismatchReason, StreamEnd, Timing};
 pub use provider::{EndRecorder, MockProvider, MockReply, MockReport, MockRequest, SESSION_HEADER, Unconsumed};
 pub use script::{Call, Ending, Exhausted, Pause, ROOT, Reasoning, Response, Script, ScriptError, Usage};

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use crate::dialect::{Answer, Asked, Dialect, EncodeContext, Step, json_answer};
+use crate::increment::Chain;
 use crate::journal::{Ended, JournalEntry, Mismatch, MismatchReason, StreamEnd, Timing};
 use crate::script::{Exhausted, ROOT, Response, Script};
 use crate::side::{SideReply, SideRequest};
@@ -34,6 +35,8 @@ struct State {
     served: usize,
     next_item: usize,
     journal: Vec<JournalEntry>,
+    /// The last body of each journal route, which the next one's increment is to.
+    bodies: Chain,
     mismatches: Vec<Mismatch>,
     side_served: Vec<String>,
     /// The first `session_id` header seen: the root Session's, whatever its name.
@@ -210,13 +213,17 @@ impl MockProvider {
     pub fn respond(&self, request: MockRequest) -> MockReply {
         let header =
             |name: &str| request.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
-        let parsed = serde_json::from_slice::<Value>(&request.body);
+        // Parsed once and shared by the answer and the journal's chain of bodies, never copied:
+        // a long conversation's bodies are large.
+        let (parsed, body) = match serde_json::from_slice::<Value>(&request.body) {
+            Ok(value) => (Ok(()), Arc::new(value)),
+            Err(error) => (Err(error), Arc::new(Value::Null)),
+        };
         let (named, endpoint) = split_route(&request.path);
-        let body = parsed.as_ref().ok().cloned().unwrap_or(Value::Null);
         let asked = Asked { path: endpoint, body: &body };
         let mut state = self.lock();
         if let Some(side) =
-            self.side.iter().find(|side| side.matches(self.dialect, &request.path, parsed.as_ref().ok()))
+            self.side.iter().find(|side| side.matches(self.dialect, &request.path, parsed.is_ok().then_some(&*body)))
         {
             state.side_served.push(side.name.clone());
             let response = match side.reply() {
@@ -253,6 +260,11 @@ impl MockProvider {
         };
         let decision = route.and_then(|route| self.decide(&state, &request.method, route, &parsed));
         let turn = state.turn;
+        let journaled = match &parsed {
+            Ok(()) => Arc::clone(&body),
+            Err(_) => Arc::new(Value::String(String::from_utf8_lossy(&request.body).into_owned())),
+        };
+        let increment = state.bodies.push(&journal_route, journaled);
         state.journal.push(JournalEntry {
             route: journal_route,
             response_index: decision.as_ref().ok().map(|(index, _, _)| *index),
@@ -260,10 +272,7 @@ impl MockProvider {
             path: request.path.clone(),
             content_type: header("content-type"),
             accept: header("accept"),
-            body: match &parsed {
-                Ok(value) => value.clone(),
-                Err(_) => Value::String(String::from_utf8_lossy(&request.body).into_owned()),
-            },
+            body: increment,
             timing: Timing { received: self.started.elapsed(), ended: None },
             turn,
         });
@@ -329,7 +338,7 @@ impl MockProvider {
         state: &State,
         method: &str,
         route: Option<&str>,
-        parsed: &Result<Value, serde_json::Error>,
+        parsed: &Result<(), serde_json::Error>,
     ) -> Result<(usize, &'s str, &'s Response), MismatchReason> {
         let scripted = || self.script.routes.keys().cloned().collect();
         let Some(route) = route else {
@@ -462,7 +471,7 @@ mod tests {
         let report = provider.report();
         assert_eq!(report.journal.len(), 6);
         assert_eq!(report.journal[0].response_index, Some(0));
-        assert_eq!(report.journal[3].body, json!("not json"));
+        assert_eq!(report.journal[3].body.whole(), Some(&json!("not json")));
         assert_eq!(report.unconsumed, [Unconsumed { route: "root".into(), index: 1, remaining: 1 }]);
         let reasons: Vec<_> = report.mismatches.iter().map(|m| m.reason.status()).collect();
         assert_eq!(reasons, [404, 400, 404, 405]);

@@ -268,7 +268,7 @@ mod tests {
 
         let report = provider.report();
         assert_eq!(report.journal.len(), 4);
-        assert_eq!(report.journal[0].body["model"], "gpt-test");
+        assert_eq!(report.journal[0].body.whole().unwrap()["model"], "gpt-test");
         assert_eq!(report.journal[0].content_type.as_deref(), Some("application/json"));
         assert_eq!(report.mismatches.len(), 1);
         assert_eq!(report.mismatches[0].path, "/v2/chat");

@@ -258,7 +258,7 @@ impl Provider {
         on_delta: &mut (dyn FnMut(Delta) + Send),
     ) -> Result<Reply, ProviderFailure> {
         let wire = self.request(call);
-        let bytes = Bytes::from(crate::canonical::to_string(&wire.body));
+        let bytes = Bytes::from(crate::canonical::value_to_string(&wire.body));
         let mut attempts = 1;
         let mut streamed_text = false;
         loop {

@@ -43,11 +43,12 @@ mod usage_recorded;
 mod workflow_ok_only_when_complete;
 mod workflow_schedule_safe;
 
-use gauntlet_mock_provider::{Conversation, Response};
+use gauntlet_mock_provider::Response;
 use serde_json::Value;
 
 use crate::capture::Request;
 use crate::judge::Evidence;
+use crate::judge::conversations::Conversation;
 use crate::verdict::{Finding, Layer};
 
 /// What a rule reads, and so which Logs it can judge.
@@ -163,8 +164,8 @@ fn detached_children<'a>(evidence: &'a Evidence) -> Vec<&'a str> {
 }
 
 /// Each request with its dialect-neutral reading, in order.
-fn read_requests<'e>(evidence: &'e Evidence) -> impl Iterator<Item = (&'e Request, &'e Conversation)> {
-    evidence.capture.requests.iter().zip(&evidence.conversations)
+fn read_requests<'e>(evidence: &'e Evidence) -> impl Iterator<Item = (&'e Request, Conversation<'e>)> {
+    evidence.capture.requests.iter().zip(evidence.conversations.iter())
 }
 
 /// Which scenario turn each Provider request belongs to: the turn the client had begun when it
@@ -177,7 +178,7 @@ fn request_turns(evidence: &Evidence) -> Vec<Option<usize>> {
         .capture
         .requests
         .iter()
-        .zip(&evidence.conversations)
+        .zip(evidence.conversations.iter())
         .map(|(request, conversation)| {
             // A child Session's request is not a turn's: only the root's are bound to turns.
             let root = request.route == gauntlet_mock_provider::ROOT;
@@ -242,7 +243,8 @@ struct Exchange<'a> {
 /// The prompts of a transcript, in order.
 fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
     let mut exchanges: Vec<Exchange> = Vec::new();
-    let mut ids: Vec<(Value, usize)> = Vec::new();
+    // Each prompt's request id (its JSON text), first use kept: a long Session has many.
+    let mut ids: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut running: Option<usize> = None;
     for entry in transcript {
         let Some(message) = entry.get("message") else { continue };
@@ -256,7 +258,8 @@ fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
             let text = message.pointer("/params/prompt/0/text").and_then(Value::as_str).unwrap_or_default();
             let busy = running.is_some();
             exchanges.push(Exchange { text: text.to_owned(), busy, answer: None, updates: Vec::new() });
-            ids.push((message.get("id").cloned().unwrap_or(Value::Null), exchanges.len() - 1));
+            let id = message.get("id").unwrap_or(&Value::Null).to_string();
+            ids.entry(id).or_insert(exchanges.len() - 1);
             if !busy {
                 running = Some(exchanges.len() - 1);
             }
@@ -264,7 +267,7 @@ fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
             if let Some(idx) = running {
                 exchanges[idx].updates.push(update);
             }
-        } else if !from_client && let Some(&(_, idx)) = ids.iter().find(|(id, _)| Some(id) == message.get("id")) {
+        } else if !from_client && let Some(&idx) = message.get("id").and_then(|id| ids.get(&id.to_string())) {
             exchanges[idx].answer = Some(message);
             if running == Some(idx) {
                 running = None;
@@ -343,18 +346,7 @@ pub(crate) mod fixture {
                     .to_string()
             })
             .collect();
-        let requests = bodies
-            .iter()
-            .enumerate()
-            .map(|(idx, body)| Request {
-                route: "root".into(),
-                response_index: Some(idx),
-                model: None,
-                body: body.clone(),
-                turn: None,
-            })
-            .collect();
-        Capture { log, requests, ..Capture::default() }
+        Capture { log, requests: requests(bodies.to_vec()), ..Capture::default() }
     }
 
     /// Runs one invariant on a capture.
@@ -440,19 +432,9 @@ pub(crate) mod fixture {
         (capture, scenario)
     }
 
-    /// Requests answered by script responses 0, 1, 2... in order.
+    /// Requests of the root answered by script responses 0, 1, 2... in order.
     pub fn requests(bodies: Vec<Value>) -> Vec<Request> {
-        bodies
-            .into_iter()
-            .enumerate()
-            .map(|(idx, body)| Request {
-                route: "root".into(),
-                response_index: Some(idx),
-                model: None,
-                body,
-                turn: None,
-            })
-            .collect()
+        Request::chained(bodies.into_iter().enumerate().map(|(idx, body)| ("root".to_owned(), Some(idx), body)))
     }
 }
 

@@ -202,7 +202,8 @@ async fn reload_and_prompt(binary: &Path, workspace: &Path, seen: &Seen) -> Resu
     }
     let report = provider.report();
     let Some(request) = report.journal.first() else { return Err("the next prompt sent no request".into()) };
-    check_request_input(&request.body["input"]).map_err(|problem| format!("{problem}\n{log}"))?;
+    let body = request.body.whole().ok_or("the first request of a route is journaled whole")?;
+    check_request_input(&body["input"]).map_err(|problem| format!("{problem}\n{log}"))?;
     Ok(log.contains("\"error_kind\":\"restarted\""))
 }
 

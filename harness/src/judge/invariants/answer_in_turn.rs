@@ -105,7 +105,7 @@ fn common_prefix(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::Capture;
+    use crate::capture::{Capture, Request};
     use crate::judge::invariants::fixture::{
         assistant, body, check_played, chunk, entry, prompt, requests, scenario, user,
     };
@@ -170,7 +170,9 @@ mod tests {
     #[test]
     fn text_the_script_never_streamed_is_caught() {
         let mut capture = shown(&["All done."], &["Eleven."]);
-        capture.requests.remove(0);
+        // Only the second request was sent (answered by the script's second response).
+        let second = body(vec![user("Name a prime."), assistant("Seven."), user("Another one?")]);
+        capture.requests = Request::chained([("root".to_owned(), Some(1), second)]);
         assert_eq!(
             check_played(INVARIANT, &capture, &scenario(TWO_TURNS)),
             ["turn 1: the client saw \"All done.\", which is not made of what the script streamed for the turn ([])"]

@@ -22,7 +22,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
     for (request_idx, (_, conversation)) in read_requests(evidence).enumerate() {
         let n = request_idx + 1;
-        for message in &conversation.messages {
+        for message in conversation.messages {
             if let Message::Other { kind } = message {
                 problems.push(format!("request {n} carries a non-conversation input item of type `{kind}`"));
             }

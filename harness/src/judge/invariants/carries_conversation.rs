@@ -11,12 +11,14 @@
 //! left out on both sides (REPLAY-REASONING-SAME-MODEL judges them). Judged on every Log: the
 //! root's and each child Session's, with the requests of its route.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashSet};
 
-use gauntlet_mock_provider::{Conversation, Message};
+use gauntlet_mock_provider::Message;
 
 use super::{Invariant, Scope, read_requests};
 use crate::audit::Line;
+use crate::judge::conversations::Conversation;
 use crate::judge::{Evidence, LogRole};
 
 pub const INVARIANT: Invariant = Invariant {
@@ -27,18 +29,19 @@ pub const INVARIANT: Invariant = Invariant {
     check,
 };
 
-/// One item of a conversation, as much as the contract fixes of it.
+/// One item of a conversation, as much as the contract fixes of it, borrowed from the Log or
+/// the request it was read from (a long Session's requests are not copied to be compared).
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Item {
-    User(String),
-    Assistant(String),
-    Call(String),
-    Result(String),
+enum Item<'a> {
+    User(Cow<'a, str>),
+    Assistant(&'a str),
+    Call(&'a str),
+    Result(&'a str),
     /// Anything else a request carries.
     Other(String),
 }
 
-impl std::fmt::Display for Item {
+impl std::fmt::Display for Item<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Item::User(text) => write!(f, "user {text:?}"),
@@ -53,29 +56,29 @@ impl std::fmt::Display for Item {
 /// The contract's fold of a Log, point by point: after each line, how many items the
 /// conversation has and which calls still wait for their result (they would be closed as
 /// orphans if the conversation were sent then).
-struct Fold {
-    items: Vec<Item>,
+struct Fold<'a> {
+    items: Vec<Item<'a>>,
     /// For each line: (number of items, pending call ids).
-    points: Vec<(usize, Vec<String>)>,
+    points: Vec<(usize, Vec<&'a str>)>,
 }
 
-impl Fold {
-    fn of(lines: &[Line]) -> Fold {
+impl<'a> Fold<'a> {
+    fn of(lines: &'a [Line]) -> Fold<'a> {
         let mut items = Vec::new();
-        let mut pending: BTreeMap<String, ()> = BTreeMap::new();
+        let mut pending: BTreeMap<&'a str, ()> = BTreeMap::new();
         let mut points = Vec::with_capacity(lines.len());
-        let close = |pending: &mut BTreeMap<String, ()>, items: &mut Vec<Item>| {
+        let close = |pending: &mut BTreeMap<&'a str, ()>, items: &mut Vec<Item<'a>>| {
             items.extend(std::mem::take(pending).into_keys().map(Item::Result));
         };
         for line in lines {
-            let call_id = line.str_field("call_id").unwrap_or_default().to_owned();
+            let call_id = line.str_field("call_id").unwrap_or_default();
             match line.kind.as_str() {
                 "tool_call" => {
-                    items.push(Item::Call(call_id.clone()));
+                    items.push(Item::Call(call_id));
                     pending.insert(call_id, ());
                 }
                 "tool_result" => {
-                    if pending.remove(&call_id).is_some() {
+                    if pending.remove(call_id).is_some() {
                         items.push(Item::Result(call_id));
                     }
                 }
@@ -83,31 +86,40 @@ impl Fold {
                     if pending.is_empty()
                         && let Some(text) = subagent_summary(line)
                     {
-                        items.push(Item::User(text));
+                        items.push(Item::User(Cow::Owned(text)));
                     }
                 }
                 "provider_usage" | "permission_decision" | "workflow_event" => {}
                 "user_message" => {
                     close(&mut pending, &mut items);
-                    items.push(Item::User(line.str_field("text").unwrap_or_default().to_owned()));
+                    items.push(Item::User(Cow::Borrowed(line.str_field("text").unwrap_or_default())));
                 }
                 "assistant_message" => {
                     close(&mut pending, &mut items);
                     if !line.is_partial_assistant() {
-                        items.push(Item::Assistant(line.str_field("text").unwrap_or_default().to_owned()));
+                        items.push(Item::Assistant(line.str_field("text").unwrap_or_default()));
                     }
                 }
                 _ => close(&mut pending, &mut items),
             }
-            points.push((items.len(), pending.keys().cloned().collect()));
+            // Only a tool loop leaves calls pending, so this stays short.
+            points.push((items.len(), pending.keys().copied().collect()));
         }
         Fold { items, points }
     }
 
-    /// The conversation as it would be sent right after line `at`.
-    fn at(&self, at: usize) -> Vec<Item> {
+    /// The conversation as it would be sent right after line `at`, item by item.
+    fn at(&self, at: usize) -> impl Iterator<Item = Item<'a>> + '_ {
         let (len, pending) = &self.points[at];
-        self.items[..*len].iter().cloned().chain(pending.iter().cloned().map(Item::Result)).collect()
+        self.items[..*len].iter().cloned().chain(pending.iter().copied().map(Item::Result))
+    }
+
+    /// `carried` is exactly the conversation right after line `at`; compared in place.
+    fn is_at(&self, at: usize, carried: &[Item<'a>]) -> bool {
+        let (len, pending) = &self.points[at];
+        carried.len() == len + pending.len()
+            && self.items[..*len] == carried[..*len]
+            && pending.iter().zip(&carried[*len..]).all(|(id, item)| *item == Item::Result(id))
     }
 }
 
@@ -129,16 +141,16 @@ fn subagent_summary(line: &Line) -> Option<String> {
 }
 
 /// A request's conversation, from its dialect-neutral reading.
-fn carried(conversation: &Conversation) -> Vec<Item> {
+fn carried<'a>(conversation: &Conversation<'a>) -> Vec<Item<'a>> {
     conversation
         .messages
         .iter()
         .filter_map(|message| match message {
             Message::Reasoning { .. } => None,
-            Message::ToolCall { call_id, .. } => Some(Item::Call(call_id.clone())),
-            Message::ToolResult { call_id, .. } => Some(Item::Result(call_id.clone())),
-            Message::User { text } => Some(Item::User(text.clone())),
-            Message::Assistant { text } => Some(Item::Assistant(text.clone())),
+            Message::ToolCall { call_id, .. } => Some(Item::Call(call_id)),
+            Message::ToolResult { call_id, .. } => Some(Item::Result(call_id)),
+            Message::User { text } => Some(Item::User(Cow::Borrowed(text))),
+            Message::Assistant { text } => Some(Item::Assistant(text)),
             Message::Other { kind } => Some(Item::Other(format!("an item of kind {kind:?}"))),
         })
         .collect()
@@ -157,35 +169,30 @@ fn check(evidence: &Evidence) -> Vec<String> {
         if evidence.role == LogRole::Root && request.route != gauntlet_mock_provider::ROOT {
             continue;
         }
-        let carried = carried(conversation);
+        let carried = carried(&conversation);
         let n = idx + 1;
         // The turn: the last of the Log's user messages the request carries.
-        let turn = users.iter().rposition(|&at| {
-            let text = lines[at].str_field("text").unwrap_or_default();
-            carried.iter().any(|item| *item == Item::User(text.to_owned()))
-        });
+        let user_texts: HashSet<&str> = conversation.user_texts().collect();
+        let turn = users.iter().rposition(|&at| user_texts.contains(lines[at].str_field("text").unwrap_or_default()));
         let Some(turn) = turn else {
             problems.push(format!("request {n} carries none of the Session's user messages"));
             continue;
         };
         let end = users.get(turn + 1).copied().unwrap_or(lines.len());
-        let candidates: Vec<Vec<Item>> = (users[turn]..end).map(|at| fold.at(at)).collect();
-        if candidates.contains(&carried) {
+        let points = users[turn]..end;
+        if points.clone().any(|at| fold.is_at(at, &carried)) {
             continue;
         }
-        // Evidence: where it parts from the closest point of the turn.
-        let closest = candidates
-            .iter()
-            .rev() // the earliest point among equals
-            .max_by_key(|expected| expected.iter().zip(&carried).take_while(|(a, b)| a == b).count())
-            .map_or(&[][..], Vec::as_slice);
-        let same = closest.iter().zip(&carried).take_while(|(a, b)| a == b).count();
-        let show = |item: Option<&Item>| item.map_or_else(|| "nothing".to_owned(), ToString::to_string);
+        // Evidence: where it parts from the closest point of the turn (the earliest among equals).
+        let same = |at: usize| fold.at(at).zip(&carried).take_while(|(a, b)| a == *b).count();
+        let closest = points.rev().max_by_key(|&at| same(at)).unwrap_or(users[turn]);
+        let same = same(closest);
+        let show = |item: Option<Item>| item.map_or_else(|| "nothing".to_owned(), |item| item.to_string());
         problems.push(format!(
             "request {n} parts from the Log's conversation at item {}: the Log has {}, the request has {}",
             same + 1,
-            show(closest.get(same)),
-            show(carried.get(same))
+            show(fold.at(closest).nth(same)),
+            show(carried.get(same).cloned())
         ));
     }
     problems

@@ -2,6 +2,8 @@
 //! assistant content in any request (read in any dialect as a [`Conversation`](gauntlet_mock_provider::Conversation)). Partial texts come from the Log, or, for an
 //! implementation without one, from the script: what a failed response streamed.
 
+use std::collections::HashSet;
+
 use super::{Invariant, Scope, read_requests, served};
 use crate::judge::Evidence;
 
@@ -10,6 +12,8 @@ pub const INVARIANT: Invariant =
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let (clean, partials) = if evidence.capture.log.is_empty() { from_script(evidence) } else { from_log(evidence) };
+    // A set: a long Session has many clean answers, and every carried text is looked up.
+    let clean: HashSet<String> = clean.into_iter().collect();
     let partials: Vec<(String, String)> =
         partials.into_iter().filter(|(_, text)| !text.is_empty() && !clean.contains(text)).collect();
     let mut problems = Vec::new();
@@ -17,7 +21,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
         {
             for text in conversation.assistant_texts() {
                 for (origin, partial) in &partials {
-                    if text != partial && clean.iter().any(|clean| clean == text) {
+                    if text != partial && clean.contains(text) {
                         continue;
                     }
                     if text.contains(partial.as_str()) {

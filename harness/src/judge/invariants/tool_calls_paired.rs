@@ -18,7 +18,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
         let n = request_idx + 1;
         // call_id -> outputs seen so far
         let mut calls: BTreeMap<&str, usize> = BTreeMap::new();
-        for message in &conversation.messages {
+        for message in conversation.messages {
             match message {
                 Message::ToolCall { call_id, .. } if !call_id.is_empty() => {
                     calls.insert(call_id, 0);
