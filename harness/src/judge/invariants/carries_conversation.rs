@@ -1,7 +1,8 @@
 //! REPLAY-CARRIES-CONVERSATION: each Provider request carries the Session's conversation as
 //! the Log stood when it was sent: every user message so far, every clean answer, every tool
-//! call with its result, every terminal Subagent summary recorded while no call was pending,
-//! in order, and nothing else. The other replay rules say what must not be there; this one
+//! call (its name and arguments) with its result (the output the Log recorded, as recorded),
+//! every terminal Subagent summary recorded while no call was pending, in order, and nothing
+//! else. The other replay rules say what must not be there; this one
 //! says what must.
 //!
 //! The expected conversation is the contract's fold of the Log, computed here, apart from the
@@ -15,6 +16,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 
 use gauntlet_mock_provider::Message;
+use serde_json::Value;
 
 use super::{Invariant, Scope, read_requests};
 use crate::audit::Line;
@@ -35,8 +37,10 @@ pub const INVARIANT: Invariant = Invariant {
 enum Item<'a> {
     User(Cow<'a, str>),
     Assistant(&'a str),
-    Call(&'a str),
-    Result(&'a str),
+    /// A call: its id, tool name and arguments (parsed when the wire sends them as text).
+    Call(&'a str, &'a str, Cow<'a, Value>),
+    /// A result: its call id and output.
+    Result(&'a str, Output<'a>),
     /// Anything else a request carries.
     Other(String),
 }
@@ -46,20 +50,43 @@ impl std::fmt::Display for Item<'_> {
         match self {
             Item::User(text) => write!(f, "user {text:?}"),
             Item::Assistant(text) => write!(f, "assistant {text:?}"),
-            Item::Call(id) => write!(f, "call `{id}`"),
-            Item::Result(id) => write!(f, "result of `{id}`"),
+            Item::Call(id, name, args) => write!(f, "call `{id}` of {name} with {args}"),
+            Item::Result(id, Output::Text(output)) => write!(f, "result of `{id}` {output:?}"),
+            Item::Result(id, Output::Any) => write!(f, "result of `{id}`"),
             Item::Other(kind) => write!(f, "{kind}"),
         }
     }
 }
+
+/// A tool result's output as far as the Log fixes it: the text of a result that recorded one
+/// (the model must get it as it is); any text for a result recorded as an object (an error, a
+/// delegation outcome) and for the synthetic result of a call still pending, whose wording the
+/// contract leaves to the runtime.
+#[derive(Debug, Clone, Copy)]
+enum Output<'a> {
+    Text(&'a str),
+    Any,
+}
+
+impl PartialEq for Output<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Output::Text(a), Output::Text(b)) => a == b,
+            _ => true,
+        }
+    }
+}
+
+impl Eq for Output<'_> {}
 
 /// The contract's fold of a Log, point by point: after each line, how many items the
 /// conversation has and which calls still wait for their result (they would be closed as
 /// orphans if the conversation were sent then).
 struct Fold<'a> {
     items: Vec<Item<'a>>,
-    /// For each line: (number of items, pending call ids).
-    points: Vec<(usize, Vec<&'a str>)>,
+    /// For each line: (number of items, pending calls with the output a request may carry for
+    /// each: the one the Log records for it later, if any; else any synthetic text).
+    points: Vec<(usize, Vec<(&'a str, Output<'a>)>)>,
 }
 
 impl<'a> Fold<'a> {
@@ -67,19 +94,32 @@ impl<'a> Fold<'a> {
         let mut items = Vec::new();
         let mut pending: BTreeMap<&'a str, ()> = BTreeMap::new();
         let mut points = Vec::with_capacity(lines.len());
+        let recorded: BTreeMap<&'a str, Output<'a>> = lines
+            .iter()
+            .filter(|line| line.kind == "tool_result")
+            .filter_map(|line| {
+                Some((line.str_field("call_id")?, line.str_field("output").map_or(Output::Any, Output::Text)))
+            })
+            .collect();
         let close = |pending: &mut BTreeMap<&'a str, ()>, items: &mut Vec<Item<'a>>| {
-            items.extend(std::mem::take(pending).into_keys().map(Item::Result));
+            items.extend(std::mem::take(pending).into_keys().map(|id| Item::Result(id, Output::Any)));
         };
         for line in lines {
             let call_id = line.str_field("call_id").unwrap_or_default();
             match line.kind.as_str() {
                 "tool_call" => {
-                    items.push(Item::Call(call_id));
+                    // A call recorded without arguments was made with none: `{}`.
+                    let args = line
+                        .data
+                        .get("args")
+                        .map_or_else(|| Cow::Owned(Value::Object(Default::default())), Cow::Borrowed);
+                    items.push(Item::Call(call_id, line.str_field("name").unwrap_or_default(), args));
                     pending.insert(call_id, ());
                 }
                 "tool_result" => {
                     if pending.remove(call_id).is_some() {
-                        items.push(Item::Result(call_id));
+                        let output = line.str_field("output").map_or(Output::Any, Output::Text);
+                        items.push(Item::Result(call_id, output));
                     }
                 }
                 "subagent_event" => {
@@ -103,7 +143,8 @@ impl<'a> Fold<'a> {
                 _ => close(&mut pending, &mut items),
             }
             // Only a tool loop leaves calls pending, so this stays short.
-            points.push((items.len(), pending.keys().copied().collect()));
+            let waiting = pending.keys().map(|id| (*id, recorded.get(id).copied().unwrap_or(Output::Any)));
+            points.push((items.len(), waiting.collect()));
         }
         Fold { items, points }
     }
@@ -111,7 +152,7 @@ impl<'a> Fold<'a> {
     /// The conversation as it would be sent right after line `at`, item by item.
     fn at(&self, at: usize) -> impl Iterator<Item = Item<'a>> + '_ {
         let (len, pending) = &self.points[at];
-        self.items[..*len].iter().cloned().chain(pending.iter().copied().map(Item::Result))
+        self.items[..*len].iter().cloned().chain(pending.iter().map(|(id, output)| Item::Result(id, *output)))
     }
 
     /// `carried` is exactly the conversation right after line `at`; compared in place.
@@ -119,7 +160,7 @@ impl<'a> Fold<'a> {
         let (len, pending) = &self.points[at];
         carried.len() == len + pending.len()
             && self.items[..*len] == carried[..*len]
-            && pending.iter().zip(&carried[*len..]).all(|(id, item)| *item == Item::Result(id))
+            && pending.iter().zip(&carried[*len..]).all(|((id, output), item)| *item == Item::Result(id, *output))
     }
 }
 
@@ -147,8 +188,15 @@ fn carried<'a>(conversation: &Conversation<'a>) -> Vec<Item<'a>> {
         .iter()
         .filter_map(|message| match message {
             Message::Reasoning { .. } => None,
-            Message::ToolCall { call_id, .. } => Some(Item::Call(call_id)),
-            Message::ToolResult { call_id, .. } => Some(Item::Result(call_id)),
+            Message::ToolCall { call_id, name, args } => {
+                // Most wires send arguments as JSON text.
+                let args = match args {
+                    Value::String(text) => serde_json::from_str(text).map_or(Cow::Borrowed(args), Cow::Owned),
+                    other => Cow::Borrowed(other),
+                };
+                Some(Item::Call(call_id, name, args))
+            }
+            Message::ToolResult { call_id, output } => Some(Item::Result(call_id, Output::Text(output))),
             Message::User { text } => Some(Item::User(Cow::Borrowed(text))),
             Message::Assistant { text } => Some(Item::Assistant(text)),
             Message::Other { kind } => Some(Item::Other(format!("an item of kind {kind:?}"))),
@@ -225,6 +273,38 @@ mod tests {
 
     fn output(id: &str) -> Value {
         json!({"type": "function_call_output", "call_id": id, "output": ""})
+    }
+
+    #[test]
+    fn a_call_with_other_arguments_or_a_result_with_other_output_is_caught() {
+        let mut events = log();
+        events[6] = ("tool_result", json!({"call_id": "c1", "ok": true, "output": "a.txt"}));
+        let start = vec![user("first"), assistant("one"), user("second")];
+        let with = |call: Value, output: Value| {
+            let mut input = start.clone();
+            input.extend([call, output]);
+            [body(vec![user("first")]), body(start.clone()), body(input)]
+        };
+        let ok = with(call("c1"), json!({"type": "function_call_output", "call_id": "c1", "output": "a.txt"}));
+        assert_eq!(check(INVARIANT, &capture(&events, &ok)), Vec::<String>::new());
+        let wrong_output =
+            with(call("c1"), json!({"type": "function_call_output", "call_id": "c1", "output": "xyzzy"}));
+        assert_eq!(
+            check(INVARIANT, &capture(&events, &wrong_output)),
+            [
+                "request 3 parts from the Log's conversation at item 5: the Log has result of `c1` \"a.txt\", the request has result of `c1` \"xyzzy\""
+            ]
+        );
+        let wrong_args = with(
+            json!({"type": "function_call", "call_id": "c1", "name": "list", "arguments": "{\"path\":\"..\"}"}),
+            json!({"type": "function_call_output", "call_id": "c1", "output": "a.txt"}),
+        );
+        assert_eq!(
+            check(INVARIANT, &capture(&events, &wrong_args)),
+            [
+                "request 3 parts from the Log's conversation at item 4: the Log has nothing, the request has call `c1` of list with {\"path\":\"..\"}"
+            ]
+        );
     }
 
     #[test]
