@@ -52,7 +52,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
         if evidence.role == LogRole::Root && request.route != gauntlet_mock_provider::ROOT {
             continue;
         }
-        let Some(model) = conversation.model.as_deref().or(request.model.as_deref()) else { continue };
+        let Some(model) = conversation.model.or(request.model.as_deref()) else { continue };
         // The request's turn began at the last of the Log's prompts it carries.
         let carried_users: Vec<&str> = conversation
             .messages
