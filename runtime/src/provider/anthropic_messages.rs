@@ -155,11 +155,6 @@ impl Decode for Decoder {
     ) -> Result<Option<Reply>, ProviderFailure> {
         self.frame(&frame, on_delta)
     }
-
-    /// The failure for a body that ended before `message_stop`.
-    fn eof(&self) -> ProviderFailure {
-        ProviderFailure::unterminated(self.decoder.has_pending())
-    }
 }
 
 impl Decoder {

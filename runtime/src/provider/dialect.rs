@@ -51,8 +51,11 @@ pub trait Decode: Send {
         on_delta: &mut (dyn FnMut(Delta) + Send),
     ) -> Result<Option<Reply>, ProviderFailure>;
 
-    /// The failure of a body that ended before the terminal marker.
-    fn eof(&self) -> ProviderFailure;
+    /// The failure of a body that ended before the terminal marker: every dialect's is the
+    /// same, told apart only by whether a frame was left half read.
+    fn eof(&mut self) -> ProviderFailure {
+        ProviderFailure::unterminated(self.sse().has_pending())
+    }
 
     /// Feeds a chunk: each frame it completes, until the terminal marker or a failure.
     fn push(

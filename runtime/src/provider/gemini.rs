@@ -143,11 +143,6 @@ impl Decode for Decoder {
     ) -> Result<Option<Reply>, ProviderFailure> {
         self.frame(&frame, on_delta)
     }
-
-    /// The failure for a body that ended before a `finishReason`.
-    fn eof(&self) -> ProviderFailure {
-        ProviderFailure::unterminated(self.decoder.has_pending())
-    }
 }
 
 impl Decoder {

@@ -53,10 +53,6 @@ impl Decode for Decoder {
     ) -> Result<Option<Reply>, ProviderFailure> {
         self.frame(frame, on_delta)
     }
-
-    fn eof(&self) -> ProviderFailure {
-        ProviderFailure::unterminated(self.decoder.has_pending())
-    }
 }
 
 impl Decoder {
