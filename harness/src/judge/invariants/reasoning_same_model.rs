@@ -5,6 +5,8 @@
 //! (the encrypted content or signature, else its text), and none of another model may be.
 //! REPLAY-CARRIES-CONVERSATION leaves reasoning to this rule.
 
+use std::collections::HashSet;
+
 use gauntlet_mock_provider::Message;
 
 use super::{Invariant, Scope, read_requests};
@@ -54,14 +56,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
         }
         let Some(model) = conversation.model.or(request.model.as_deref()) else { continue };
         // The request's turn began at the last of the Log's prompts it carries.
-        let carried_users: Vec<&str> = conversation
-            .messages
-            .iter()
-            .filter_map(|message| match message {
-                Message::User { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let carried_users: HashSet<&str> = conversation.user_texts().collect();
         let Some(&(turn_seq, _)) = users.iter().rev().find(|(_, text)| carried_users.contains(text)) else { continue };
         let carried: Vec<(&str, Option<&str>)> = conversation
             .messages

@@ -94,7 +94,7 @@ fn expected(usage: &Usage) -> [(&'static str, u64); 5] {
         ("/usage/input_tokens_details/cached_tokens", usage.cached),
         ("/usage/output_tokens", usage.output),
         ("/usage/output_tokens_details/reasoning_tokens", usage.reasoning),
-        ("/usage/total_tokens", usage.input + usage.output),
+        ("/usage/total_tokens", usage.input.saturating_add(usage.output)),
     ]
 }
 
