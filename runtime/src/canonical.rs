@@ -6,7 +6,7 @@
 
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The compact canonical text of any serializable value.
 pub fn to_string(value: &impl Serialize) -> String {
@@ -17,6 +17,44 @@ pub fn to_string(value: &impl Serialize) -> String {
 /// request bodies carry whole conversations, and this is their path to the wire.
 pub fn value_to_string(value: &Value) -> String {
     serde_json::to_string(&Sorted(value)).unwrap_or_default()
+}
+
+/// Appends the canonical text of `value` to `out`.
+pub fn write(out: &mut Vec<u8>, value: &Value) {
+    // Writing JSON to a Vec cannot fail: every key is a string.
+    let _ = serde_json::to_writer(out, &Sorted(value));
+}
+
+/// Appends the canonical text of the object `fields` with one more key, `key`, whose value
+/// `write_value` writes: a request body around a conversation already in canonical text.
+pub fn write_object_with(
+    out: &mut Vec<u8>,
+    fields: &Map<String, Value>,
+    key: &str,
+    write_value: impl FnOnce(&mut Vec<u8>),
+) {
+    let mut keys: Vec<&str> = fields.keys().map(String::as_str).filter(|name| *name != key).collect();
+    keys.push(key);
+    keys.sort_unstable();
+    out.push(b'{');
+    let mut write_value = Some(write_value);
+    for (index, name) in keys.into_iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        // A string key always writes.
+        let _ = serde_json::to_writer(&mut *out, name);
+        out.push(b':');
+        match fields.get(name) {
+            Some(value) if name != key => write(out, value),
+            _ => {
+                if let Some(write_value) = write_value.take() {
+                    write_value(out);
+                }
+            }
+        }
+    }
+    out.push(b'}');
 }
 
 /// The pretty-printed canonical text (two-space indent), for files people review.
@@ -55,7 +93,11 @@ impl Serialize for Sorted<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{Map, json};
+    use serde_json::json;
+
+    fn map_of(value: &Value) -> Map<String, Value> {
+        value.as_object().cloned().unwrap_or_default()
+    }
 
     #[test]
     fn keys_sort_at_every_depth() {
@@ -65,6 +107,9 @@ mod tests {
         let value = Value::Object(map);
         assert_eq!(to_string(&value), r#"{"a":null,"z":[{"a":2,"b":1}]}"#);
         assert_eq!(value_to_string(&value), to_string(&value));
+        let mut spliced = Vec::new();
+        write_object_with(&mut spliced, &map_of(&value), "m", |out| out.extend_from_slice(b"[1,2]"));
+        assert_eq!(String::from_utf8_lossy(&spliced), r#"{"a":null,"m":[1,2],"z":[{"a":2,"b":1}]}"#);
         assert_eq!(
             to_string_pretty(&value),
             "{\n  \"a\": null,\n  \"z\": [\n    {\n      \"a\": 2,\n      \"b\": 1\n    }\n  ]\n}"

@@ -19,17 +19,18 @@ pub mod gemini;
 pub mod reasoning;
 pub mod responses;
 pub mod sse;
+pub mod transcript;
 pub mod transport;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::event::{Data, ErrorKind};
 pub use call::Call;
 pub use dialect::{Decode, Dialect, UnknownDialect, WireRequest};
+pub use transcript::Transcript;
 pub use transport::{Body, HttpRequest, HttpResponse, HttpTransport, Transport, TransportError};
 
 /// How to reach and talk to the Provider.
@@ -242,23 +243,16 @@ impl Provider {
         &self.config
     }
 
-    /// The wire request of `call` in this client's dialect.
-    pub fn request(&self, call: &Call) -> WireRequest {
-        self.config.dialect.request(call)
-    }
-
-    /// Streams one call: POSTs it in the configured dialect, feeds deltas to `on_delta`,
-    /// retries what may be retried.
+    /// Streams one call, built in the configured dialect: POSTs it, feeds deltas to
+    /// `on_delta`, retries what may be retried.
     ///
     /// A retry happens only for HTTP 429 / 5xx, at most `max_retries` times, and never once
     /// text reached `on_delta` (WIRE-NO-RETRY-AFTER-TEXT); each attempt is a real request.
     pub async fn stream(
         &self,
-        call: &Call,
+        wire: &WireRequest,
         on_delta: &mut (dyn FnMut(Delta) + Send),
     ) -> Result<Reply, ProviderFailure> {
-        let wire = self.request(call);
-        let bytes = Bytes::from(crate::canonical::value_to_string(&wire.body));
         let mut attempts = 1;
         let mut streamed_text = false;
         loop {
@@ -266,7 +260,7 @@ impl Provider {
                 streamed_text |= matches!(delta, Delta::Text(_));
                 on_delta(delta);
             };
-            match self.attempt(&wire, bytes.clone(), &mut forward).await {
+            match self.attempt(wire, &mut forward).await {
                 Ok(mut reply) => {
                     reply.attempts = attempts;
                     return Ok(reply);
@@ -292,7 +286,6 @@ impl Provider {
     async fn attempt(
         &self,
         wire: &WireRequest,
-        body: Bytes,
         on_delta: &mut (dyn FnMut(Delta) + Send),
     ) -> Result<Reply, AttemptFailure> {
         let mut headers = wire.headers.clone();
@@ -300,7 +293,7 @@ impl Provider {
             headers.push(("session_id".into(), session.clone()));
         }
         let url = format!("{}{}", self.config.base_url.trim_end_matches('/'), wire.path);
-        let request = HttpRequest { url, headers, body };
+        let request = HttpRequest { url, headers, body: wire.body.clone() };
         let idle = self.config.stream_idle_timeout;
         let mut response = match tokio::time::timeout(idle, self.transport.send(request)).await {
             Err(_) => return Err(idle_timeout(idle).into()),

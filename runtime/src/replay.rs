@@ -16,17 +16,62 @@ use crate::event::{Event, EventType, LifecycleEvent};
 
 /// Folds History (Events in seq order) into `input` items for a request to `model`.
 pub fn fold(history: &[Event], model: &str) -> Vec<Value> {
+    let mut replay = Replay::new(model);
     let mut items = Vec::new();
-    // call_id -> tool name, for calls whose result has not been seen yet.
-    let mut pending: BTreeMap<String, String> = BTreeMap::new();
-    for event in history {
+    replay.advance(history, &mut |item| items.push(item));
+    items.extend(replay.tail());
+    items
+}
+
+/// The fold kept between requests. History only grows, so each request folds only the Events
+/// recorded since the last one (a long conversation costs its new Events per request, not its
+/// whole History); items it emits never change afterwards. Only the closing outputs of calls
+/// still pending ([`Replay::tail`]) depend on where History stands.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    model: String,
+    /// How many Events of History are folded.
+    folded: usize,
+    /// call_id -> tool name, for calls whose result has not been seen yet.
+    pending: BTreeMap<String, String>,
+}
+
+impl Replay {
+    /// A fold for requests to `model`, before any Event.
+    pub fn new(model: &str) -> Replay {
+        Replay { model: model.to_owned(), folded: 0, pending: BTreeMap::new() }
+    }
+
+    /// The model whose reasoning it replays.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// Folds the Events of `history` after the ones already folded, emitting each new item.
+    pub fn advance(&mut self, history: &[Event], emit: &mut dyn FnMut(Value)) {
+        for event in history.get(self.folded..).unwrap_or_default() {
+            self.fold_event(event, emit);
+        }
+        self.folded = self.folded.max(history.len());
+    }
+
+    /// The outputs that close the calls still pending, so a request is balanced
+    /// (REPLAY-TOOL-PAIRING); a later Event may yet bring their real results.
+    pub fn tail(&self) -> Vec<Value> {
+        let mut items = Vec::new();
+        close_orphans(&mut self.pending.clone(), &mut |item| items.push(item));
+        items
+    }
+
+    fn fold_event(&mut self, event: &Event, emit: &mut dyn FnMut(Value)) {
+        let pending = &mut self.pending;
         let data = event.data();
         match event.kind() {
             EventType::ToolCall => {
                 let call_id = event.str_field("call_id").unwrap_or_default();
                 let name = event.str_field("name").unwrap_or_default();
                 let args = data.get("args").cloned().unwrap_or_else(|| json!({}));
-                items.push(json!({
+                emit(json!({
                     "type": "function_call",
                     "call_id": call_id,
                     "name": name,
@@ -37,7 +82,7 @@ pub fn fold(history: &[Event], model: &str) -> Vec<Value> {
             EventType::ToolResult => {
                 let call_id = event.str_field("call_id").unwrap_or_default();
                 if pending.remove(call_id).is_some() {
-                    items.push(json!({
+                    emit(json!({
                         "type": "function_call_output",
                         "call_id": call_id,
                         "output": tool_output(event),
@@ -50,21 +95,21 @@ pub fn fold(history: &[Event], model: &str) -> Vec<Value> {
                 if pending.is_empty()
                     && let Some(text) = subagent_summary(event)
                 {
-                    items.push(json!({"role": "user", "content": [{"type": "input_text", "text": text}]}));
+                    emit(json!({"role": "user", "content": [{"type": "input_text", "text": text}]}));
                 }
             }
             // Transparent while a call is pending, and never model input themselves.
             EventType::ProviderUsage | EventType::PermissionDecision | EventType::WorkflowEvent => {}
             EventType::UserMessage => {
-                close_orphans(&mut pending, &mut items);
+                close_orphans(pending, emit);
                 let text = event.str_field("text").unwrap_or_default();
-                items.push(json!({"role": "user", "content": [{"type": "input_text", "text": text}]}));
+                emit(json!({"role": "user", "content": [{"type": "input_text", "text": text}]}));
             }
             EventType::AssistantMessage => {
-                close_orphans(&mut pending, &mut items);
+                close_orphans(pending, emit);
                 if !event.is_partial_assistant() {
                     let text = event.str_field("text").unwrap_or_default();
-                    items.push(json!({
+                    emit(json!({
                         "type": "message",
                         "role": "assistant",
                         "content": [{"type": "output_text", "text": text}],
@@ -72,18 +117,16 @@ pub fn fold(history: &[Event], model: &str) -> Vec<Value> {
                 }
             }
             EventType::Reasoning => {
-                close_orphans(&mut pending, &mut items);
-                if event.str_field("model") == Some(model)
+                close_orphans(pending, emit);
+                if event.str_field("model") == Some(self.model.as_str())
                     && let Some(item) = data.get("item")
                 {
-                    items.push(item.clone());
+                    emit(item.clone());
                 }
             }
-            _ => close_orphans(&mut pending, &mut items),
+            _ => close_orphans(pending, emit),
         }
     }
-    close_orphans(&mut pending, &mut items);
-    items
 }
 
 /// The replay line of a terminal `subagent_event` (pixir.md 3.2):
@@ -114,7 +157,7 @@ fn tool_output(event: &Event) -> String {
     canonical::to_string(&data)
 }
 
-fn close_orphans(pending: &mut BTreeMap<String, String>, items: &mut Vec<Value>) {
+fn close_orphans(pending: &mut BTreeMap<String, String>, emit: &mut dyn FnMut(Value)) {
     for (call_id, tool) in std::mem::take(pending) {
         let output = json!({
             "ok": false,
@@ -124,7 +167,7 @@ fn close_orphans(pending: &mut BTreeMap<String, String>, items: &mut Vec<Value>)
                 "details": {"call_id": call_id, "tool": tool},
             },
         });
-        items.push(json!({
+        emit(json!({
             "type": "function_call_output",
             "call_id": call_id,
             "output": canonical::to_string(&output),
@@ -208,6 +251,31 @@ mod tests {
         let items = fold(&events, "m1");
         let texts: Vec<_> = items.iter().filter_map(|item| item.pointer("/content/0/text")).collect();
         assert_eq!(texts, [&json!("go"), &json!("Subagent sub_1 (worker) completed: Found it")]);
+    }
+
+    /// Folding History as it grows, Event by Event, emits the items of folding it whole, and
+    /// the tail closes exactly the calls still pending at each point.
+    #[test]
+    fn folding_as_history_grows_is_folding_it_whole() {
+        let events = history(vec![
+            Payload::user_message("go"),
+            Payload::reasoning(json!({"id": "rs_1"}), "m1"),
+            Payload::tool_call("c1", "read", json!({"path": "a"})),
+            Payload::provider_usage(Data::new()),
+            Payload::tool_result("c1", ok("A")),
+            Payload::tool_call("c2", "read", json!({"path": "b"})),
+            Payload::assistant_message("half", Data::new()),
+            Payload::tool_call("c3", "read", json!({})),
+            Payload::user_message("next"),
+        ]);
+        let mut replay = Replay::new("m1");
+        let mut items = Vec::new();
+        for end in 0..=events.len() {
+            replay.advance(&events[..end], &mut |item| items.push(item));
+            let mut now = items.clone();
+            now.extend(replay.tail());
+            assert_eq!(now, fold(&events[..end], "m1"), "after {end} events");
+        }
     }
 
     #[test]

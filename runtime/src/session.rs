@@ -15,7 +15,8 @@ use crate::control::LONGEST_WAIT;
 use crate::event::{Event, EventType, Payload};
 use crate::ids::{self, Clock, IdSource};
 use crate::log::{self, Entry, Log, LogError, TornTail};
-use crate::provider::Provider;
+use crate::provider::{Call, Provider, Transcript, WireRequest};
+use crate::replay::Replay;
 
 /// Folder inside the workspace that holds gauntlet's own files (Logs); hidden from the tools.
 pub const STATE_DIR: &str = ".gauntlet";
@@ -73,6 +74,12 @@ pub struct Session {
     pub(crate) clock: Clock,
     listeners: Vec<UnboundedSender<Event>>,
     torn: Option<TornTail>,
+    /// The replay fold and the conversation in the Provider's dialect, kept between requests
+    /// so each request costs only what History gained since the last one.
+    replay: Replay,
+    transcript: Transcript,
+    /// Tool calls of History without a result yet, in order: `(call_id, tool)`.
+    open_calls: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for Session {
@@ -105,7 +112,13 @@ impl Session {
             ids.taken(event.id());
         }
         let provider = provider.for_session(&config.session_id);
+        let mut open_calls = Vec::new();
+        for event in &folded.events {
+            track_call(&mut open_calls, event);
+        }
         Ok(Session {
+            replay: Replay::new(&config.model),
+            transcript: Transcript::new(provider.config().dialect),
             config,
             provider,
             log,
@@ -114,6 +127,7 @@ impl Session {
             clock,
             listeners: Vec::new(),
             torn: folded.torn,
+            open_calls,
         })
     }
 
@@ -127,9 +141,14 @@ impl Session {
         &self.config
     }
 
-    /// Switches the model used from the next Provider call on.
+    /// Switches the model used from the next Provider call on. Reasoning replays only to the
+    /// model that produced it, so the conversation is folded again for the new one.
     pub fn set_model(&mut self, model: &str) {
         model.clone_into(&mut self.config.model);
+        if self.replay.model() != model {
+            self.replay = Replay::new(model);
+            self.transcript = Transcript::new(self.provider.config().dialect);
+        }
     }
 
     /// The Log file.
@@ -156,8 +175,17 @@ impl Session {
         let event = self.stamp(payload, Some(self.log.next_seq()));
         self.log.append(&event)?;
         self.publish_event(&event);
+        track_call(&mut self.open_calls, &event);
         self.history.push(event);
         Ok(())
+    }
+
+    /// The request of `call` with the conversation as History now stands, in the Provider's
+    /// dialect: folds and converts only the Events recorded since the last request.
+    pub(crate) fn wire_request(&mut self, call: &Call) -> WireRequest {
+        let Session { replay, transcript, history, .. } = self;
+        replay.advance(history, &mut |item| transcript.push(&item));
+        transcript.request(call, &replay.tail())
     }
 
     /// Publishes an ephemeral Event to listeners; it never reaches the Log.
@@ -173,15 +201,7 @@ impl Session {
     /// Closes every tool call that has no result with a durable orphan result, sorted by
     /// call id (TURN-ORPHAN-REPAIR). `reason` says why: `before_start_turn`, `interrupt`.
     pub fn repair_orphans(&mut self, reason: &str) -> Result<(), LogError> {
-        let mut open: Vec<(String, String)> = Vec::new();
-        for event in &self.history {
-            let call_id = event.str_field("call_id").unwrap_or_default().to_owned();
-            match event.kind() {
-                EventType::ToolCall => open.push((call_id, event.str_field("name").unwrap_or_default().to_owned())),
-                EventType::ToolResult => open.retain(|(id, _)| *id != call_id),
-                _ => {}
-            }
-        }
+        let mut open = self.open_calls.clone();
         open.sort();
         for (call_id, tool) in open {
             let result = json!({
@@ -201,5 +221,15 @@ impl Session {
     /// The tools' workspace.
     pub fn workspace(&self) -> &Path {
         &self.config.workspace
+    }
+}
+
+/// Keeps `open` the tool calls without a result, as History grows by `event`.
+fn track_call(open: &mut Vec<(String, String)>, event: &Event) {
+    let call_id = event.str_field("call_id").unwrap_or_default();
+    match event.kind() {
+        EventType::ToolCall => open.push((call_id.to_owned(), event.str_field("name").unwrap_or_default().to_owned())),
+        EventType::ToolResult => open.retain(|(id, _)| id != call_id),
+        _ => {}
     }
 }

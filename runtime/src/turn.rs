@@ -21,8 +21,7 @@ use serde_json::{Value, json};
 use crate::control::{CancelSignal, TurnOutcome};
 use crate::event::{Data, ErrorKind, Payload, TerminalStatus, object};
 use crate::log::LogError;
-use crate::provider::{Call, Delta, Finish, OutputItem, Provider, ProviderFailure, Reply, Usage};
-use crate::replay;
+use crate::provider::{Call, Delta, Finish, OutputItem, Provider, ProviderFailure, Reply, Usage, WireRequest};
 use crate::session::Session;
 use crate::tools::Toolbox;
 
@@ -58,11 +57,12 @@ impl Session {
             iteration += 1;
             self.publish(Payload::status("thinking"));
             tools.catch_up(self)?;
-            let request = self.request_body(tools.definitions());
+            let request = self.call(tools.definitions());
+            let wire = self.wire_request(&request);
             let mut streamed = String::new();
             let provider = self.provider.clone();
             let deadline = started + budget;
-            let streaming = tokio::time::timeout_at(deadline, stream_live(self, &provider, &request, &mut streamed));
+            let streaming = tokio::time::timeout_at(deadline, stream_live(self, &provider, &wire, &mut streamed));
             let call = match race(cancel, streaming).await {
                 Race::Done(call) => call,
                 Race::Cancelled => return self.fail(cancelled(), &streamed, started),
@@ -124,8 +124,9 @@ impl Session {
         }
     }
 
-    /// The next Provider call, before any wire format (the dialect builds the request).
-    fn request_body(&self, tools: Value) -> Call {
+    /// The next Provider call, before any wire format and without the conversation
+    /// ([`Session::wire_request`] adds both).
+    fn call(&self, tools: Value) -> Call {
         let model = &self.config.model;
         let cache_key = format!(
             "gx1:m_{}:s_{:016x}:t_{:016x}",
@@ -133,13 +134,7 @@ impl Session {
             fnv1a(self.config.session_id.as_bytes()),
             fnv1a(crate::canonical::to_string(&tools).as_bytes())
         );
-        Call {
-            model: model.clone(),
-            instructions: self.config.instructions.clone(),
-            input: replay::fold(self.history(), model),
-            tools,
-            cache_key,
-        }
+        Call { model: model.clone(), instructions: self.config.instructions.clone(), tools, cache_key }
     }
 
     fn usage_data(&self, reply: &Reply, iteration: u32, call: &Call) -> Data {
@@ -220,7 +215,7 @@ fn cancelled() -> ProviderFailure {
 async fn stream_live(
     session: &mut Session,
     provider: &Provider,
-    call: &Call,
+    wire: &WireRequest,
     streamed: &mut String,
 ) -> Result<Reply, ProviderFailure> {
     let mut live = |delta: Delta| match delta {
@@ -230,7 +225,7 @@ async fn stream_live(
         }
         Delta::Reasoning(chunk) => session.publish(Payload::reasoning_delta(&chunk)),
     };
-    provider.stream(call, &mut live).await
+    provider.stream(wire, &mut live).await
 }
 
 fn millis(duration: Duration) -> u64 {

@@ -18,7 +18,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::dialect::{Decode, WireRequest};
+use super::dialect::Decode;
+use super::transcript::{Envelope, Messages};
 use super::{Call, Delta, Finish, OutputItem, ProviderFailure, Reply, Usage, reasoning, sse};
 
 /// The request path.
@@ -36,17 +37,16 @@ pub const THINKING_BUDGET: u64 = 16_000;
 /// alternating `messages`, the Responses-shaped tool definitions as `tools` with an
 /// `input_schema`. The Messages API has no prompt cache key; `provider_usage` records the
 /// call's all the same.
-pub fn request(call: &Call) -> WireRequest {
+pub(super) fn envelope(call: &Call) -> Envelope {
     let tools: Vec<Value> = call
         .tool_list()
         .iter()
         .map(|tool| json!({"name": tool["name"], "description": tool["description"], "input_schema": tool["parameters"]}))
         .collect();
-    let body = json!({
+    let fields = json!({
         "model": call.model,
         "max_tokens": MAX_TOKENS,
         "system": call.instructions,
-        "messages": messages(&call.input),
         "tools": tools,
         "tool_choice": {"type": "auto"},
         "thinking": {"type": "enabled", "budget_tokens": THINKING_BUDGET},
@@ -57,7 +57,7 @@ pub fn request(call: &Call) -> WireRequest {
         ("accept".into(), "text/event-stream".into()),
         ("anthropic-version".into(), API_VERSION.into()),
     ];
-    WireRequest { path: PATH.to_owned(), headers, body }
+    Envelope::new(PATH, headers, fields, "messages")
 }
 
 /// The error code of an HTTP error body (`{"type": "error", "error": {"type", "message"}}`), in
@@ -81,39 +81,31 @@ pub fn openai_code(error_type: &str) -> Option<&'static str> {
     }
 }
 
-/// Replay items to messages: user text and tool results are `user` content blocks; assistant
-/// text, thinking and tool uses are `assistant` blocks; consecutive blocks of one role share a
-/// message, as the API requires roles to alternate.
-fn messages(input: &[Value]) -> Vec<Value> {
-    let mut messages: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for item in input {
-        let (role, block) = match (item.get("type").and_then(Value::as_str), item.get("role").and_then(Value::as_str)) {
-            (Some("function_call"), _) => {
-                let arguments = item["arguments"].as_str().unwrap_or("{}");
-                let input = serde_json::from_str::<Value>(arguments).unwrap_or_else(|_| json!({}));
-                ("assistant", json!({"type": "tool_use", "id": item["call_id"], "name": item["name"], "input": input}))
-            }
-            (Some("function_call_output"), _) => {
-                ("user", json!({"type": "tool_result", "tool_use_id": item["call_id"], "content": item["output"]}))
-            }
-            (Some("reasoning"), _) => match reasoning::signature(item) {
-                Some(signature) => (
-                    "assistant",
-                    json!({"type": "thinking", "thinking": reasoning::text(item), "signature": signature}),
-                ),
-                // An unsigned thinking block is refused by the API; the text alone is not conversation.
-                None => continue,
-            },
-            (_, Some("assistant")) => ("assistant", json!({"type": "text", "text": message_text(item)})),
-            (_, Some(_)) => ("user", json!({"type": "text", "text": message_text(item)})),
-            _ => continue,
-        };
-        match messages.last_mut() {
-            Some((last, blocks)) if *last == role => blocks.push(block),
-            _ => messages.push((role, vec![block])),
+/// One replay item into `messages`: user text and tool results are `user` content blocks;
+/// assistant text, thinking and tool uses are `assistant` blocks; consecutive blocks of one
+/// role share a message, as the API requires roles to alternate.
+pub(super) fn push_item(messages: &mut Messages, item: &Value) {
+    let (role, block) = match (item.get("type").and_then(Value::as_str), item.get("role").and_then(Value::as_str)) {
+        (Some("function_call"), _) => {
+            let arguments = item["arguments"].as_str().unwrap_or("{}");
+            let input = serde_json::from_str::<Value>(arguments).unwrap_or_else(|_| json!({}));
+            ("assistant", json!({"type": "tool_use", "id": item["call_id"], "name": item["name"], "input": input}))
         }
-    }
-    messages.into_iter().map(|(role, content)| json!({"role": role, "content": content})).collect()
+        (Some("function_call_output"), _) => {
+            ("user", json!({"type": "tool_result", "tool_use_id": item["call_id"], "content": item["output"]}))
+        }
+        (Some("reasoning"), _) => match reasoning::signature(item) {
+            Some(signature) => {
+                ("assistant", json!({"type": "thinking", "thinking": reasoning::text(item), "signature": signature}))
+            }
+            // An unsigned thinking block is refused by the API; the text alone is not conversation.
+            None => return,
+        },
+        (_, Some("assistant")) => ("assistant", json!({"type": "text", "text": message_text(item)})),
+        (_, Some(_)) => ("user", json!({"type": "text", "text": message_text(item)})),
+        _ => return,
+    };
+    messages.join_or_push(role, "content", block);
 }
 
 /// The text of a Responses message item: its `input_text` / `output_text` parts joined.
@@ -330,6 +322,7 @@ fn finish(stop_reason: Option<&str>) -> Finish {
 mod tests {
     use super::*;
     use crate::event::ErrorKind;
+    use crate::provider::{Dialect, WireRequest};
 
     /// Feeds `frames` (event, data) byte by byte; returns the deltas and the outcome.
     fn read(frames: &[(&str, Value)]) -> (Vec<Delta>, Result<Option<Reply>, ProviderFailure>) {
@@ -473,9 +466,9 @@ mod tests {
         ];
         let tools =
             json!([{"type": "function", "name": "read", "description": "Read", "parameters": {"type": "object"}}]);
-        let call =
-            Call { model: "claude-x".into(), instructions: "Be brief".into(), input, tools, cache_key: "k".into() };
-        let WireRequest { path, headers, body } = request(&call);
+        let call = Call { model: "claude-x".into(), instructions: "Be brief".into(), tools, cache_key: "k".into() };
+        let WireRequest { path, headers, body } = Dialect::AnthropicMessages.request(&call, &input);
+        let body: Value = serde_json::from_slice(&body).unwrap_or_default();
         assert_eq!(path, "/v1/messages");
         assert_eq!(body["system"], "Be brief");
         assert_eq!(body["stream"], true);

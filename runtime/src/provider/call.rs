@@ -1,19 +1,16 @@
 //! One Provider call in the runtime's own terms, before any wire format: the model, the
-//! instructions, the replayed conversation and the tools (pixir.md 3.1). Each dialect turns it
-//! into its request ([`super::Dialect::request`]).
+//! instructions and the tools (pixir.md 3.1). The replayed conversation goes with it in a
+//! [`super::Transcript`], which turns both into the dialect's request.
 
 use serde_json::Value;
 
-/// What the Turn asks of the Provider.
+/// What the Turn asks of the Provider, besides the conversation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call {
     /// The model.
     pub model: String,
     /// The system instructions.
     pub instructions: String,
-    /// The replayed conversation: the items of [`crate::replay::fold`] (user and assistant
-    /// messages, `function_call` / `function_call_output` pairs, reasoning items).
-    pub input: Vec<Value>,
     /// The tool definitions: `{"type": "function", "name", "description", "parameters"}`.
     pub tools: Value,
     /// A stable prompt cache key, recorded in `provider_usage` whatever the wire.

@@ -13,50 +13,14 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::dialect::{Decode, WireRequest};
+use super::dialect::Decode;
 use super::responses::sse_headers;
+use super::transcript::{Envelope, Messages};
 use super::{Call, Delta, Finish, OutputItem, ProviderFailure, Reply, Usage, sse};
 
-/// The request of one call.
-pub fn request(call: &Call) -> WireRequest {
-    let mut messages = vec![json!({"role": "system", "content": call.instructions})];
-    for item in &call.input {
-        let text = || content_text(item.get("content"));
-        match (item.get("type").and_then(Value::as_str), item.get("role").and_then(Value::as_str)) {
-            (Some("function_call"), _) => {
-                let tool_call = json!({
-                    "id": item.get("call_id").cloned().unwrap_or(Value::Null),
-                    "type": "function",
-                    "function": {
-                        "name": item.get("name").cloned().unwrap_or(Value::Null),
-                        "arguments": item.get("arguments").cloned().unwrap_or_else(|| json!("{}")),
-                    },
-                });
-                // Calls join the assistant message right before them, as the model sent them.
-                match messages.last_mut().and_then(Value::as_object_mut) {
-                    Some(last) if last.get("role").and_then(Value::as_str) == Some("assistant") => {
-                        push_tool_call(last, tool_call);
-                    }
-                    _ => {
-                        let mut message = Map::new();
-                        message.insert("role".into(), json!("assistant"));
-                        message.insert("content".into(), Value::Null);
-                        push_tool_call(&mut message, tool_call);
-                        messages.push(Value::Object(message));
-                    }
-                }
-            }
-            (Some("function_call_output"), _) => messages.push(json!({
-                "role": "tool",
-                "tool_call_id": item.get("call_id").cloned().unwrap_or(Value::Null),
-                "content": item.get("output").cloned().unwrap_or_else(|| json!("")),
-            })),
-            (Some("reasoning"), _) => {}
-            (_, Some("assistant")) => messages.push(json!({"role": "assistant", "content": text()})),
-            (_, Some(role)) => messages.push(json!({"role": role, "content": text()})),
-            _ => {}
-        }
-    }
+/// The request of one call, around its `messages`: the instructions as the `system` message
+/// that leads them.
+pub(super) fn envelope(call: &Call) -> Envelope {
     let tools: Vec<Value> = call
         .tool_list()
         .iter()
@@ -68,9 +32,8 @@ pub fn request(call: &Call) -> WireRequest {
             }})
         })
         .collect();
-    let body = json!({
+    let fields = json!({
         "model": call.model,
-        "messages": messages,
         "tools": tools,
         "tool_choice": "auto",
         "parallel_tool_calls": true,
@@ -78,7 +41,47 @@ pub fn request(call: &Call) -> WireRequest {
         "stream_options": {"include_usage": true},
         "prompt_cache_key": call.cache_key,
     });
-    WireRequest { path: "/v1/chat/completions".to_owned(), headers: sse_headers(), body }
+    Envelope::new("/v1/chat/completions", sse_headers(), fields, "messages")
+        .leading(&json!({"role": "system", "content": call.instructions}))
+}
+
+/// One replay item into `messages`.
+pub(super) fn push_item(messages: &mut Messages, item: &Value) {
+    let text = || content_text(item.get("content"));
+    match (item.get("type").and_then(Value::as_str), item.get("role").and_then(Value::as_str)) {
+        (Some("function_call"), _) => {
+            let tool_call = json!({
+                "id": item.get("call_id").cloned().unwrap_or(Value::Null),
+                "type": "function",
+                "function": {
+                    "name": item.get("name").cloned().unwrap_or(Value::Null),
+                    "arguments": item.get("arguments").cloned().unwrap_or_else(|| json!("{}")),
+                },
+            });
+            // Calls join the assistant message right before them, as the model sent them.
+            match messages.last_mut().and_then(Value::as_object_mut) {
+                Some(last) if last.get("role").and_then(Value::as_str) == Some("assistant") => {
+                    push_tool_call(last, tool_call);
+                }
+                _ => {
+                    let mut message = Map::new();
+                    message.insert("role".into(), json!("assistant"));
+                    message.insert("content".into(), Value::Null);
+                    push_tool_call(&mut message, tool_call);
+                    messages.push(Value::Object(message));
+                }
+            }
+        }
+        (Some("function_call_output"), _) => messages.push(json!({
+            "role": "tool",
+            "tool_call_id": item.get("call_id").cloned().unwrap_or(Value::Null),
+            "content": item.get("output").cloned().unwrap_or_else(|| json!("")),
+        })),
+        (Some("reasoning"), _) => {}
+        (_, Some("assistant")) => messages.push(json!({"role": "assistant", "content": text()})),
+        (_, Some(role)) => messages.push(json!({"role": role, "content": text()})),
+        _ => {}
+    }
 }
 
 fn push_tool_call(message: &mut Map<String, Value>, tool_call: Value) {
@@ -226,12 +229,12 @@ fn read_usage(usage: &Value) -> Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::Dialect;
 
-    fn call(input: Vec<Value>) -> Call {
+    fn call() -> Call {
         Call {
             model: "m".into(),
             instructions: "Be brief.".into(),
-            input,
             tools: json!([{"type": "function", "name": "read", "description": "Read", "parameters": {"type": "object"}}]),
             cache_key: "k".into(),
         }
@@ -246,17 +249,18 @@ mod tests {
             json!({"type": "function_call_output", "call_id": "c1", "output": "A"}),
             json!({"type": "reasoning", "summary": []}),
         ];
-        let request = request(&call(input));
+        let request = Dialect::ChatCompletions.request(&call(), &input);
         assert_eq!(request.path, "/v1/chat/completions");
-        let messages = request.body["messages"].as_array().cloned().unwrap_or_default();
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();
+        let messages = body["messages"].as_array().cloned().unwrap_or_default();
         assert_eq!(messages.len(), 4);
         assert_eq!(messages[0], json!({"role": "system", "content": "Be brief."}));
         assert_eq!(messages[1], json!({"role": "user", "content": "Go"}));
         assert_eq!(messages[2]["content"], "Reading.");
         assert_eq!(messages[2]["tool_calls"][0]["function"]["arguments"], "{\"path\":\"a\"}");
         assert_eq!(messages[3], json!({"role": "tool", "tool_call_id": "c1", "content": "A"}));
-        assert_eq!(request.body["tools"][0]["function"]["name"], "read");
-        assert_eq!(request.body["stream_options"]["include_usage"], true);
+        assert_eq!(body["tools"][0]["function"]["name"], "read");
+        assert_eq!(body["stream_options"]["include_usage"], true);
     }
 
     fn decode(bytes: &str) -> (Vec<Delta>, Result<Option<Reply>, ProviderFailure>) {

@@ -2,15 +2,17 @@
 //! from a [`Call`], and a [`Decode`]r from stream bytes to [`Delta`]s and one [`Reply`] or
 //! [`ProviderFailure`].
 //!
-//! Adding a dialect is one module beside `responses.rs` (`request`, `Decoder`, `error_code`)
-//! and one arm in each `match` below. The runtime shares no code with the mock's encoders, so
+//! Adding a dialect is one module beside `responses.rs` (`envelope`, `push_item`, `Decoder`,
+//! `error_code`) and one arm in each `match` below and in `transcript.rs`. The runtime shares no code with the mock's encoders, so
 //! each checks the other.
 
 use std::fmt;
 use std::str::FromStr;
 
+use bytes::Bytes;
 use serde_json::Value;
 
+use super::transcript::Transcript;
 use super::{Call, Delta, ProviderFailure, Reply, anthropic_messages, chat_completions, gemini, responses, sse};
 
 /// A Provider wire format.
@@ -27,15 +29,15 @@ pub enum Dialect {
     Gemini,
 }
 
-/// The request of one attempt: path (after the base URL), headers and JSON body.
+/// The request of one attempt: path (after the base URL), headers and canonical JSON body.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WireRequest {
     /// Path and query, e.g. `/v1/responses`.
     pub path: String,
     /// Header names (lowercase) and values.
     pub headers: Vec<(String, String)>,
-    /// The JSON body; keys sort when it is sent.
-    pub body: Value,
+    /// The canonical JSON body, as sent.
+    pub body: Bytes,
 }
 
 /// Decodes one response body: SSE framing is common to every dialect ([`Decode::push`]); a
@@ -87,14 +89,14 @@ impl Dialect {
         }
     }
 
-    /// The request of `call` in this dialect.
-    pub fn request(self, call: &Call) -> WireRequest {
-        match self {
-            Dialect::Responses => responses::request(call),
-            Dialect::ChatCompletions => chat_completions::request(call),
-            Dialect::AnthropicMessages => anthropic_messages::request(call),
-            Dialect::Gemini => gemini::request(call),
+    /// The request of `call` with the replayed conversation `input`, built at once (a Session
+    /// keeps its [`Transcript`] between requests instead).
+    pub fn request(self, call: &Call, input: &[Value]) -> WireRequest {
+        let mut transcript = Transcript::new(self);
+        for item in input {
+            transcript.push(item);
         }
+        transcript.request(call, &[])
     }
 
     /// A decoder for one response body.

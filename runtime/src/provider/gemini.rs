@@ -16,12 +16,11 @@
 //! | a body that ends before a `finishReason` | `incomplete_stream` |
 //! | a chunk that is not JSON | `invalid_response` |
 
-use std::collections::BTreeMap;
-
 use serde_json::{Value, json};
 
-use super::dialect::{Decode, WireRequest};
+use super::dialect::Decode;
 use super::responses::sse_headers;
+use super::transcript::{CallNames, Envelope, Messages};
 use super::{Call, Delta, Finish, OutputItem, ProviderFailure, Reply, Usage, reasoning, sse};
 
 /// The streaming request path for `model` (with its query).
@@ -34,20 +33,19 @@ pub fn path(model: &str) -> String {
 /// `contents` (roles `user` and `model`), the tools as `functionDeclarations`. The model is in
 /// the path; Gemini has no prompt cache key in the request, `provider_usage` records the
 /// call's all the same.
-pub fn request(call: &Call) -> WireRequest {
+pub(super) fn envelope(call: &Call) -> Envelope {
     let declarations: Vec<Value> = call
         .tool_list()
         .iter()
         .map(|tool| json!({"name": tool["name"], "description": tool["description"], "parameters": tool["parameters"]}))
         .collect();
-    let body = json!({
+    let fields = json!({
         "systemInstruction": {"parts": [{"text": call.instructions}]},
-        "contents": contents(&call.input),
         "tools": [{"functionDeclarations": declarations}],
         "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
         "generationConfig": {"thinkingConfig": {"includeThoughts": true}},
     });
-    WireRequest { path: path(&call.model), headers: sse_headers(), body }
+    Envelope::new(path(&call.model), sse_headers(), fields, "contents")
 }
 
 /// The error code of an HTTP error body (`{"error": {"code", "message", "status"}}`), in the
@@ -70,44 +68,35 @@ pub fn openai_code(status: &str) -> Option<&'static str> {
     }
 }
 
-/// Replay items to contents: user text and function responses are `user` parts; model text,
-/// thoughts and function calls are `model` parts; consecutive parts of one role share a
-/// content. A function response names its function, found from its call.
-fn contents(input: &[Value]) -> Vec<Value> {
-    let mut names: BTreeMap<&str, &Value> = BTreeMap::new();
-    let mut contents: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for item in input {
-        let (role, part) = match (item.get("type").and_then(Value::as_str), item.get("role").and_then(Value::as_str)) {
-            (Some("function_call"), _) => {
-                let call_id = item["call_id"].as_str().unwrap_or_default();
-                names.insert(call_id, &item["name"]);
-                let arguments = item["arguments"].as_str().unwrap_or("{}");
-                let args = serde_json::from_str::<Value>(arguments).unwrap_or_else(|_| json!({}));
-                ("model", json!({"functionCall": {"id": call_id, "name": item["name"], "args": args}}))
-            }
-            (Some("function_call_output"), _) => {
-                let call_id = item["call_id"].as_str().unwrap_or_default();
-                let name = names.get(call_id).copied().cloned().unwrap_or(Value::Null);
-                let response = json!({"output": item["output"]});
-                ("user", json!({"functionResponse": {"id": call_id, "name": name, "response": response}}))
-            }
-            (Some("reasoning"), _) => {
-                let mut part = json!({"text": reasoning::text(item), "thought": true});
-                if let Some(signature) = reasoning::signature(item) {
-                    part["thoughtSignature"] = json!(signature);
-                }
-                ("model", part)
-            }
-            (_, Some("assistant")) => ("model", json!({"text": message_text(item)})),
-            (_, Some(_)) => ("user", json!({"text": message_text(item)})),
-            _ => continue,
-        };
-        match contents.last_mut() {
-            Some((last, parts)) if *last == role => parts.push(part),
-            _ => contents.push((role, vec![part])),
+/// One replay item into `contents`: user text and function responses are `user` parts; model
+/// text, thoughts and function calls are `model` parts; consecutive parts of one role share a
+/// content. A function response names its function, found from its call in `names`.
+pub(super) fn push_item(contents: &mut Messages, names: &CallNames, item: &Value) {
+    let (role, part) = match (item.get("type").and_then(Value::as_str), item.get("role").and_then(Value::as_str)) {
+        (Some("function_call"), _) => {
+            let call_id = item["call_id"].as_str().unwrap_or_default();
+            let arguments = item["arguments"].as_str().unwrap_or("{}");
+            let args = serde_json::from_str::<Value>(arguments).unwrap_or_else(|_| json!({}));
+            ("model", json!({"functionCall": {"id": call_id, "name": item["name"], "args": args}}))
         }
-    }
-    contents.into_iter().map(|(role, parts)| json!({"role": role, "parts": parts})).collect()
+        (Some("function_call_output"), _) => {
+            let call_id = item["call_id"].as_str().unwrap_or_default();
+            let name = names.get(call_id).cloned().unwrap_or(Value::Null);
+            let response = json!({"output": item["output"]});
+            ("user", json!({"functionResponse": {"id": call_id, "name": name, "response": response}}))
+        }
+        (Some("reasoning"), _) => {
+            let mut part = json!({"text": reasoning::text(item), "thought": true});
+            if let Some(signature) = reasoning::signature(item) {
+                part["thoughtSignature"] = json!(signature);
+            }
+            ("model", part)
+        }
+        (_, Some("assistant")) => ("model", json!({"text": message_text(item)})),
+        (_, Some(_)) => ("user", json!({"text": message_text(item)})),
+        _ => return,
+    };
+    contents.join_or_push(role, "parts", part);
 }
 
 /// The text of a Responses message item: its `input_text` / `output_text` parts joined.
@@ -270,6 +259,7 @@ fn read_usage(usage: &Value) -> Usage {
 mod tests {
     use super::*;
     use crate::event::ErrorKind;
+    use crate::provider::{Dialect, WireRequest};
 
     fn read(chunks: &[Value]) -> (Vec<Delta>, Result<Option<Reply>, ProviderFailure>) {
         let mut bytes = String::new();
@@ -363,9 +353,9 @@ mod tests {
         ];
         let tools =
             json!([{"type": "function", "name": "read", "description": "Read", "parameters": {"type": "object"}}]);
-        let call =
-            Call { model: "gemini-x".into(), instructions: "Be brief".into(), input, tools, cache_key: "k".into() };
-        let WireRequest { path: sent_to, body, .. } = request(&call);
+        let call = Call { model: "gemini-x".into(), instructions: "Be brief".into(), tools, cache_key: "k".into() };
+        let WireRequest { path: sent_to, body, .. } = Dialect::Gemini.request(&call, &input);
+        let body: Value = serde_json::from_slice(&body).unwrap_or_default();
         assert_eq!(sent_to, "/v1beta/models/gemini-x:streamGenerateContent?alt=sse");
         assert_eq!(body["systemInstruction"], json!({"parts": [{"text": "Be brief"}]}));
         assert_eq!(

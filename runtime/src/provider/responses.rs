@@ -3,15 +3,15 @@
 
 use serde_json::{Value, json};
 
-use super::dialect::{Decode, WireRequest};
+use super::dialect::Decode;
+use super::transcript::Envelope;
 use super::{Call, Delta, Finish, OutputItem, ProviderFailure, Reply, Usage, sse};
 
-/// The Responses API request body for one call: keys sort on serialization.
-pub fn request(call: &Call) -> WireRequest {
-    let body = json!({
+/// The Responses API request of one call, around its `input` items; keys sort on the wire.
+pub(super) fn envelope(call: &Call) -> Envelope {
+    let fields = json!({
         "model": call.model,
         "instructions": call.instructions,
-        "input": call.input,
         "tools": call.tools,
         "tool_choice": "auto",
         "parallel_tool_calls": true,
@@ -20,7 +20,7 @@ pub fn request(call: &Call) -> WireRequest {
         "include": ["reasoning.encrypted_content"],
         "prompt_cache_key": call.cache_key,
     });
-    WireRequest { path: "/v1/responses".to_owned(), headers: sse_headers(), body }
+    Envelope::new("/v1/responses", sse_headers(), fields, "input")
 }
 
 /// `content-type: application/json` and `accept: text/event-stream`.
