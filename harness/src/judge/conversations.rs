@@ -41,6 +41,10 @@ pub struct Conversation<'a> {
     pub system: &'a [String],
     /// The conversation, in order.
     pub messages: &'a [Message],
+    /// The run of messages this conversation is a prefix of. Requests of one run share their
+    /// messages, each at least as many as the one before it, so a rule can read a run's
+    /// messages once as its requests grow instead of every request whole.
+    pub run: usize,
 }
 
 impl Conversations {
@@ -98,6 +102,7 @@ impl Conversations {
             model: reading.model.as_deref(),
             system: &reading.system,
             messages: &self.runs[reading.run][..reading.len],
+            run: reading.run,
         })
     }
 

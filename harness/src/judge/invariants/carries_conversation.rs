@@ -13,7 +13,7 @@
 //! root's and each child Session's, with the requests of its route.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use gauntlet_mock_provider::Message;
 use serde_json::Value;
@@ -155,12 +155,46 @@ impl<'a> Fold<'a> {
         self.items[..*len].iter().cloned().chain(pending.iter().map(|(id, output)| Item::Result(id, *output)))
     }
 
-    /// `carried` is exactly the conversation right after line `at`; compared in place.
-    fn is_at(&self, at: usize, carried: &[Item<'a>]) -> bool {
+    /// `carried` is exactly the conversation right after line `at`, given that its first
+    /// `agreed` items are known to be the fold's: only the calls pending then are compared.
+    fn is_at(&self, at: usize, carried: &[Item<'a>], agreed: usize) -> bool {
         let (len, pending) = &self.points[at];
         carried.len() == len + pending.len()
-            && self.items[..*len] == carried[..*len]
+            && *len <= agreed
             && pending.iter().zip(&carried[*len..]).all(|((id, output), item)| *item == Item::Result(id, *output))
+    }
+}
+
+/// A run of messages (requests that carry prefixes of the same messages) read as items once,
+/// as its requests grow.
+#[derive(Default)]
+struct Run<'a> {
+    items: Vec<Item<'a>>,
+    /// For each number of the run's messages read, how many items they give.
+    counts: Vec<usize>,
+    /// How many leading items are the fold's.
+    agreed: usize,
+    /// Each user text, with the index of the first message that carries it.
+    users: HashMap<&'a str, usize>,
+}
+
+impl<'a> Run<'a> {
+    /// Reads the messages of `conversation` this run has not read yet.
+    fn grow(&mut self, conversation: &Conversation<'a>, fold: &Fold<'a>) {
+        if self.counts.is_empty() {
+            self.counts.push(0);
+        }
+        let messages = conversation.messages;
+        for (at, message) in messages.iter().enumerate().skip(self.counts.len() - 1) {
+            if let Message::User { text } = message {
+                self.users.entry(text).or_insert(at);
+            }
+            self.items.extend(item(message));
+            self.counts.push(self.items.len());
+        }
+        while self.agreed < self.items.len() && fold.items.get(self.agreed) == Some(&self.items[self.agreed]) {
+            self.agreed += 1;
+        }
     }
 }
 
@@ -181,27 +215,23 @@ fn subagent_summary(line: &Line) -> Option<String> {
     ))
 }
 
-/// A request's conversation, from its dialect-neutral reading.
-fn carried<'a>(conversation: &Conversation<'a>) -> Vec<Item<'a>> {
-    conversation
-        .messages
-        .iter()
-        .filter_map(|message| match message {
-            Message::Reasoning { .. } => None,
-            Message::ToolCall { call_id, name, args } => {
-                // Most wires send arguments as JSON text.
-                let args = match args {
-                    Value::String(text) => serde_json::from_str(text).map_or(Cow::Borrowed(args), Cow::Owned),
-                    other => Cow::Borrowed(other),
-                };
-                Some(Item::Call(call_id, name, args))
-            }
-            Message::ToolResult { call_id, output } => Some(Item::Result(call_id, Output::Text(output))),
-            Message::User { text } => Some(Item::User(Cow::Borrowed(text))),
-            Message::Assistant { text } => Some(Item::Assistant(text)),
-            Message::Other { kind } => Some(Item::Other(format!("an item of kind {kind:?}"))),
-        })
-        .collect()
+/// A message as an item of the conversation; reasoning is not one.
+fn item(message: &Message) -> Option<Item<'_>> {
+    match message {
+        Message::Reasoning { .. } => None,
+        Message::ToolCall { call_id, name, args } => {
+            // Most wires send arguments as JSON text.
+            let args = match args {
+                Value::String(text) => serde_json::from_str(text).map_or(Cow::Borrowed(args), Cow::Owned),
+                other => Cow::Borrowed(other),
+            };
+            Some(Item::Call(call_id, name, args))
+        }
+        Message::ToolResult { call_id, output } => Some(Item::Result(call_id, Output::Text(output))),
+        Message::User { text } => Some(Item::User(Cow::Borrowed(text))),
+        Message::Assistant { text } => Some(Item::Assistant(text)),
+        Message::Other { kind } => Some(Item::Other(format!("an item of kind {kind:?}"))),
+    }
 }
 
 fn check(evidence: &Evidence) -> Vec<String> {
@@ -211,36 +241,43 @@ fn check(evidence: &Evidence) -> Vec<String> {
         return Vec::new(); // no Log, or nothing asked yet: nothing to carry
     }
     let fold = Fold::of(lines);
+    let mut runs: BTreeMap<usize, Run> = BTreeMap::new();
     let mut problems = Vec::new();
     for (idx, (request, conversation)) in read_requests(evidence).enumerate() {
         // The root's Log judges the root's requests; a child's capture holds only its own.
         if evidence.role == LogRole::Root && request.route != gauntlet_mock_provider::ROOT {
             continue;
         }
-        let carried = carried(&conversation);
+        let run = runs.entry(conversation.run).or_default();
+        run.grow(&conversation, &fold);
+        let n_messages = conversation.messages.len();
+        let carried = &run.items[..run.counts[n_messages]];
+        let agreed = run.agreed.min(carried.len());
         let n = idx + 1;
         // The turn: the last of the Log's user messages the request carries.
-        let user_texts: HashSet<&str> = conversation.user_texts().collect();
-        let turn = users.iter().rposition(|&at| user_texts.contains(lines[at].str_field("text").unwrap_or_default()));
-        let Some(turn) = turn else {
+        let carries = |at: usize| {
+            let text = lines[at].str_field("text").unwrap_or_default();
+            run.users.get(text).is_some_and(|&first| first < n_messages)
+        };
+        let Some(turn) = users.iter().rposition(|&at| carries(at)) else {
             problems.push(format!("request {n} carries none of the Session's user messages"));
             continue;
         };
         let end = users.get(turn + 1).copied().unwrap_or(lines.len());
         let points = users[turn]..end;
-        if points.clone().any(|at| fold.is_at(at, &carried)) {
+        if points.clone().any(|at| fold.is_at(at, carried, agreed)) {
             continue;
         }
         // Evidence: where it parts from the closest point of the turn (the earliest among equals).
-        let same = |at: usize| fold.at(at).zip(&carried).take_while(|(a, b)| a == *b).count();
+        let same = |at: usize| fold.at(at).zip(carried).take_while(|(a, b)| a == *b).count();
         let closest = points.rev().max_by_key(|&at| same(at)).unwrap_or(users[turn]);
         let same = same(closest);
-        let show = |item: Option<Item>| item.map_or_else(|| "nothing".to_owned(), |item| item.to_string());
+        let show = |item: Option<&Item>| item.map_or_else(|| "nothing".to_owned(), Item::to_string);
         problems.push(format!(
             "request {n} parts from the Log's conversation at item {}: the Log has {}, the request has {}",
             same + 1,
-            show(fold.at(closest).nth(same)),
-            show(carried.get(same).cloned())
+            show(fold.at(closest).nth(same).as_ref()),
+            show(carried.get(same))
         ));
     }
     problems

@@ -2,7 +2,9 @@
 //! that appears more often in one request's input than the script ever completed it is a
 //! duplicated (or re-sent partial) message.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+
+use gauntlet_mock_provider::Message;
 
 use super::{Invariant, Scope, read_requests, served};
 use crate::judge::Evidence;
@@ -12,15 +14,26 @@ pub const INVARIANT: Invariant =
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut completed: BTreeMap<String, usize> = BTreeMap::new();
+    let mut runs: BTreeMap<usize, Carried> = BTreeMap::new();
     let mut problems = Vec::new();
     for (idx, (request, conversation)) in read_requests(evidence).enumerate() {
-        let mut carried: BTreeMap<&str, usize> = BTreeMap::new();
-        for text in conversation.assistant_texts().filter(|text| !text.is_empty()) {
-            *carried.entry(text).or_default() += 1;
+        // A request's messages extend those of the run's request before it: count only the new.
+        let run = runs.entry(conversation.run).or_default();
+        for message in &conversation.messages[run.read.min(conversation.messages.len())..] {
+            if let Message::Assistant { text } = message
+                && !text.is_empty()
+            {
+                let times = run.times.entry(text).or_default();
+                *times += 1;
+                if *times > 1 {
+                    run.repeated.insert(text, *times);
+                }
+            }
         }
-        for (text, times) in carried {
+        run.read = run.read.max(conversation.messages.len());
+        for (text, &times) in &run.repeated {
             // Without a scenario the script is unknown: any repeat is a duplicate.
-            let allowed = if evidence.scenario.is_some() { completed.get(text).copied().unwrap_or(0) } else { 1 };
+            let allowed = if evidence.scenario.is_some() { completed.get(*text).copied().unwrap_or(0) } else { 1 };
             if times > allowed.max(1) {
                 problems.push(format!("request {} carries the assistant text {text:?} {times} times", idx + 1));
             }
@@ -30,6 +43,15 @@ fn check(evidence: &Evidence) -> Vec<String> {
         }
     }
     problems
+}
+
+/// The assistant texts of a run's messages read so far.
+#[derive(Default)]
+struct Carried<'a> {
+    read: usize,
+    times: HashMap<&'a str, usize>,
+    /// The texts carried more than once, with how often: the only ones that can be duplicates.
+    repeated: BTreeMap<&'a str, usize>,
 }
 
 #[cfg(test)]
@@ -46,5 +68,22 @@ mod tests {
         );
         let once = [body(vec![user("a")]), body(vec![user("a"), assistant("Done."), user("b")])];
         assert!(check(INVARIANT, &capture(&[], &once)).is_empty());
+    }
+
+    /// Counted as the conversation grows: a duplicate stays one in every later request of its
+    /// run, and a conversation that starts over is counted afresh.
+    #[test]
+    fn a_duplicate_is_counted_in_every_request_that_carries_it() {
+        let twice = vec![user("a"), assistant("Done."), assistant("Done.")];
+        let mut grown = twice.clone();
+        grown.push(user("b"));
+        let bodies = [body(twice), body(grown), body(vec![user("c"), assistant("Done.")])];
+        assert_eq!(
+            check(INVARIANT, &capture(&[], &bodies)),
+            [
+                "request 1 carries the assistant text \"Done.\" 2 times",
+                "request 2 carries the assistant text \"Done.\" 2 times",
+            ]
+        );
     }
 }
