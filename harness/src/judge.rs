@@ -127,7 +127,13 @@ impl<'a> Evidence<'a> {
 
     /// `metadata.output_truncation.reason` of the `assistant_message` at `seq`, if truncated.
     fn truncation(&self, seq: u64) -> Option<String> {
-        let line = self.lines.iter().find(|line| line.seq == Some(seq) && line.kind == "assistant_message")?;
+        let wanted = |line: &&Line| line.seq == Some(seq) && line.kind == "assistant_message";
+        // A Log's lines are in seq order, so the line is found by halving, called once per
+        // turn; a Log out of order (a finding of its own) is searched line by line.
+        let line = match self.lines.binary_search_by_key(&Some(seq), |line| line.seq) {
+            Ok(at) => Some(&self.lines[at]).filter(wanted),
+            Err(_) => self.lines.iter().find(wanted),
+        }?;
         line.data.pointer("/metadata/output_truncation/reason").and_then(Value::as_str).map(str::to_owned)
     }
 }
