@@ -216,9 +216,11 @@ struct Agent {
     initialized: bool,
 }
 
-/// A Turn that ended: its Session, and the answer owed to its prompt.
+/// A Turn that ended: its Session (none when the Turn panicked and took it along), and the
+/// answer owed to its prompt.
 struct Finished {
-    open: Open,
+    session_id: String,
+    open: Option<Open>,
     id: RequestId,
     answer: Result<PromptResponse, Error>,
 }
@@ -393,18 +395,35 @@ impl Agent {
         let outbox = self.outbox.clone();
         let done = self.done.clone();
         let context_window = self.config.context_window;
+        let turn = tokio::spawn(run_turn(*open, text, signal, id.clone(), outbox, context_window));
         tokio::spawn(async move {
-            let finished = run_turn(*open, text, signal, id, outbox, context_window).await;
+            let finished = match turn.await {
+                Ok(finished) => finished,
+                // A bug in the Turn must not leave its prompt unanswered: the client is told at
+                // once, and the Session is gone until loaded again, which closes the Turn the
+                // panic left open in its Log (TURN-RESTART-RECOVERY).
+                Err(error) => {
+                    let reason = format!(
+                        "the turn stopped on an internal error ({}); load the session again to resume it",
+                        panic_text(error)
+                    );
+                    let answer = Err(Error::internal_error().data(json!({"reason": reason})));
+                    Finished { session_id, open: None, id, answer }
+                }
+            };
             let _ = done.send(finished);
         });
         Ok(())
     }
 
-    /// Makes the Session idle, then answers its prompt (in that order; see `serve`).
+    /// Makes the Session idle (or forgets one a panic took), then answers its prompt (in that
+    /// order; see `serve`).
     fn finished(&mut self, finished: Finished) {
-        let Finished { open, id, answer } = finished;
-        let session_id = open.session.config().session_id.clone();
-        self.sessions.insert(session_id, Slot::Idle(Box::new(open)));
+        let Finished { session_id, open, id, answer } = finished;
+        match open {
+            Some(open) => self.sessions.insert(session_id, Slot::Idle(Box::new(open))),
+            None => self.sessions.remove(&session_id),
+        };
         self.outbox.respond(id, answer);
     }
 }
@@ -446,7 +465,20 @@ async fn run_turn(
         Ok(outcome) => stop_reason::prompt_result(&outcome).map(PromptResponse::new),
         Err(error) => Err(Error::internal_error().data(json!({"reason": error.to_string()}))),
     };
-    Finished { open, id, answer }
+    Finished { session_id, open: Some(open), id, answer }
+}
+
+/// What a task that did not finish says: its panic message, or that it was cancelled.
+fn panic_text(error: tokio::task::JoinError) -> String {
+    if !error.is_panic() {
+        return "cancelled".to_owned();
+    }
+    let payload = error.into_panic();
+    match (payload.downcast_ref::<&str>(), payload.downcast_ref::<String>()) {
+        (Some(text), _) => format!("panic: {text}"),
+        (_, Some(text)) => format!("panic: {text}"),
+        _ => "panic".to_owned(),
+    }
 }
 
 /// A Session's `cwd` is an absolute path to an existing folder: the agent creates only its own
@@ -681,5 +713,58 @@ mod tests {
             assert_eq!(error_code(answer), Some(-32602), "{answer}");
         }
         assert!(!root.path().join("no").exists());
+    }
+
+    /// A transport whose every request panics: a bug inside a Turn.
+    struct Panicking;
+
+    impl Transport for Panicking {
+        fn send(&self, _request: crate::provider::HttpRequest) -> crate::provider::transport::SendFuture<'_> {
+            Box::pin(async { panic!("the transport broke") })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_turn_that_panics_answers_its_prompt_at_once_and_a_load_closes_it() {
+        let workspace = tempfile::tempdir().unwrap();
+        let (client, agent) = tokio::io::duplex(1 << 20);
+        let (agent_reader, agent_writer) = tokio::io::split(agent);
+        let config = AgentConfig { transport: Arc::new(Panicking), ..agent_config() };
+        let server = tokio::spawn(serve(agent_reader, agent_writer, config));
+        let (client_reader, mut client_writer) = tokio::io::split(client);
+        let prompt = json!({"sessionId": "root", "prompt": [{"type": "text", "text": "hi"}]});
+        for line in [
+            initialize(),
+            request(1, "session/new", json!({"cwd": workspace.path(), "mcpServers": []})),
+            request(2, "session/prompt", prompt.clone()),
+        ] {
+            client_writer.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+        }
+        let mut reader = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(client_reader));
+        let answer = loop {
+            let message: Value = serde_json::from_str(&reader.next_line().await.unwrap().unwrap()).unwrap();
+            if message["id"] == json!(2) {
+                break message;
+            }
+        };
+        assert_eq!(error_code(&answer), Some(-32603), "{answer}");
+        let reason = answer["error"]["data"]["reason"].as_str().unwrap();
+        assert!(reason.contains("panic: the transport broke") && reason.contains("load the session again"), "{reason}");
+        // The Session went with the Turn: a prompt to it finds none.
+        client_writer.write_all(format!("{}\n", request(3, "session/prompt", prompt)).as_bytes()).await.unwrap();
+        let gone: Value = serde_json::from_str(&reader.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!((gone["id"].clone(), error_code(&gone)), (json!(3), Some(-32002)), "{gone}");
+        client_writer.shutdown().await.unwrap();
+        server.await.unwrap().unwrap();
+        // Loading it again closes the Turn the panic left open (TURN-RESTART-RECOVERY).
+        let load = json!({"sessionId": "root", "cwd": workspace.path(), "mcpServers": []});
+        let out = exchange(&[initialize(), request(1, "session/load", load)]).await;
+        assert_eq!(error_code(&out[1]), None, "{out:?}");
+        let log = std::fs::read_to_string(workspace.path().join(".gauntlet/sessions/root.ndjson")).unwrap();
+        let last: Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+        assert_eq!(
+            (last["type"].as_str(), last["data"]["terminal_status"].as_str()),
+            (Some("turn_failed"), Some("interrupted"))
+        );
     }
 }
