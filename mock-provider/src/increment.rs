@@ -115,12 +115,13 @@ impl Change {
 impl Increment {
     /// `next` as a change to `previous` (`None`: the first request of its route).
     ///
-    /// Each top-level field is compared as raw bytes first (MOCK-JOURNAL-INCREMENT's cost: a
-    /// body's unchanged history is compared, never parsed): equal bytes are the same field, and
-    /// an array whose bytes keep all of the previous array's items has only its new items
-    /// parsed. Anything else is compared as parsed [`Value`]s, so equal values written in other
-    /// bytes are the same, exactly as when whole bodies are compared. A part that does not
-    /// parse, or a body that is not an object, sends the comparison to the whole bodies.
+    /// Each top-level field is compared as raw bytes first, so a long conversation's unchanged
+    /// history is compared, never parsed (docs/dialects.md, "What a long conversation costs"):
+    /// equal bytes are the same field, and an array whose bytes keep all of the previous
+    /// array's items has only its new items parsed. Anything else is compared as parsed
+    /// [`Value`]s, so equal values written in other bytes are the same, exactly as when whole
+    /// bodies are compared. A part that does not parse, or a body that is not an object, sends
+    /// the comparison to the whole bodies.
     pub fn between(previous: Option<&Body>, next: &Body) -> Increment {
         let changes = Changes::between(previous, next, Body::fields)
             .inspect(|_| next.mark_checked())
