@@ -103,7 +103,7 @@ impl Request {
         bodies
             .into_iter()
             .map(|(route, response_index, body)| {
-                let body = chain.push(&route, std::sync::Arc::new(body));
+                let body = chain.push(&route, gauntlet_mock_provider::Body::from(body));
                 Request { route, response_index, model: None, body, turn: None }
             })
             .collect()

@@ -137,7 +137,8 @@ pub fn assemble(conversation: Conversation, log_path: Option<&Path>, mock: &Mock
             // read from the path alone, so no body is rebuilt for it.
             let (_, endpoint) = gauntlet_mock_provider::provider::split_route(&entry.path);
             let endpoint = endpoint.split('?').next().unwrap_or_default();
-            let asked = gauntlet_mock_provider::dialect::Asked { path: endpoint, body: &serde_json::Value::Null };
+            let body = gauntlet_mock_provider::Body::from(serde_json::Value::Null);
+            let asked = gauntlet_mock_provider::dialect::Asked { path: endpoint, body: &body };
             Request {
                 route: entry.route,
                 response_index: entry.response_index,

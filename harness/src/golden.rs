@@ -152,7 +152,7 @@ fn mask_requests(text: &str, pointers: &[String], hits: &mut [usize]) -> String 
             }
             let Value::Object(mut fields) = request else { return format!("{line}\n") };
             let body = fields.remove("body").unwrap_or_default();
-            let increment = masked.push(&route, std::sync::Arc::new(body));
+            let increment = masked.push(&route, gauntlet_mock_provider::Body::from(body));
             if let Ok(Value::Object(increment)) = serde_json::to_value(&increment) {
                 fields.extend(increment);
             }

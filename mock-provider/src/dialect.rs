@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use crate::beat::{Beat, arguments, beats};
+use crate::body::Body;
 use crate::conversation::{Conversation, ViewError};
 use crate::script::{Ending, Response};
 
@@ -157,13 +158,13 @@ impl FromStr for Dialect {
     }
 }
 
-/// What a request asked: its path (without query and route prefix) and its parsed body.
+/// What a request asked: its path (without query and route prefix) and its body.
 #[derive(Debug, Clone, Copy)]
 pub struct Asked<'a> {
     /// The endpoint path, e.g. `/v1/chat/completions`.
     pub path: &'a str,
-    /// The JSON body (`Null` when it did not parse).
-    pub body: &'a Value,
+    /// The body, of which an answer reads a few top-level fields ([`Body::field`]).
+    pub body: &'a Body,
 }
 
 /// One step of a reply body, shared by the HTTP server and the in-process channel.
@@ -308,7 +309,7 @@ mod tests {
         assert_eq!(Dialect::of_path("/v2/chat"), None);
         let err = "anthropic".parse::<Dialect>().unwrap_err();
         assert!(err.to_string().contains("anthropic_messages"), "{err}");
-        let gemini = Asked { path: "/v1beta/models/gemini-x:generateContent", body: &Value::Null };
+        let gemini = Asked { path: "/v1beta/models/gemini-x:generateContent", body: &Body::from(Value::Null) };
         assert_eq!(Dialect::Gemini.model(&gemini).as_deref(), Some("gemini-x"));
     }
 }

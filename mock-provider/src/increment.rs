@@ -7,11 +7,12 @@
 //! the top-level fields it changed, with an array that only grew given as its new items. A
 //! [`Chain`] turns bodies into increments and back, route by route, in arrival order.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use crate::body::{self, Body, Field};
 
 /// One request body, as the journal and the requests golden keep it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,28 +45,91 @@ pub struct Changes {
     pub removed: Vec<String>,
 }
 
-impl Increment {
-    /// `next` as a change to `previous` (`None`: the first request of its route).
-    pub fn between(previous: Option<&Value>, next: &Value) -> Increment {
-        let (Some(Value::Object(previous)), Value::Object(next)) = (previous, next) else {
-            return Increment::Whole { body: next.clone() };
-        };
+/// How one top-level field of a body differs from the previous body's.
+enum Change {
+    Same,
+    Appended(Vec<Value>),
+    Changed(Value),
+}
+
+impl Changes {
+    /// `next`'s fields as changes to `previous`'s, both read by `fields`; `None` when either is
+    /// not a JSON object or a part of them does not parse.
+    fn between<'b>(
+        previous: Option<&'b Body>,
+        next: &'b Body,
+        fields: impl Fn(&'b Body) -> Option<Vec<(&'b str, Field<'b>)>>,
+    ) -> Option<Changes> {
+        let old: HashMap<&str, Field<'_>> = fields(previous?)?.into_iter().collect();
+        let new = fields(next)?;
         let mut changes = Changes::default();
-        for (key, value) in next {
-            match (previous.get(key), value) {
-                (Some(old), new) if old == new => {}
-                (Some(Value::Array(old)), Value::Array(new))
-                    if new.len() > old.len() && new[..old.len()] == old[..] =>
-                {
-                    changes.appended.insert(key.clone(), Value::Array(new[old.len()..].to_vec()));
+        for (key, field) in &new {
+            match Change::of(old.get(key).copied(), *field)? {
+                Change::Same => {}
+                Change::Appended(items) => {
+                    changes.appended.insert((*key).to_owned(), Value::Array(items));
                 }
-                _ => {
-                    changes.changed.insert(key.clone(), value.clone());
+                Change::Changed(value) => {
+                    changes.changed.insert((*key).to_owned(), value);
                 }
             }
         }
-        changes.removed = previous.keys().filter(|key| !next.contains_key(*key)).cloned().collect();
-        Increment::Since(changes)
+        let kept: HashSet<&str> = new.iter().map(|(key, _)| *key).collect();
+        changes.removed = fields(previous?)?
+            .into_iter()
+            .filter(|(key, _)| !kept.contains(key))
+            .map(|(key, _)| key.to_owned())
+            .collect();
+        Some(changes)
+    }
+}
+
+impl Change {
+    /// The one rule: the same value, an array that kept every earlier item and gained some at
+    /// its end, or anything else. Raw bytes decide the first two when they can; the parsed
+    /// values decide otherwise. `None` when a field does not parse.
+    fn of(old: Option<Field<'_>>, new: Field<'_>) -> Option<Change> {
+        if let (Some(Field::Raw(old)), Field::Raw(new)) = (old, new) {
+            if old == new {
+                return Some(Change::Same);
+            }
+            if let Some(tail) = body::appended_bytes(old, new) {
+                return body::parse_items(tail).map(Change::Appended);
+            }
+        }
+        let new = new.value()?;
+        let old = match old {
+            Some(old) => Some(old.value()?),
+            None => None,
+        };
+        Some(match (old.as_deref(), new.as_ref()) {
+            (Some(old), new) if old == new => Change::Same,
+            (Some(Value::Array(old)), Value::Array(new)) if new.len() > old.len() && new[..old.len()] == old[..] => {
+                Change::Appended(new[old.len()..].to_vec())
+            }
+            _ => Change::Changed(new.into_owned()),
+        })
+    }
+}
+
+impl Increment {
+    /// `next` as a change to `previous` (`None`: the first request of its route).
+    ///
+    /// Each top-level field is compared as raw bytes first, so a long conversation's unchanged
+    /// history is compared, never parsed (docs/dialects.md, "What a long conversation costs"):
+    /// equal bytes are the same field, and an array whose bytes keep all of the previous
+    /// array's items has only its new items parsed. Anything else is compared as parsed
+    /// [`Value`]s, so equal values written in other bytes are the same, exactly as when whole
+    /// bodies are compared. A part that does not parse, or a body that is not an object, sends
+    /// the comparison to the whole bodies.
+    pub fn between(previous: Option<&Body>, next: &Body) -> Increment {
+        let changes = Changes::between(previous, next, Body::fields)
+            .inspect(|_| next.mark_checked())
+            .or_else(|| Changes::between(previous, next, Body::parsed_fields));
+        match changes {
+            Some(changes) => Increment::Since(changes),
+            None => Increment::Whole { body: next.journaled().clone() },
+        }
     }
 
     /// Turns `body`, the previous body of the route (`Null` before the first), into this one.
@@ -124,31 +188,127 @@ impl Increment {
 #[derive(Debug, Clone, Default)]
 pub struct Chain {
     /// Shared with whoever still reads the body (the mock answers from it), never copied.
-    last: BTreeMap<String, Arc<Value>>,
+    last: BTreeMap<String, Body>,
 }
 
 impl Chain {
     /// Records `body` as the route's latest and returns it as an increment to the one before.
-    pub fn push(&mut self, route: &str, body: Arc<Value>) -> Increment {
-        let increment = Increment::between(self.last.get(route).map(Arc::as_ref), &body);
+    pub fn push(&mut self, route: &str, body: Body) -> Increment {
+        let increment = Increment::between(self.last.get(route), &body);
         self.last.insert(route.to_owned(), body);
         increment
     }
 
     /// Applies the route's next increment and returns the route's body as it now stands.
     pub fn apply(&mut self, route: &str, increment: &Increment) -> &Value {
-        let body = self.last.entry(route.to_owned()).or_insert_with(|| Arc::new(Value::Null));
-        increment.apply(Arc::make_mut(body));
-        body
+        let mut body = self.last.remove(route).map_or(Value::Null, Body::into_value);
+        increment.apply(&mut body);
+        self.last.entry(route.to_owned()).or_insert(Body::from(body)).journaled()
     }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use bytes::Bytes;
     use serde_json::json;
 
     use super::*;
+
+    /// Pushes each body as the mock receives it (raw bytes) and, in a second chain, as the
+    /// whole parsed [`Value`] the mock used to compare (a string of the text when it is not
+    /// JSON): the increments must be the same. Returns them as the golden shows them.
+    #[track_caller]
+    fn raw_as_parsed(bodies: &[&str]) -> Vec<Value> {
+        let (mut raw, mut parsed) = (Chain::default(), Chain::default());
+        bodies
+            .iter()
+            .enumerate()
+            .map(|(index, text)| {
+                let body = Body::new(Bytes::from(text.to_string()));
+                let value = serde_json::from_str(text).unwrap_or_else(|_| Value::String((*text).to_owned()));
+                let increment = raw.push("root", body.clone());
+                assert_eq!(increment, parsed.push("root", Body::from(value.clone())), "body {index}: {text}");
+                assert_eq!(body.journaled(), &value, "body {index}");
+                assert_eq!(body.not_json().is_some(), serde_json::from_str::<Value>(text).is_err(), "body {index}");
+                serde_json::to_value(&increment).unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn raw_bytes_give_the_increments_of_parsed_values() {
+        let shown = raw_as_parsed(&[
+            r#"{"model":"m","input":[{"a":1}],"stream":true}"#,
+            // A retry: the same bytes.
+            r#"{"model":"m","input":[{"a":1}],"stream":true}"#,
+            r#"{"model":"m","input":[{"a":1},{"b":2}],"stream":true}"#,
+            // Equal values in other bytes: key order and whitespace.
+            r#"{ "stream" : true, "input":[ {"a":1} , {"b": 2} ], "model":"m" }"#,
+            // Grown, but the earlier items' bytes differ: compared parsed.
+            r#"{"model":"m","input":[{"a":1},{"b":2},{"c":3}],"stream":true}"#,
+            // 1.0 is not 1 to serde_json.
+            r#"{"model":"m","input":[{"a":1.0},{"b":2},{"c":3}],"stream":true}"#,
+            // Shrank; then changed in the middle.
+            r#"{"model":"m","input":[{"a":1.0},{"b":2}],"stream":true}"#,
+            r#"{"model":"m","input":[{"a":1.0},{"x":2},{"d":4}],"stream":true}"#,
+            // A new field and a removed one.
+            r#"{"model":"m","input":[{"a":1.0},{"x":2},{"d":4}],"tools":[]}"#,
+            // An empty array that grows; a number that only looks like a prefix.
+            r#"{"model":"m","input":[],"tools":[]}"#,
+            r#"{"model":"m","input":[ 1 ],"tools":[]}"#,
+            r#"{"model":"m","input":[ 12 ],"tools":[]}"#,
+            r#"{"model":"m","input":[ 12 ,3],"tools":[]}"#,
+            // A repeated key keeps its first place and its last value.
+            r#"{"model":"x","input":[ 12 ,3],"tools":[],"model":"m"}"#,
+            // Not an object, then an object; not JSON, then JSON.
+            r#"[1, 2]"#,
+            r#"{"model":"m"}"#,
+            "not json",
+            r#"{"model":"m"}"#,
+            // JSON in its syntax, but not to a parse: a lone surrogate in a new item, a
+            // number out of range in a changed field.
+            r#"{"model":"m","input":["\ud800"]}"#,
+            r#"{"model":"m"}"#,
+            r#"{"model":1e999}"#,
+        ]);
+        assert_eq!(
+            shown,
+            [
+                json!({"body": {"model": "m", "input": [{"a": 1}], "stream": true}}),
+                json!({}),
+                json!({"appended": {"input": [{"b": 2}]}}),
+                json!({}),
+                json!({"appended": {"input": [{"c": 3}]}}),
+                json!({"changed": {"input": [{"a": 1.0}, {"b": 2}, {"c": 3}]}}),
+                json!({"changed": {"input": [{"a": 1.0}, {"b": 2}]}}),
+                json!({"changed": {"input": [{"a": 1.0}, {"x": 2}, {"d": 4}]}}),
+                json!({"changed": {"tools": []}, "removed": ["stream"]}),
+                json!({"changed": {"input": []}}),
+                json!({"appended": {"input": [1]}}),
+                json!({"changed": {"input": [12]}}),
+                json!({"appended": {"input": [3]}}),
+                json!({}),
+                json!({"body": [1, 2]}),
+                json!({"body": {"model": "m"}}),
+                json!({"body": "not json"}),
+                json!({"body": {"model": "m"}}),
+                json!({"body": r#"{"model":"m","input":["\ud800"]}"#}),
+                json!({"body": {"model": "m"}}),
+                json!({"body": r#"{"model":1e999}"#}),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_item_nested_past_the_parsers_limit_is_refused_as_in_a_whole_body() {
+        let nested = |depth: usize| format!(r#"{{"input":[1,{}{}]}}"#, "[".repeat(depth), "]".repeat(depth));
+        let (deepest, too_deep) = (nested(125), nested(126));
+        assert!(serde_json::from_str::<Value>(&deepest).is_ok());
+        assert!(serde_json::from_str::<Value>(&too_deep).is_err());
+        let shown = raw_as_parsed(&[r#"{"input":[1]}"#, &deepest, r#"{"input":[1]}"#, &too_deep]);
+        assert!(shown[1].get("appended").is_some() && shown[3].get("body").is_some(), "{shown:?}");
+    }
 
     #[test]
     fn a_grown_conversation_is_its_new_items_and_bodies_round_trip() {
@@ -161,7 +321,8 @@ mod tests {
             json!("not json"),
         ];
         let mut chain = Chain::default();
-        let increments: Vec<Increment> = bodies.iter().map(|body| chain.push("root", Arc::new(body.clone()))).collect();
+        let increments: Vec<Increment> =
+            bodies.iter().map(|body| chain.push("root", Body::from(body.clone()))).collect();
         let shown: Vec<Value> = increments.iter().map(|increment| serde_json::to_value(increment).unwrap()).collect();
         assert_eq!(
             shown,
@@ -183,7 +344,7 @@ mod tests {
     #[test]
     fn routes_are_chained_apart() {
         let mut chain = Chain::default();
-        let mut push = |route: &str, body: Value| chain.push(route, Arc::new(body));
+        let mut push = |route: &str, body: Value| chain.push(route, Body::from(body));
         push("root", json!({"input": [1]}));
         assert_eq!(push("child", json!({"input": [1, 2]})).whole(), Some(&json!({"input": [1, 2]})));
         let grown = Increment::Since(Changes {

@@ -20,6 +20,7 @@
 //! answers gets a 4xx JSON body saying what was expected.
 
 pub mod beat;
+pub mod body;
 pub mod conversation;
 pub mod dialect;
 pub mod in_process;
@@ -31,6 +32,7 @@ pub mod server;
 pub mod sessions;
 pub mod side;
 
+pub use body::Body;
 pub use conversation::{Conversation, Message, ViewError};
 pub use dialect::{Answer, Asked, Dialect, EncodeContext, Step, UnknownDialect};
 pub use in_process::{Chunk, Playback, play};

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::time::Instant;
 
+use crate::body::Body;
 use crate::dialect::{Answer, Asked, Dialect, EncodeContext, Step, json_answer};
 use crate::increment::Chain;
 use crate::journal::{Ended, JournalEntry, Mismatch, MismatchReason, StreamEnd, Timing};
@@ -213,18 +214,13 @@ impl MockProvider {
     pub fn respond(&self, request: MockRequest) -> MockReply {
         let header =
             |name: &str| request.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
-        // Parsed once and shared by the answer and the journal's chain of bodies, never copied:
-        // a long conversation's bodies are large.
-        let (parsed, body) = match serde_json::from_slice::<Value>(&request.body) {
-            Ok(value) => (Ok(()), Arc::new(value)),
-            Err(error) => (Err(error), Arc::new(Value::Null)),
-        };
+        // Scanned once and shared by the answer and the journal's chain of bodies, never copied
+        // nor parsed whole: a long conversation's bodies are large.
+        let body = Body::new(request.body.clone());
         let (named, endpoint) = split_route(&request.path);
         let asked = Asked { path: endpoint, body: &body };
         let mut state = self.lock();
-        if let Some(side) =
-            self.side.iter().find(|side| side.matches(self.dialect, &request.path, parsed.is_ok().then_some(&*body)))
-        {
+        if let Some(side) = self.side.iter().find(|side| side.matches(self.dialect, &request.path, &body)) {
             state.side_served.push(side.name.clone());
             let response = match side.reply() {
                 SideReply::Json(body) => return reply(json_answer(200, body.clone()), None),
@@ -258,13 +254,10 @@ impl MockProvider {
             Ok(route) => route.unwrap_or_default().to_owned(),
             Err(_) => session.clone().unwrap_or_default(),
         };
-        let decision = route.and_then(|route| self.decide(&state, &request.method, route, &parsed));
+        // The increment first: it checks, part by part, that the body is JSON.
+        let increment = state.bodies.push(&journal_route, body.clone());
+        let decision = route.and_then(|route| self.decide(&state, &request.method, route, &body));
         let turn = state.turn;
-        let journaled = match &parsed {
-            Ok(()) => Arc::clone(&body),
-            Err(_) => Arc::new(Value::String(String::from_utf8_lossy(&request.body).into_owned())),
-        };
-        let increment = state.bodies.push(&journal_route, journaled);
         state.journal.push(JournalEntry {
             route: journal_route,
             response_index: decision.as_ref().ok().map(|(index, _, _)| *index),
@@ -338,7 +331,7 @@ impl MockProvider {
         state: &State,
         method: &str,
         route: Option<&str>,
-        parsed: &Result<(), serde_json::Error>,
+        body: &Body,
     ) -> Result<(usize, &'s str, &'s Response), MismatchReason> {
         let scripted = || self.script.routes.keys().cloned().collect();
         let Some(route) = route else {
@@ -354,8 +347,8 @@ impl MockProvider {
                 dialect: self.dialect,
             });
         };
-        if let Err(error) = parsed {
-            return Err(MismatchReason::BodyNotJson { error: error.to_string() });
+        if let Some(error) = body.not_json() {
+            return Err(MismatchReason::BodyNotJson { error: error.to_owned() });
         }
         if route == ROOT
             && let Some(turn) = self.bound_turn(state)

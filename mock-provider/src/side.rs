@@ -5,6 +5,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::body::Body;
 use crate::dialect::Dialect;
 use crate::script::Response;
 
@@ -47,11 +48,13 @@ pub enum SideReply<'a> {
 }
 
 impl SideRequest {
-    /// True when a request with this path and (parsed) body, in `dialect`, is this side request.
-    pub fn matches(&self, dialect: Dialect, path: &str, body: Option<&Value>) -> bool {
+    /// True when a request with this path and body, in `dialect`, is this side request (the
+    /// body is parsed whole only when a rule reads into it).
+    pub fn matches(&self, dialect: Dialect, path: &str, body: &Body) -> bool {
         let path_ok = self.path.as_deref().is_none_or(|wanted| wanted == path);
         let body_ok = match (&self.pointer, &self.contains) {
             (Some(pointer), contains) => body
+                .json()
                 .and_then(|body| body.pointer(pointer))
                 .map(|value| match value {
                     Value::String(text) => text.clone(),
@@ -61,7 +64,8 @@ impl SideRequest {
             (None, _) => true,
         };
         let system_ok = self.system_contains.as_deref().is_none_or(|wanted| {
-            body.and_then(|body| dialect.read(body).ok())
+            body.json()
+                .and_then(|body| dialect.read(body).ok())
                 .is_some_and(|conversation| conversation.system.iter().any(|text| text.contains(wanted)))
         });
         path_ok && body_ok && system_ok
@@ -99,12 +103,14 @@ mod tests {
         let title: SideRequest =
             toml::from_str("name = \"title\"\npointer = \"/instructions\"\ncontains = \"a title\"").unwrap();
         let responses = Dialect::Responses;
-        assert!(title.matches(responses, "/v1/responses", Some(&json!({"instructions": "Write a title for this"}))));
-        assert!(!title.matches(responses, "/v1/responses", Some(&json!({"instructions": "You are an agent"}))));
-        assert!(!title.matches(responses, "/v1/responses", None));
+        let asking = |instructions: &str| Body::from(json!({ "instructions": instructions }));
+        assert!(title.matches(responses, "/v1/responses", &asking("Write a title for this")));
+        assert!(!title.matches(responses, "/v1/responses", &asking("You are an agent")));
+        let not_json = Body::new(bytes::Bytes::from_static(b"Write a title"));
+        assert!(!title.matches(responses, "/v1/responses", &not_json));
         let models: SideRequest = toml::from_str("name = \"models\"\npath = \"/v1/models\"\njson = {}").unwrap();
-        assert!(models.matches(responses, "/v1/models", None));
-        assert!(!models.matches(responses, "/v1/responses", None));
+        assert!(models.matches(responses, "/v1/models", &not_json));
+        assert!(!models.matches(responses, "/v1/responses", &not_json));
         assert_eq!(models.reply(), SideReply::Json(&json!({})));
     }
 }

@@ -28,7 +28,7 @@ pub fn serves(path: &str) -> bool {
 
 /// The model a request names in its body.
 pub fn model(asked: &Asked<'_>) -> Option<String> {
-    asked.body.get("model")?.as_str().map(str::to_owned)
+    asked.body.field("model")?.as_str().map(str::to_owned)
 }
 
 /// The whole answer: the HTTP error a script's `status` asks for, the stream, or the
@@ -36,7 +36,7 @@ pub fn model(asked: &Asked<'_>) -> Option<String> {
 pub fn answer(response: &Response, ctx: &EncodeContext, asked: &Asked<'_>) -> Answer {
     match response.status {
         Some(status) => error_answer(status, response.retry_after, http_error_json(status)),
-        None if asked.body.get("stream").and_then(Value::as_bool) != Some(true) => whole(response, ctx),
+        None if asked.body.field("stream").and_then(|stream| stream.as_bool()) != Some(true) => whole(response, ctx),
         None => sse_answer(encode(response, ctx)),
     }
 }
@@ -365,6 +365,7 @@ pub fn read(body: &Value) -> Result<Conversation, ViewError> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::body::Body;
     use crate::script::{Call, Pause, Reasoning};
 
     fn ctx() -> EncodeContext {
@@ -519,7 +520,7 @@ mod tests {
             calls: vec![Call { name: "read".into(), args: json!({ "path": "a" }), call_id: Some("toolu_1".into()) }],
             ..text(Ending::Completed)
         };
-        let asked = Asked { path: "/v1/messages", body: &json!({ "stream": false }) };
+        let asked = Asked { path: "/v1/messages", body: &Body::from(json!({ "stream": false })) };
         let Answer { status, steps, .. } = answer(&response, &ctx(), &asked);
         let Step::Bytes(body) = &steps[0] else { panic!("{steps:?}") };
         let message: Value = serde_json::from_slice(body).unwrap();
@@ -539,7 +540,7 @@ mod tests {
             (529, json!("overloaded_error"))
         );
         assert!(matches!(answer(&text(Ending::Disconnect), &ctx(), &asked).steps[..], [Step::Bytes(_), Step::Abort]));
-        let streamed = Asked { path: "/v1/messages", body: &json!({ "stream": true }) };
+        let streamed = Asked { path: "/v1/messages", body: &Body::from(json!({ "stream": true })) };
         assert_eq!(answer(&text(Ending::Completed), &ctx(), &streamed).headers[0].1, "text/event-stream");
     }
 

@@ -39,7 +39,7 @@ pub fn serves(path: &str) -> bool {
 
 /// The request body's `model`.
 pub fn model(asked: &Asked<'_>) -> Option<String> {
-    asked.body.get("model")?.as_str().map(str::to_owned)
+    asked.body.field("model")?.as_str().map(str::to_owned)
 }
 
 /// The answer: the scripted HTTP error, a chunk stream when the request says `stream: true`,
@@ -48,8 +48,10 @@ pub fn answer(response: &Response, ctx: &EncodeContext, asked: &Asked<'_>) -> An
     if let Some(status) = response.status {
         return error_answer(status, response.retry_after, http_error_json(status));
     }
-    if asked.body.get("stream").and_then(Value::as_bool) == Some(true) {
-        let include_usage = asked.body.pointer("/stream_options/include_usage").and_then(Value::as_bool) == Some(true);
+    if asked.body.field("stream").and_then(|stream| stream.as_bool()) == Some(true) {
+        let include_usage =
+            asked.body.field("stream_options").and_then(|options| options.pointer("/include_usage")?.as_bool())
+                == Some(true);
         let mut writer = Writer { response, ctx, include_usage, calls_sent: 0 };
         return sse_answer(play(response, &mut writer));
     }
@@ -270,6 +272,7 @@ pub fn read(body: &Value) -> Result<Conversation, ViewError> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::body::Body;
     use crate::script::{Call, Pause, Reasoning};
 
     fn ctx() -> EncodeContext {
@@ -376,7 +379,7 @@ mod tests {
             calls: vec![Call { name: "read".into(), args: json!({}), call_id: Some("c1".into()) }],
             ..Response::default()
         };
-        let asked = Asked { path: "/v1/chat/completions", body: &json!({ "model": "m" }) };
+        let asked = Asked { path: "/v1/chat/completions", body: &Body::from(json!({ "model": "m" })) };
         let answer = answer(&response, &ctx(), &asked);
         let Step::Bytes(body) = &answer.steps[0] else { panic!() };
         let body: Value = serde_json::from_slice(body).unwrap();

@@ -312,6 +312,7 @@ pub fn read(body: &Value) -> Result<Conversation, ViewError> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::body::Body;
     use crate::script::{Call, Pause, Reasoning};
 
     fn ctx() -> EncodeContext {
@@ -419,7 +420,7 @@ mod tests {
             reasoning: vec![Reasoning { summary: vec!["a".into(), "b".into()], encrypted: None }],
             ..text(Ending::Completed)
         };
-        let whole = Asked { path: "/v1beta/models/gemini-x:generateContent", body: &Value::Null };
+        let whole = Asked { path: "/v1beta/models/gemini-x:generateContent", body: &Body::from(Value::Null) };
         let Answer { status, steps, .. } = answer(&response, &ctx(), &whole);
         let Step::Bytes(body) = &steps[0] else { panic!("{steps:?}") };
         let body: Value = serde_json::from_slice(body).unwrap();
@@ -429,7 +430,7 @@ mod tests {
             json!([{ "text": "ab", "thought": true }, { "text": "Hello" }])
         );
         assert_eq!(answer(&text(Ending::Error("server_is_overloaded".into())), &ctx(), &whole).status, 503);
-        let streamed = Asked { path: "/v1beta/models/gemini-x:streamGenerateContent", body: &Value::Null };
+        let streamed = Asked { path: "/v1beta/models/gemini-x:streamGenerateContent", body: &Body::from(Value::Null) };
         assert_eq!(answer(&text(Ending::Completed), &ctx(), &streamed).headers[0].1, "text/event-stream");
         let error = |status| http_error_json(status)["error"].clone();
         assert_eq!(

@@ -47,7 +47,7 @@ pub fn serves(path: &str) -> bool {
 
 /// The request body's `model`.
 pub fn model(asked: &Asked<'_>) -> Option<String> {
-    asked.body.get("model")?.as_str().map(str::to_owned)
+    asked.body.field("model")?.as_str().map(str::to_owned)
 }
 
 /// The answer to a request: the HTTP error the script gives, or the SSE stream.
