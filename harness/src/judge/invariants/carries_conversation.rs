@@ -174,20 +174,24 @@ struct Run<'a> {
     counts: Vec<usize>,
     /// How many leading items are the fold's.
     agreed: usize,
-    /// Each user text, with the index of the first message that carries it.
-    users: HashMap<&'a str, usize>,
+    /// The last of the Log's user messages whose text the messages read so far carry (an
+    /// index into them): the turn of the run's latest request.
+    turn: Option<usize>,
 }
 
 impl<'a> Run<'a> {
-    /// Reads the messages of `conversation` this run has not read yet.
-    fn grow(&mut self, conversation: &Conversation<'a>, fold: &Fold<'a>) {
+    /// Reads the messages of `conversation` this run has not read yet; `last_user` gives, for
+    /// each text of the Log's user messages, the last of them with that text.
+    fn grow(&mut self, conversation: &Conversation<'a>, fold: &Fold<'a>, last_user: &HashMap<&str, usize>) {
         if self.counts.is_empty() {
             self.counts.push(0);
         }
         let messages = conversation.messages;
-        for (at, message) in messages.iter().enumerate().skip(self.counts.len() - 1) {
-            if let Message::User { text } = message {
-                self.users.entry(text).or_insert(at);
+        for message in messages.iter().skip(self.counts.len() - 1) {
+            if let Message::User { text } = message
+                && let Some(&user) = last_user.get(text.as_str())
+            {
+                self.turn = self.turn.max(Some(user));
             }
             self.items.extend(item(message));
             self.counts.push(self.items.len());
@@ -241,6 +245,8 @@ fn check(evidence: &Evidence) -> Vec<String> {
         return Vec::new(); // no Log, or nothing asked yet: nothing to carry
     }
     let fold = Fold::of(lines);
+    let last_user: HashMap<&str, usize> =
+        users.iter().enumerate().map(|(user, &at)| (lines[at].str_field("text").unwrap_or_default(), user)).collect();
     let mut runs: BTreeMap<usize, Run> = BTreeMap::new();
     let mut problems = Vec::new();
     for (idx, (request, conversation)) in read_requests(evidence).enumerate() {
@@ -249,17 +255,13 @@ fn check(evidence: &Evidence) -> Vec<String> {
             continue;
         }
         let run = runs.entry(conversation.run).or_default();
-        run.grow(&conversation, &fold);
-        let n_messages = conversation.messages.len();
-        let carried = &run.items[..run.counts[n_messages]];
+        run.grow(&conversation, &fold, &last_user);
+        let carried = &run.items[..run.counts[conversation.messages.len()]];
         let agreed = run.agreed.min(carried.len());
         let n = idx + 1;
-        // The turn: the last of the Log's user messages the request carries.
-        let carries = |at: usize| {
-            let text = lines[at].str_field("text").unwrap_or_default();
-            run.users.get(text).is_some_and(|&first| first < n_messages)
-        };
-        let Some(turn) = users.iter().rposition(|&at| carries(at)) else {
+        // The turn: the last of the Log's user messages the request carries (a run's requests
+        // grow, so the latest request of a run carries all it has read).
+        let Some(turn) = run.turn else {
             problems.push(format!("request {n} carries none of the Session's user messages"));
             continue;
         };
