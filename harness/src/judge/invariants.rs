@@ -43,7 +43,9 @@ mod usage_recorded;
 mod workflow_ok_only_when_complete;
 mod workflow_schedule_safe;
 
-use gauntlet_mock_provider::Response;
+use std::collections::BTreeMap;
+
+use gauntlet_mock_provider::{Message, Response};
 use serde_json::Value;
 
 use crate::capture::Request;
@@ -168,6 +170,41 @@ fn read_requests<'e>(evidence: &'e Evidence) -> impl Iterator<Item = (&'e Reques
     evidence.capture.requests.iter().zip(evidence.conversations.iter())
 }
 
+/// Each request with its reading and the messages in it that no earlier request of its run
+/// carried. A run's requests grow, each carrying the messages of the one before it
+/// ([`Conversation::run`]), so a rule that reads only these reads a long Session's messages
+/// once, not once per request.
+fn read_new_messages<'e>(
+    evidence: &'e Evidence,
+) -> impl Iterator<Item = (&'e Request, Conversation<'e>, &'e [Message])> {
+    let mut read: BTreeMap<usize, usize> = BTreeMap::new();
+    read_requests(evidence).map(move |(request, conversation)| {
+        let seen = read.entry(conversation.run).or_default();
+        let new = conversation.messages.get(*seen..).unwrap_or_default();
+        *seen = (*seen).max(conversation.messages.len());
+        (request, conversation, new)
+    })
+}
+
+/// The findings of a rule that judges each carried message by itself (`judge` adds what it
+/// finds in one message, after `request N `): a message's findings hold for every request that
+/// carries it, so each is reported for every request of its run from the first that carried it.
+fn judge_messages<'e>(
+    evidence: &'e Evidence,
+    mut judge: impl FnMut(&'e Request, &'e Message, &mut Vec<String>),
+) -> Vec<String> {
+    let mut found: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    let mut problems = Vec::new();
+    for (idx, (request, conversation, new)) in read_new_messages(evidence).enumerate() {
+        let found = found.entry(conversation.run).or_default();
+        for message in new {
+            judge(request, message, found);
+        }
+        problems.extend(found.iter().map(|what| format!("request {} {what}", idx + 1)));
+    }
+    problems
+}
+
 /// Which scenario turn each Provider request belongs to: the turn the client had begun when it
 /// arrived, as the driver told the mock; for a capture without that, the latest turn whose
 /// prompt the request carries as user text (a request carries every earlier prompt too).
@@ -289,9 +326,11 @@ mod tests {
     use super::*;
 
     /// What only a run has, beyond a Log: requests, transcripts, answers, the script, the clock.
-    const RUN_EVIDENCE: [&str; 13] = [
+    const RUN_EVIDENCE: [&str; 15] = [
         "capture.requests",
         "read_requests(",
+        "read_new_messages(",
+        "judge_messages(",
         "capture.acp",
         "capture.reported",
         "capture.timings",

@@ -5,7 +5,7 @@
 
 use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope, read_requests};
+use super::{Invariant, Scope, judge_messages};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -19,21 +19,16 @@ fn check(evidence: &Evidence) -> Vec<String> {
         .filter_map(|line| line.str_field("error_message"))
         .filter(|message| !message.is_empty())
         .collect();
-    let mut problems = Vec::new();
-    for (request_idx, (_, conversation)) in read_requests(evidence).enumerate() {
-        let n = request_idx + 1;
-        for message in conversation.messages {
-            if let Message::Other { kind } = message {
-                problems.push(format!("request {n} carries a non-conversation input item of type `{kind}`"));
-            }
-            if let Some(text) = message.text()
-                && let Some(message) = failure_messages.iter().find(|message| text.contains(**message))
-            {
-                problems.push(format!("request {n} carries turn_failed evidence: {message:?}"));
-            }
+    judge_messages(evidence, |_, message, found| {
+        if let Message::Other { kind } = message {
+            found.push(format!("carries a non-conversation input item of type `{kind}`"));
         }
-    }
-    problems
+        if let Some(text) = message.text()
+            && let Some(message) = failure_messages.iter().find(|message| text.contains(**message))
+        {
+            found.push(format!("carries turn_failed evidence: {message:?}"));
+        }
+    })
 }
 
 #[cfg(test)]

@@ -18,9 +18,8 @@ use std::collections::{BTreeMap, HashMap};
 use gauntlet_mock_provider::Message;
 use serde_json::Value;
 
-use super::{Invariant, Scope, read_requests};
+use super::{Invariant, Scope, read_new_messages};
 use crate::audit::Line;
-use crate::judge::conversations::Conversation;
 use crate::judge::{Evidence, LogRole};
 
 pub const INVARIANT: Invariant = Invariant {
@@ -180,14 +179,13 @@ struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    /// Reads the messages of `conversation` this run has not read yet; `last_user` gives, for
-    /// each text of the Log's user messages, the last of them with that text.
-    fn grow(&mut self, conversation: &Conversation<'a>, fold: &Fold<'a>, last_user: &HashMap<&str, usize>) {
+    /// Reads the run's `new` messages; `last_user` gives, for each text of the Log's user
+    /// messages, the last of them with that text.
+    fn grow(&mut self, new: &'a [Message], fold: &Fold<'a>, last_user: &HashMap<&str, usize>) {
         if self.counts.is_empty() {
             self.counts.push(0);
         }
-        let messages = conversation.messages;
-        for message in messages.iter().skip(self.counts.len() - 1) {
+        for message in new {
             if let Message::User { text } = message
                 && let Some(&user) = last_user.get(text.as_str())
             {
@@ -249,13 +247,13 @@ fn check(evidence: &Evidence) -> Vec<String> {
         users.iter().enumerate().map(|(user, &at)| (lines[at].str_field("text").unwrap_or_default(), user)).collect();
     let mut runs: BTreeMap<usize, Run> = BTreeMap::new();
     let mut problems = Vec::new();
-    for (idx, (request, conversation)) in read_requests(evidence).enumerate() {
+    for (idx, (request, conversation, new)) in read_new_messages(evidence).enumerate() {
         // The root's Log judges the root's requests; a child's capture holds only its own.
         if evidence.role == LogRole::Root && request.route != gauntlet_mock_provider::ROOT {
             continue;
         }
         let run = runs.entry(conversation.run).or_default();
-        run.grow(&conversation, &fold, &last_user);
+        run.grow(new, &fold, &last_user);
         let carried = &run.items[..run.counts[conversation.messages.len()]];
         let agreed = run.agreed.min(carried.len());
         let n = idx + 1;

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope, read_requests, served};
+use super::{Invariant, Scope, read_new_messages, served};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -16,10 +16,9 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let mut completed: BTreeMap<String, usize> = BTreeMap::new();
     let mut runs: BTreeMap<usize, Carried> = BTreeMap::new();
     let mut problems = Vec::new();
-    for (idx, (request, conversation)) in read_requests(evidence).enumerate() {
-        // A request's messages extend those of the run's request before it: count only the new.
+    for (idx, (request, conversation, new)) in read_new_messages(evidence).enumerate() {
         let run = runs.entry(conversation.run).or_default();
-        for message in &conversation.messages[run.read.min(conversation.messages.len())..] {
+        for message in new {
             if let Message::Assistant { text } = message
                 && !text.is_empty()
             {
@@ -30,7 +29,6 @@ fn check(evidence: &Evidence) -> Vec<String> {
                 }
             }
         }
-        run.read = run.read.max(conversation.messages.len());
         for (text, &times) in &run.repeated {
             // Without a scenario the script is unknown: any repeat is a duplicate.
             let allowed = if evidence.scenario.is_some() { completed.get(*text).copied().unwrap_or(0) } else { 1 };
@@ -48,7 +46,6 @@ fn check(evidence: &Evidence) -> Vec<String> {
 /// The assistant texts of a run's messages read so far.
 #[derive(Default)]
 struct Carried<'a> {
-    read: usize,
     times: HashMap<&'a str, usize>,
     /// The texts carried more than once, with how often: the only ones that can be duplicates.
     repeated: BTreeMap<&'a str, usize>,

@@ -4,7 +4,9 @@
 
 use std::collections::HashSet;
 
-use super::{Invariant, Scope, read_requests, served};
+use gauntlet_mock_provider::Message;
+
+use super::{Invariant, Scope, judge_messages, served};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -16,25 +18,17 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let clean: HashSet<String> = clean.into_iter().collect();
     let partials: Vec<(String, String)> =
         partials.into_iter().filter(|(_, text)| !text.is_empty() && !clean.contains(text)).collect();
-    let mut problems = Vec::new();
-    for (request_idx, (_, conversation)) in read_requests(evidence).enumerate() {
-        {
-            for text in conversation.assistant_texts() {
-                for (origin, partial) in &partials {
-                    if text != partial && clean.contains(text) {
-                        continue;
-                    }
-                    if text.contains(partial.as_str()) {
-                        problems.push(format!(
-                            "request {} replays the partial assistant text of {origin} as assistant content: {partial:?}",
-                            request_idx + 1
-                        ));
-                    }
-                }
+    judge_messages(evidence, |_, message, found| {
+        let Message::Assistant { text } = message else { return };
+        for (origin, partial) in &partials {
+            if text != partial && clean.contains(text) {
+                continue;
+            }
+            if text.contains(partial.as_str()) {
+                found.push(format!("replays the partial assistant text of {origin} as assistant content: {partial:?}"));
             }
         }
-    }
-    problems
+    })
 }
 
 /// Clean answers and partial texts (with where they come from) as the Log records them.

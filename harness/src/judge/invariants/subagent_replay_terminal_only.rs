@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope, read_requests};
+use super::{Invariant, Scope, judge_messages};
 use crate::audit::subagents::is_replayed_event;
 use crate::judge::Evidence;
 
@@ -61,38 +61,22 @@ fn check(evidence: &Evidence) -> Vec<String> {
         .filter_map(|(child, line)| Some((child, line.str_field("text")?.to_owned())))
         .filter(|(_, text)| !text.is_empty())
         .collect();
-    let mut problems = Vec::new();
-    for (idx, (request, conversation)) in read_requests(evidence).enumerate() {
-        let texts: Vec<&str> = conversation
-            .messages
-            .iter()
-            .filter_map(|message| match message {
-                Message::User { text } | Message::Assistant { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
-        for text in &texts {
-            for (seq, rendered, why) in &forbidden {
-                if text == rendered && !allowed.contains(*text) {
-                    problems.push(format!(
-                        "request {} ({}) carries the subagent_event at seq {seq}, which is {why}: {rendered:?}",
-                        idx + 1,
-                        request.route
-                    ));
-                }
-            }
-            for (child, partial) in &partials {
-                if request.route != *child && text.contains(partial.as_str()) {
-                    problems.push(format!(
-                        "request {} ({}) carries the partial text of child {child}: {partial:?}",
-                        idx + 1,
-                        request.route
-                    ));
-                }
+    judge_messages(evidence, |request, message, found| {
+        let (Message::User { text } | Message::Assistant { text }) = message else { return };
+        for (seq, rendered, why) in &forbidden {
+            if text == rendered && !allowed.contains(text) {
+                found.push(format!(
+                    "({}) carries the subagent_event at seq {seq}, which is {why}: {rendered:?}",
+                    request.route
+                ));
             }
         }
-    }
-    problems
+        for (child, partial) in &partials {
+            if request.route != *child && text.contains(partial.as_str()) {
+                found.push(format!("({}) carries the partial text of child {child}: {partial:?}", request.route));
+            }
+        }
+    })
 }
 
 #[cfg(test)]

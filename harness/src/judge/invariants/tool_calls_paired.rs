@@ -2,42 +2,68 @@
 //! `tool_calls` entry, ...) has exactly one result after it, each result has its call, and no
 //! call id is empty, read in any dialect as a [`Conversation`](gauntlet_mock_provider::Conversation).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope, read_requests};
+use super::{Invariant, Scope, read_new_messages};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "REPLAY-TOOL-PAIRING", also: &[], name: "tool_calls_paired", scope: Scope::Replay, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
+    let mut runs: BTreeMap<usize, Pairing> = BTreeMap::new();
     let mut problems = Vec::new();
-    for (request_idx, (_, conversation)) in read_requests(evidence).enumerate() {
+    for (request_idx, (_, conversation, new)) in read_new_messages(evidence).enumerate() {
         let n = request_idx + 1;
-        // call_id -> outputs seen so far
-        let mut calls: BTreeMap<&str, usize> = BTreeMap::new();
-        for message in conversation.messages {
-            match message {
-                Message::ToolCall { call_id, .. } if !call_id.is_empty() => {
-                    calls.insert(call_id, 0);
-                }
-                Message::ToolCall { .. } => problems.push(format!("request {n} has a function_call without a call_id")),
-                Message::ToolResult { call_id, .. } => match calls.get_mut(call_id.as_str()) {
-                    Some(count) => *count += 1,
-                    None => problems.push(format!("request {n} has an output for unknown call {:?}", Some(call_id))),
-                },
-                _ => {}
-            }
+        let run = runs.entry(conversation.run).or_default();
+        for message in new {
+            run.read(message);
         }
-        for (id, count) in calls {
-            if count != 1 {
-                problems.push(format!("request {n}: call `{id}` has {count} outputs, expected 1"));
-            }
+        problems.extend(run.found.iter().map(|what| format!("request {n} {what}")));
+        for id in &run.unpaired {
+            let count = run.calls.get(id).copied().unwrap_or_default();
+            problems.push(format!("request {n}: call `{id}` has {count} outputs, expected 1"));
         }
     }
     problems
+}
+
+/// The calls and results of a run's messages read so far.
+#[derive(Default)]
+struct Pairing<'a> {
+    /// call_id -> outputs seen so far.
+    calls: BTreeMap<&'a str, usize>,
+    /// The calls without exactly one output.
+    unpaired: BTreeSet<&'a str>,
+    /// What single messages were found to be.
+    found: Vec<String>,
+}
+
+impl<'a> Pairing<'a> {
+    fn read(&mut self, message: &'a Message) {
+        let call_id = match message {
+            Message::ToolCall { call_id, .. } if !call_id.is_empty() => {
+                self.calls.insert(call_id, 0);
+                call_id
+            }
+            Message::ToolCall { .. } => return self.found.push("has a function_call without a call_id".to_owned()),
+            Message::ToolResult { call_id, .. } => match self.calls.get_mut(call_id.as_str()) {
+                Some(count) => {
+                    *count += 1;
+                    call_id
+                }
+                None => return self.found.push(format!("has an output for unknown call {:?}", Some(call_id))),
+            },
+            _ => return,
+        };
+        if self.calls.get(call_id.as_str()) == Some(&1) {
+            self.unpaired.remove(call_id.as_str());
+        } else {
+            self.unpaired.insert(call_id);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -51,5 +77,27 @@ mod tests {
         let call = json!({"type": "function_call", "call_id": "c1", "name": "read", "arguments": "{}"});
         let capture = capture(&[], &[body(vec![call])]);
         assert_eq!(check(INVARIANT, &capture), ["request 1: call `c1` has 0 outputs, expected 1"]);
+    }
+
+    /// Read as the conversation grows: what a request carries stays wrong in every later
+    /// request that carries it too, a call answered later is paired from then on, and a
+    /// conversation that starts over is read afresh.
+    #[test]
+    fn findings_follow_the_messages_that_carry_them() {
+        let call = |id: &str| json!({"type": "function_call", "call_id": id, "name": "read", "arguments": "{}"});
+        let output = |id: &str| json!({"type": "function_call_output", "call_id": id, "output": ""});
+        let first = vec![output("x"), call("c1")];
+        let mut grown = first.clone();
+        grown.extend([output("c1"), call("c2"), output("c2"), output("c2")]);
+        let capture = capture(&[], &[body(first), body(grown), body(vec![call("c3"), output("c3")])]);
+        assert_eq!(
+            check(INVARIANT, &capture),
+            [
+                "request 1 has an output for unknown call Some(\"x\")",
+                "request 1: call `c1` has 0 outputs, expected 1",
+                "request 2 has an output for unknown call Some(\"x\")",
+                "request 2: call `c2` has 2 outputs, expected 1",
+            ]
+        );
     }
 }
