@@ -464,9 +464,7 @@ mod tests {
             json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}),
             json!({"role": "user", "content": [{"type": "input_text", "text": "next"}]}),
         ];
-        let tools =
-            json!([{"type": "function", "name": "read", "description": "Read", "parameters": {"type": "object"}}]);
-        let call = Call { model: "claude-x".into(), instructions: "Be brief".into(), tools, cache_key: "k".into() };
+        let call = Call::with_read_tool("claude-x", "Be brief");
         let WireRequest { path, headers, body } = Dialect::AnthropicMessages.request(&call, &input);
         let body: Value = serde_json::from_slice(&body).unwrap_or_default();
         assert_eq!(path, "/v1/messages");

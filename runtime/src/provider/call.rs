@@ -23,3 +23,16 @@ impl Call {
         self.tools.as_array().map_or(&[], Vec::as_slice)
     }
 }
+
+#[cfg(test)]
+impl Call {
+    /// A call to `model` with `instructions` and one tool, `read`, for tests.
+    pub(crate) fn with_read_tool(model: &str, instructions: &str) -> Call {
+        Call {
+            model: model.into(),
+            instructions: instructions.into(),
+            tools: serde_json::json!([{"type": "function", "name": "read", "description": "Read", "parameters": {"type": "object"}}]),
+            cache_key: "k".into(),
+        }
+    }
+}

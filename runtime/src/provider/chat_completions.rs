@@ -232,12 +232,7 @@ mod tests {
     use crate::provider::Dialect;
 
     fn call() -> Call {
-        Call {
-            model: "m".into(),
-            instructions: "Be brief.".into(),
-            tools: json!([{"type": "function", "name": "read", "description": "Read", "parameters": {"type": "object"}}]),
-            cache_key: "k".into(),
-        }
+        Call::with_read_tool("m", "Be brief.")
     }
 
     #[test]

@@ -351,9 +351,7 @@ mod tests {
             json!({"type": "function_call_output", "call_id": "c1", "output": "A"}),
             json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}),
         ];
-        let tools =
-            json!([{"type": "function", "name": "read", "description": "Read", "parameters": {"type": "object"}}]);
-        let call = Call { model: "gemini-x".into(), instructions: "Be brief".into(), tools, cache_key: "k".into() };
+        let call = Call::with_read_tool("gemini-x", "Be brief");
         let WireRequest { path: sent_to, body, .. } = Dialect::Gemini.request(&call, &input);
         let body: Value = serde_json::from_slice(&body).unwrap_or_default();
         assert_eq!(sent_to, "/v1beta/models/gemini-x:streamGenerateContent?alt=sse");

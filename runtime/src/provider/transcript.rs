@@ -196,12 +196,7 @@ mod tests {
     use crate::provider::reasoning;
 
     fn call() -> Call {
-        Call {
-            model: "m".into(),
-            instructions: "Be brief.".into(),
-            tools: json!([{"type": "function", "name": "read", "description": "Read", "parameters": {"type": "object"}}]),
-            cache_key: "k".into(),
-        }
+        Call::with_read_tool("m", "Be brief.")
     }
 
     /// Items in every shape the fold emits, in orders that join and split messages.
