@@ -75,29 +75,16 @@ pub struct Transcript {
     dialect: Dialect,
     messages: Messages,
     names: CallNames,
-    /// How many items it has taken.
-    len: usize,
 }
 
 impl Transcript {
     /// An empty conversation in `dialect`.
     pub fn new(dialect: Dialect) -> Transcript {
-        Transcript { dialect, messages: Messages::default(), names: CallNames::new(), len: 0 }
-    }
-
-    /// How many replay items it has taken.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it has taken no item.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
+        Transcript { dialect, messages: Messages::default(), names: CallNames::new() }
     }
 
     /// Takes the next replay item for good.
     pub fn push(&mut self, item: &Value) {
-        self.len += 1;
         push_item(self.dialect, &mut self.messages, &mut self.names, item);
     }
 
@@ -242,7 +229,6 @@ mod tests {
                 let whole: Vec<Value> = so_far.iter().chain([&closer]).cloned().collect();
                 assert_eq!(with_tail, dialect.request(&call(), &whole), "{dialect} tail after item {index}");
             }
-            assert_eq!(transcript.len(), items.len());
         }
     }
 }
