@@ -5,11 +5,11 @@
 //! (the encrypted content or signature, else its text), and none of another model may be.
 //! REPLAY-CARRIES-CONVERSATION leaves reasoning to this rule.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope, read_requests};
+use super::{Invariant, Scope, read_new_messages};
 use crate::judge::{Evidence, LogRole};
 
 pub const INVARIANT: Invariant = Invariant {
@@ -29,7 +29,7 @@ struct Recorded<'a> {
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let lines = &evidence.lines;
-    let recorded: Vec<Recorded> = lines
+    let mut recorded: Vec<Recorded> = lines
         .iter()
         .filter(|line| line.kind == "reasoning")
         .filter_map(|line| {
@@ -44,40 +44,52 @@ fn check(evidence: &Evidence) -> Vec<String> {
     if recorded.is_empty() {
         return Vec::new();
     }
+    recorded.sort_by_key(|item| item.seq);
+    let mut by_payload: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (at, item) in recorded.iter().enumerate() {
+        by_payload.entry(item.payload).or_default().push(at);
+    }
     let users: Vec<(u64, &str)> = lines
         .iter()
         .filter(|line| line.kind == "user_message")
         .filter_map(|line| Some((line.seq?, line.str_field("text")?)))
         .collect();
+    // Each prompt text's last prompt, to find a request's turn as its run grows.
+    let last_user: HashMap<&str, usize> = users.iter().enumerate().map(|(at, (_, text))| (*text, at)).collect();
+    let mut runs: BTreeMap<usize, Run> = BTreeMap::new();
     let mut problems = Vec::new();
-    for (idx, (request, conversation)) in read_requests(evidence).enumerate() {
+    for (idx, (request, conversation, new)) in read_new_messages(evidence).enumerate() {
         if evidence.role == LogRole::Root && request.route != gauntlet_mock_provider::ROOT {
             continue;
         }
+        let run = runs.entry(conversation.run).or_default();
+        run.grow(new, &last_user, &by_payload);
         let Some(model) = conversation.model.or(request.model.as_deref()) else { continue };
         // The request's turn began at the last of the Log's prompts it carries.
-        let carried_users: HashSet<&str> = conversation.user_texts().collect();
-        let Some(&(turn_seq, _)) = users.iter().rev().find(|(_, text)| carried_users.contains(text)) else { continue };
-        let carried: Vec<(&str, Option<&str>)> = conversation
-            .messages
-            .iter()
-            .filter_map(|message| match message {
-                Message::Reasoning { text, opaque } => Some((text.as_str(), opaque.as_deref())),
-                _ => None,
-            })
-            .collect();
-        let carries = |payload: &str| carried.iter().any(|(text, opaque)| *opaque == Some(payload) || *text == payload);
+        let Some(turn) = run.turn else { continue };
+        let turn_seq = users[turn].0;
         let n = idx + 1;
-        for item in recorded.iter().filter(|item| item.seq < turn_seq) {
-            if item.model == model && !carries(item.payload) {
-                problems.push(format!(
-                    "request {n} to {model} does not carry the reasoning {:?} that {model} produced at seq {}",
-                    item.payload, item.seq
-                ));
+        // The model's items recorded before the turn, each checked once: the run only grows,
+        // so an item carried stays carried, and only those missing so far are looked at again.
+        let check = run.by_model.entry(model).or_default();
+        while let Some(item) = recorded.get(check.checked).filter(|item| item.seq < turn_seq) {
+            if item.model == model {
+                check.missing.push(check.checked);
             }
+            check.checked += 1;
         }
-        for item in recorded.iter().filter(|item| item.model != model && carries(item.payload)) {
-            if !recorded.iter().any(|same| same.model == model && same.payload == item.payload) {
+        check.missing.retain(|&at| !run.payloads.contains(recorded[at].payload));
+        for &at in &check.missing {
+            let item = &recorded[at];
+            problems.push(format!(
+                "request {n} to {model} does not carry the reasoning {:?} that {model} produced at seq {}",
+                item.payload, item.seq
+            ));
+        }
+        let foreign = run.carried.iter().filter(|&&at| recorded[at].model != model);
+        for item in foreign.map(|&at| &recorded[at]) {
+            let produced_too = by_payload[item.payload].iter().any(|&same| recorded[same].model == model);
+            if !produced_too {
                 problems.push(format!(
                     "request {n} to {model} carries the reasoning {:?} that {} produced at seq {}",
                     item.payload, item.model, item.seq
@@ -86,6 +98,47 @@ fn check(evidence: &Evidence) -> Vec<String> {
         }
     }
     problems
+}
+
+/// What a run of messages carries, read once as its requests grow.
+#[derive(Default)]
+struct Run<'a> {
+    /// Every reasoning text and opaque payload carried.
+    payloads: HashSet<&'a str>,
+    /// The recorded items whose payload is carried, in seq order.
+    carried: BTreeSet<usize>,
+    /// The last of the Log's prompts carried (an index into them).
+    turn: Option<usize>,
+    /// Per model asked: how far the recorded items were checked, and those still missing.
+    by_model: HashMap<&'a str, Check>,
+}
+
+#[derive(Default)]
+struct Check {
+    checked: usize,
+    missing: Vec<usize>,
+}
+
+impl<'a> Run<'a> {
+    fn grow(&mut self, new: &'a [Message], last_user: &HashMap<&str, usize>, by_payload: &HashMap<&str, Vec<usize>>) {
+        for message in new {
+            match message {
+                Message::User { text } => {
+                    if let Some(&user) = last_user.get(text.as_str()) {
+                        self.turn = self.turn.max(Some(user));
+                    }
+                }
+                Message::Reasoning { text, opaque } => {
+                    for payload in std::iter::once(text.as_str()).chain(opaque.as_deref()) {
+                        if self.payloads.insert(payload) {
+                            self.carried.extend(by_payload.get(payload).into_iter().flatten());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -134,6 +187,28 @@ mod tests {
             [
                 "request 2 to big does not carry the reasoning \"ENC-1\" that big produced at seq 2",
                 "request 3 to small carries the reasoning \"ENC-1\" that big produced at seq 2",
+            ]
+        );
+    }
+
+    /// Read as a run grows: an item missing from one request is missing from every later
+    /// request of its run that does not carry it, and a later turn checks the items before it.
+    #[test]
+    fn a_missing_item_stays_missing_as_the_run_grows() {
+        let mut events = log();
+        events.extend([
+            ("assistant_message", json!({"text": "Yes."})),
+            ("reasoning", json!({"model": "big", "item": {"type": "reasoning", "encrypted_content": "ENC-2"}})),
+            ("user_message", json!({"text": "Ship?"})),
+        ]);
+        let grown = json!({"model": "big", "input": [user("Plan"), assistant("Split it."), user("Tests?"), assistant("Yes."), user("Ship?")]});
+        let bodies = [json!({"model": "big", "input": [user("Plan")]}), request("big", false), grown];
+        assert_eq!(
+            check(INVARIANT, &capture(&events, &bodies)),
+            [
+                "request 2 to big does not carry the reasoning \"ENC-1\" that big produced at seq 2",
+                "request 3 to big does not carry the reasoning \"ENC-1\" that big produced at seq 2",
+                "request 3 to big does not carry the reasoning \"ENC-2\" that big produced at seq 6",
             ]
         );
     }
