@@ -122,7 +122,14 @@ impl Increment {
     /// [`Value`]s, so equal values written in other bytes are the same, exactly as when whole
     /// bodies are compared. A part that does not parse, or a body that is not an object, sends
     /// the comparison to the whole bodies.
+    ///
+    /// A body that only grew one array of the previous body's is found so from the two
+    /// bodies' bytes ([`Body::grow_from`]) and never scanned whole.
     pub fn between(previous: Option<&Body>, next: &Body) -> Increment {
+        if let Some((key, items)) = previous.and_then(|previous| next.grow_from(previous)) {
+            let appended = Map::from_iter([(key, Value::Array(items))]);
+            return Increment::Since(Changes { appended, ..Changes::default() });
+        }
         let changes = Changes::between(previous, next, Body::fields)
             .inspect(|_| next.mark_checked())
             .or_else(|| Changes::between(previous, next, Body::parsed_fields));

@@ -214,8 +214,9 @@ impl MockProvider {
     pub fn respond(&self, request: MockRequest) -> MockReply {
         let header =
             |name: &str| request.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
-        // Scanned once and shared by the answer and the journal's chain of bodies, never copied
-        // nor parsed whole: a long conversation's bodies are large.
+        // Shared by the answer and the journal's chain of bodies, never copied nor parsed whole,
+        // and scanned only when its structure is not found from the route's previous body: a
+        // long conversation's bodies are large.
         let body = Body::new(request.body.clone());
         let (named, endpoint) = split_route(&request.path);
         let asked = Asked { path: endpoint, body: &body };
