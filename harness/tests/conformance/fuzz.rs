@@ -1,6 +1,6 @@
 //! Fuzzing on stable Rust: seeded mutation of real inputs against the parsers that read
-//! untrusted bytes: the SSE decoder, the JSON-RPC line reader and decoder, the Log fold, and the
-//! scenario and profile loaders. No panic on any input, and each target's properties hold.
+//! untrusted bytes: the SSE decoder, the JSON-RPC line reader and decoder, the Log fold, the
+//! scenario and profile loaders, and the mock's reading of request bodies as increments. No panic on any input, and each target's properties hold.
 //!
 //! A small mutation loop rather than a fuzzing crate: seeds are the corpus's own files (and the
 //! mock's encodings), mutations are byte flips, inserts of format tokens, deletions,
@@ -13,7 +13,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
 use gauntlet::{lifecycle, profile, scenario};
-use gauntlet_mock_provider::{Call, MockProvider, MockRequest, Response, Script, Step};
+use gauntlet_mock_provider::increment::Chain;
+use gauntlet_mock_provider::{Body, Call, MockProvider, MockRequest, Response, Script, Step};
 use gauntlet_runtime::acp::lines::{Line, Lines};
 use gauntlet_runtime::acp::message;
 use gauntlet_runtime::log;
@@ -32,12 +33,13 @@ pub struct Target {
 }
 
 /// Every target.
-pub const TARGETS: [Target; 5] = [
+pub const TARGETS: [Target; 6] = [
     Target { name: "sse-decoder", seeds: sse_seeds, tokens: SSE_TOKENS, check: check_sse },
     Target { name: "jsonrpc-lines", seeds: jsonrpc_seeds, tokens: JSON_TOKENS, check: check_jsonrpc },
     Target { name: "log-fold", seeds: log_seeds, tokens: JSON_TOKENS, check: check_log },
     Target { name: "scenario-loader", seeds: scenario_seeds, tokens: TOML_TOKENS, check: check_scenario },
     Target { name: "profile-loader", seeds: profile_seeds, tokens: TOML_TOKENS, check: check_profile },
+    Target { name: "request-bodies", seeds: body_seeds, tokens: JSON_TOKENS, check: check_bodies },
 ];
 
 const SSE_TOKENS: &[&[u8]] =
@@ -243,6 +245,67 @@ fn sse_seeds(_: &Path) -> Vec<Vec<u8>> {
 
 /// Decoding in one piece and in many gives the same frames and the same pending state
 /// (WIRE-SSE-FRAMING: framing never depends on how the bytes arrived).
+/// Two request bodies of one route, the second grown by a tool call and its result, as the
+/// reference runtime sends them in each dialect, joined by a NUL byte (see [`check_bodies`]).
+fn body_seeds(_: &Path) -> Vec<Vec<u8>> {
+    use gauntlet_runtime::provider::{Call as ProviderCall, Dialect};
+    use serde_json::json;
+    let call = ProviderCall {
+        model: "m".into(),
+        instructions: "Be brief.".into(),
+        tools: json!([{"type": "function", "name": "read", "description": "Read", "parameters": {"type": "object"}}]),
+        cache_key: "k".into(),
+    };
+    let items = [
+        json!({"role": "user", "content": [{"type": "input_text", "text": "Read \"a\" ]"}]}),
+        json!({"type": "function_call", "call_id": "c1", "name": "read", "arguments": "{\"path\":\"a\"}"}),
+        json!({"type": "function_call_output", "call_id": "c1", "output": "A\n"}),
+        json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]}),
+    ];
+    Dialect::ALL
+        .into_iter()
+        .flat_map(|dialect| {
+            [0, 1].map(|first| {
+                let mut input = dialect.request(&call, &items[..first]).body.to_vec();
+                input.push(0);
+                input.extend_from_slice(&dialect.request(&call, &items[..first + 3]).body);
+                input
+            })
+        })
+        .collect()
+}
+
+/// The input is two bodies of one route joined by the first NUL byte (without one, the whole
+/// input follows a fixed body), then the second grown by one more item before its last `]`.
+/// Read as raw bytes, each gives the increment, the journaled form and the JSON verdict that
+/// parsing it whole gives.
+fn check_bodies(input: &[u8]) -> Result<(), String> {
+    let (previous, next) = match input.iter().position(|&byte| byte == 0) {
+        Some(at) => (&input[..at], &input[at + 1..]),
+        None => (&br#"{"input":[],"model":"m"}"#[..], input),
+    };
+    let mut grown = next.to_vec();
+    if let Some(close) = grown.iter().rposition(|&byte| byte == b']') {
+        grown.splice(close..close, b",{\"z\":1}".iter().copied());
+    }
+    let (mut raw, mut parsed) = (Chain::default(), Chain::default());
+    for (index, bytes) in [previous, next, &grown].into_iter().enumerate() {
+        let body = Body::new(bytes::Bytes::copy_from_slice(bytes));
+        let value = serde_json::from_slice::<serde_json::Value>(bytes);
+        let json = value.is_ok();
+        let value = value.unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(bytes).into_owned()));
+        let increment = raw.push("root", body.clone());
+        let expected = parsed.push("root", Body::from(value.clone()));
+        if increment != expected {
+            return Err(format!("body {index}: raw increment {increment:?}, parsed {expected:?}"));
+        }
+        if body.journaled() != &value || body.not_json().is_none() != json {
+            return Err(format!("body {index}: journaled {:?}, not_json {:?}", body.journaled(), body.not_json()));
+        }
+    }
+    Ok(())
+}
+
 fn check_sse(input: &[u8]) -> Result<(), String> {
     let mut whole = Decoder::default();
     let frames = whole.push(input);
