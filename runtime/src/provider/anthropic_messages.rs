@@ -145,16 +145,6 @@ impl Decode for Decoder {
         frame: sse::Frame,
         on_delta: &mut (dyn FnMut(Delta) + Send),
     ) -> Result<Option<Reply>, ProviderFailure> {
-        self.frame(&frame, on_delta)
-    }
-}
-
-impl Decoder {
-    fn frame(
-        &mut self,
-        frame: &sse::Frame,
-        on_delta: &mut (dyn FnMut(Delta) + Send),
-    ) -> Result<Option<Reply>, ProviderFailure> {
         let event: Value = serde_json::from_str(&frame.data)
             .map_err(|error| ProviderFailure::invalid(&format!("data is not JSON ({error})"), &frame.data))?;
         let kind = event.get("type").and_then(Value::as_str).unwrap_or_default();
@@ -269,7 +259,9 @@ impl Decoder {
         }
         Ok(None)
     }
+}
 
+impl Decoder {
     fn index(&self, event: &Value, data: &str) -> Result<u64, ProviderFailure> {
         event
             .get("index")

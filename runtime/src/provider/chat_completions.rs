@@ -136,16 +136,7 @@ impl Decode for Decoder {
         frame: sse::Frame,
         on_delta: &mut (dyn FnMut(Delta) + Send),
     ) -> Result<Option<Reply>, ProviderFailure> {
-        self.frame(&frame.data, on_delta)
-    }
-}
-
-impl Decoder {
-    fn frame(
-        &mut self,
-        data: &str,
-        on_delta: &mut (dyn FnMut(Delta) + Send),
-    ) -> Result<Option<Reply>, ProviderFailure> {
+        let data = frame.data.as_str();
         if data == "[DONE]" {
             return self.done().map(Some);
         }
@@ -194,7 +185,9 @@ impl Decoder {
         }
         Ok(None)
     }
+}
 
+impl Decoder {
     /// The reply at `[DONE]`: a stream without a `finish_reason` did not end cleanly.
     fn done(&mut self) -> Result<Reply, ProviderFailure> {
         let finish = self

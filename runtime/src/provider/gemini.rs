@@ -130,16 +130,6 @@ impl Decode for Decoder {
         frame: sse::Frame,
         on_delta: &mut (dyn FnMut(Delta) + Send),
     ) -> Result<Option<Reply>, ProviderFailure> {
-        self.frame(&frame, on_delta)
-    }
-}
-
-impl Decoder {
-    fn frame(
-        &mut self,
-        frame: &sse::Frame,
-        on_delta: &mut (dyn FnMut(Delta) + Send),
-    ) -> Result<Option<Reply>, ProviderFailure> {
         let chunk: Value = serde_json::from_str(&frame.data)
             .map_err(|error| ProviderFailure::invalid(&format!("data is not JSON ({error})"), &frame.data))?;
         if let Some(error) = chunk.get("error") {
@@ -184,7 +174,9 @@ impl Decoder {
             attempts: 1,
         }))
     }
+}
 
+impl Decoder {
     fn part(
         &mut self,
         part: &Value,

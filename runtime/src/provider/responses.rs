@@ -51,16 +51,6 @@ impl Decode for Decoder {
         frame: sse::Frame,
         on_delta: &mut (dyn FnMut(Delta) + Send),
     ) -> Result<Option<Reply>, ProviderFailure> {
-        self.frame(frame, on_delta)
-    }
-}
-
-impl Decoder {
-    fn frame(
-        &mut self,
-        frame: sse::Frame,
-        on_delta: &mut (dyn FnMut(Delta) + Send),
-    ) -> Result<Option<Reply>, ProviderFailure> {
         if frame.data == "[DONE]" {
             return Ok(None);
         }
