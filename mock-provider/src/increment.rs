@@ -60,7 +60,8 @@ impl Changes {
         next: &'b Body,
         fields: impl Fn(&'b Body) -> Option<Vec<(&'b str, Field<'b>)>>,
     ) -> Option<Changes> {
-        let old: HashMap<&str, Field<'_>> = fields(previous?)?.into_iter().collect();
+        let old_fields = fields(previous?)?;
+        let old: HashMap<&str, Field<'_>> = old_fields.iter().copied().collect();
         let new = fields(next)?;
         let mut changes = Changes::default();
         for (key, field) in &new {
@@ -75,11 +76,8 @@ impl Changes {
             }
         }
         let kept: HashSet<&str> = new.iter().map(|(key, _)| *key).collect();
-        changes.removed = fields(previous?)?
-            .into_iter()
-            .filter(|(key, _)| !kept.contains(key))
-            .map(|(key, _)| key.to_owned())
-            .collect();
+        changes.removed =
+            old_fields.into_iter().filter(|(key, _)| !kept.contains(key)).map(|(key, _)| key.to_owned()).collect();
         Some(changes)
     }
 }
