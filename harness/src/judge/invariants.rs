@@ -43,11 +43,12 @@ mod usage_recorded;
 mod workflow_ok_only_when_complete;
 mod workflow_schedule_safe;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use gauntlet_mock_provider::{Message, Response};
 use serde_json::Value;
 
+use crate::audit::Line;
 use crate::capture::Request;
 use crate::judge::Evidence;
 use crate::judge::conversations::Conversation;
@@ -184,6 +185,36 @@ fn read_new_messages<'e>(
         *seen = (*seen).max(conversation.messages.len());
         (request, conversation, new)
     })
+}
+
+/// The Log's prompts (its `user_message` lines), to place a request in its turn: the turn of
+/// the last prompt whose text the request carries. A run's requests grow, so a rule keeps the
+/// latest prompt its run carries as it reads the run's new messages ([`Prompts::carried_by`]).
+struct Prompts<'a> {
+    /// Each prompt's index among the Log's lines, in order.
+    lines: Vec<usize>,
+    /// For each prompt text, the last prompt with it.
+    last: HashMap<&'a str, usize>,
+}
+
+impl<'a> Prompts<'a> {
+    fn of(lines: &'a [Line]) -> Prompts<'a> {
+        let lines_at: Vec<usize> = (0..lines.len()).filter(|&at| lines[at].kind == "user_message").collect();
+        let last = lines_at
+            .iter()
+            .enumerate()
+            .map(|(prompt, &at)| (lines[at].str_field("text").unwrap_or_default(), prompt))
+            .collect();
+        Prompts { lines: lines_at, last }
+    }
+
+    /// The last prompt whose text `message` carries, when it is a user message.
+    fn carried_by(&self, message: &Message) -> Option<usize> {
+        match message {
+            Message::User { text } => self.last.get(text.as_str()).copied(),
+            _ => None,
+        }
+    }
 }
 
 /// The findings of a rule that judges each carried message by itself (`judge` adds what it

@@ -13,12 +13,12 @@
 //! root's and each child Session's, with the requests of its route.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use gauntlet_mock_provider::Message;
 use serde_json::Value;
 
-use super::{Invariant, Scope, read_new_messages};
+use super::{Invariant, Prompts, Scope, read_new_messages};
 use crate::audit::Line;
 use crate::judge::{Evidence, LogRole};
 
@@ -179,18 +179,13 @@ struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    /// Reads the run's `new` messages; `last_user` gives, for each text of the Log's user
-    /// messages, the last of them with that text.
-    fn grow(&mut self, new: &'a [Message], fold: &Fold<'a>, last_user: &HashMap<&str, usize>) {
+    /// Reads the run's `new` messages.
+    fn grow(&mut self, new: &'a [Message], fold: &Fold<'a>, prompts: &Prompts<'_>) {
         if self.counts.is_empty() {
             self.counts.push(0);
         }
         for message in new {
-            if let Message::User { text } = message
-                && let Some(&user) = last_user.get(text.as_str())
-            {
-                self.turn = self.turn.max(Some(user));
-            }
+            self.turn = self.turn.max(prompts.carried_by(message));
             self.items.extend(item(message));
             self.counts.push(self.items.len());
         }
@@ -238,13 +233,12 @@ fn item(message: &Message) -> Option<Item<'_>> {
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let lines = &evidence.lines;
-    let users: Vec<usize> = (0..lines.len()).filter(|&at| lines[at].kind == "user_message").collect();
+    let prompts = Prompts::of(lines);
+    let users = &prompts.lines;
     if users.is_empty() {
         return Vec::new(); // no Log, or nothing asked yet: nothing to carry
     }
     let fold = Fold::of(lines);
-    let last_user: HashMap<&str, usize> =
-        users.iter().enumerate().map(|(user, &at)| (lines[at].str_field("text").unwrap_or_default(), user)).collect();
     let mut runs: BTreeMap<usize, Run> = BTreeMap::new();
     let mut problems = Vec::new();
     for (idx, (request, conversation, new)) in read_new_messages(evidence).enumerate() {
@@ -253,7 +247,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
             continue;
         }
         let run = runs.entry(conversation.run).or_default();
-        run.grow(new, &fold, &last_user);
+        run.grow(new, &fold, &prompts);
         let carried = &run.items[..run.counts[conversation.messages.len()]];
         let agreed = run.agreed.min(carried.len());
         let n = idx + 1;

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope, read_new_messages};
+use super::{Invariant, Prompts, Scope, read_new_messages};
 use crate::judge::{Evidence, LogRole};
 
 pub const INVARIANT: Invariant = Invariant {
@@ -49,13 +49,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     for (at, item) in recorded.iter().enumerate() {
         by_payload.entry(item.payload).or_default().push(at);
     }
-    let users: Vec<(u64, &str)> = lines
-        .iter()
-        .filter(|line| line.kind == "user_message")
-        .filter_map(|line| Some((line.seq?, line.str_field("text")?)))
-        .collect();
-    // Each prompt text's last prompt, to find a request's turn as its run grows.
-    let last_user: HashMap<&str, usize> = users.iter().enumerate().map(|(at, (_, text))| (*text, at)).collect();
+    let prompts = Prompts::of(lines);
     let mut runs: BTreeMap<usize, Run> = BTreeMap::new();
     let mut problems = Vec::new();
     for (idx, (request, conversation, new)) in read_new_messages(evidence).enumerate() {
@@ -63,11 +57,10 @@ fn check(evidence: &Evidence) -> Vec<String> {
             continue;
         }
         let run = runs.entry(conversation.run).or_default();
-        run.grow(new, &last_user, &by_payload);
+        run.grow(new, &prompts, &by_payload);
         let Some(model) = conversation.model.or(request.model.as_deref()) else { continue };
         // The request's turn began at the last of the Log's prompts it carries.
-        let Some(turn) = run.turn else { continue };
-        let turn_seq = users[turn].0;
+        let Some(turn_seq) = run.turn.and_then(|turn| lines[prompts.lines[turn]].seq) else { continue };
         let n = idx + 1;
         // The model's items recorded before the turn, each checked once: the run only grows,
         // so an item carried stays carried, and only those missing so far are looked at again.
@@ -120,14 +113,10 @@ struct Check {
 }
 
 impl<'a> Run<'a> {
-    fn grow(&mut self, new: &'a [Message], last_user: &HashMap<&str, usize>, by_payload: &HashMap<&str, Vec<usize>>) {
+    fn grow(&mut self, new: &'a [Message], prompts: &Prompts<'_>, by_payload: &HashMap<&str, Vec<usize>>) {
         for message in new {
             match message {
-                Message::User { text } => {
-                    if let Some(&user) = last_user.get(text.as_str()) {
-                        self.turn = self.turn.max(Some(user));
-                    }
-                }
+                Message::User { .. } => self.turn = self.turn.max(prompts.carried_by(message)),
                 Message::Reasoning { text, opaque } => {
                     for payload in std::iter::once(text.as_str()).chain(opaque.as_deref()) {
                         if self.payloads.insert(payload) {
