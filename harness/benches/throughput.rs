@@ -23,12 +23,12 @@ use std::time::{Duration, Instant};
 use gauntlet::driver::Driver;
 use gauntlet::driver::reference::Reference;
 use gauntlet::run::{self, Plan};
+use gauntlet_agent::canonical;
+use gauntlet_agent::event::{Data, ErrorKind, Event, Payload, TerminalStatus};
+use gauntlet_agent::{log, replay};
+use gauntlet_bridge::{self as bridge, Bridge};
 use gauntlet_mock_provider::increment::Chain;
-use gauntlet_runtime::bridge::{self, Bridge};
-use gauntlet_runtime::canonical;
-use gauntlet_runtime::event::{Data, ErrorKind, Event, Payload, TerminalStatus};
-use gauntlet_runtime::monitor::{self, Monitor, Phase};
-use gauntlet_runtime::{log, replay};
+use gauntlet_monitor::{self as monitor, Monitor, Phase};
 use serde_json::json;
 
 const N_EVENTS: usize = 100_000;

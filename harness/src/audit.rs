@@ -9,7 +9,7 @@ pub mod workflows;
 
 use std::collections::BTreeMap;
 
-use gauntlet_runtime::TerminalStatus;
+use gauntlet_agent::TerminalStatus;
 use serde::Serialize;
 use serde_json::Value;
 

@@ -20,7 +20,7 @@ use gauntlet_mock_provider::{Dialect, Increment, Timing};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use gauntlet_runtime::{TerminalStatus, canonical};
+use gauntlet_agent::{TerminalStatus, canonical};
 
 use crate::audit::{self, Audit};
 use crate::tool_map::MappedCall;

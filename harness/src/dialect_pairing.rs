@@ -10,11 +10,11 @@
 
 #![cfg(test)]
 
+use gauntlet_agent::event::ErrorKind;
+use gauntlet_agent::provider::Usage;
+use gauntlet_agent::provider::{Decode, Delta, Dialect as RuntimeDialect, Finish, OutputItem, reasoning};
 use gauntlet_mock_provider::dialect::{Beat, EncodeContext, Step, anthropic_messages, arguments, beats, gemini};
 use gauntlet_mock_provider::{Ending, Response, Script};
-use gauntlet_runtime::event::ErrorKind;
-use gauntlet_runtime::provider::Usage;
-use gauntlet_runtime::provider::{Decode, Delta, Dialect as RuntimeDialect, Finish, OutputItem, reasoning};
 
 /// What the runtime's reader handed the Turn.
 #[derive(Debug, PartialEq)]

@@ -7,8 +7,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use gauntlet_agent::canonical;
 use gauntlet_mock_provider::increment::{Chain, Increment};
-use gauntlet_runtime::canonical;
 use serde_json::Value;
 use similar::TextDiff;
 

@@ -9,8 +9,8 @@ pub mod expectations;
 pub mod invariants;
 pub mod lifecycle;
 
+use gauntlet_agent::TerminalStatus;
 use gauntlet_mock_provider::{Ending, Message};
-use gauntlet_runtime::TerminalStatus;
 use serde_json::Value;
 
 use crate::audit::{self, Audit, Line};

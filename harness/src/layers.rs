@@ -64,7 +64,7 @@ pub fn imports(source: &str) -> BTreeSet<String> {
         let preceded_by_ident = rest[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_');
         rest = &rest[at + "crate::".len()..];
         if preceded_by_ident {
-            continue; // e.g. `gauntlet_runtime::...` is another crate
+            continue; // e.g. `gauntlet_agent::...` is another crate
         }
         if let Some(group) = rest.strip_prefix('{') {
             modules.extend(group_heads(group));
@@ -203,7 +203,7 @@ mod tests {
                       use crate::{\n    session::{Session, STATE_DIR},\n    self,\n};\n\
                       fn f() { crate::canonical::to_string(&x); }\n\
                       /// [`crate::acp`] is a doc link, not a use\n\
-                      use gauntlet_runtime::turn; // another crate\n\
+                      use gauntlet_agent::turn; // another crate\n\
                       #[cfg(test)]\nmod tests { use crate::acp; }\n";
         let found: Vec<String> = imports(source).into_iter().collect();
         assert_eq!(found, ["canonical", "event", "ids", "log", "session"]);

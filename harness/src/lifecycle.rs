@@ -15,7 +15,8 @@ pub mod reference;
 
 use std::path::Path;
 
-use gauntlet_runtime::{bridge, monitor};
+use gauntlet_bridge as bridge;
+use gauntlet_monitor as monitor;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -330,7 +331,7 @@ impl LifecycleScenario {
     /// The adapter protocol's input: a header `{"kind", "config"}`, then one line per step.
     pub fn input_lines(&self) -> Vec<String> {
         let header = json!({ "kind": self.kind.as_str(), "config": self.config });
-        std::iter::once(&header).chain(&self.steps).map(gauntlet_runtime::canonical::to_string).collect()
+        std::iter::once(&header).chain(&self.steps).map(gauntlet_agent::canonical::to_string).collect()
     }
 
     /// The time of step `idx`.

@@ -203,7 +203,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 let report = LogReport::of(&file);
                 clean &= report.is_clean();
                 if *json {
-                    println!("{}", gauntlet_runtime::canonical::to_string(&report));
+                    println!("{}", gauntlet_agent::canonical::to_string(&report));
                 } else {
                     print!("{}", report.text());
                 }
@@ -261,7 +261,7 @@ fn is_kebab(part: &str) -> bool {
 /// Writes `report.json`, `junit.xml` and `report.md` into `dir`.
 fn write_reports(dir: &std::path::Path, run: &CheckRun, markdown: &str) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let json = gauntlet_runtime::canonical::to_string_pretty(run);
+    let json = gauntlet_agent::canonical::to_string_pretty(run);
     for (name, text) in
         [("report.json", json), ("junit.xml", report::junit::junit(run)), ("report.md", markdown.to_owned())]
     {

@@ -6,15 +6,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use gauntlet_agent::event::SubagentStatus;
+use gauntlet_agent::workflows::checkpoint::CheckpointStatus;
 use gauntlet_mock_provider::Dialect;
 use gauntlet_mock_provider::script::{Exhausted, ROOT, Response, Script, ScriptError};
-use gauntlet_runtime::event::SubagentStatus;
-use gauntlet_runtime::workflows::checkpoint::CheckpointStatus;
 
 use crate::audit::WorkflowTerminal;
 use crate::locate::{self, Step};
 use crate::tool_map::{AbstractTool, ToolMap};
-use gauntlet_runtime::{ErrorKind, TerminalStatus};
+use gauntlet_agent::{ErrorKind, TerminalStatus};
 use serde::Deserialize;
 
 /// One scenario, as written in its file.

@@ -39,7 +39,7 @@ fn schema<T: JsonSchema>(description: &str) -> schemars::Schema {
 }
 
 fn render(schema: schemars::Schema) -> String {
-    format!("{}\n", gauntlet_runtime::canonical::to_string_pretty(&schema))
+    format!("{}\n", gauntlet_agent::canonical::to_string_pretty(&schema))
 }
 
 /// The schema of a lifecycle family's files: `kind` only takes that family's kinds.

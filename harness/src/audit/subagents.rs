@@ -8,8 +8,8 @@
 
 use std::collections::BTreeMap;
 
-use gauntlet_runtime::TerminalStatus;
-use gauntlet_runtime::event::{LifecycleEvent, SubagentStatus};
+use gauntlet_agent::TerminalStatus;
+use gauntlet_agent::event::{LifecycleEvent, SubagentStatus};
 use serde::Serialize;
 use serde_json::Value;
 

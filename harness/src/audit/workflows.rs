@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use gauntlet_runtime::workflows::checkpoint::CheckpointStatus;
+use gauntlet_agent::workflows::checkpoint::CheckpointStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -38,7 +38,7 @@ mod workflows;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use gauntlet_runtime::TerminalStatus;
+use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
 use crate::audit::{self, Line, TurnAudit};

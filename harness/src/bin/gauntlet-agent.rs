@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use gauntlet_runtime::acp::{self, AgentConfig};
-use gauntlet_runtime::ids::{Clock, IdSource, Sequential, TimeSeeded};
-use gauntlet_runtime::provider::{Dialect, HttpTransport, ProviderConfig};
+use gauntlet_agent::acp::{self, AgentConfig};
+use gauntlet_agent::ids::{Clock, IdSource, Sequential, TimeSeeded};
+use gauntlet_agent::provider::{Dialect, HttpTransport, ProviderConfig};
 
 /// The gauntlet reference runtime as an Agent Client Protocol agent (protocol version 1),
 /// speaking JSON-RPC 2.0, one message per line, on stdin and stdout.

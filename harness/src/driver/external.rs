@@ -165,7 +165,7 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
         ("dialect", dialect.key().to_owned()),
         // When the scenario starts, on the system clock: for agents that want a fresh timestamp
         // in a config file (RFC 3339, and milliseconds since the Unix epoch).
-        ("now", gauntlet_runtime::ids::Clock::System.timestamp()),
+        ("now", gauntlet_agent::ids::Clock::System.timestamp()),
         ("now_ms", now_ms().to_string()),
     ]);
     for (path, content) in &external.files {

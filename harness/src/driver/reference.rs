@@ -11,14 +11,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use gauntlet_agent::SessionConfig;
+use gauntlet_agent::acp::{self, AgentConfig};
+use gauntlet_agent::ids::{Clock, Sequential};
+use gauntlet_agent::provider::transport::{Body, HttpRequest, HttpResponse, SendFuture, TransportError};
+use gauntlet_agent::provider::{HttpTransport, ProviderConfig, Transport};
 use gauntlet_mock_provider::in_process::{Chunk, Playback};
 use gauntlet_mock_provider::provider::{MockProvider, MockRequest};
 use gauntlet_mock_provider::server;
-use gauntlet_runtime::SessionConfig;
-use gauntlet_runtime::acp::{self, AgentConfig};
-use gauntlet_runtime::ids::{Clock, Sequential};
-use gauntlet_runtime::provider::transport::{Body, HttpRequest, HttpResponse, SendFuture, TransportError};
-use gauntlet_runtime::provider::{HttpTransport, ProviderConfig, Transport};
 
 use crate::capture::Capture;
 use crate::driver::acp_client::{Permission, Settings};
@@ -166,7 +166,7 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
 }
 
 /// The runtime's name for a dialect (the runtime and the mock share no types).
-pub fn runtime_dialect(dialect: gauntlet_mock_provider::Dialect) -> gauntlet_runtime::provider::Dialect {
+pub fn runtime_dialect(dialect: gauntlet_mock_provider::Dialect) -> gauntlet_agent::provider::Dialect {
     dialect.key().parse().unwrap_or_default()
 }
 

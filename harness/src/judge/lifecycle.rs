@@ -94,7 +94,7 @@ fn expectations(scenario: &LifecycleScenario, capture: &LifecycleCapture) -> Vec
                 if values.is_empty() {
                     return "    (nothing)\n".to_owned();
                 }
-                values.iter().map(|value| format!("    {}\n", gauntlet_runtime::canonical::to_string(value))).collect()
+                values.iter().map(|value| format!("    {}\n", gauntlet_agent::canonical::to_string(value))).collect()
             };
             let message = format!(
                 "step {idx} (at {at} ms){note}: expected {} record(s) matching\n{}but the implementation gave\n{}",

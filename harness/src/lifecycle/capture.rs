@@ -4,7 +4,7 @@
 //! (docs/adapters.md "Output") are checked in one place: a line that is not a JSON object,
 //! lacks a field, or names a step out of order is a fault that quotes it.
 
-use gauntlet_runtime::canonical;
+use gauntlet_agent::canonical;
 use serde_json::Value;
 
 use super::LifecycleScenario;

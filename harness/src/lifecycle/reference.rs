@@ -5,9 +5,9 @@
 //! `gauntlet-lifecycle` binary is this over stdin and stdout, so the protocol the docs describe
 //! is the one the reference answers.
 
-use gauntlet_runtime::bridge::{self, Bridge};
-use gauntlet_runtime::canonical;
-use gauntlet_runtime::monitor::{self, Monitor, Phase};
+use gauntlet_agent::canonical;
+use gauntlet_bridge::{self as bridge, Bridge};
+use gauntlet_monitor::{self as monitor, Monitor, Phase};
 use serde::Deserialize;
 use serde_json::Value;
 

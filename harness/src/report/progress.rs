@@ -58,7 +58,7 @@ impl Progress {
         }
         match self.format {
             Format::Text => println!("{}", line(verdict, self.width)),
-            Format::Json => println!("{}", gauntlet_runtime::canonical::to_string(verdict)),
+            Format::Json => println!("{}", gauntlet_agent::canonical::to_string(verdict)),
         }
         let _ = std::io::stdout().flush();
     }
@@ -66,7 +66,7 @@ impl Progress {
     /// The run ended: the summary object for JSON (text summaries are the callers').
     pub fn end(&self, verdicts: &[Verdict]) {
         if self.format == Format::Json {
-            println!("{}", gauntlet_runtime::canonical::to_string(&summary(verdicts)));
+            println!("{}", gauntlet_agent::canonical::to_string(&summary(verdicts)));
         }
     }
 }

@@ -13,12 +13,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
 use gauntlet::{lifecycle, profile, scenario};
+use gauntlet_agent::acp::lines::{Line, Lines};
+use gauntlet_agent::acp::message;
+use gauntlet_agent::log;
+use gauntlet_agent::provider::sse::Decoder;
 use gauntlet_mock_provider::increment::Chain;
 use gauntlet_mock_provider::{Body, Call, MockProvider, MockRequest, Response, Script, Step};
-use gauntlet_runtime::acp::lines::{Line, Lines};
-use gauntlet_runtime::acp::message;
-use gauntlet_runtime::log;
-use gauntlet_runtime::provider::sse::Decoder;
 
 /// Inputs per target under plain `cargo test` (debug build): together well under two seconds.
 const DEFAULT_ITERATIONS: u64 = 1_500;
@@ -248,7 +248,7 @@ fn sse_seeds(_: &Path) -> Vec<Vec<u8>> {
 /// Two request bodies of one route, the second grown by a tool call and its result, as the
 /// reference runtime sends them in each dialect, joined by a NUL byte (see [`check_bodies`]).
 fn body_seeds(_: &Path) -> Vec<Vec<u8>> {
-    use gauntlet_runtime::provider::{Call as ProviderCall, Dialect};
+    use gauntlet_agent::provider::{Call as ProviderCall, Dialect};
     use serde_json::json;
     let call = ProviderCall {
         model: "m".into(),

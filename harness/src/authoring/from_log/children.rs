@@ -9,7 +9,7 @@
 
 use std::collections::BTreeSet;
 
-use gauntlet_runtime::event::SubagentStatus;
+use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
 
 use super::{Event, draft_turn, events};

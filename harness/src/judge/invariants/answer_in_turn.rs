@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 
-use gauntlet_runtime::TerminalStatus;
+use gauntlet_agent::TerminalStatus;
 
 use super::{Invariant, Scope, Streamed, exchanges, shown_text, streamed_per_turn};
 use crate::judge::Evidence;

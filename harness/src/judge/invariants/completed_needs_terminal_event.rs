@@ -5,7 +5,7 @@
 //! without a Log, what its answer to `session/prompt` claims. So a scenario that forgets its
 //! `expect` line still catches a runtime that calls an unterminated stream complete.
 
-use gauntlet_runtime::TerminalStatus;
+use gauntlet_agent::TerminalStatus;
 
 use super::{Invariant, Scope, request_turns, served};
 use crate::judge::Evidence;

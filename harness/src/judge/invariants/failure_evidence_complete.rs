@@ -6,7 +6,7 @@
 //! partial message, never as a clean one that replay would send back as a final answer
 //! (TURN-PARTIAL-EVIDENCE, TURN-TIMEOUT-EVIDENCE).
 
-use gauntlet_runtime::TerminalStatus;
+use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
 use super::{Invariant, Scope};

@@ -4,7 +4,7 @@
 //! first, just the answer that ended it: that duplication is WIRE-TEXT-ONCE's to judge); a turn
 //! that did not complete replays none (ACP-LOAD-CLEAN says why).
 
-use gauntlet_runtime::TerminalStatus;
+use gauntlet_agent::TerminalStatus;
 
 use super::load_replays_clean_transcript::replayed_turns;
 use super::{Invariant, Scope, exchanges, shown_text, streamed_per_turn};

@@ -2,7 +2,7 @@
 //! complete replays no assistant text at all, so no partial or failure text is ever shown as
 //! transcript on load. What a completed turn replays is ACP-LOAD-MATCHES-LIVE's.
 
-use gauntlet_runtime::TerminalStatus;
+use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
 use super::{Invariant, Scope, chunk_text, exchanges};

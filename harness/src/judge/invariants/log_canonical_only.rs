@@ -1,6 +1,6 @@
 //! LOG-NO-EPHEMERAL: every Log line is a canonical Event envelope; no ephemeral type is logged.
 
-use gauntlet_runtime::EventType;
+use gauntlet_agent::EventType;
 use serde_json::Value;
 
 use super::{Invariant, Scope};

@@ -6,7 +6,7 @@
 //! cancel may cut the stream earlier). So a runtime that drops or rewrites the partial text is
 //! caught, not only one that forgets the `turn_failed` after it.
 
-use gauntlet_runtime::TerminalStatus;
+use gauntlet_agent::TerminalStatus;
 
 use super::{Invariant, Scope, request_turns, served};
 use crate::judge::Evidence;

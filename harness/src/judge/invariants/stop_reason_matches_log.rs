@@ -4,7 +4,7 @@
 //! failed or timed-out turn is a JSON-RPC error (whose `data.terminalStatus`, when given, names
 //! it; ACP-ERROR-DATA asks for it).
 
-use gauntlet_runtime::TerminalStatus;
+use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
 use super::{Invariant, Scope};

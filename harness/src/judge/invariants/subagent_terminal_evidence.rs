@@ -4,8 +4,8 @@
 //! cancelled one `elapsed_ms`, `reason` and `next_actions` (ADR 0026; pixir.md 6, 7). A child
 //! whose own Log does not show a completed Turn is never `completed` in its parent.
 
-use gauntlet_runtime::TerminalStatus;
-use gauntlet_runtime::event::SubagentStatus;
+use gauntlet_agent::TerminalStatus;
+use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
 
 use super::{Invariant, Scope};

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use gauntlet_runtime::event::subagent::reports_partial;
+use gauntlet_agent::event::subagent::reports_partial;
 use serde_json::Value;
 
 use super::{Invariant, Scope};

@@ -3,11 +3,11 @@
 //! A.2.1 to A.2.4).
 //!
 //! The reducer is a pure fold. It never reads a clock: every event carries its time, and the
-//! [`super::Monitor`] decides when timers fire.
+//! [`crate::Monitor`] decides when timers fire.
 
 use serde::Serialize;
 
-use super::surface::{Availability, BusinessState, InputMode, Observation, normalize_projection_text};
+use crate::surface::{Availability, BusinessState, InputMode, Observation, normalize_projection_text};
 
 /// Which monitoring phase a pipeline judges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]

@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::snapshot::Snapshot;
-use super::status::{is_terminal, looks_active};
+use crate::snapshot::Snapshot;
+use crate::status::{is_terminal, looks_active};
 
 /// The bridge's stored thread row (upstream SQLite `threads`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

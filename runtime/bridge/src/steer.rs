@@ -6,12 +6,12 @@
 
 use serde::Serialize;
 
-use super::interrupted::TurnRef;
-use super::merge::ThreadRow;
-use super::poll::Operation;
-use super::snapshot::{self, Snapshot};
-use super::status::is_terminal;
-use super::{Body, Bridge, Input, Stop};
+use crate::interrupted::TurnRef;
+use crate::merge::ThreadRow;
+use crate::poll::Operation;
+use crate::snapshot::{self, Snapshot};
+use crate::status::is_terminal;
+use crate::{Body, Bridge, Input, Stop};
 
 /// The refusal when the live session is down.
 pub const NOT_READY_TEXT: &str = "Live app-server session is not ready yet. Try /status or /repair.";

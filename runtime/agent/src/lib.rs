@@ -1,11 +1,12 @@
-//! The gauntlet reference runtime: the contracts of the seed documents, implemented small.
+//! The gauntlet reference agent runtime: the seeds' agent contracts, implemented small and served over ACP.
 //!
 //! # Brief overview
 //!
 //! - [`event`]: the Event envelope, [`EventType`], [`TerminalStatus`], [`ErrorKind`].
 //! - [`log`]: the append-only NDJSON [`Log`]; a torn tail is data ([`TornTail`]).
 //! - [`replay`]: History to Responses `input` items; audit-only evidence never replays.
-//! - [`provider`]: the Responses request body, the SSE stream, retries, the [`Transport`] seam.
+//! - [`provider`]: the Provider client in four wire formats: request bodies from the replay fold,
+//!   streamed answers decoded to dialect-neutral evidence, retries, the [`Transport`] seam.
 //! - [`session`] and [`turn`]: one Turn at a time, exactly one terminal outcome ([`TurnOutcome`],
 //!   with [`CancelHandle`] in [`control`]).
 //! - [`recovery`]: on resume, a Turn a crash left open is closed `interrupted` first.
@@ -17,21 +18,18 @@
 //! - [`canonical`]: canonical JSON (sorted keys), for everything others read.
 //!
 //! - [`acp`]: the runtime as an ACP agent; [`acp::stop_reason`] tells how a Turn ended.
-//! - [`monitor`]: readiness and completion judged from a timed stream of terminal-UI
-//!   observations (the houmao lifecycle contract).
-//! - [`bridge`]: the codex-tg bridge's turn lifecycle normalization (ADR-012), step by step, as a reference.
 //!
-//! The runtime knows nothing about scenarios, the harness or the mock provider.
+//! The runtime knows nothing about scenarios, the harness or the mock provider. The lifecycle
+//! monitor and the app-server bridge, the seeds' other two contracts, are crates of their own
+//! (`gauntlet-monitor`, `gauntlet-bridge`).
 
 pub mod acp;
-pub mod bridge;
 pub mod canonical;
 pub mod control;
 pub mod delegation;
 pub mod event;
 pub mod ids;
 pub mod log;
-pub mod monitor;
 pub mod provider;
 pub mod recovery;
 pub mod replay;

@@ -6,9 +6,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::fingerprint::fingerprint;
-use super::render::{choice_options, clean_tool_text, first_string, map_string, string_value};
-use super::status::{WaitingFlag, has_flag, is_terminal, looks_live, status_text, turn_marks_active};
+use crate::fingerprint::fingerprint;
+use crate::render::{choice_options, clean_tool_text, first_string, map_string, string_value};
+use crate::status::{WaitingFlag, has_flag, is_terminal, looks_live, status_text, turn_marks_active};
 
 /// How many agent message entries a snapshot keeps, newest first.
 const MAX_ENTRIES: usize = 3;

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Body, Log, LogEvent};
+use crate::{Body, Log, LogEvent};
 
 /// `Client.Request`'s error while no process runs.
 pub const NOT_RUNNING: &str = "app-server is not running";

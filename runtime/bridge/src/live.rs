@@ -5,9 +5,9 @@
 
 use serde_json::Value;
 
-use super::render::{first_string, payload_string};
-use super::snapshot::{DiffEvent, DiffKind};
-use super::status::status_text;
+use crate::render::{first_string, payload_string};
+use crate::snapshot::{DiffEvent, DiffKind};
+use crate::status::status_text;
 
 /// The events one notification gives: `turn/started` (status defaults to `inProgress`),
 /// `turn/completed` (status defaults to `completed`), and `item/completed` of a `final_answer`

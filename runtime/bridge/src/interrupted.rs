@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::snapshot::Snapshot;
-use super::status::looks_active;
+use crate::snapshot::Snapshot;
+use crate::status::looks_active;
 
 /// The shortest grace window, whatever the poll interval.
 pub const MINIMUM_GRACE_MS: u64 = 90_000;
@@ -262,7 +262,7 @@ pub fn decide(markers: &mut Markers, snapshot: &Snapshot, now_ms: u64, observer_
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bridge::snapshot::DetailKind;
+    use crate::snapshot::DetailKind;
 
     fn interrupted() -> Snapshot {
         Snapshot {

@@ -5,10 +5,10 @@
 
 use serde_json::Value;
 
-use super::interrupted::{self, GateAction, GateDecision, GateReason, TurnRef};
-use super::merge::ThreadRow;
-use super::snapshot::{self, DiffEvent};
-use super::{Body, Bridge, Log, LogEvent, ThreadRecord, reason_text};
+use crate::interrupted::{self, GateAction, GateDecision, GateReason, TurnRef};
+use crate::merge::ThreadRow;
+use crate::snapshot::{self, DiffEvent};
+use crate::{Body, Bridge, Log, LogEvent, ThreadRecord, reason_text};
 
 /// When a thread that is neither active nor waiting is polled again.
 pub const IDLE_POLL_MS: u64 = 30_000;
