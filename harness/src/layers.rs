@@ -50,68 +50,107 @@ pub fn parse(architecture: &str) -> Result<Vec<Stack>, String> {
     Ok(stacks)
 }
 
-/// The crate modules a source file uses: every `crate::<module>` path in its code.
-pub fn imports(source: &str) -> BTreeSet<String> {
+/// A module's path from its crate's root: `["provider", "dialect"]` for `provider/dialect.rs`;
+/// empty for the roots (`lib.rs`, `main.rs`), `None` for `bin/`, which holds crates of its own.
+fn module_path(relative: &Path) -> Option<Vec<String>> {
+    let mut path = Vec::new();
+    for component in relative.components() {
+        let name = component.as_os_str().to_str()?;
+        path.push(name.strip_suffix(".rs").unwrap_or(name).to_owned());
+    }
+    match path.first().map(String::as_str) {
+        Some("bin") => None,
+        Some("lib" | "main") if path.len() == 1 => Some(Vec::new()),
+        _ => Some(path),
+    }
+}
+
+/// Every path the code of a file at module path `at` names through `crate::`, `super::` or
+/// `self::`, absolute from the crate's root (`use` groups expanded), whether or not it ends in
+/// a module: the caller knows which names are modules.
+pub fn uses(source: &str, at: &[String]) -> BTreeSet<Vec<String>> {
     let code: String = source
         .lines()
         .take_while(|line| line.trim() != "#[cfg(test)]")
         .map(|line| line.split_once("//").map_or(line, |(code, _)| code))
         .collect::<Vec<_>>()
         .join("\n");
-    let mut modules = BTreeSet::new();
-    let mut rest = code.as_str();
-    while let Some(at) = rest.find("crate::") {
-        let preceded_by_ident = rest[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_');
-        rest = &rest[at + "crate::".len()..];
-        if preceded_by_ident {
-            continue; // e.g. `gauntlet_agent::...` is another crate
-        }
-        if let Some(group) = rest.strip_prefix('{') {
-            modules.extend(group_heads(group));
-        } else {
-            modules.extend(head(rest));
-        }
-    }
-    modules
-}
-
-/// The first identifier of a path, if it is one.
-fn head(path: &str) -> Option<String> {
-    let name: String = path.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-    (!name.is_empty() && name != "self").then_some(name)
-}
-
-/// The head of each item of a `{a, b::c, d::{e}}` group, reading up to its closing brace.
-fn group_heads(group: &str) -> Vec<String> {
-    let mut heads = Vec::new();
-    let mut depth = 0usize;
-    let mut item_start = true;
-    for (index, c) in group.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' if depth == 0 => break,
-            '}' => depth -= 1,
-            ',' if depth == 0 => item_start = true,
-            c if item_start && !c.is_whitespace() => {
-                item_start = false;
-                heads.extend(head(&group[index..]));
+    let mut paths = BTreeSet::new();
+    let mut index = 0;
+    while index < code.len() {
+        let rest = &code[index..];
+        let preceded = code[..index].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':');
+        let base = if preceded {
+            None
+        } else if rest.starts_with("crate::") {
+            Some((Vec::new(), "crate::".len()))
+        } else if rest.starts_with("self::") {
+            Some((at.to_vec(), "self::".len()))
+        } else if rest.starts_with("super::") {
+            let mut base = at.to_vec();
+            let mut length = 0;
+            while rest[length..].starts_with("super::") {
+                base.pop();
+                length += "super::".len();
             }
-            _ => {}
+            Some((base, length))
+        } else {
+            None
+        };
+        match base {
+            Some((base, length)) => {
+                tree(&rest[length..], &base, &mut paths);
+                index += length;
+            }
+            None => index += rest.chars().next().map_or(1, char::len_utf8),
         }
     }
-    heads
+    paths
 }
 
-/// The module a source file belongs to (`turn` for `turn.rs` and `turn/x.rs`); `None` for
-/// the crate's roots.
-fn module_of(relative: &Path) -> Option<String> {
-    let first = relative.components().next()?.as_os_str().to_str()?;
-    let name = first.strip_suffix(".rs").unwrap_or(first);
-    (!matches!(name, "lib" | "main" | "bin")).then(|| name.to_owned())
+/// Expands one use tree (`a::b`, `{a, b::c}`, `a::{b, c::d}`) after `prefix` into `paths`;
+/// returns how many bytes it read.
+fn tree(text: &str, prefix: &[String], paths: &mut BTreeSet<Vec<String>>) -> usize {
+    let mut path = prefix.to_vec();
+    let mut at = 0;
+    loop {
+        if text[at..].starts_with('{') {
+            at += 1;
+            loop {
+                at += text[at..].len() - text[at..].trim_start().len();
+                if at >= text.len() || text[at..].starts_with('}') {
+                    return (at + 1).min(text.len());
+                }
+                at += tree(&text[at..], &path, paths);
+                match text[at..].find([',', '}']) {
+                    Some(skipped) => at += skipped,
+                    None => return text.len(),
+                }
+                if text[at..].starts_with(',') {
+                    at += 1;
+                }
+            }
+        }
+        let name: String = text[at..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        if name.is_empty() {
+            break;
+        }
+        at += name.len();
+        if name != "self" {
+            path.push(name);
+        }
+        if !text[at..].starts_with("::") {
+            break;
+        }
+        at += "::".len();
+    }
+    paths.insert(path);
+    at
 }
 
-/// Checks the sources of one crate (paths relative to its `src/`) against its stacks; every
-/// problem names the file that uses and the module it uses.
+/// Checks the sources of one crate (paths relative to its `src/`): each top-level module
+/// against the crate's stacks, and the files inside each module folder for circles, which no
+/// stack lists; every problem names the file that uses and the file it uses.
 pub fn check_sources(krate: &str, sources: &[(PathBuf, String)], stacks: &[Stack]) -> Vec<String> {
     let mut places: BTreeMap<&str, Place> = BTreeMap::new();
     for (index, stack) in stacks.iter().filter(|stack| stack.krate == krate).enumerate() {
@@ -121,27 +160,37 @@ pub fn check_sources(krate: &str, sources: &[(PathBuf, String)], stacks: &[Stack
             }
         }
     }
-    let file_of = |module: &str| -> String {
-        sources
-            .iter()
-            .map(|(path, _)| path)
-            .filter(|path| module_of(path).as_deref() == Some(module))
-            .min_by_key(|path| path.components().count())
-            .map_or_else(|| format!("{krate}/src/{module}"), |path| format!("{krate}/src/{}", path.display()))
+    let modules: Vec<(Vec<String>, &PathBuf, &String)> =
+        sources.iter().filter_map(|(path, source)| module_path(path).map(|module| (module, path, source))).collect();
+    // The file of a module: `a/b.rs` rather than a file inside `a/b/`.
+    let file_of = |module: &[String]| -> String {
+        modules.iter().filter(|(path, ..)| path.starts_with(module)).min_by_key(|(path, ..)| path.len()).map_or_else(
+            || format!("{krate}/src/{}", module.join("/")),
+            |(_, file, _)| format!("{krate}/src/{}", file.display()),
+        )
     };
+    let is_module = |module: &[String]| modules.iter().any(|(path, ..)| path.starts_with(module));
     let mut problems = Vec::new();
-    for (path, source) in sources {
-        let Some(module) = module_of(path) else { continue };
-        let file = format!("{krate}/src/{}", path.display());
+    // Imports between the files of one folder: (folder, from, to) to the first file that uses.
+    let mut inside: BTreeMap<(Vec<String>, String, String), String> = BTreeMap::new();
+    for (path, file, source) in &modules {
+        let Some(module) = path.first() else { continue };
+        let file = format!("{krate}/src/{}", file.display());
         let Some(&from) = places.get(module.as_str()) else {
             problems.push(format!("{file}: module `{module}` stands in no layer of ARCHITECTURE.md"));
             continue;
         };
-        for used in imports(source) {
-            if used == module {
+        for used in uses(source, path) {
+            let shared = path.iter().zip(&used).take_while(|(a, b)| a == b).count();
+            if shared == path.len() || shared == used.len() || !is_module(&used[..=shared]) {
+                continue; // its own module, an ancestor, or an item rather than a module
+            }
+            if shared > 0 {
+                let key = (used[..shared].to_vec(), path[shared].clone(), used[shared].clone());
+                inside.entry(key).or_insert_with(|| file.clone());
                 continue;
             }
-            let Some(&to) = places.get(used.as_str()) else { continue }; // not a module: a macro or item at the root
+            let Some(&to) = places.get(used[0].as_str()) else { continue };
             let relation = if to.stack != from.stack {
                 "in another stack than"
             } else if to.layer == from.layer {
@@ -151,12 +200,43 @@ pub fn check_sources(krate: &str, sources: &[(PathBuf, String)], stacks: &[Stack
             } else {
                 continue;
             };
-            problems.push(format!("{file} uses `{used}` ({}), which stands {relation} `{module}`", file_of(&used)));
+            problems.push(format!(
+                "{file} uses `{}` ({}), which stands {relation} `{module}`",
+                used[0],
+                file_of(&used[..1])
+            ));
+        }
+    }
+    for ((folder, from, to), file) in &inside {
+        if reaches(&inside, folder, to, from) {
+            let mut target = folder.clone();
+            target.push(to.clone());
+            problems.push(format!(
+                "{file} uses `{}` ({}), which leads back to `{from}`: a circle inside `{}/`",
+                target.join("::"),
+                file_of(&target),
+                folder.join("/")
+            ));
         }
     }
     problems.sort();
     problems.dedup();
     problems
+}
+
+/// Whether module `from` of `folder` reaches module `to` by imports inside that folder.
+fn reaches(inside: &BTreeMap<(Vec<String>, String, String), String>, folder: &[String], from: &str, to: &str) -> bool {
+    let mut seen = BTreeSet::new();
+    let mut next = vec![from.to_owned()];
+    while let Some(module) = next.pop() {
+        if module == to {
+            return true;
+        }
+        if seen.insert(module.clone()) {
+            next.extend(inside.keys().filter(|(f, a, _)| f == folder && *a == module).map(|(_, _, b)| b.clone()));
+        }
+    }
+    false
 }
 
 /// Checks every crate ARCHITECTURE.md gives layers for, under the workspace `root`.
@@ -197,16 +277,39 @@ mod tests {
         files.iter().map(|(path, source)| (PathBuf::from(path), (*source).to_owned())).collect()
     }
 
+    fn at(path: &str) -> Vec<String> {
+        path.split("::").map(str::to_owned).collect()
+    }
+
     #[test]
-    fn imports_are_every_crate_path_in_code() {
+    fn uses_are_every_crate_super_and_self_path_in_code() {
         let source = "use crate::event::{Data, object};\nuse crate::{ids, log::LogError};\n\
                       use crate::{\n    session::{Session, STATE_DIR},\n    self,\n};\n\
                       fn f() { crate::canonical::to_string(&x); }\n\
-                      /// [`crate::acp`] is a doc link, not a use\n\
+                      use super::{transcript::Envelope, Usage};\nuse super::super::acp;\n\
+                      use self::inner::X;\n\
+                      /// [`crate::turn`] is a doc link, not a use\n\
                       use gauntlet_agent::turn; // another crate\n\
                       #[cfg(test)]\nmod tests { use crate::acp; }\n";
-        let found: Vec<String> = imports(source).into_iter().collect();
-        assert_eq!(found, ["canonical", "event", "ids", "log", "session"]);
+        let found: Vec<String> =
+            uses(source, &at("provider::dialect")).into_iter().map(|path| path.join("::")).collect();
+        assert_eq!(
+            found,
+            [
+                "",
+                "acp",
+                "canonical::to_string",
+                "event::Data",
+                "event::object",
+                "ids",
+                "log::LogError",
+                "provider::Usage",
+                "provider::dialect::inner::X",
+                "provider::transcript::Envelope",
+                "session::STATE_DIR",
+                "session::Session",
+            ]
+        );
     }
 
     #[test]
@@ -227,6 +330,46 @@ mod tests {
             check_sources("runtime", &files, &stacks()),
             ["runtime/src/session.rs uses `turn` (runtime/src/turn.rs), which stands in a higher layer than `session`"]
         );
+    }
+
+    #[test]
+    fn a_circle_inside_a_folder_is_named_with_both_files() {
+        let files = sources(&[
+            ("session.rs", "//! s"),
+            ("session/dialect.rs", "use super::responses::Decoder;\nuse super::Usage;"),
+            ("session/responses.rs", "use crate::session::dialect::{Decode, Envelope};"),
+            ("session/sse.rs", "//! a leaf both may use"),
+        ]);
+        assert_eq!(
+            check_sources("runtime", &files, &stacks()),
+            [
+                "runtime/src/session/dialect.rs uses `session::responses` (runtime/src/session/responses.rs), which leads back to `dialect`: a circle inside `session/`",
+                "runtime/src/session/responses.rs uses `session::dialect` (runtime/src/session/dialect.rs), which leads back to `responses`: a circle inside `session/`",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_longer_circle_through_nested_files_is_caught_and_parents_may_use_children() {
+        let files = sources(&[
+            ("turn.rs", "use self::a::A; use crate::turn::b::B;"),
+            ("turn/a.rs", "use super::b::B; use super::Turn;"),
+            ("turn/b.rs", "use super::c::C;"),
+            ("turn/c/deep.rs", "use crate::turn::a::A;"),
+            ("turn/c.rs", "mod deep;"),
+        ]);
+        let problems = check_sources("runtime", &files, &stacks());
+        assert_eq!(problems.len(), 3, "{problems:#?}");
+        assert!(
+            problems[2].starts_with("runtime/src/turn/c/deep.rs uses `turn::a` (runtime/src/turn/a.rs)"),
+            "{problems:#?}"
+        );
+        let acyclic = sources(&[
+            ("turn.rs", "use self::a::A;"),
+            ("turn/a.rs", "use super::b::B; use super::Turn;"),
+            ("turn/b.rs", "//! b"),
+        ]);
+        assert_eq!(check_sources("runtime", &acyclic, &stacks()), Vec::<String>::new());
     }
 
     #[test]

@@ -248,7 +248,7 @@ fn sse_seeds(_: &Path) -> Vec<Vec<u8>> {
 /// Two request bodies of one route, the second grown by a tool call and its result, as the
 /// reference runtime sends them in each dialect, joined by a NUL byte (see [`check_bodies`]).
 fn body_seeds(_: &Path) -> Vec<Vec<u8>> {
-    use gauntlet_agent::provider::{Call as ProviderCall, Dialect};
+    use gauntlet_agent::provider::{Call as ProviderCall, Dialect, Transcript};
     use serde_json::json;
     let call = ProviderCall {
         model: "m".into(),
@@ -266,9 +266,9 @@ fn body_seeds(_: &Path) -> Vec<Vec<u8>> {
         .into_iter()
         .flat_map(|dialect| {
             [0, 1].map(|first| {
-                let mut input = dialect.request(&call, &items[..first]).body.to_vec();
+                let mut input = Transcript::of(dialect, &items[..first]).request(&call, &[]).body.to_vec();
                 input.push(0);
-                input.extend_from_slice(&dialect.request(&call, &items[..first + 3]).body);
+                input.extend_from_slice(&Transcript::of(dialect, &items[..first + 3]).request(&call, &[]).body);
                 input
             })
         })

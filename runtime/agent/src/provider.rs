@@ -2,8 +2,8 @@
 //! ([`Dialect`]), the streamed reply, and the retry policy (pixir.md 3.1, 4; design.md
 //! "Contract decisions").
 //!
-//! Each dialect is one module (`responses`, `chat_completions`, `anthropic_messages`, `gemini`) that builds the request and
-//! decodes the stream into the same [`Delta`]s, [`OutputItem`]s, [`Reply`] and
+//! Each dialect is one module under [`dialect`] that builds the request from [`body`]'s pieces
+//! and decodes the stream into the same [`Delta`]s, [`OutputItem`]s, [`Reply`] and
 //! [`ProviderFailure`]: what reaches the Log is the same whatever the wire (docs/contract.md
 //! "Dialect-neutral evidence").
 //!
@@ -11,13 +11,11 @@
 //! [`ErrorKind`], which the Turn writes into `turn_failed`. HTTP 429 and 5xx are retried, with
 //! a bound and honouring `retry-after`, and only before any text was streamed (WIRE-RETRY-BOUNDED).
 
-pub mod anthropic_messages;
+pub mod body;
 pub mod call;
-pub mod chat_completions;
+pub mod decode;
 pub mod dialect;
-pub mod gemini;
 pub mod reasoning;
-pub mod responses;
 pub mod sse;
 pub mod transcript;
 pub mod transport;
@@ -28,8 +26,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::event::{Data, ErrorKind};
+pub use body::WireRequest;
 pub use call::Call;
-pub use dialect::{Decode, Dialect, UnknownDialect, WireRequest};
+pub use decode::Decode;
+pub use dialect::{Dialect, UnknownDialect};
 pub use transcript::Transcript;
 pub use transport::{Body, HttpRequest, HttpResponse, HttpTransport, Transport, TransportError};
 

@@ -1,19 +1,25 @@
-//! The wire formats the runtime speaks, and the seam every dialect plugs into: a request built
-//! from a [`Call`], and a [`Decode`]r from stream bytes to [`Delta`]s and one [`Reply`] or
-//! [`ProviderFailure`].
+//! The wire formats the runtime speaks: [`Dialect`], one arm per dialect module below it, each
+//! building a request from a [`Call`] ([`body`](super::body)'s pieces) and decoding a stream
+//! with a [`Decode`]r into [`Delta`](super::Delta)s and one [`Reply`](super::Reply) or
+//! [`ProviderFailure`](super::ProviderFailure).
 //!
-//! Adding a dialect is one module beside `responses.rs` (`envelope`, `push_item`, `Decoder`,
-//! `error_code`) and one arm in each `match` below and in `transcript.rs`. The runtime shares no code with the mock's encoders, so
-//! each checks the other.
+//! Adding a dialect is one module in `dialect/` (`envelope`, `push_item`, `Decoder`,
+//! `error_code`) and one arm in each `match` below. The runtime shares no code with the mock's
+//! encoders, so each checks the other.
+
+pub mod anthropic_messages;
+pub mod chat_completions;
+pub mod gemini;
+pub mod responses;
 
 use std::fmt;
 use std::str::FromStr;
 
-use bytes::Bytes;
 use serde_json::Value;
 
-use super::transcript::Transcript;
-use super::{Call, Delta, ProviderFailure, Reply, anthropic_messages, chat_completions, gemini, responses, sse};
+use super::Call;
+use super::body::{CallNames, Envelope, Messages};
+use super::decode::Decode;
 
 /// A Provider wire format.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -27,51 +33,6 @@ pub enum Dialect {
     AnthropicMessages,
     /// Gemini: `POST /v1beta/models/{model}:streamGenerateContent?alt=sse`.
     Gemini,
-}
-
-/// The request of one attempt: path (after the base URL), headers and canonical JSON body.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WireRequest {
-    /// Path and query, e.g. `/v1/responses`.
-    pub path: String,
-    /// Header names (lowercase) and values.
-    pub headers: Vec<(String, String)>,
-    /// The canonical JSON body, as sent.
-    pub body: Bytes,
-}
-
-/// Decodes one response body: SSE framing is common to every dialect ([`Decode::push`]); a
-/// dialect reads its frames ([`Decode::on_frame`]).
-pub trait Decode: Send {
-    /// The SSE framing state of this body.
-    fn sse(&mut self) -> &mut sse::Decoder;
-
-    /// Reads one frame; `Ok(Some)` at the dialect's terminal marker, `Err` at a failure.
-    fn on_frame(
-        &mut self,
-        frame: sse::Frame,
-        on_delta: &mut (dyn FnMut(Delta) + Send),
-    ) -> Result<Option<Reply>, ProviderFailure>;
-
-    /// The failure of a body that ended before the terminal marker: every dialect's is the
-    /// same, told apart only by whether a frame was left half read.
-    fn eof(&mut self) -> ProviderFailure {
-        ProviderFailure::unterminated(self.sse().has_pending())
-    }
-
-    /// Feeds a chunk: each frame it completes, until the terminal marker or a failure.
-    fn push(
-        &mut self,
-        chunk: &[u8],
-        on_delta: &mut (dyn FnMut(Delta) + Send),
-    ) -> Result<Option<Reply>, ProviderFailure> {
-        for frame in self.sse().push(chunk) {
-            if let Some(reply) = self.on_frame(frame, on_delta)? {
-                return Ok(Some(reply));
-            }
-        }
-        Ok(None)
-    }
 }
 
 impl Dialect {
@@ -89,14 +50,30 @@ impl Dialect {
         }
     }
 
-    /// The request of `call` with the replayed conversation `input`, built at once (a Session
-    /// keeps its [`Transcript`] between requests instead).
-    pub fn request(self, call: &Call, input: &[Value]) -> WireRequest {
-        let mut transcript = Transcript::new(self);
-        for item in input {
-            transcript.push(item);
+    /// The body of `call` without its conversation.
+    pub fn envelope(self, call: &Call) -> Envelope {
+        match self {
+            Dialect::Responses => responses::envelope(call),
+            Dialect::ChatCompletions => chat_completions::envelope(call),
+            Dialect::AnthropicMessages => anthropic_messages::envelope(call),
+            Dialect::Gemini => gemini::envelope(call),
         }
-        transcript.request(call, &[])
+    }
+
+    /// Takes one replay item into `messages`, in this dialect's shape; `names` has the tool
+    /// name of every call seen so far, by call id.
+    pub fn push_item(self, messages: &mut Messages, names: &mut CallNames, item: &Value) {
+        if item.get("type").and_then(Value::as_str) == Some("function_call")
+            && let Some(call_id) = item.get("call_id").and_then(Value::as_str)
+        {
+            names.insert(call_id.to_owned(), item.get("name").cloned().unwrap_or(Value::Null));
+        }
+        match self {
+            Dialect::Responses => messages.push(item.clone()),
+            Dialect::ChatCompletions => chat_completions::push_item(messages, item),
+            Dialect::AnthropicMessages => anthropic_messages::push_item(messages, item),
+            Dialect::Gemini => gemini::push_item(messages, names, item),
+        }
     }
 
     /// A decoder for one response body.

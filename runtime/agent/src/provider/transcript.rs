@@ -8,66 +8,13 @@
 //! A request is its fields around a copy of that text, byte for byte what a whole-body
 //! serialization of the same request gives (LOG-DETERMINISTIC).
 
-use std::collections::BTreeMap;
-
 use bytes::Bytes;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::dialect::{Dialect, WireRequest};
-use super::{Call, anthropic_messages, chat_completions, gemini, responses};
+use super::Call;
+use super::body::{CallNames, Messages, WireRequest};
+use super::dialect::Dialect;
 use crate::canonical;
-
-/// A dialect's messages: the closed ones as canonical text, the last one still open.
-#[derive(Debug, Clone, Default)]
-pub struct Messages {
-    /// Canonical JSON of the closed messages, comma-separated.
-    closed: Vec<u8>,
-    /// The last message, which the next item may join.
-    open: Option<Value>,
-}
-
-impl Messages {
-    /// The last message, for an item that joins it.
-    pub fn last_mut(&mut self) -> Option<&mut Value> {
-        self.open.as_mut()
-    }
-
-    /// Starts a message: the one before it is closed and written.
-    pub fn push(&mut self, message: Value) {
-        if let Some(done) = self.open.replace(message) {
-            if !self.closed.is_empty() {
-                self.closed.push(b',');
-            }
-            canonical::write(&mut self.closed, &done);
-        }
-    }
-
-    /// Adds `block` to the last message when it has `role`, under `key` (`content`, `parts`),
-    /// else starts a message of `role` with it: the shape of APIs whose roles alternate.
-    pub fn join_or_push(&mut self, role: &str, key: &str, block: Value) {
-        if let Some(Value::Object(last)) = self.last_mut()
-            && last.get("role").and_then(Value::as_str) == Some(role)
-            && let Some(Value::Array(blocks)) = last.get_mut(key)
-        {
-            blocks.push(block);
-            return;
-        }
-        let mut message = Map::new();
-        message.insert("role".into(), Value::from(role));
-        message.insert(key.into(), Value::Array(vec![block]));
-        self.push(Value::Object(message));
-    }
-
-    /// The messages as they would be without their closed text: for items pushed only for one
-    /// request, which must not change what later requests see.
-    fn fork(&self) -> Messages {
-        Messages { closed: Vec::new(), open: self.open.clone() }
-    }
-}
-
-/// The tool names of the calls seen so far, by call id: a Gemini function response names its
-/// function, which only its call carried.
-pub type CallNames = BTreeMap<String, Value>;
 
 /// The conversation of one Session in one dialect, item by item.
 #[derive(Debug, Clone)]
@@ -83,24 +30,29 @@ impl Transcript {
         Transcript { dialect, messages: Messages::default(), names: CallNames::new() }
     }
 
+    /// The conversation of `items` at once (a Session keeps its transcript between requests
+    /// instead).
+    pub fn of(dialect: Dialect, items: &[Value]) -> Transcript {
+        let mut transcript = Transcript::new(dialect);
+        for item in items {
+            transcript.push(item);
+        }
+        transcript
+    }
+
     /// Takes the next replay item for good.
     pub fn push(&mut self, item: &Value) {
-        push_item(self.dialect, &mut self.messages, &mut self.names, item);
+        self.dialect.push_item(&mut self.messages, &mut self.names, item);
     }
 
     /// The request of `call` with this conversation, and `tail` (items for this request only,
     /// such as the outputs that close calls still pending) after it.
     pub fn request(&self, call: &Call, tail: &[Value]) -> WireRequest {
-        let envelope = match self.dialect {
-            Dialect::Responses => responses::envelope(call),
-            Dialect::ChatCompletions => chat_completions::envelope(call),
-            Dialect::AnthropicMessages => anthropic_messages::envelope(call),
-            Dialect::Gemini => gemini::envelope(call),
-        };
+        let envelope = self.dialect.envelope(call);
         let mut extra = self.messages.fork();
         let mut names = if tail.is_empty() { CallNames::new() } else { self.names.clone() };
         for item in tail {
-            push_item(self.dialect, &mut extra, &mut names, item);
+            self.dialect.push_item(&mut extra, &mut names, item);
         }
         let segments = [envelope.lead.as_slice(), self.messages.closed.as_slice(), extra.closed.as_slice()];
         let mut body = Vec::with_capacity(segments.iter().map(|segment| segment.len()).sum::<usize>() + 4096);
@@ -123,55 +75,6 @@ impl Transcript {
             out.push(b']');
         });
         WireRequest { path: envelope.path, headers: envelope.headers, body: Bytes::from(body) }
-    }
-}
-
-/// A request without its conversation: path, headers, the body's other fields, the key the
-/// conversation goes under, and the canonical text of messages that lead it (a system message).
-pub struct Envelope {
-    /// Path and query.
-    pub path: String,
-    /// Header names (lowercase) and values.
-    pub headers: Vec<(String, String)>,
-    /// Every body field but the conversation.
-    pub fields: Map<String, Value>,
-    /// The conversation's key: `input`, `messages`, `contents`.
-    pub key: &'static str,
-    /// Canonical JSON of the messages before the conversation's, comma-separated.
-    pub lead: Vec<u8>,
-}
-
-impl Envelope {
-    /// The envelope of a body whose fields are the object `fields` (anything else has none).
-    pub fn new(path: impl Into<String>, headers: Vec<(String, String)>, fields: Value, key: &'static str) -> Envelope {
-        let fields = match fields {
-            Value::Object(fields) => fields,
-            _ => Map::new(),
-        };
-        Envelope { path: path.into(), headers, fields, key, lead: Vec::new() }
-    }
-
-    /// The same, with `message` before the conversation's.
-    pub fn leading(mut self, message: &Value) -> Envelope {
-        if !self.lead.is_empty() {
-            self.lead.push(b',');
-        }
-        canonical::write(&mut self.lead, message);
-        self
-    }
-}
-
-fn push_item(dialect: Dialect, messages: &mut Messages, names: &mut CallNames, item: &Value) {
-    if item.get("type").and_then(Value::as_str) == Some("function_call")
-        && let Some(call_id) = item.get("call_id").and_then(Value::as_str)
-    {
-        names.insert(call_id.to_owned(), item.get("name").cloned().unwrap_or(Value::Null));
-    }
-    match dialect {
-        Dialect::Responses => messages.push(item.clone()),
-        Dialect::ChatCompletions => chat_completions::push_item(messages, item),
-        Dialect::AnthropicMessages => anthropic_messages::push_item(messages, item),
-        Dialect::Gemini => gemini::push_item(messages, names, item),
     }
 }
 
@@ -222,12 +125,20 @@ mod tests {
                 transcript.push(item);
                 let so_far = &items[..=index];
                 let request = transcript.request(&call(), &[]);
-                assert_eq!(request, dialect.request(&call(), so_far), "{dialect} after item {index}");
+                assert_eq!(
+                    request,
+                    Transcript::of(dialect, so_far).request(&call(), &[]),
+                    "{dialect} after item {index}"
+                );
                 let body: Value = serde_json::from_slice(&request.body).unwrap();
                 assert_eq!(canonical::value_to_string(&body).as_bytes(), &request.body[..], "{dialect}");
                 let with_tail = transcript.request(&call(), std::slice::from_ref(&closer));
                 let whole: Vec<Value> = so_far.iter().chain([&closer]).cloned().collect();
-                assert_eq!(with_tail, dialect.request(&call(), &whole), "{dialect} tail after item {index}");
+                assert_eq!(
+                    with_tail,
+                    Transcript::of(dialect, &whole).request(&call(), &[]),
+                    "{dialect} tail after item {index}"
+                );
             }
         }
     }

@@ -18,9 +18,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::dialect::Decode;
-use super::transcript::{Envelope, Messages};
-use super::{Call, Delta, Finish, OutputItem, ProviderFailure, Reply, Usage, reasoning, sse};
+use crate::provider::body::{Envelope, Messages};
+use crate::provider::decode::Decode;
+use crate::provider::{Call, Delta, Finish, OutputItem, ProviderFailure, Reply, Usage, reasoning, sse};
 
 /// The request path.
 pub const PATH: &str = "/v1/messages";
@@ -37,7 +37,7 @@ pub const THINKING_BUDGET: u64 = 16_000;
 /// alternating `messages`, the Responses-shaped tool definitions as `tools` with an
 /// `input_schema`. The Messages API has no prompt cache key; `provider_usage` records the
 /// call's all the same.
-pub(super) fn envelope(call: &Call) -> Envelope {
+pub(crate) fn envelope(call: &Call) -> Envelope {
     let tools: Vec<Value> = call
         .tool_list()
         .iter()
@@ -84,7 +84,7 @@ pub fn openai_code(error_type: &str) -> Option<&'static str> {
 /// One replay item into `messages`: user text and tool results are `user` content blocks;
 /// assistant text, thinking and tool uses are `assistant` blocks; consecutive blocks of one
 /// role share a message, as the API requires roles to alternate.
-pub(super) fn push_item(messages: &mut Messages, item: &Value) {
+pub(crate) fn push_item(messages: &mut Messages, item: &Value) {
     let (role, block) = match (item.get("type").and_then(Value::as_str), item.get("role").and_then(Value::as_str)) {
         (Some("function_call"), _) => {
             let arguments = item["arguments"].as_str().unwrap_or("{}");
@@ -314,7 +314,7 @@ fn finish(stop_reason: Option<&str>) -> Finish {
 mod tests {
     use super::*;
     use crate::event::ErrorKind;
-    use crate::provider::{Dialect, WireRequest};
+    use crate::provider::{Dialect, Transcript, WireRequest};
 
     /// Feeds `frames` (event, data) byte by byte; returns the deltas and the outcome.
     fn read(frames: &[(&str, Value)]) -> (Vec<Delta>, Result<Option<Reply>, ProviderFailure>) {
@@ -457,7 +457,8 @@ mod tests {
             json!({"role": "user", "content": [{"type": "input_text", "text": "next"}]}),
         ];
         let call = Call::with_read_tool("claude-x", "Be brief");
-        let WireRequest { path, headers, body } = Dialect::AnthropicMessages.request(&call, &input);
+        let WireRequest { path, headers, body } =
+            Transcript::of(Dialect::AnthropicMessages, &input).request(&call, &[]);
         let body: Value = serde_json::from_slice(&body).unwrap_or_default();
         assert_eq!(path, "/v1/messages");
         assert_eq!(body["system"], "Be brief");

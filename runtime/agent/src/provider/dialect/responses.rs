@@ -3,12 +3,12 @@
 
 use serde_json::{Value, json};
 
-use super::dialect::Decode;
-use super::transcript::Envelope;
-use super::{Call, Delta, Finish, OutputItem, ProviderFailure, Reply, Usage, sse};
+use crate::provider::body::{Envelope, sse_headers};
+use crate::provider::decode::Decode;
+use crate::provider::{Call, Delta, Finish, OutputItem, ProviderFailure, Reply, Usage, sse};
 
 /// The Responses API request of one call, around its `input` items; keys sort on the wire.
-pub(super) fn envelope(call: &Call) -> Envelope {
+pub(crate) fn envelope(call: &Call) -> Envelope {
     let fields = json!({
         "model": call.model,
         "instructions": call.instructions,
@@ -21,11 +21,6 @@ pub(super) fn envelope(call: &Call) -> Envelope {
         "prompt_cache_key": call.cache_key,
     });
     Envelope::new("/v1/responses", sse_headers(), fields, "input")
-}
-
-/// `content-type: application/json` and `accept: text/event-stream`.
-pub(super) fn sse_headers() -> Vec<(String, String)> {
-    vec![("content-type".into(), "application/json".into()), ("accept".into(), "text/event-stream".into())]
 }
 
 /// The `error.code` of an HTTP error body.

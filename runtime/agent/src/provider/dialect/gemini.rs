@@ -18,10 +18,9 @@
 
 use serde_json::{Value, json};
 
-use super::dialect::Decode;
-use super::responses::sse_headers;
-use super::transcript::{CallNames, Envelope, Messages};
-use super::{Call, Delta, Finish, OutputItem, ProviderFailure, Reply, Usage, reasoning, sse};
+use crate::provider::body::{CallNames, Envelope, Messages, sse_headers};
+use crate::provider::decode::Decode;
+use crate::provider::{Call, Delta, Finish, OutputItem, ProviderFailure, Reply, Usage, reasoning, sse};
 
 /// The streaming request path for `model` (with its query).
 pub fn path(model: &str) -> String {
@@ -33,7 +32,7 @@ pub fn path(model: &str) -> String {
 /// `contents` (roles `user` and `model`), the tools as `functionDeclarations`. The model is in
 /// the path; Gemini has no prompt cache key in the request, `provider_usage` records the
 /// call's all the same.
-pub(super) fn envelope(call: &Call) -> Envelope {
+pub(crate) fn envelope(call: &Call) -> Envelope {
     let declarations: Vec<Value> = call
         .tool_list()
         .iter()
@@ -71,7 +70,7 @@ pub fn openai_code(status: &str) -> Option<&'static str> {
 /// One replay item into `contents`: user text and function responses are `user` parts; model
 /// text, thoughts and function calls are `model` parts; consecutive parts of one role share a
 /// content. A function response names its function, found from its call in `names`.
-pub(super) fn push_item(contents: &mut Messages, names: &CallNames, item: &Value) {
+pub(crate) fn push_item(contents: &mut Messages, names: &CallNames, item: &Value) {
     let (role, part) = match (item.get("type").and_then(Value::as_str), item.get("role").and_then(Value::as_str)) {
         (Some("function_call"), _) => {
             let call_id = item["call_id"].as_str().unwrap_or_default();
@@ -251,7 +250,7 @@ fn read_usage(usage: &Value) -> Usage {
 mod tests {
     use super::*;
     use crate::event::ErrorKind;
-    use crate::provider::{Dialect, WireRequest};
+    use crate::provider::{Dialect, Transcript, WireRequest};
 
     fn read(chunks: &[Value]) -> (Vec<Delta>, Result<Option<Reply>, ProviderFailure>) {
         let mut bytes = String::new();
@@ -344,7 +343,7 @@ mod tests {
             json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}),
         ];
         let call = Call::with_read_tool("gemini-x", "Be brief");
-        let WireRequest { path: sent_to, body, .. } = Dialect::Gemini.request(&call, &input);
+        let WireRequest { path: sent_to, body, .. } = Transcript::of(Dialect::Gemini, &input).request(&call, &[]);
         let body: Value = serde_json::from_slice(&body).unwrap_or_default();
         assert_eq!(sent_to, "/v1beta/models/gemini-x:streamGenerateContent?alt=sse");
         assert_eq!(body["systemInstruction"], json!({"parts": [{"text": "Be brief"}]}));

@@ -13,14 +13,13 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::dialect::Decode;
-use super::responses::sse_headers;
-use super::transcript::{Envelope, Messages};
-use super::{Call, Delta, Finish, OutputItem, ProviderFailure, Reply, Usage, sse};
+use crate::provider::body::{Envelope, Messages, sse_headers};
+use crate::provider::decode::Decode;
+use crate::provider::{Call, Delta, Finish, OutputItem, ProviderFailure, Reply, Usage, sse};
 
 /// The request of one call, around its `messages`: the instructions as the `system` message
 /// that leads them.
-pub(super) fn envelope(call: &Call) -> Envelope {
+pub(crate) fn envelope(call: &Call) -> Envelope {
     let tools: Vec<Value> = call
         .tool_list()
         .iter()
@@ -46,7 +45,7 @@ pub(super) fn envelope(call: &Call) -> Envelope {
 }
 
 /// One replay item into `messages`.
-pub(super) fn push_item(messages: &mut Messages, item: &Value) {
+pub(crate) fn push_item(messages: &mut Messages, item: &Value) {
     let text = || content_text(item.get("content"));
     match (item.get("type").and_then(Value::as_str), item.get("role").and_then(Value::as_str)) {
         (Some("function_call"), _) => {
@@ -222,7 +221,7 @@ fn read_usage(usage: &Value) -> Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::Dialect;
+    use crate::provider::{Dialect, Transcript};
 
     fn call() -> Call {
         Call::with_read_tool("m", "Be brief.")
@@ -237,7 +236,7 @@ mod tests {
             json!({"type": "function_call_output", "call_id": "c1", "output": "A"}),
             json!({"type": "reasoning", "summary": []}),
         ];
-        let request = Dialect::ChatCompletions.request(&call(), &input);
+        let request = Transcript::of(Dialect::ChatCompletions, &input).request(&call(), &[]);
         assert_eq!(request.path, "/v1/chat/completions");
         let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();
         let messages = body["messages"].as_array().cloned().unwrap_or_default();
