@@ -8,7 +8,8 @@
 //! and `cut_after` count beats, so a pause or a cut falls at the same point of the content in
 //! every dialect (a beat is one Responses API content frame; other dialects send zero or more
 //! frames per beat). [`play`] applies the pause, the cut and the ending around a dialect's
-//! [`Encoder`].
+//! [`Encoder`]; [`whole_answer`] applies the ending and the pause to a dialect's whole
+//! (non-streaming) answer.
 
 use std::fmt;
 use std::str::FromStr;
@@ -261,13 +262,42 @@ fn pause_step(response: &Response) -> Step {
     Step::Pause(Duration::from_millis(response.pause.map_or(0, |pause| pause.ms)))
 }
 
+/// The non-streaming answer of every dialect, [`play`]'s counterpart: a dialect gives only
+/// `body`, its whole answer, and `error`, the HTTP status and body an error code stands for,
+/// so the endings read the same in every dialect.
+///
+/// A clean ending is `body`; `error` and `failed` are the HTTP error (a whole answer has no
+/// in-band error); `eof` is half of `body`, and `disconnect` the same half before the
+/// connection drops (mid-body, as in a stream); `malformed` a body that is not JSON. A whole
+/// answer has no beats to count, so a pause, whatever the ending, holds it before its body.
+pub fn whole_answer(response: &Response, body: Value, error: impl FnOnce(&str) -> (u16, Value)) -> Answer {
+    let (status, bytes) = match &response.then {
+        Ending::Completed | Ending::Incomplete(_) => (200, Bytes::from(body.to_string())),
+        Ending::Error(code) | Ending::Failed(code) => {
+            let (status, body) = error(code);
+            (status, Bytes::from(body.to_string()))
+        }
+        Ending::Eof | Ending::Disconnect => {
+            let whole = Bytes::from(body.to_string());
+            (200, whole.slice(..whole.len() / 2))
+        }
+        Ending::Malformed => (200, Bytes::from_static(b"{not json")),
+    };
+    let mut steps: Vec<Step> = response.pause.iter().map(|_| pause_step(response)).collect();
+    steps.push(Step::Bytes(bytes));
+    if response.then == Ending::Disconnect {
+        steps.push(Step::Abort);
+    }
+    Answer { status, headers: json_headers(), steps }
+}
+
 /// A JSON answer with this status.
 pub fn json_answer(status: u16, body: Value) -> Answer {
-    Answer {
-        status,
-        headers: vec![("content-type".to_owned(), "application/json".to_owned())],
-        steps: vec![Step::Bytes(Bytes::from(body.to_string()))],
-    }
+    Answer { status, headers: json_headers(), steps: vec![Step::Bytes(Bytes::from(body.to_string()))] }
+}
+
+fn json_headers() -> Vec<(String, String)> {
+    vec![("content-type".to_owned(), "application/json".to_owned())]
 }
 
 /// A streamed answer: status 200, `text/event-stream`.
