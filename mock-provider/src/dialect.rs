@@ -8,7 +8,8 @@
 //! and `cut_after` count beats, so a pause or a cut falls at the same point of the content in
 //! every dialect (a beat is one Responses API content frame; other dialects send zero or more
 //! frames per beat). [`play`] applies the pause, the cut and the ending around a dialect's
-//! [`Encoder`].
+//! [`Encoder`]; [`whole_answer`] applies the ending and the pause to a dialect's whole
+//! (non-streaming) answer.
 
 use std::fmt;
 use std::str::FromStr;
@@ -261,13 +262,42 @@ fn pause_step(response: &Response) -> Step {
     Step::Pause(Duration::from_millis(response.pause.map_or(0, |pause| pause.ms)))
 }
 
+/// The non-streaming answer of every dialect, [`play`]'s counterpart: a dialect gives only
+/// `body`, its whole answer, and `error`, the HTTP status and body an error code stands for,
+/// so the endings read the same in every dialect.
+///
+/// A clean ending is `body`; `error` and `failed` are the HTTP error (a whole answer has no
+/// in-band error); `eof` is half of `body`, and `disconnect` the same half before the
+/// connection drops (mid-body, as in a stream); `malformed` a body that is not JSON. A whole
+/// answer has no beats to count, so a pause, whatever the ending, holds it before its body.
+pub fn whole_answer(response: &Response, body: Value, error: impl FnOnce(&str) -> (u16, Value)) -> Answer {
+    let (status, bytes) = match &response.then {
+        Ending::Completed | Ending::Incomplete(_) => (200, Bytes::from(body.to_string())),
+        Ending::Error(code) | Ending::Failed(code) => {
+            let (status, body) = error(code);
+            (status, Bytes::from(body.to_string()))
+        }
+        Ending::Eof | Ending::Disconnect => {
+            let whole = Bytes::from(body.to_string());
+            (200, whole.slice(..whole.len() / 2))
+        }
+        Ending::Malformed => (200, Bytes::from_static(b"{not json")),
+    };
+    let mut steps: Vec<Step> = response.pause.iter().map(|_| pause_step(response)).collect();
+    steps.push(Step::Bytes(bytes));
+    if response.then == Ending::Disconnect {
+        steps.push(Step::Abort);
+    }
+    Answer { status, headers: json_headers(), steps }
+}
+
 /// A JSON answer with this status.
 pub fn json_answer(status: u16, body: Value) -> Answer {
-    Answer {
-        status,
-        headers: vec![("content-type".to_owned(), "application/json".to_owned())],
-        steps: vec![Step::Bytes(Bytes::from(body.to_string()))],
-    }
+    Answer { status, headers: json_headers(), steps: vec![Step::Bytes(Bytes::from(body.to_string()))] }
+}
+
+fn json_headers() -> Vec<(String, String)> {
+    vec![("content-type".to_owned(), "application/json".to_owned())]
 }
 
 /// A streamed answer: status 200, `text/event-stream`.
@@ -292,7 +322,11 @@ pub fn error_answer(status: u16, retry_after: Option<u64>, body: Value) -> Answe
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+    use crate::in_process::{Chunk, play};
+    use crate::script::{Call, Pause};
 
     #[test]
     fn keys_paths_and_names() {
@@ -311,5 +345,127 @@ mod tests {
         assert!(err.to_string().contains("anthropic_messages"), "{err}");
         let gemini = Asked { path: "/v1beta/models/gemini-x:generateContent", body: &Body::from(Value::Null) };
         assert_eq!(Dialect::Gemini.model(&gemini).as_deref(), Some("gemini-x"));
+    }
+
+    /// The request that asks each dialect for a whole answer; none for Responses, which the mock
+    /// always streams (docs/scenario-format.md).
+    fn unstreamed(dialect: Dialect) -> Option<(&'static str, Body)> {
+        let (path, body) = match dialect {
+            Dialect::Responses => return None,
+            Dialect::ChatCompletions => ("/v1/chat/completions", json!({ "model": "m", "stream": false })),
+            Dialect::AnthropicMessages => ("/v1/messages", json!({ "model": "m", "stream": false })),
+            Dialect::Gemini => ("/v1beta/models/m:generateContent", json!({})),
+        };
+        Some((path, Body::from(body)))
+    }
+
+    /// What a client makes of a whole answer's body.
+    #[derive(Debug, Clone, PartialEq)]
+    enum Shown {
+        /// A JSON document.
+        Json,
+        /// The first part of the answer a clean ending gives, and no more.
+        Cut,
+        /// Bytes that are neither.
+        NotJson,
+    }
+
+    /// What a client of a whole answer sees: status, content type, body, whether the
+    /// connection dropped, and how long it waited for the first byte.
+    #[derive(Debug, PartialEq)]
+    struct Seen {
+        status: u16,
+        content_type: String,
+        body: Shown,
+        aborted: bool,
+        waited: Duration,
+    }
+
+    /// Plays `answer` as a client receives it, on the paused clock; `clean` is the body of the
+    /// same answer with a clean ending.
+    async fn seen(answer: Answer, clean: &[u8]) -> Seen {
+        let start = tokio::time::Instant::now();
+        let (mut bytes, mut aborted, mut waited) = (Vec::new(), false, None);
+        let mut chunks = play(answer.steps);
+        while let Some(chunk) = chunks.recv().await {
+            waited.get_or_insert_with(|| start.elapsed());
+            match chunk {
+                Chunk::Data(data) => bytes.extend_from_slice(&data),
+                Chunk::Abort => aborted = true,
+            }
+        }
+        let body = if serde_json::from_slice::<Value>(&bytes).is_ok() {
+            Shown::Json
+        } else if !bytes.is_empty() && bytes.len() < clean.len() && clean.starts_with(&bytes) {
+            Shown::Cut
+        } else {
+            Shown::NotJson
+        };
+        let content_type = answer.headers[0].1.clone();
+        Seen { status: answer.status, content_type, body, aborted, waited: waited.unwrap_or_default() }
+    }
+
+    fn body_bytes(answer: &Answer) -> Vec<u8> {
+        let bytes = |step: &Step| if let Step::Bytes(bytes) = step { bytes.to_vec() } else { Vec::new() };
+        answer.steps.iter().flat_map(bytes).collect()
+    }
+
+    /// Every ending, with and without a pause, reads the same to a client of every dialect's
+    /// whole answer, so the dialects cannot drift apart again.
+    #[tokio::test(start_paused = true)]
+    async fn every_dialect_ends_a_whole_answer_alike() {
+        let ctx = EncodeContext { response_id: "resp_1".into(), model: "m".into(), item_base: 1 };
+        // `server_error` is HTTP 500 in every dialect; other codes map to each wire's own status.
+        let endings = [
+            (Ending::Completed, 200, Shown::Json, false),
+            (Ending::Incomplete("max_output_tokens".into()), 200, Shown::Json, false),
+            (Ending::Error("server_error".into()), 500, Shown::Json, false),
+            (Ending::Failed("server_error".into()), 500, Shown::Json, false),
+            (Ending::Disconnect, 200, Shown::Cut, true),
+            (Ending::Eof, 200, Shown::Cut, false),
+            (Ending::Malformed, 200, Shown::NotJson, false),
+        ];
+        for (then, status, body, aborted) in endings {
+            for pause in [None, Some(Pause { after: 3, ms: 1_000 })] {
+                let response = Response {
+                    text: vec!["Hé".into(), "llo".into()],
+                    calls: vec![Call { name: "read".into(), args: json!({ "path": "a" }), call_id: None }],
+                    then: then.clone(),
+                    pause,
+                    ..Response::default()
+                };
+                let clean_response = Response { then: Ending::Completed, pause: None, ..response.clone() };
+                let waited = Duration::from_millis(pause.map_or(0, |pause| pause.ms));
+                let content_type = "application/json".to_owned();
+                let expected = Seen { status, content_type, body: body.clone(), aborted, waited };
+                for dialect in Dialect::ALL {
+                    let Some((path, request)) = unstreamed(dialect) else {
+                        let asked = Asked { path: "/v1/responses", body: &Body::from(json!({ "stream": false })) };
+                        assert_eq!(dialect.answer(&response, &ctx, &asked).headers[0].1, "text/event-stream");
+                        continue;
+                    };
+                    let asked = Asked { path, body: &request };
+                    let clean = body_bytes(&dialect.answer(&clean_response, &ctx, &asked));
+                    let seen = seen(dialect.answer(&response, &ctx, &asked), &clean).await;
+                    assert_eq!(seen, expected, "{dialect}, then = {then:?}, pause = {pause:?}");
+                }
+            }
+        }
+    }
+
+    /// Half a body is cut at a byte, not at a character: a text whose middle byte falls inside
+    /// a character cuts without a panic, in every dialect.
+    #[test]
+    fn half_a_body_may_split_a_character() {
+        let ctx = EncodeContext { response_id: "resp_1".into(), model: "m".into(), item_base: 1 };
+        for dialect in Dialect::ALL {
+            let Some((path, request)) = unstreamed(dialect) else { continue };
+            let asked = Asked { path, body: &request };
+            let split = (400..402).any(|n| {
+                let response = Response { text: vec!["é".repeat(n)], then: Ending::Eof, ..Response::default() };
+                std::str::from_utf8(&body_bytes(&dialect.answer(&response, &ctx, &asked))).is_err()
+            });
+            assert!(split, "{dialect}: no cut fell inside a character");
+        }
     }
 }

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::{
-    Answer, Asked, Beat, EncodeContext, Encoder, Step, beats, error_answer, json_answer, play, responses, sse_answer,
+    Answer, Asked, Beat, EncodeContext, Encoder, Step, beats, error_answer, play, responses, sse_answer, whole_answer,
 };
 use crate::conversation::{Conversation, Message, ViewError};
 use crate::script::{Ending, Response, Usage};
@@ -141,12 +141,9 @@ impl Encoder for Writer<'_> {
     }
 }
 
-/// The non-streaming answer (`stream: false`).
-///
-/// A clean ending is the whole `Message` object, with the blocks a cut left complete. An error
-/// ending is the HTTP error its code stands for (the Messages API has no in-band error
-/// outside a stream); a drop or a body without its end is half the JSON; a malformed answer
-/// is not JSON. A pause holds the whole answer.
+/// The non-streaming answer (`stream: false`): the whole `Message` object, with the blocks a
+/// cut left complete, through [`whole_answer`]; an error code is HTTP 529 when it means an
+/// overload, else 500.
 fn whole(response: &Response, ctx: &EncodeContext) -> Answer {
     let arguments = super::arguments(response);
     let all = beats(response, &arguments);
@@ -174,31 +171,10 @@ fn whole(response: &Response, ctx: &EncodeContext) -> Answer {
         "content": content, "stop_reason": stop_reason(&response.then, tools_done), "stop_sequence": null,
         "usage": usage_json(response.effective_usage()),
     });
-    let mut answer = match &response.then {
-        Ending::Completed | Ending::Incomplete(_) => json_answer(200, message),
-        Ending::Error(code) | Ending::Failed(code) => {
-            let status = if error_type(code) == "overloaded_error" { 529 } else { 500 };
-            json_answer(status, error_json(status, error_type(code), &responses::error_message(code)))
-        }
-        Ending::Disconnect | Ending::Eof => {
-            let body = Bytes::from(message.to_string());
-            let mut answer = json_answer(200, Value::Null);
-            answer.steps = vec![Step::Bytes(body.slice(..body.len() / 2))];
-            if response.then == Ending::Disconnect {
-                answer.steps.push(Step::Abort);
-            }
-            answer
-        }
-        Ending::Malformed => {
-            let mut answer = json_answer(200, Value::Null);
-            answer.steps = vec![Step::Bytes(Bytes::from_static(b"{not json"))];
-            answer
-        }
-    };
-    if let Some(pause) = response.pause {
-        answer.steps.insert(0, Step::Pause(std::time::Duration::from_millis(pause.ms)));
-    }
-    answer
+    whole_answer(response, message, |code| {
+        let status = if error_type(code) == "overloaded_error" { 529 } else { 500 };
+        (status, error_json(status, error_type(code), &responses::error_message(code)))
+    })
 }
 
 fn message_start(ctx: &EncodeContext, usage: Usage) -> Value {

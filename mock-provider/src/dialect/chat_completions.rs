@@ -25,7 +25,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::responses::{CREATED_AT, error_message, http_error_json};
-use super::{Answer, Asked, Beat, EncodeContext, Encoder, Step, error_answer, json_answer, play, sse_answer};
+use super::{Answer, Asked, Beat, EncodeContext, Encoder, Step, error_answer, play, sse_answer, whole_answer};
 use crate::conversation::{Conversation, Message, ViewError, content_text};
 use crate::script::{Ending, Response, Usage};
 
@@ -135,7 +135,8 @@ fn finish_reason(reason: &str) -> &'static str {
     if reason == "content_filter" { "content_filter" } else { "length" }
 }
 
-/// A non-streamed answer: one `chat.completion` object, or the ending's fault on the whole body.
+/// A non-streamed answer: one `chat.completion` object through [`whole_answer`]; an error code
+/// is the HTTP error of [`status_of`].
 fn whole(response: &Response, ctx: &EncodeContext) -> Answer {
     let arguments = super::arguments(response);
     let beats = super::beats(response, &arguments);
@@ -165,25 +166,7 @@ fn whole(response: &Response, ctx: &EncodeContext) -> Answer {
         "choices": [{ "index": 0, "message": message, "logprobs": null, "finish_reason": finish_reason }],
         "usage": usage_json(response.effective_usage()),
     });
-    let mut answer = match &response.then {
-        Ending::Error(code) | Ending::Failed(code) => return error_answer(status_of(code), None, error_json(code)),
-        Ending::Completed | Ending::Incomplete(_) => json_answer(200, body),
-        Ending::Malformed => {
-            Answer { steps: vec![Step::Bytes(Bytes::from_static(b"{not json"))], ..json_answer(200, body) }
-        }
-        Ending::Eof => {
-            let text = body.to_string();
-            Answer {
-                steps: vec![Step::Bytes(Bytes::from(text[..text.len() / 2].to_owned()))],
-                ..json_answer(200, body)
-            }
-        }
-        Ending::Disconnect => Answer { steps: vec![Step::Abort], ..json_answer(200, body) },
-    };
-    if let Some(pause) = response.pause {
-        answer.steps.insert(0, Step::Pause(std::time::Duration::from_millis(pause.ms)));
-    }
-    answer
+    whole_answer(response, body, |code| (status_of(code), error_json(code)))
 }
 
 /// The HTTP status a whole (non-streamed) answer fails with for an error code.

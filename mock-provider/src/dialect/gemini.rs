@@ -13,7 +13,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::{
-    Answer, Asked, Beat, EncodeContext, Encoder, Step, beats, error_answer, json_answer, play, responses, sse_answer,
+    Answer, Asked, Beat, EncodeContext, Encoder, Step, beats, error_answer, play, responses, sse_answer, whole_answer,
 };
 use crate::conversation::{Conversation, Message, ViewError};
 use crate::script::{Ending, Response, Usage};
@@ -115,10 +115,8 @@ impl Encoder for Writer<'_> {
     }
 }
 
-/// The `:generateContent` answer, shaped like the Messages one: the whole response for a clean
-/// ending (the parts a cut left complete), the HTTP error an error code stands for, half the
-/// JSON for a drop or a body without its end, not JSON for a malformed answer; a pause holds
-/// the whole answer.
+/// The `:generateContent` answer: the whole response, with the parts a cut left complete,
+/// through [`whole_answer`]; an error code is the HTTP error of its canonical status.
 fn whole(response: &Response, ctx: &EncodeContext) -> Answer {
     let arguments = super::arguments(response);
     let all = beats(response, &arguments);
@@ -141,31 +139,10 @@ fn whole(response: &Response, ctx: &EncodeContext) -> Answer {
         }
     }
     let body = chunk(ctx, parts, Some(finish_reason(&response.then)), Some(response.effective_usage()));
-    let mut answer = match &response.then {
-        Ending::Completed | Ending::Incomplete(_) => json_answer(200, body),
-        Ending::Error(code) | Ending::Failed(code) => {
-            let (status, name) = error_status(code);
-            json_answer(status, error_json(status, name, &responses::error_message(code)))
-        }
-        Ending::Disconnect | Ending::Eof => {
-            let bytes = Bytes::from(body.to_string());
-            let mut answer = json_answer(200, Value::Null);
-            answer.steps = vec![Step::Bytes(bytes.slice(..bytes.len() / 2))];
-            if response.then == Ending::Disconnect {
-                answer.steps.push(Step::Abort);
-            }
-            answer
-        }
-        Ending::Malformed => {
-            let mut answer = json_answer(200, Value::Null);
-            answer.steps = vec![Step::Bytes(Bytes::from_static(b"{not json"))];
-            answer
-        }
-    };
-    if let Some(pause) = response.pause {
-        answer.steps.insert(0, Step::Pause(std::time::Duration::from_millis(pause.ms)));
-    }
-    answer
+    whole_answer(response, body, |code| {
+        let (status, name) = error_status(code);
+        (status, error_json(status, name, &responses::error_message(code)))
+    })
 }
 
 /// `SAFETY` for a content filter, `MAX_TOKENS` for any other early stop, else `STOP` (calls
