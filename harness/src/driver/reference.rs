@@ -165,9 +165,18 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
     capture
 }
 
-/// The runtime's name for a dialect (the runtime and the mock share no types).
+/// The runtime's name for a mock dialect: the one table between the two enums (the runtime
+/// and the mock share no types, so each checks the other's wire). The match is exhaustive over
+/// the mock's dialects, and a test holds that it is a bijection that keeps every key.
 pub fn runtime_dialect(dialect: gauntlet_mock_provider::Dialect) -> gauntlet_agent::provider::Dialect {
-    dialect.key().parse().unwrap_or_default()
+    use gauntlet_agent::provider::Dialect as Runtime;
+    use gauntlet_mock_provider::Dialect as Mock;
+    match dialect {
+        Mock::Responses => Runtime::Responses,
+        Mock::ChatCompletions => Runtime::ChatCompletions,
+        Mock::AnthropicMessages => Runtime::AnthropicMessages,
+        Mock::Gemini => Runtime::Gemini,
+    }
 }
 
 /// A [`Transport`] that hands requests straight to a [`MockProvider`]: no socket, same bytes.
@@ -217,6 +226,21 @@ impl Transport for InProcess {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_dialect_key_maps_to_the_same_key_and_back() {
+        use gauntlet_agent::provider::Dialect as Runtime;
+        use gauntlet_mock_provider::Dialect as Mock;
+        let mapped: Vec<Runtime> = Mock::ALL.into_iter().map(runtime_dialect).collect();
+        assert_eq!(mapped, Runtime::ALL, "every runtime dialect is the image of exactly one mock dialect");
+        for mock in Mock::ALL {
+            let runtime = runtime_dialect(mock);
+            assert_eq!(runtime.key(), mock.key());
+            assert_eq!(runtime.key().parse::<Runtime>(), Ok(runtime));
+            let back: Mock = serde_json::from_value(serde_json::json!(runtime.key())).unwrap();
+            assert_eq!(back, mock);
+        }
+    }
     use crate::run::{Plan, scenario_names};
 
     #[test]
