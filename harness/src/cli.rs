@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 use crate::lifecycle::Family;
 use crate::report::progress::Format;
@@ -49,47 +49,7 @@ pub enum Command {
     ///
     /// With `--adapter CMD --family F` instead of `--impl`, the lifecycle scenarios of family
     /// `F` go through the adapter protocol to the shell command `CMD` (docs/adapters.md).
-    Check {
-        /// The implementation profile (TOML), e.g. `harness/implementations/codex-acp.toml`.
-        #[arg(long = "impl", value_name = "PROFILE", required_unless_present = "adapter", conflicts_with = "adapter")]
-        implementation: Option<PathBuf>,
-        /// A shell command implementing the adapter protocol for `--family`.
-        #[arg(long, value_name = "CMD", requires = "family")]
-        adapter: Option<String>,
-        /// The lifecycle family the adapter implements.
-        #[arg(long, value_enum, requires = "adapter")]
-        family: Option<Family>,
-        /// Milliseconds an adapter may take for one scenario.
-        #[arg(long, value_name = "MS", default_value_t = 10_000, requires = "adapter")]
-        deadline_ms: u64,
-        /// Only scenarios whose name contains one of these.
-        filters: Vec<String>,
-        /// The expectations file (default: `<profile stem>.expected.toml` beside the profile; none
-        /// for an adapter).
-        #[arg(long)]
-        expectations: Option<PathBuf>,
-        /// Rewrite the expectations file from this run (keeping written reasons), for review.
-        #[arg(long)]
-        update_expectations: bool,
-        /// Where to write the reports (default: `target/gauntlet/<implementation>`, or
-        /// `target/gauntlet/adapter-<family>`).
-        #[arg(long)]
-        report_dir: Option<PathBuf>,
-        /// Also write the Markdown report here (e.g. `docs/reports/codex-acp.md`).
-        #[arg(long)]
-        markdown: Option<PathBuf>,
-        /// Run agents on the host network even when the profile asks for loopback only.
-        #[arg(long)]
-        no_isolation: bool,
-        /// Scenarios run at once, each with its own mock, scratch folders and process group
-        /// (default: the number of cores); verdicts and report order do not depend on it.
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-        jobs: Option<u16>,
-        /// `text`: a line per scenario as it finishes, then the reports' summary; `json`: one
-        /// JSON object per verdict, then a summary object (the reports are written either way).
-        #[arg(long, value_enum, default_value = "text")]
-        format: Format,
-    },
+    Check(CheckArgs),
     /// Accept pending golden files: rename each `<file>.new` over `<file>`.
     Accept,
     /// Audit NDJSON Logs in the contract's format, from any runtime: per Turn the terminal
@@ -120,6 +80,50 @@ pub enum Command {
         #[arg(long, value_name = "LOG")]
         from_log: Option<PathBuf>,
     },
+}
+
+/// The flags of `gauntlet check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The implementation profile (TOML), e.g. `harness/implementations/codex-acp.toml`.
+    #[arg(long = "impl", value_name = "PROFILE", required_unless_present = "adapter", conflicts_with = "adapter")]
+    pub implementation: Option<PathBuf>,
+    /// A shell command implementing the adapter protocol for `--family`.
+    #[arg(long, value_name = "CMD", requires = "family")]
+    pub adapter: Option<String>,
+    /// The lifecycle family the adapter implements.
+    #[arg(long, value_enum, requires = "adapter")]
+    pub family: Option<Family>,
+    /// Milliseconds an adapter may take for one scenario.
+    #[arg(long, value_name = "MS", default_value_t = 10_000, requires = "adapter")]
+    pub deadline_ms: u64,
+    /// Only scenarios whose name contains one of these.
+    pub filters: Vec<String>,
+    /// The expectations file (default: `<profile stem>.expected.toml` beside the profile; none
+    /// for an adapter).
+    #[arg(long)]
+    pub expectations: Option<PathBuf>,
+    /// Rewrite the expectations file from this run (keeping written reasons), for review.
+    #[arg(long)]
+    pub update_expectations: bool,
+    /// Where to write the reports (default: `target/gauntlet/<implementation>`, or
+    /// `target/gauntlet/adapter-<family>`).
+    #[arg(long)]
+    pub report_dir: Option<PathBuf>,
+    /// Also write the Markdown report here (e.g. `docs/reports/codex-acp.md`).
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+    /// Run agents on the host network even when the profile asks for loopback only.
+    #[arg(long)]
+    pub no_isolation: bool,
+    /// Scenarios run at once, each with its own mock, scratch folders and process group
+    /// (default: the number of cores); verdicts and report order do not depend on it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+    /// `text`: a line per scenario as it finishes, then the reports' summary; `json`: one
+    /// JSON object per verdict, then a summary object (the reports are written either way).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
 }
 
 impl Cli {

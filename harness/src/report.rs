@@ -1,16 +1,54 @@
-//! Reports over verdicts. Only verdicts and check runs come in; nothing here runs anything.
+//! Reports over verdicts. Only verdicts, check runs and the contract's requirements come in;
+//! nothing here runs anything or writes a file.
 //!
 //! - [`counts`] and [`findings`]: the summary of `gauntlet run` and `gauntlet check`, after
 //!   the verdict lines of [`progress`].
-//! - [`requirements`]: per-requirement results, as text and as a Markdown matrix.
-//! - [`junit`]: JUnit XML for CI systems.
+//! - [`requirements`]: per-requirement results, as a terminal table.
+//! - [`CheckReport`] and [`files`]: a check's report files, one module per format behind the
+//!   same `render(&CheckReport)`: [`json`], [`junit`] (for CI systems), [`markdown`].
 //! - [`progress`]: verdicts printed as they finish, as lines or JSON.
 
+pub mod json;
 pub mod junit;
+pub mod markdown;
 pub mod progress;
 pub mod requirements;
 
+use std::path::Path;
+
+use crate::check::CheckRun;
+use crate::contract::Requirement;
 use crate::verdict::{Verdict, VerdictKind};
+
+/// What a check's report files are made from: the run, its verdicts and the result of each
+/// requirement the run was about.
+pub struct CheckReport<'a> {
+    /// The run.
+    pub run: &'a CheckRun,
+    /// Its verdicts, in scenario order.
+    pub verdicts: Vec<Verdict>,
+    /// One row per requirement.
+    pub rows: Vec<requirements::Row>,
+}
+
+impl<'a> CheckReport<'a> {
+    /// The report of `run` over `requirements`; `logged` says whether the implementation keeps
+    /// a gauntlet Log (the Log's requirements are not judged on one that does not).
+    pub fn new(run: &'a CheckRun, requirements: &[Requirement], logged: bool) -> CheckReport<'a> {
+        let verdicts = run.verdicts();
+        let rows = requirements::rows(requirements, &verdicts, logged);
+        CheckReport { run, verdicts, rows }
+    }
+}
+
+/// Each report file of a check, by file name: `report.json`, `junit.xml`, `report.md`.
+pub fn files(report: &CheckReport<'_>) -> [(&'static str, String); 3] {
+    [
+        ("report.json", json::render(report)),
+        ("junit.xml", junit::render(report)),
+        ("report.md", markdown::render(report)),
+    ]
+}
 
 /// How many verdicts of each kind, in vocabulary order.
 pub fn tally(verdicts: &[Verdict]) -> [(VerdictKind, usize); 5] {
@@ -41,5 +79,45 @@ pub fn findings(verdicts: &[Verdict]) -> String {
             out.push_str(&format!("  {text}\n"));
         }
     }
+    out
+}
+
+/// The text after a check's tables: the findings of failing scenarios, the known failures,
+/// stale expectations, warnings, and where the run happened and its reports went.
+pub fn check_summary(run: &CheckRun, expectations: Option<&Path>, dir: &Path) -> String {
+    let expectations =
+        expectations.map_or_else(|| "no expectations file".to_owned(), |path| path.display().to_string());
+    let mut out = String::new();
+    let failing = run.failing();
+    let failing_verdicts: Vec<_> =
+        run.verdicts().into_iter().filter(|verdict| failing.contains(&verdict.scenario.as_str())).collect();
+    out.push_str(&findings(&failing_verdicts));
+    if !run.comparison.expected.is_empty() {
+        out.push_str(&format!("\n{} known failures (listed in {}):\n", run.comparison.expected.len(), expectations));
+        for failure in &run.comparison.expected {
+            out.push_str(&format!("  {} {}\n", failure.scenario, failure.requirement.as_deref().unwrap_or("(any)")));
+        }
+    }
+    for failure in &run.comparison.unexpected {
+        out.push_str(&format!(
+            "\nunexpected failure: {} {}: {}\n",
+            failure.scenario,
+            failure.requirement.as_deref().unwrap_or("(fault or expectation)"),
+            failure.message
+        ));
+    }
+    for known in &run.comparison.stale {
+        out.push_str(&format!(
+            "\nstale expectation: {} {} passes now; remove it from {}\n",
+            known.scenario,
+            known.requirement.as_deref().unwrap_or("(any)"),
+            expectations
+        ));
+    }
+    for warning in &run.warnings {
+        out.push_str(&format!("\nwarning: {warning}\n"));
+    }
+    let network = if run.isolated { "loopback-only network namespace" } else { "host network" };
+    out.push_str(&format!("\n{} checked on the {network}; reports in {}\n", run.implementation, dir.display()));
     out
 }

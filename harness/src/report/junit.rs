@@ -3,11 +3,12 @@
 
 use std::fmt::Write as _;
 
-use crate::check::CheckRun;
+use super::CheckReport;
 use crate::verdict::VerdictKind;
 
 /// The run as a JUnit XML document.
-pub fn junit(run: &CheckRun) -> String {
+pub fn render(report: &CheckReport<'_>) -> String {
+    let run = report.run;
     let failing = run.failing();
     let skipped = run.scenarios.iter().filter(|checked| checked.verdict.kind == VerdictKind::Skipped).count();
     let total_ms: u128 = run.scenarios.iter().map(|checked| checked.verdict.elapsed_ms).sum();
@@ -78,7 +79,7 @@ fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::Checked;
+    use crate::check::{CheckRun, Checked};
     use crate::known_failures::{Comparison, Failure};
     use crate::verdict::{Finding, Layer, Verdict};
 
@@ -111,7 +112,7 @@ mod tests {
                 ..Comparison::default()
             },
         };
-        let xml = junit(&run);
+        let xml = render(&CheckReport::new(&run, &[], true));
         assert!(xml.contains("tests=\"2\" failures=\"1\" skipped=\"1\""), "{xml}");
         assert!(
             xml.contains(

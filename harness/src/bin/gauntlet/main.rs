@@ -1,0 +1,30 @@
+//! `gauntlet`: parses the flags and calls one function per command, each in its own module,
+//! then maps the outcome to an exit code (0 all identical or clean, 1 something is not,
+//! 2 gauntlet itself failed).
+
+mod audit;
+mod check;
+mod corpus;
+mod new;
+mod run;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use gauntlet::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match &cli.command {
+        Command::Run { filters, bless, format } => run::run(&cli, filters, *bless, *format),
+        Command::Check(args) => check::check(&cli, args),
+        Command::Accept => corpus::accept(&cli),
+        Command::Audit { logs, json } => Ok(audit::audit(logs, *json)),
+        Command::New { name, from_log } => new::new(&cli, name, from_log.as_deref()),
+        Command::List => corpus::list(&cli),
+    };
+    outcome.unwrap_or_else(|error| {
+        eprintln!("gauntlet: {error:#}");
+        ExitCode::from(2)
+    })
+}

@@ -1,0 +1,44 @@
+//! `gauntlet run`: the corpus against the reference runtime, each Turn scenario in every
+//! dialect, as `cargo test` plays it.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use gauntlet::cli::Cli;
+use gauntlet::driver::reference::Reference;
+use gauntlet::report::progress::{Format, Progress};
+use gauntlet::verdict::VerdictKind;
+use gauntlet::{report, run as plays};
+
+/// Runs the plays whose title contains a filter (all without one); exit 0 when every one is
+/// identical to its goldens or skipped, 1 otherwise.
+pub fn run(cli: &Cli, filters: &[String], bless: bool, format: Format) -> anyhow::Result<ExitCode> {
+    let plan = cli.plan(bless)?;
+    // Filters match the trial titles (`turn/partial-then-error [gemini]`).
+    let selected: Vec<(String, PathBuf, plays::Play)> = plays::scenario_names(&plan)
+        .into_iter()
+        .flat_map(|(name, path)| {
+            plays::plays(&name, &path).into_iter().map(move |play| (name.clone(), path.clone(), play))
+        })
+        .filter(|(_, _, play)| filters.is_empty() || filters.iter().any(|filter| play.title.contains(filter.as_str())))
+        .collect();
+    anyhow::ensure!(!selected.is_empty(), "no scenario under {} matches {filters:?}", plan.scenarios().display());
+    let driver = Reference::default();
+    let progress = Progress::new(format, selected.iter().map(|(_, _, play)| play.title.as_str()));
+    let mut verdicts = Vec::new();
+    for (idx, (name, path, play)) in selected.iter().enumerate() {
+        progress.start(idx, selected.len(), &play.title);
+        let verdict = plays::run_scenario_in(&plan, &driver, name, path, play.dialect);
+        progress.finish(&verdict);
+        verdicts.push(verdict);
+    }
+    progress.end(&verdicts);
+    if format == Format::Text {
+        print!("\n{}", report::counts(&verdicts));
+        print!("{}", report::findings(&verdicts));
+    }
+    // A play a dialect cannot express is skipped with its reason, not a failure.
+    let all_identical =
+        verdicts.iter().all(|verdict| matches!(verdict.kind, VerdictKind::Identical | VerdictKind::Skipped));
+    Ok(if all_identical { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
