@@ -19,7 +19,8 @@
 //! - [`run`]: the chain of the above, shared by the CLI and `cargo test`.
 //! - [`report`]: tables over verdicts.
 //! - [`contract`]: the requirement registry in docs/contract.md; [`coverage`]: every MUST checked.
-//! - [`layers`]: the layer check over each crate's modules, as ARCHITECTURE.md lists them.
+//! - [`layers`]: the layer check over each crate's modules, as ARCHITECTURE.md lists them;
+//!   [`code_map`]: ARCHITECTURE.md's code map names every source file, and only files that exist.
 //! - [`profile`], [`check`], [`known_failures`]: checking another agent against the corpus;
 //!   [`tool_map`] maps the corpus's abstract tools to the agent's own.
 //! - [`schema`]: JSON Schemas of the TOML files, for editors.
@@ -29,6 +30,7 @@ pub mod authoring;
 pub mod capture;
 pub mod check;
 pub mod cli;
+pub mod code_map;
 pub mod contract;
 pub mod coverage;
 mod dialect_pairing;

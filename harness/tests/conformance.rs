@@ -20,7 +20,7 @@ use gauntlet::lifecycle::adapter::Adapter;
 use gauntlet::profile::{self, Profile};
 use gauntlet::run::{self, Plan};
 use gauntlet::verdict::{Layer, Verdict, VerdictKind};
-use gauntlet::{contract, coverage, golden, layers, scenario};
+use gauntlet::{code_map, contract, coverage, golden, layers, scenario};
 use gauntlet_mock_provider::Dialect;
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -115,6 +115,8 @@ fn main() {
         .push(Trial::test("corpus/rust-files-open-with-docs", move || files_open_with_docs(&root)).with_kind("corpus"));
     let root = plan.root.clone();
     trials.push(Trial::test("corpus/layers", move || layers_hold(&root)).with_kind("corpus"));
+    let root = plan.root.clone();
+    trials.push(Trial::test("corpus/code-map", move || code_map_holds(&root)).with_kind("corpus"));
     let root = plan.root.clone();
     trials.push(Trial::test("generated/seeds", move || Ok(generated::trial(&root)?)).with_kind("generated"));
     libtest_mimic::run(&args, trials).exit();
@@ -585,6 +587,17 @@ fn layers_hold(root: &Path) -> Result<(), Failed> {
         Ok(())
     } else {
         Err(format!("imports against the layers:\n{}", problems.join("\n")).into())
+    }
+}
+
+/// ARCHITECTURE.md's code map names every source file and no file that is gone
+/// (`gauntlet::code_map`).
+fn code_map_holds(root: &Path) -> Result<(), Failed> {
+    let problems = code_map::check(root)?;
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("ARCHITECTURE.md's code map against the files:\n{}", problems.join("\n")).into())
     }
 }
 
