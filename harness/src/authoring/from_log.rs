@@ -40,6 +40,7 @@ use std::fmt::Write;
 
 use gauntlet_runtime::TerminalStatus;
 use serde_json::Value;
+use toml_edit::{Array, InlineTable};
 
 use crate::audit::{self, Line, TurnAudit};
 use crate::log_file::LogFile;
@@ -124,7 +125,7 @@ struct Call {
 struct TurnDraft {
     prompt: String,
     model: Option<String>,
-    responses: Vec<String>,
+    responses: Vec<InlineTable>,
     expect: Option<TerminalStatus>,
     error_kind: Option<String>,
     stop_reason: Option<&'static str>,
@@ -375,43 +376,40 @@ fn open_call(calls: &mut Vec<Call>, part: Part) -> &mut Call {
 }
 
 /// The responses of a call that finished: its retried attempts, then its output.
-fn finished_responses(call: &Call, config: &mut Config) -> Vec<String> {
+fn finished_responses(call: &Call, config: &mut Config) -> Vec<InlineTable> {
     let usage = call.usage.as_ref();
     let attempts = usage.and_then(|usage| usage.get("attempts")).and_then(Value::as_u64).unwrap_or(1);
     let retries = u32::try_from(attempts.saturating_sub(1)).unwrap_or(u32::MAX);
     config.max_retries = config.max_retries.max(retries);
-    let mut responses: Vec<String> = (1..attempts).map(|_| "{ status = 500 }".to_owned()).collect();
-    let mut fields = output_fields(call, 1);
+    let mut responses: Vec<InlineTable> = (1..attempts).map(|_| status(500)).collect();
+    let mut response = output(call, 1);
     if let Some(usage) = usage.and_then(|usage| usage.get("usage")) {
         let number = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
-        let scripted = (
-            number("/input_tokens"),
-            number("/input_tokens_details/cached_tokens"),
-            number("/output_tokens"),
-            number("/output_tokens_details/reasoning_tokens"),
-        );
-        if scripted != (100, 0, 10, 0) {
-            fields.push(format!(
-                "usage = {{ input = {}, cached = {}, output = {}, reasoning = {} }}",
-                scripted.0, scripted.1, scripted.2, scripted.3
-            ));
+        let scripted = [
+            ("input", number("/input_tokens")),
+            ("cached", number("/input_tokens_details/cached_tokens")),
+            ("output", number("/output_tokens")),
+            ("reasoning", number("/output_tokens_details/reasoning_tokens")),
+        ];
+        if scripted.map(|(_, tokens)| tokens) != [100, 0, 10, 0] {
+            response.insert("usage", inline(scripted.map(|(key, tokens)| (key, int(tokens)))).into());
         }
     }
     if let Some(reason) = &call.truncation {
-        fields.push(format!("then = {{ incomplete = {} }}", quoted(reason)));
+        response.insert("then", inline([("incomplete", reason.into())]).into());
     }
     // Before any output (after `created` and `in_progress`), and only where the wait cannot be
     // a retry's delay or trip the idle timeout.
     if call.took_ms > 0 && attempts == 1 && call.took_ms < config.stream_idle_timeout_ms {
-        fields.push(format!("pause = {{ after = 2, ms = {} }}", call.took_ms));
+        response.insert("pause", pause(2, call.took_ms));
     }
-    responses.push(inline(&fields));
+    responses.push(response);
     responses
 }
 
 /// The responses of the call a turn failed in, from its partial output and `turn_failed`;
 /// adjusts `config` and the turn for timeouts and cancels.
-fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut TurnDraft) -> Vec<String> {
+fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut TurnDraft) -> Vec<InlineTable> {
     let detail = |key: &str| failed.data.pointer(&format!("/details/{key}"));
     let number = |key: &str| detail(key).and_then(Value::as_u64);
     let attempts = number("attempts").unwrap_or(1);
@@ -421,56 +419,58 @@ fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut 
     let chunks_from = |frames_with_text: Option<u64>, extra: u64| {
         frames_with_text.map_or(1, |frames| frames.saturating_sub(before_text + 3 + extra).max(1))
     };
-    let retried = |ending: &str| (1..attempts).map(|_| ending.to_owned()).collect::<Vec<_>>();
-    let ending = |then: String, chunks: u64| {
-        let mut fields = output_fields(call, chunks);
-        fields.push(then);
-        inline(&fields)
+    let retried = |response: InlineTable| vec![response; usize::try_from(attempts.saturating_sub(1)).unwrap_or(0)];
+    let ending = |then: toml_edit::Value, chunks: u64| {
+        let mut response = output(call, chunks);
+        response.insert("then", then);
+        response
     };
     let long_pause = |ms: u64, chunks: u64| {
         let after = if call.text.is_some() { before_text + chunks } else { 2 + reasoning_frames };
-        let mut fields = output_fields(call, chunks);
-        fields.push(format!("pause = {{ after = {after}, ms = {ms} }}"));
-        inline(&fields)
+        let mut response = output(call, chunks);
+        response.insert("pause", pause(after, ms));
+        response
     };
     match failed.str_field("error_kind").unwrap_or_default() {
         "rate_limited" | "provider_http_error" if number("status").is_some() => {
-            let status = number("status").unwrap_or(500);
-            let retry_after =
-                number("retry_after_s").map(|seconds| format!(", retry_after = {seconds}")).unwrap_or_default();
+            let code = number("status").unwrap_or(500);
+            let mut response = status(code);
+            if let Some(seconds) = number("retry_after_s") {
+                response.insert("retry_after", int(seconds));
+            }
             // The runtime gave up after these attempts: exactly this many retries (of a status
             // it retries at all: 429 and 5xx).
-            if status == 429 || status >= 500 {
+            if code == 429 || code >= 500 {
                 config.max_retries = u32::try_from(attempts.saturating_sub(1)).unwrap_or(u32::MAX);
             }
-            (0..attempts).map(|_| format!("{{ status = {status}{retry_after} }}")).collect()
+            vec![response; usize::try_from(attempts).unwrap_or(1)]
         }
         "provider_http_error" => {
             let code = failed.data.pointer("/details/code").and_then(Value::as_str).unwrap_or("server_error");
-            let then = match detail("event_type").and_then(Value::as_str) {
-                Some("response.failed") => format!("then = {{ failed = {} }}", quoted(code)),
-                _ => format!("then = {{ error = {} }}", quoted(code)),
+            let frame = match detail("event_type").and_then(Value::as_str) {
+                Some("response.failed") => "failed",
+                _ => "error",
             };
-            let mut responses = retried("{ status = 500 }");
+            let mut responses = retried(status(500));
             // The error frame follows the text's done frames (text, part, item).
-            responses.push(ending(then, chunks_from(number("frame_index"), 1)));
+            responses.push(ending(inline([(frame, code.into())]).into(), chunks_from(number("frame_index"), 1)));
             responses
         }
         "network" => {
-            let mut responses = retried("{ then = \"disconnect\" }");
-            responses.push(ending("then = \"disconnect\"".to_owned(), 1));
+            let mut responses = retried(inline([("then", "disconnect".into())]));
+            responses.push(ending("disconnect".into(), 1));
             responses
         }
         "incomplete_stream" => {
-            let mut responses = retried("{ status = 500 }");
-            responses.push(ending("then = \"eof\"".to_owned(), chunks_from(number("frames"), 0)));
+            let mut responses = retried(status(500));
+            responses.push(ending("eof".into(), chunks_from(number("frames"), 0)));
             responses
         }
-        "invalid_response" => vec![ending("then = \"malformed\"".to_owned(), 1)],
+        "invalid_response" => vec![ending("malformed".into(), 1)],
         "stream_idle_timeout" => {
             let timeout = number("timeout_ms").unwrap_or(config.stream_idle_timeout_ms);
             config.stream_idle_timeout_ms = timeout;
-            let mut responses = retried("{ status = 500 }");
+            let mut responses = retried(status(500));
             responses.push(long_pause(timeout.saturating_mul(2), 1));
             responses
         }
@@ -486,45 +486,48 @@ fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut 
             turn.cancel = Some(if call.text.is_some() { "first_delta" } else { "sent" });
             vec![long_pause(3_600_000, 1)]
         }
-        _ => vec![ending("then = { error = \"server_error\" }".to_owned(), 1)],
+        _ => vec![ending(inline([("error", "server_error".into())]).into(), 1)],
     }
 }
 
-/// The `reasoning`, `text` and `calls` keys of a call's output, its text in `chunks` pieces.
-fn output_fields(call: &Call, chunks: u64) -> Vec<String> {
-    let mut fields = Vec::new();
+/// A response holding a call's output: its `reasoning`, `text` and `calls`, the text in
+/// `chunks` pieces.
+fn output(call: &Call, chunks: u64) -> InlineTable {
+    let mut response = InlineTable::new();
     if !call.reasoning.is_empty() {
-        let items: Vec<String> = call
-            .reasoning
-            .iter()
-            .map(|(summary, encrypted)| {
-                let mut item = vec![format!("summary = {}", strings(summary))];
-                if let Some(encrypted) = encrypted {
-                    item.push(format!("encrypted = {}", quoted(encrypted)));
-                }
-                inline(&item)
-            })
-            .collect();
-        fields.push(format!("reasoning = [{}]", items.join(", ")));
+        let items = call.reasoning.iter().map(|(summary, encrypted)| {
+            let mut item = inline([("summary", summary.iter().collect())]);
+            if let Some(encrypted) = encrypted {
+                item.insert("encrypted", encrypted.into());
+            }
+            item
+        });
+        response.insert("reasoning", items.collect::<Array>().into());
     }
     if let Some(text) = &call.text {
-        fields.push(format!("text = {}", strings(&split(text, chunks))));
+        response.insert("text", split(text, chunks).into_iter().collect());
     }
     if !call.calls.is_empty() {
-        let items: Vec<String> = call
-            .calls
-            .iter()
-            .map(|(name, args, call_id)| {
-                let mut item = vec![format!("name = {}", quoted(name)), format!("args = {}", toml_value(args))];
-                if let Some(call_id) = call_id {
-                    item.push(format!("call_id = {}", quoted(call_id)));
-                }
-                inline(&item)
-            })
-            .collect();
-        fields.push(format!("calls = [{}]", items.join(", ")));
+        let items = call.calls.iter().map(|(name, args, call_id)| {
+            let mut item = inline([("name", name.into()), ("args", json_value(args))]);
+            if let Some(call_id) = call_id {
+                item.insert("call_id", call_id.into());
+            }
+            item
+        });
+        response.insert("calls", items.collect::<Array>().into());
     }
-    fields
+    response
+}
+
+/// `{ status = code }`: an HTTP error.
+fn status(code: u64) -> InlineTable {
+    inline([("status", int(code))])
+}
+
+/// `pause = { after, ms }`: a wait of `ms` after the stream's first `after` frames.
+fn pause(after: u64, ms: u64) -> toml_edit::Value {
+    inline([("after", int(after)), ("ms", int(ms))]).into()
 }
 
 /// `text` cut into `chunks` pieces of about equal length (fewer when it is shorter).
@@ -539,8 +542,14 @@ fn split(text: &str, chunks: u64) -> Vec<String> {
     pieces
 }
 
-fn inline(fields: &[String]) -> String {
-    if fields.is_empty() { "{}".to_owned() } else { format!("{{ {} }}", fields.join(", ")) }
+/// An inline table of `fields`, in their order.
+fn inline<const N: usize>(fields: [(&str, toml_edit::Value); N]) -> InlineTable {
+    fields.into_iter().collect()
+}
+
+/// A count or a duration as a TOML integer (at most `i64::MAX`).
+fn int(number: impl TryInto<i64>) -> toml_edit::Value {
+    number.try_into().unwrap_or(i64::MAX).into()
 }
 
 fn quoted(text: &str) -> String {
@@ -551,19 +560,20 @@ fn strings(items: &[String]) -> String {
     format!("[{}]", items.iter().map(|item| quoted(item)).collect::<Vec<_>>().join(", "))
 }
 
-/// A JSON value as an inline TOML value (TOML has no null: a null becomes `""`).
-fn toml_value(value: &Value) -> String {
+/// A JSON value as a TOML value (TOML has no null: a null becomes `""`), an object's keys in
+/// the order the Log holds them.
+fn json_value(value: &Value) -> toml_edit::Value {
     match value {
-        Value::Null => "\"\"".to_owned(),
-        Value::Bool(flag) => flag.to_string(),
-        Value::Number(number) => number.to_string(),
-        Value::String(text) => quoted(text),
-        Value::Array(items) => format!("[{}]", items.iter().map(toml_value).collect::<Vec<_>>().join(", ")),
-        Value::Object(map) => {
-            let fields: Vec<String> =
-                map.iter().map(|(key, value)| format!("{} = {}", toml_key(key), toml_value(value))).collect();
-            inline(&fields)
-        }
+        Value::Null => "".into(),
+        Value::Bool(flag) => (*flag).into(),
+        Value::Number(number) => match (number.as_i64(), number.as_f64()) {
+            (Some(integer), _) => integer.into(),
+            (None, Some(float)) => float.into(),
+            (None, None) => number.to_string().into(),
+        },
+        Value::String(text) => text.into(),
+        Value::Array(items) => items.iter().map(json_value).collect::<Array>().into(),
+        Value::Object(map) => map.iter().map(|(key, value)| (key, json_value(value))).collect::<InlineTable>().into(),
     }
 }
 
@@ -665,7 +675,7 @@ fn render(source: &str, draft: &Draft) -> String {
 }
 
 /// A `respond = [...]` line (or lines).
-fn respond(responses: &[String]) -> String {
+fn respond(responses: &[InlineTable]) -> String {
     match responses {
         [] => "respond = []".to_owned(),
         [one] => format!("respond = [{one}]"),
@@ -808,6 +818,6 @@ mod tests {
     fn json_arguments_become_inline_toml() {
         let args = serde_json::json!({"path": "a.txt", "n": 2, "odd key": [true]});
         // In the order the Log holds them (sorted there).
-        assert_eq!(toml_value(&args), r#"{ path = "a.txt", n = 2, "odd key" = [true] }"#);
+        assert_eq!(json_value(&args).to_string(), r#"{ path = "a.txt", n = 2, "odd key" = [true] }"#);
     }
 }

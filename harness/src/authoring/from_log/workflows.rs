@@ -39,12 +39,8 @@ pub(super) fn expectations(events: &[Event], audited: &Audit) -> Vec<String> {
         }
         let waves: Vec<String> = workflow.waves.iter().map(|wave| strings(wave)).collect();
         let _ = writeln!(table, "waves = [{}]", waves.join(", "));
-        let steps: Vec<String> = workflow
-            .steps
-            .iter()
-            .map(|(step, status)| format!("{} = {}", super::toml_key(step), quoted(status)))
-            .collect();
-        let _ = writeln!(table, "steps = {}", super::inline(&steps));
+        let steps: toml_edit::InlineTable = workflow.steps.iter().collect();
+        let _ = writeln!(table, "steps = {steps}");
         tables.push(table);
     }
     tables
