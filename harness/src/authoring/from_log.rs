@@ -32,20 +32,21 @@
 //! the corpus (`new_from_log_round_trips_every_agent_scenario` in `harness/tests/cli.rs`).
 
 mod children;
+mod document;
 mod resume;
 mod workflows;
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
 use gauntlet_runtime::TerminalStatus;
 use serde_json::Value;
-use toml_edit::{Array, InlineTable};
+use toml_edit::{Array, InlineTable, Table};
 
 use crate::audit::{self, Line, TurnAudit};
 use crate::log_file::LogFile;
 use crate::scenario::Config;
 use children::ChildDraft;
+use document::{inline, int, json_value};
 
 /// A scenario written from a Log, and what the Log could not say.
 #[derive(Debug, Clone, PartialEq)]
@@ -176,7 +177,7 @@ pub fn scenario(file: &LogFile, source: &str) -> Written {
     }
     let workflows = workflows::expectations(events, &audited);
     let draft = Draft { config, workspace, preload, workflows, turns, children, notes };
-    Written { text: render(source, &draft), notes: draft.notes }
+    Written { text: document::render(source, &draft), notes: draft.notes }
 }
 
 /// Every part of the scenario being written.
@@ -186,8 +187,8 @@ struct Draft {
     workspace: BTreeMap<String, String>,
     /// The `[log]` preload's NDJSON.
     preload: Option<String>,
-    /// The `[[expect.workflow]]` tables, rendered.
-    workflows: Vec<String>,
+    /// The `[[expect.workflow]]` tables.
+    workflows: Vec<Table>,
     turns: Vec<TurnDraft>,
     children: Vec<ChildDraft>,
     notes: Vec<String>,
@@ -542,147 +543,6 @@ fn split(text: &str, chunks: u64) -> Vec<String> {
     pieces
 }
 
-/// An inline table of `fields`, in their order.
-fn inline<const N: usize>(fields: [(&str, toml_edit::Value); N]) -> InlineTable {
-    fields.into_iter().collect()
-}
-
-/// A count or a duration as a TOML integer (at most `i64::MAX`).
-fn int(number: impl TryInto<i64>) -> toml_edit::Value {
-    number.try_into().unwrap_or(i64::MAX).into()
-}
-
-fn quoted(text: &str) -> String {
-    toml::Value::String(text.to_owned()).to_string()
-}
-
-fn strings(items: &[String]) -> String {
-    format!("[{}]", items.iter().map(|item| quoted(item)).collect::<Vec<_>>().join(", "))
-}
-
-/// A JSON value as a TOML value (TOML has no null: a null becomes `""`), an object's keys in
-/// the order the Log holds them.
-fn json_value(value: &Value) -> toml_edit::Value {
-    match value {
-        Value::Null => "".into(),
-        Value::Bool(flag) => (*flag).into(),
-        Value::Number(number) => match (number.as_i64(), number.as_f64()) {
-            (Some(integer), _) => integer.into(),
-            (None, Some(float)) => float.into(),
-            (None, None) => number.to_string().into(),
-        },
-        Value::String(text) => text.into(),
-        Value::Array(items) => items.iter().map(json_value).collect::<Array>().into(),
-        Value::Object(map) => map.iter().map(|(key, value)| (key, json_value(value))).collect::<InlineTable>().into(),
-    }
-}
-
-fn toml_key(key: &str) -> String {
-    if !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-        key.to_owned()
-    } else {
-        quoted(key)
-    }
-}
-
-fn render(source: &str, draft: &Draft) -> String {
-    let Draft { config, workspace, preload, workflows, turns, children, notes } = draft;
-    let mut out = String::new();
-    let _ = writeln!(out, "#:schema ../../docs/schema/scenario.schema.json");
-    let _ = writeln!(out, "# Written by `gauntlet new --from-log` from {source}; read it, then run it with --bless.");
-    for note in notes {
-        let _ = writeln!(out, "# Note: {note}.");
-    }
-    let _ = writeln!(out, "title = {}", quoted(&format!("Reproduces {source}")));
-    let _ = writeln!(out, "covers = []");
-    let defaults = Config::default();
-    let mut settings = Vec::new();
-    if config.model != defaults.model {
-        settings.push(format!("model = {}", quoted(&config.model)));
-    }
-    if config.stream_idle_timeout_ms != defaults.stream_idle_timeout_ms {
-        settings.push(format!("stream_idle_timeout_ms = {}", config.stream_idle_timeout_ms));
-    }
-    if config.turn_timeout_ms != defaults.turn_timeout_ms {
-        settings.push(format!("turn_timeout_ms = {}", config.turn_timeout_ms));
-    }
-    if config.max_retries != defaults.max_retries {
-        settings.push(format!("max_retries = {}", config.max_retries));
-    }
-    if config.max_subagents != defaults.max_subagents {
-        settings.push(format!("max_subagents = {}", config.max_subagents));
-    }
-    if !settings.is_empty() {
-        let _ = writeln!(out, "\n[config]\n{}", settings.join("\n"));
-    }
-    if !workspace.is_empty() {
-        let _ = writeln!(out, "\n[workspace]");
-        for (path, content) in workspace {
-            let _ = writeln!(out, "{} = {}", quoted(path), quoted(content));
-        }
-    }
-    if let Some(ndjson) = preload.as_deref() {
-        let _ = writeln!(out, "\n# What the Log's earlier process wrote: the Session resumes it.\n[log]");
-        if ndjson.contains("'''") {
-            let _ = writeln!(out, "ndjson = {}", quoted(ndjson));
-        } else {
-            let _ = writeln!(out, "ndjson = '''\n{ndjson}'''");
-        }
-    }
-    for table in workflows {
-        let _ = write!(out, "\n{table}");
-    }
-    for turn in turns {
-        let _ = writeln!(out, "\n[[turn]]\nprompt = {}", quoted(&turn.prompt));
-        match turn.expect {
-            Some(status) => {
-                let _ = writeln!(out, "expect = {}", quoted(status.as_str()));
-            }
-            None => {
-                let _ = writeln!(out, "# The Log shows no terminal evidence for this turn.");
-            }
-        }
-        if let Some(kind) = &turn.error_kind {
-            let _ = writeln!(out, "error_kind = {}", quoted(kind));
-        }
-        if let Some(reason) = turn.stop_reason {
-            let _ = writeln!(out, "stop_reason = {}", quoted(reason));
-        }
-        if let Some(model) = &turn.model {
-            let _ = writeln!(out, "model = {}", quoted(model));
-        }
-        if let Some(trigger) = turn.cancel {
-            let _ = writeln!(out, "cancel = {}", quoted(trigger));
-        }
-        let _ = writeln!(out, "{}", respond(&turn.responses));
-    }
-    for child in children {
-        let _ = writeln!(out, "\n[children.{}]", toml_key(&child.route));
-        if let Some(note) = &child.note {
-            let _ = writeln!(out, "# Note: {note}.");
-        }
-        if let Some(status) = child.expect {
-            let _ = writeln!(out, "expect = {}", quoted(status.as_str()));
-        }
-        if let Some(reason) = &child.reason {
-            let _ = writeln!(out, "reason = {}", quoted(reason));
-        }
-        if !child.responses.is_empty() {
-            let _ = writeln!(out, "{}", respond(&child.responses));
-        }
-    }
-    out
-}
-
-/// A `respond = [...]` line (or lines).
-fn respond(responses: &[InlineTable]) -> String {
-    match responses {
-        [] => "respond = []".to_owned(),
-        [one] => format!("respond = [{one}]"),
-        many => format!("respond = [\n{}]", many.iter().map(|r| format!("  {r},\n")).collect::<String>()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::path::Path;
@@ -812,12 +672,5 @@ mod tests {
         assert_eq!(split("Useful partial", 2), ["Useful ", "partial"]);
         assert_eq!(split("ab", 5), ["a", "b"]);
         assert_eq!(split("", 3), [""]);
-    }
-
-    #[test]
-    fn json_arguments_become_inline_toml() {
-        let args = serde_json::json!({"path": "a.txt", "n": 2, "odd key": [true]});
-        // In the order the Log holds them (sorted there).
-        assert_eq!(json_value(&args).to_string(), r#"{ path = "a.txt", n = 2, "odd key" = [true] }"#);
     }
 }
