@@ -239,89 +239,20 @@ fn draft_turn(
     config: &mut Config,
     model: &mut String,
 ) -> TurnDraft {
-    let mut turn =
-        TurnDraft { prompt: user.line.str_field("text").unwrap_or_default().to_owned(), ..TurnDraft::default() };
-    let mut calls: Vec<Call> = Vec::new();
-    let mut failure: Option<&Line> = None;
-    // A tool the cancel interrupted: the turn was cancelled while it ran.
-    let mut tool_interrupted = false;
-    let mut last_ms = user.at_ms;
-    for event in events {
-        let line = &event.line;
-        match line.kind.as_str() {
-            "provider_usage" => {
-                let took_ms = match (last_ms, event.at_ms) {
-                    (Some(before), Some(at)) => u64::try_from(at - before).unwrap_or(0),
-                    _ => 0,
-                };
-                calls.push(Call { usage: Some(line.data.clone()), took_ms, ..Call::default() });
-            }
-            "reasoning" => {
-                let item = line.data.get("item").cloned().unwrap_or(Value::Null);
-                let summary = item
-                    .get("summary")
-                    .and_then(Value::as_array)
-                    .map(|parts| {
-                        parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).map(str::to_owned)
-                    })
-                    .into_iter()
-                    .flatten()
-                    .collect();
-                let encrypted = item.get("encrypted_content").and_then(Value::as_str).map(str::to_owned);
-                open_call(&mut calls, Part::Reasoning).reasoning.push((summary, encrypted));
-            }
-            "assistant_message" => {
-                let call = open_call(&mut calls, Part::Text);
-                call.text = line.str_field("text").map(str::to_owned);
-                call.truncation =
-                    line.data.pointer("/metadata/output_truncation/reason").and_then(Value::as_str).map(str::to_owned);
-            }
-            "tool_call" => {
-                let name = line.str_field("name").unwrap_or_default().to_owned();
-                let args = line.data.get("args").cloned().unwrap_or(Value::Object(Default::default()));
-                let call_id = line.str_field("call_id").map(str::to_owned);
-                // The calls of one response run one after another: a tool call after a tool
-                // result with no Provider call between belongs to the same response.
-                let call = match calls.last_mut() {
-                    Some(last) if last.closed && !last.calls.is_empty() => last,
-                    _ => open_call(&mut calls, Part::ToolCall),
-                };
-                call.calls.push((name, args, call_id));
-            }
-            "tool_result" => {
-                if let Some(last) = calls.last_mut() {
-                    last.closed = true;
-                }
-                tool_interrupted |=
-                    line.data.pointer("/error/details/reason").and_then(Value::as_str) == Some("interrupt");
-            }
-            "turn_failed" => failure = Some(line),
-            _ => {}
-        }
-        last_ms = event.at_ms.or(last_ms);
-    }
-    if let Some(usage_model) = calls.iter().find_map(|call| call.usage.as_ref()?.get("model")?.as_str())
-        && usage_model != model
-    {
-        turn.model = Some(usage_model.to_owned());
-        usage_model.clone_into(model);
-    }
-    // The call the turn failed in: one without usage that is still open, else a new one.
-    let cancelled_in_tool =
-        tool_interrupted && failure.and_then(|failed| failed.str_field("error_kind")) == Some("cancelled");
-    if cancelled_in_tool {
+    let mut read = TurnEvents::read(events, user.at_ms);
+    let mut turn = TurnDraft {
+        prompt: user.line.str_field("text").unwrap_or_default().to_owned(),
+        model: switched_model(&read.calls, model),
+        ..TurnDraft::default()
+    };
+    if read.cancelled_in_tool() {
         turn.cancel = Some("tool_call");
     }
-    let failed_call = match (failure, calls.last()) {
-        _ if cancelled_in_tool => None,
-        (Some(_), Some(last)) if last.usage.is_none() && !last.closed => calls.pop(),
-        (Some(_), _) => Some(Call::default()),
-        (None, _) => None,
-    };
-    for call in &calls {
+    let failure = read.take_failure();
+    for call in &read.calls {
         turn.responses.extend(finished_responses(call, config));
     }
-    if let (Some(failed), Some(call)) = (failure, failed_call) {
+    if let Some((call, failed)) = failure {
         let responses = failed_responses(&call, failed, config, &mut turn);
         turn.responses.extend(responses);
     }
@@ -330,13 +261,125 @@ fn draft_turn(
         turn.error_kind.clone_from(&audited.error_kind);
     }
     if turn.expect == Some(TerminalStatus::Completed) {
-        turn.stop_reason = match calls.last().and_then(|call| call.truncation.as_deref()) {
-            Some("content_filter") => Some("refusal"),
-            Some(_) => Some("max_tokens"),
-            None => None,
-        };
+        turn.stop_reason = stop_reason(&read.calls);
     }
     turn
+}
+
+/// A Turn's events after its `user_message`, read into the Provider calls they show and how the
+/// Turn failed.
+#[derive(Debug, Default)]
+struct TurnEvents<'a> {
+    calls: Vec<Call>,
+    /// The `turn_failed` that ended the Turn.
+    failure: Option<&'a Line>,
+    /// A tool the cancel interrupted: the turn was cancelled while it ran.
+    tool_interrupted: bool,
+}
+
+impl<'a> TurnEvents<'a> {
+    /// Reads `events`, the Turn's `user_message` having been recorded at `prompted_ms`.
+    fn read(events: &'a [Event], prompted_ms: Option<i64>) -> Self {
+        let mut read = Self::default();
+        let mut last_ms = prompted_ms;
+        for event in events {
+            read.add(event, last_ms);
+            last_ms = event.at_ms.or(last_ms);
+        }
+        read
+    }
+
+    /// Adds one event, the event before it having been recorded at `last_ms`.
+    fn add(&mut self, event: &'a Event, last_ms: Option<i64>) {
+        let line = &event.line;
+        match line.kind.as_str() {
+            "provider_usage" => {
+                let took_ms = match (last_ms, event.at_ms) {
+                    (Some(before), Some(at)) => u64::try_from(at - before).unwrap_or(0),
+                    _ => 0,
+                };
+                self.calls.push(Call { usage: Some(line.data.clone()), took_ms, ..Call::default() });
+            }
+            "reasoning" => open_call(&mut self.calls, Part::Reasoning).reasoning.push(reasoning_item(line)),
+            "assistant_message" => {
+                let call = open_call(&mut self.calls, Part::Text);
+                call.text = line.str_field("text").map(str::to_owned);
+                call.truncation =
+                    line.data.pointer("/metadata/output_truncation/reason").and_then(Value::as_str).map(str::to_owned);
+            }
+            "tool_call" => {
+                // The calls of one response run one after another: a tool call after a tool
+                // result with no Provider call between belongs to the same response.
+                let call = match self.calls.last_mut() {
+                    Some(last) if last.closed && !last.calls.is_empty() => last,
+                    _ => open_call(&mut self.calls, Part::ToolCall),
+                };
+                call.calls.push(tool_call(line));
+            }
+            "tool_result" => {
+                if let Some(last) = self.calls.last_mut() {
+                    last.closed = true;
+                }
+                self.tool_interrupted |=
+                    line.data.pointer("/error/details/reason").and_then(Value::as_str) == Some("interrupt");
+            }
+            "turn_failed" => self.failure = Some(line),
+            _ => {}
+        }
+    }
+
+    /// Whether the Turn was cancelled while a tool ran.
+    fn cancelled_in_tool(&self) -> bool {
+        self.tool_interrupted && self.failure.and_then(|failed| failed.str_field("error_kind")) == Some("cancelled")
+    }
+
+    /// The call the Turn failed in, taken out of `calls` (the last one when it has no usage and is
+    /// still open, else a call with no output), with its `turn_failed`; none when the Turn did not
+    /// fail, or was cancelled while a tool ran.
+    fn take_failure(&mut self) -> Option<(Call, &'a Line)> {
+        let failed = self.failure.filter(|_| !self.cancelled_in_tool())?;
+        let call = self.calls.pop_if(|last| last.usage.is_none() && !last.closed).unwrap_or_default();
+        Some((call, failed))
+    }
+}
+
+/// A `reasoning` event's item: its summary chunks and its encrypted content.
+fn reasoning_item(line: &Line) -> (Vec<String>, Option<String>) {
+    let item = line.data.get("item");
+    let summary = item
+        .and_then(|item| item.get("summary"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|part| part.get("text").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect();
+    let encrypted = item.and_then(|item| item.get("encrypted_content")).and_then(Value::as_str).map(str::to_owned);
+    (summary, encrypted)
+}
+
+/// A `tool_call` event as a response's call: `(name, args, call_id)`.
+fn tool_call(line: &Line) -> (String, Value, Option<String>) {
+    let name = line.str_field("name").unwrap_or_default().to_owned();
+    let args = line.data.get("args").cloned().unwrap_or(Value::Object(Default::default()));
+    (name, args, line.str_field("call_id").map(str::to_owned))
+}
+
+/// The model the Turn's calls name, when it is not `model` (which becomes it): the Turn's
+/// `model` key.
+fn switched_model(calls: &[Call], model: &mut String) -> Option<String> {
+    let named = calls.iter().find_map(|call| call.usage.as_ref()?.get("model")?.as_str())?;
+    (named != model).then(|| {
+        named.clone_into(model);
+        named.to_owned()
+    })
+}
+
+/// The `stop_reason` of a completed Turn whose last answer was truncated: `refusal` for a
+/// content filter, else `max_tokens`.
+fn stop_reason(calls: &[Call]) -> Option<&'static str> {
+    let reason = calls.last()?.truncation.as_deref()?;
+    Some(if reason == "content_filter" { "refusal" } else { "max_tokens" })
 }
 
 /// Where an output item sits in a response: reasoning, then text, then calls.
