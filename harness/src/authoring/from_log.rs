@@ -30,6 +30,9 @@
 //! say (a busy prompt, a reload, the script of a child whose Log is missing) is left out and, where
 //! the Log shows it was there, named in a note. The round trip holds for every agent scenario of
 //! the corpus (`new_from_log_round_trips_every_agent_scenario` in `harness/tests/cli.rs`).
+//!
+//! Responses are built as TOML values as they are drafted, and the scenario as a `toml_edit`
+//! document, comments and all ([`document`]): no TOML is written by hand.
 
 mod children;
 mod document;
