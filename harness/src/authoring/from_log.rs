@@ -30,21 +30,26 @@
 //! say (a busy prompt, a reload, the script of a child whose Log is missing) is left out and, where
 //! the Log shows it was there, named in a note. The round trip holds for every agent scenario of
 //! the corpus (`new_from_log_round_trips_every_agent_scenario` in `harness/tests/cli.rs`).
+//!
+//! Responses are built as TOML values as they are drafted, and the scenario as a `toml_edit`
+//! document, comments and all ([`document`]): no TOML is written by hand.
 
 mod children;
+mod document;
 mod resume;
 mod workflows;
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
+use toml_edit::{Array, InlineTable, Table};
 
 use crate::audit::{self, Line, TurnAudit};
 use crate::log_file::LogFile;
 use crate::scenario::Config;
 use children::ChildDraft;
+use document::{inline, int, json_value};
 
 /// A scenario written from a Log, and what the Log could not say.
 #[derive(Debug, Clone, PartialEq)]
@@ -124,7 +129,7 @@ struct Call {
 struct TurnDraft {
     prompt: String,
     model: Option<String>,
-    responses: Vec<String>,
+    responses: Vec<InlineTable>,
     expect: Option<TerminalStatus>,
     error_kind: Option<String>,
     stop_reason: Option<&'static str>,
@@ -175,7 +180,7 @@ pub fn scenario(file: &LogFile, source: &str) -> Written {
     }
     let workflows = workflows::expectations(events, &audited);
     let draft = Draft { config, workspace, preload, workflows, turns, children, notes };
-    Written { text: render(source, &draft), notes: draft.notes }
+    Written { text: document::render(source, &draft), notes: draft.notes }
 }
 
 /// Every part of the scenario being written.
@@ -185,8 +190,8 @@ struct Draft {
     workspace: BTreeMap<String, String>,
     /// The `[log]` preload's NDJSON.
     preload: Option<String>,
-    /// The `[[expect.workflow]]` tables, rendered.
-    workflows: Vec<String>,
+    /// The `[[expect.workflow]]` tables.
+    workflows: Vec<Table>,
     turns: Vec<TurnDraft>,
     children: Vec<ChildDraft>,
     notes: Vec<String>,
@@ -237,89 +242,20 @@ fn draft_turn(
     config: &mut Config,
     model: &mut String,
 ) -> TurnDraft {
-    let mut turn =
-        TurnDraft { prompt: user.line.str_field("text").unwrap_or_default().to_owned(), ..TurnDraft::default() };
-    let mut calls: Vec<Call> = Vec::new();
-    let mut failure: Option<&Line> = None;
-    // A tool the cancel interrupted: the turn was cancelled while it ran.
-    let mut tool_interrupted = false;
-    let mut last_ms = user.at_ms;
-    for event in events {
-        let line = &event.line;
-        match line.kind.as_str() {
-            "provider_usage" => {
-                let took_ms = match (last_ms, event.at_ms) {
-                    (Some(before), Some(at)) => u64::try_from(at - before).unwrap_or(0),
-                    _ => 0,
-                };
-                calls.push(Call { usage: Some(line.data.clone()), took_ms, ..Call::default() });
-            }
-            "reasoning" => {
-                let item = line.data.get("item").cloned().unwrap_or(Value::Null);
-                let summary = item
-                    .get("summary")
-                    .and_then(Value::as_array)
-                    .map(|parts| {
-                        parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).map(str::to_owned)
-                    })
-                    .into_iter()
-                    .flatten()
-                    .collect();
-                let encrypted = item.get("encrypted_content").and_then(Value::as_str).map(str::to_owned);
-                open_call(&mut calls, Part::Reasoning).reasoning.push((summary, encrypted));
-            }
-            "assistant_message" => {
-                let call = open_call(&mut calls, Part::Text);
-                call.text = line.str_field("text").map(str::to_owned);
-                call.truncation =
-                    line.data.pointer("/metadata/output_truncation/reason").and_then(Value::as_str).map(str::to_owned);
-            }
-            "tool_call" => {
-                let name = line.str_field("name").unwrap_or_default().to_owned();
-                let args = line.data.get("args").cloned().unwrap_or(Value::Object(Default::default()));
-                let call_id = line.str_field("call_id").map(str::to_owned);
-                // The calls of one response run one after another: a tool call after a tool
-                // result with no Provider call between belongs to the same response.
-                let call = match calls.last_mut() {
-                    Some(last) if last.closed && !last.calls.is_empty() => last,
-                    _ => open_call(&mut calls, Part::ToolCall),
-                };
-                call.calls.push((name, args, call_id));
-            }
-            "tool_result" => {
-                if let Some(last) = calls.last_mut() {
-                    last.closed = true;
-                }
-                tool_interrupted |=
-                    line.data.pointer("/error/details/reason").and_then(Value::as_str) == Some("interrupt");
-            }
-            "turn_failed" => failure = Some(line),
-            _ => {}
-        }
-        last_ms = event.at_ms.or(last_ms);
-    }
-    if let Some(usage_model) = calls.iter().find_map(|call| call.usage.as_ref()?.get("model")?.as_str())
-        && usage_model != model
-    {
-        turn.model = Some(usage_model.to_owned());
-        usage_model.clone_into(model);
-    }
-    // The call the turn failed in: one without usage that is still open, else a new one.
-    let cancelled_in_tool =
-        tool_interrupted && failure.and_then(|failed| failed.str_field("error_kind")) == Some("cancelled");
-    if cancelled_in_tool {
+    let mut read = TurnEvents::read(events, user.at_ms);
+    let mut turn = TurnDraft {
+        prompt: user.line.str_field("text").unwrap_or_default().to_owned(),
+        model: switched_model(&read.calls, model),
+        ..TurnDraft::default()
+    };
+    if read.cancelled_in_tool() {
         turn.cancel = Some("tool_call");
     }
-    let failed_call = match (failure, calls.last()) {
-        _ if cancelled_in_tool => None,
-        (Some(_), Some(last)) if last.usage.is_none() && !last.closed => calls.pop(),
-        (Some(_), _) => Some(Call::default()),
-        (None, _) => None,
-    };
-    for call in &calls {
+    let failure = read.take_failure();
+    for call in &read.calls {
         turn.responses.extend(finished_responses(call, config));
     }
-    if let (Some(failed), Some(call)) = (failure, failed_call) {
+    if let Some((call, failed)) = failure {
         let responses = failed_responses(&call, failed, config, &mut turn);
         turn.responses.extend(responses);
     }
@@ -328,13 +264,125 @@ fn draft_turn(
         turn.error_kind.clone_from(&audited.error_kind);
     }
     if turn.expect == Some(TerminalStatus::Completed) {
-        turn.stop_reason = match calls.last().and_then(|call| call.truncation.as_deref()) {
-            Some("content_filter") => Some("refusal"),
-            Some(_) => Some("max_tokens"),
-            None => None,
-        };
+        turn.stop_reason = stop_reason(&read.calls);
     }
     turn
+}
+
+/// A Turn's events after its `user_message`, read into the Provider calls they show and how the
+/// Turn failed.
+#[derive(Debug, Default)]
+struct TurnEvents<'a> {
+    calls: Vec<Call>,
+    /// The `turn_failed` that ended the Turn.
+    failure: Option<&'a Line>,
+    /// A tool the cancel interrupted: the turn was cancelled while it ran.
+    tool_interrupted: bool,
+}
+
+impl<'a> TurnEvents<'a> {
+    /// Reads `events`, the Turn's `user_message` having been recorded at `prompted_ms`.
+    fn read(events: &'a [Event], prompted_ms: Option<i64>) -> Self {
+        let mut read = Self::default();
+        let mut last_ms = prompted_ms;
+        for event in events {
+            read.add(event, last_ms);
+            last_ms = event.at_ms.or(last_ms);
+        }
+        read
+    }
+
+    /// Adds one event, the event before it having been recorded at `last_ms`.
+    fn add(&mut self, event: &'a Event, last_ms: Option<i64>) {
+        let line = &event.line;
+        match line.kind.as_str() {
+            "provider_usage" => {
+                let took_ms = match (last_ms, event.at_ms) {
+                    (Some(before), Some(at)) => u64::try_from(at - before).unwrap_or(0),
+                    _ => 0,
+                };
+                self.calls.push(Call { usage: Some(line.data.clone()), took_ms, ..Call::default() });
+            }
+            "reasoning" => open_call(&mut self.calls, Part::Reasoning).reasoning.push(reasoning_item(line)),
+            "assistant_message" => {
+                let call = open_call(&mut self.calls, Part::Text);
+                call.text = line.str_field("text").map(str::to_owned);
+                call.truncation =
+                    line.data.pointer("/metadata/output_truncation/reason").and_then(Value::as_str).map(str::to_owned);
+            }
+            "tool_call" => {
+                // The calls of one response run one after another: a tool call after a tool
+                // result with no Provider call between belongs to the same response.
+                let call = match self.calls.last_mut() {
+                    Some(last) if last.closed && !last.calls.is_empty() => last,
+                    _ => open_call(&mut self.calls, Part::ToolCall),
+                };
+                call.calls.push(tool_call(line));
+            }
+            "tool_result" => {
+                if let Some(last) = self.calls.last_mut() {
+                    last.closed = true;
+                }
+                self.tool_interrupted |=
+                    line.data.pointer("/error/details/reason").and_then(Value::as_str) == Some("interrupt");
+            }
+            "turn_failed" => self.failure = Some(line),
+            _ => {}
+        }
+    }
+
+    /// Whether the Turn was cancelled while a tool ran.
+    fn cancelled_in_tool(&self) -> bool {
+        self.tool_interrupted && self.failure.and_then(|failed| failed.str_field("error_kind")) == Some("cancelled")
+    }
+
+    /// The call the Turn failed in, taken out of `calls` (the last one when it has no usage and is
+    /// still open, else a call with no output), with its `turn_failed`; none when the Turn did not
+    /// fail, or was cancelled while a tool ran.
+    fn take_failure(&mut self) -> Option<(Call, &'a Line)> {
+        let failed = self.failure.filter(|_| !self.cancelled_in_tool())?;
+        let call = self.calls.pop_if(|last| last.usage.is_none() && !last.closed).unwrap_or_default();
+        Some((call, failed))
+    }
+}
+
+/// A `reasoning` event's item: its summary chunks and its encrypted content.
+fn reasoning_item(line: &Line) -> (Vec<String>, Option<String>) {
+    let item = line.data.get("item");
+    let summary = item
+        .and_then(|item| item.get("summary"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|part| part.get("text").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect();
+    let encrypted = item.and_then(|item| item.get("encrypted_content")).and_then(Value::as_str).map(str::to_owned);
+    (summary, encrypted)
+}
+
+/// A `tool_call` event as a response's call: `(name, args, call_id)`.
+fn tool_call(line: &Line) -> (String, Value, Option<String>) {
+    let name = line.str_field("name").unwrap_or_default().to_owned();
+    let args = line.data.get("args").cloned().unwrap_or(Value::Object(Default::default()));
+    (name, args, line.str_field("call_id").map(str::to_owned))
+}
+
+/// The model the Turn's calls name, when it is not `model` (which becomes it): the Turn's
+/// `model` key.
+fn switched_model(calls: &[Call], model: &mut String) -> Option<String> {
+    let named = calls.iter().find_map(|call| call.usage.as_ref()?.get("model")?.as_str())?;
+    (named != model).then(|| {
+        named.clone_into(model);
+        named.to_owned()
+    })
+}
+
+/// The `stop_reason` of a completed Turn whose last answer was truncated: `refusal` for a
+/// content filter, else `max_tokens`.
+fn stop_reason(calls: &[Call]) -> Option<&'static str> {
+    let reason = calls.last()?.truncation.as_deref()?;
+    Some(if reason == "content_filter" { "refusal" } else { "max_tokens" })
 }
 
 /// Where an output item sits in a response: reasoning, then text, then calls.
@@ -375,43 +423,40 @@ fn open_call(calls: &mut Vec<Call>, part: Part) -> &mut Call {
 }
 
 /// The responses of a call that finished: its retried attempts, then its output.
-fn finished_responses(call: &Call, config: &mut Config) -> Vec<String> {
+fn finished_responses(call: &Call, config: &mut Config) -> Vec<InlineTable> {
     let usage = call.usage.as_ref();
     let attempts = usage.and_then(|usage| usage.get("attempts")).and_then(Value::as_u64).unwrap_or(1);
     let retries = u32::try_from(attempts.saturating_sub(1)).unwrap_or(u32::MAX);
     config.max_retries = config.max_retries.max(retries);
-    let mut responses: Vec<String> = (1..attempts).map(|_| "{ status = 500 }".to_owned()).collect();
-    let mut fields = output_fields(call, 1);
+    let mut responses: Vec<InlineTable> = (1..attempts).map(|_| status(500)).collect();
+    let mut response = output(call, 1);
     if let Some(usage) = usage.and_then(|usage| usage.get("usage")) {
         let number = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
-        let scripted = (
-            number("/input_tokens"),
-            number("/input_tokens_details/cached_tokens"),
-            number("/output_tokens"),
-            number("/output_tokens_details/reasoning_tokens"),
-        );
-        if scripted != (100, 0, 10, 0) {
-            fields.push(format!(
-                "usage = {{ input = {}, cached = {}, output = {}, reasoning = {} }}",
-                scripted.0, scripted.1, scripted.2, scripted.3
-            ));
+        let scripted = [
+            ("input", number("/input_tokens")),
+            ("cached", number("/input_tokens_details/cached_tokens")),
+            ("output", number("/output_tokens")),
+            ("reasoning", number("/output_tokens_details/reasoning_tokens")),
+        ];
+        if scripted.map(|(_, tokens)| tokens) != [100, 0, 10, 0] {
+            response.insert("usage", inline(scripted.map(|(key, tokens)| (key, int(tokens)))).into());
         }
     }
     if let Some(reason) = &call.truncation {
-        fields.push(format!("then = {{ incomplete = {} }}", quoted(reason)));
+        response.insert("then", inline([("incomplete", reason.into())]).into());
     }
     // Before any output (after `created` and `in_progress`), and only where the wait cannot be
     // a retry's delay or trip the idle timeout.
     if call.took_ms > 0 && attempts == 1 && call.took_ms < config.stream_idle_timeout_ms {
-        fields.push(format!("pause = {{ after = 2, ms = {} }}", call.took_ms));
+        response.insert("pause", pause(2, call.took_ms));
     }
-    responses.push(inline(&fields));
+    responses.push(response);
     responses
 }
 
 /// The responses of the call a turn failed in, from its partial output and `turn_failed`;
 /// adjusts `config` and the turn for timeouts and cancels.
-fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut TurnDraft) -> Vec<String> {
+fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut TurnDraft) -> Vec<InlineTable> {
     let detail = |key: &str| failed.data.pointer(&format!("/details/{key}"));
     let number = |key: &str| detail(key).and_then(Value::as_u64);
     let attempts = number("attempts").unwrap_or(1);
@@ -421,56 +466,58 @@ fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut 
     let chunks_from = |frames_with_text: Option<u64>, extra: u64| {
         frames_with_text.map_or(1, |frames| frames.saturating_sub(before_text + 3 + extra).max(1))
     };
-    let retried = |ending: &str| (1..attempts).map(|_| ending.to_owned()).collect::<Vec<_>>();
-    let ending = |then: String, chunks: u64| {
-        let mut fields = output_fields(call, chunks);
-        fields.push(then);
-        inline(&fields)
+    let retried = |response: InlineTable| vec![response; usize::try_from(attempts.saturating_sub(1)).unwrap_or(0)];
+    let ending = |then: toml_edit::Value, chunks: u64| {
+        let mut response = output(call, chunks);
+        response.insert("then", then);
+        response
     };
     let long_pause = |ms: u64, chunks: u64| {
         let after = if call.text.is_some() { before_text + chunks } else { 2 + reasoning_frames };
-        let mut fields = output_fields(call, chunks);
-        fields.push(format!("pause = {{ after = {after}, ms = {ms} }}"));
-        inline(&fields)
+        let mut response = output(call, chunks);
+        response.insert("pause", pause(after, ms));
+        response
     };
     match failed.str_field("error_kind").unwrap_or_default() {
         "rate_limited" | "provider_http_error" if number("status").is_some() => {
-            let status = number("status").unwrap_or(500);
-            let retry_after =
-                number("retry_after_s").map(|seconds| format!(", retry_after = {seconds}")).unwrap_or_default();
+            let code = number("status").unwrap_or(500);
+            let mut response = status(code);
+            if let Some(seconds) = number("retry_after_s") {
+                response.insert("retry_after", int(seconds));
+            }
             // The runtime gave up after these attempts: exactly this many retries (of a status
             // it retries at all: 429 and 5xx).
-            if status == 429 || status >= 500 {
+            if code == 429 || code >= 500 {
                 config.max_retries = u32::try_from(attempts.saturating_sub(1)).unwrap_or(u32::MAX);
             }
-            (0..attempts).map(|_| format!("{{ status = {status}{retry_after} }}")).collect()
+            vec![response; usize::try_from(attempts).unwrap_or(1)]
         }
         "provider_http_error" => {
             let code = failed.data.pointer("/details/code").and_then(Value::as_str).unwrap_or("server_error");
-            let then = match detail("event_type").and_then(Value::as_str) {
-                Some("response.failed") => format!("then = {{ failed = {} }}", quoted(code)),
-                _ => format!("then = {{ error = {} }}", quoted(code)),
+            let frame = match detail("event_type").and_then(Value::as_str) {
+                Some("response.failed") => "failed",
+                _ => "error",
             };
-            let mut responses = retried("{ status = 500 }");
+            let mut responses = retried(status(500));
             // The error frame follows the text's done frames (text, part, item).
-            responses.push(ending(then, chunks_from(number("frame_index"), 1)));
+            responses.push(ending(inline([(frame, code.into())]).into(), chunks_from(number("frame_index"), 1)));
             responses
         }
         "network" => {
-            let mut responses = retried("{ then = \"disconnect\" }");
-            responses.push(ending("then = \"disconnect\"".to_owned(), 1));
+            let mut responses = retried(inline([("then", "disconnect".into())]));
+            responses.push(ending("disconnect".into(), 1));
             responses
         }
         "incomplete_stream" => {
-            let mut responses = retried("{ status = 500 }");
-            responses.push(ending("then = \"eof\"".to_owned(), chunks_from(number("frames"), 0)));
+            let mut responses = retried(status(500));
+            responses.push(ending("eof".into(), chunks_from(number("frames"), 0)));
             responses
         }
-        "invalid_response" => vec![ending("then = \"malformed\"".to_owned(), 1)],
+        "invalid_response" => vec![ending("malformed".into(), 1)],
         "stream_idle_timeout" => {
             let timeout = number("timeout_ms").unwrap_or(config.stream_idle_timeout_ms);
             config.stream_idle_timeout_ms = timeout;
-            let mut responses = retried("{ status = 500 }");
+            let mut responses = retried(status(500));
             responses.push(long_pause(timeout.saturating_mul(2), 1));
             responses
         }
@@ -486,45 +533,48 @@ fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut 
             turn.cancel = Some(if call.text.is_some() { "first_delta" } else { "sent" });
             vec![long_pause(3_600_000, 1)]
         }
-        _ => vec![ending("then = { error = \"server_error\" }".to_owned(), 1)],
+        _ => vec![ending(inline([("error", "server_error".into())]).into(), 1)],
     }
 }
 
-/// The `reasoning`, `text` and `calls` keys of a call's output, its text in `chunks` pieces.
-fn output_fields(call: &Call, chunks: u64) -> Vec<String> {
-    let mut fields = Vec::new();
+/// A response holding a call's output: its `reasoning`, `text` and `calls`, the text in
+/// `chunks` pieces.
+fn output(call: &Call, chunks: u64) -> InlineTable {
+    let mut response = InlineTable::new();
     if !call.reasoning.is_empty() {
-        let items: Vec<String> = call
-            .reasoning
-            .iter()
-            .map(|(summary, encrypted)| {
-                let mut item = vec![format!("summary = {}", strings(summary))];
-                if let Some(encrypted) = encrypted {
-                    item.push(format!("encrypted = {}", quoted(encrypted)));
-                }
-                inline(&item)
-            })
-            .collect();
-        fields.push(format!("reasoning = [{}]", items.join(", ")));
+        let items = call.reasoning.iter().map(|(summary, encrypted)| {
+            let mut item = inline([("summary", summary.iter().collect())]);
+            if let Some(encrypted) = encrypted {
+                item.insert("encrypted", encrypted.into());
+            }
+            item
+        });
+        response.insert("reasoning", items.collect::<Array>().into());
     }
     if let Some(text) = &call.text {
-        fields.push(format!("text = {}", strings(&split(text, chunks))));
+        response.insert("text", split(text, chunks).into_iter().collect());
     }
     if !call.calls.is_empty() {
-        let items: Vec<String> = call
-            .calls
-            .iter()
-            .map(|(name, args, call_id)| {
-                let mut item = vec![format!("name = {}", quoted(name)), format!("args = {}", toml_value(args))];
-                if let Some(call_id) = call_id {
-                    item.push(format!("call_id = {}", quoted(call_id)));
-                }
-                inline(&item)
-            })
-            .collect();
-        fields.push(format!("calls = [{}]", items.join(", ")));
+        let items = call.calls.iter().map(|(name, args, call_id)| {
+            let mut item = inline([("name", name.into()), ("args", json_value(args))]);
+            if let Some(call_id) = call_id {
+                item.insert("call_id", call_id.into());
+            }
+            item
+        });
+        response.insert("calls", items.collect::<Array>().into());
     }
-    fields
+    response
+}
+
+/// `{ status = code }`: an HTTP error.
+fn status(code: u64) -> InlineTable {
+    inline([("status", int(code))])
+}
+
+/// `pause = { after, ms }`: a wait of `ms` after the stream's first `after` frames.
+fn pause(after: u64, ms: u64) -> toml_edit::Value {
+    inline([("after", int(after)), ("ms", int(ms))]).into()
 }
 
 /// `text` cut into `chunks` pieces of about equal length (fewer when it is shorter).
@@ -537,140 +587,6 @@ fn split(text: &str, chunks: u64) -> Vec<String> {
         pieces.push(String::new());
     }
     pieces
-}
-
-fn inline(fields: &[String]) -> String {
-    if fields.is_empty() { "{}".to_owned() } else { format!("{{ {} }}", fields.join(", ")) }
-}
-
-fn quoted(text: &str) -> String {
-    toml::Value::String(text.to_owned()).to_string()
-}
-
-fn strings(items: &[String]) -> String {
-    format!("[{}]", items.iter().map(|item| quoted(item)).collect::<Vec<_>>().join(", "))
-}
-
-/// A JSON value as an inline TOML value (TOML has no null: a null becomes `""`).
-fn toml_value(value: &Value) -> String {
-    match value {
-        Value::Null => "\"\"".to_owned(),
-        Value::Bool(flag) => flag.to_string(),
-        Value::Number(number) => number.to_string(),
-        Value::String(text) => quoted(text),
-        Value::Array(items) => format!("[{}]", items.iter().map(toml_value).collect::<Vec<_>>().join(", ")),
-        Value::Object(map) => {
-            let fields: Vec<String> =
-                map.iter().map(|(key, value)| format!("{} = {}", toml_key(key), toml_value(value))).collect();
-            inline(&fields)
-        }
-    }
-}
-
-fn toml_key(key: &str) -> String {
-    if !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-        key.to_owned()
-    } else {
-        quoted(key)
-    }
-}
-
-fn render(source: &str, draft: &Draft) -> String {
-    let Draft { config, workspace, preload, workflows, turns, children, notes } = draft;
-    let mut out = String::new();
-    let _ = writeln!(out, "#:schema ../../docs/schema/scenario.schema.json");
-    let _ = writeln!(out, "# Written by `gauntlet new --from-log` from {source}; read it, then run it with --bless.");
-    for note in notes {
-        let _ = writeln!(out, "# Note: {note}.");
-    }
-    let _ = writeln!(out, "title = {}", quoted(&format!("Reproduces {source}")));
-    let _ = writeln!(out, "covers = []");
-    let defaults = Config::default();
-    let mut settings = Vec::new();
-    if config.model != defaults.model {
-        settings.push(format!("model = {}", quoted(&config.model)));
-    }
-    if config.stream_idle_timeout_ms != defaults.stream_idle_timeout_ms {
-        settings.push(format!("stream_idle_timeout_ms = {}", config.stream_idle_timeout_ms));
-    }
-    if config.turn_timeout_ms != defaults.turn_timeout_ms {
-        settings.push(format!("turn_timeout_ms = {}", config.turn_timeout_ms));
-    }
-    if config.max_retries != defaults.max_retries {
-        settings.push(format!("max_retries = {}", config.max_retries));
-    }
-    if config.max_subagents != defaults.max_subagents {
-        settings.push(format!("max_subagents = {}", config.max_subagents));
-    }
-    if !settings.is_empty() {
-        let _ = writeln!(out, "\n[config]\n{}", settings.join("\n"));
-    }
-    if !workspace.is_empty() {
-        let _ = writeln!(out, "\n[workspace]");
-        for (path, content) in workspace {
-            let _ = writeln!(out, "{} = {}", quoted(path), quoted(content));
-        }
-    }
-    if let Some(ndjson) = preload.as_deref() {
-        let _ = writeln!(out, "\n# What the Log's earlier process wrote: the Session resumes it.\n[log]");
-        if ndjson.contains("'''") {
-            let _ = writeln!(out, "ndjson = {}", quoted(ndjson));
-        } else {
-            let _ = writeln!(out, "ndjson = '''\n{ndjson}'''");
-        }
-    }
-    for table in workflows {
-        let _ = write!(out, "\n{table}");
-    }
-    for turn in turns {
-        let _ = writeln!(out, "\n[[turn]]\nprompt = {}", quoted(&turn.prompt));
-        match turn.expect {
-            Some(status) => {
-                let _ = writeln!(out, "expect = {}", quoted(status.as_str()));
-            }
-            None => {
-                let _ = writeln!(out, "# The Log shows no terminal evidence for this turn.");
-            }
-        }
-        if let Some(kind) = &turn.error_kind {
-            let _ = writeln!(out, "error_kind = {}", quoted(kind));
-        }
-        if let Some(reason) = turn.stop_reason {
-            let _ = writeln!(out, "stop_reason = {}", quoted(reason));
-        }
-        if let Some(model) = &turn.model {
-            let _ = writeln!(out, "model = {}", quoted(model));
-        }
-        if let Some(trigger) = turn.cancel {
-            let _ = writeln!(out, "cancel = {}", quoted(trigger));
-        }
-        let _ = writeln!(out, "{}", respond(&turn.responses));
-    }
-    for child in children {
-        let _ = writeln!(out, "\n[children.{}]", toml_key(&child.route));
-        if let Some(note) = &child.note {
-            let _ = writeln!(out, "# Note: {note}.");
-        }
-        if let Some(status) = child.expect {
-            let _ = writeln!(out, "expect = {}", quoted(status.as_str()));
-        }
-        if let Some(reason) = &child.reason {
-            let _ = writeln!(out, "reason = {}", quoted(reason));
-        }
-        if !child.responses.is_empty() {
-            let _ = writeln!(out, "{}", respond(&child.responses));
-        }
-    }
-    out
-}
-
-/// A `respond = [...]` line (or lines).
-fn respond(responses: &[String]) -> String {
-    match responses {
-        [] => "respond = []".to_owned(),
-        [one] => format!("respond = [{one}]"),
-        many => format!("respond = [\n{}]", many.iter().map(|r| format!("  {r},\n")).collect::<String>()),
-    }
 }
 
 #[cfg(test)]
@@ -802,12 +718,5 @@ mod tests {
         assert_eq!(split("Useful partial", 2), ["Useful ", "partial"]);
         assert_eq!(split("ab", 5), ["a", "b"]);
         assert_eq!(split("", 3), [""]);
-    }
-
-    #[test]
-    fn json_arguments_become_inline_toml() {
-        let args = serde_json::json!({"path": "a.txt", "n": 2, "odd key": [true]});
-        // In the order the Log holds them (sorted there).
-        assert_eq!(toml_value(&args), r#"{ path = "a.txt", n = 2, "odd key" = [true] }"#);
     }
 }

@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 
 use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
+use toml_edit::InlineTable;
 
 use super::{Event, draft_turn, events};
 use crate::audit::{self, Audit};
@@ -24,7 +25,7 @@ pub(super) struct ChildDraft {
     pub(super) route: String,
     pub(super) expect: Option<SubagentStatus>,
     pub(super) reason: Option<String>,
-    pub(super) responses: Vec<String>,
+    pub(super) responses: Vec<InlineTable>,
     /// Why its script is missing or incomplete, when it is.
     pub(super) note: Option<String>,
 }
@@ -76,7 +77,7 @@ pub(super) fn scripts(
 }
 
 /// Drafts a child's responses from its Log; a note when the Log holds more than one Turn.
-fn script(child: &LogFile, responses: &mut Vec<String>, config: &mut Config) -> Option<String> {
+fn script(child: &LogFile, responses: &mut Vec<InlineTable>, config: &mut Config) -> Option<String> {
     let events = events(&child.lines);
     let starts: Vec<usize> =
         events.iter().enumerate().filter(|(_, event)| event.line.kind == "user_message").map(|(idx, _)| idx).collect();

@@ -3,15 +3,14 @@
 //! [`crate::judge::expectations`] reads them: a tool error's kind, or the state, waves and step
 //! checkpoints the Workflow's `workflow_event` spine shows ([`crate::audit::workflows`]).
 
-use std::fmt::Write;
-
 use serde_json::Value;
+use toml_edit::{Array, InlineTable, Table, value};
 
-use super::{Event, quoted, strings};
+use super::Event;
 use crate::audit::Audit;
 
-/// The `[[expect.workflow]]` tables, rendered, for the `run_workflow` calls among `events`.
-pub(super) fn expectations(events: &[Event], audited: &Audit) -> Vec<String> {
+/// The `[[expect.workflow]]` tables for the `run_workflow` calls among `events`.
+pub(super) fn expectations(events: &[Event], audited: &Audit) -> Vec<Table> {
     let calls = events
         .iter()
         .filter(|event| event.line.kind == "tool_call" && event.line.str_field("name") == Some("run_workflow"))
@@ -24,9 +23,9 @@ pub(super) fn expectations(events: &[Event], audited: &Audit) -> Vec<String> {
         else {
             continue;
         };
-        let mut table = String::from("[[expect.workflow]]\n");
+        let mut table = Table::new();
         if let Some(kind) = result.line.data.pointer("/error/kind").and_then(Value::as_str) {
-            let _ = writeln!(table, "error = {}", quoted(kind));
+            table.insert("error", value(kind));
             tables.push(table);
             continue;
         }
@@ -35,16 +34,11 @@ pub(super) fn expectations(events: &[Event], audited: &Audit) -> Vec<String> {
         if let Some(status) = workflow.terminal_state.and_then(|state| serde_json::to_value(state).ok())
             && let Some(status) = status.as_str()
         {
-            let _ = writeln!(table, "status = {}", quoted(status));
+            table.insert("status", value(status));
         }
-        let waves: Vec<String> = workflow.waves.iter().map(|wave| strings(wave)).collect();
-        let _ = writeln!(table, "waves = [{}]", waves.join(", "));
-        let steps: Vec<String> = workflow
-            .steps
-            .iter()
-            .map(|(step, status)| format!("{} = {}", super::toml_key(step), quoted(status)))
-            .collect();
-        let _ = writeln!(table, "steps = {}", super::inline(&steps));
+        let waves: Array = workflow.waves.iter().map(|wave| wave.iter().collect::<Array>()).collect();
+        table.insert("waves", value(waves));
+        table.insert("steps", value(workflow.steps.iter().collect::<InlineTable>()));
         tables.push(table);
     }
     tables
