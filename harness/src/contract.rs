@@ -12,12 +12,16 @@ use std::sync::LazyLock;
 /// anywhere (without a docs/ folder of its own) is checked against the ids its judge knows.
 pub const REGISTRY: &str = include_str!("../../docs/contract.md");
 
-static IDS: LazyLock<Vec<String>> =
-    LazyLock::new(|| parse(REGISTRY).unwrap_or_default().into_iter().map(|requirement| requirement.id).collect());
+static REQUIREMENTS: LazyLock<Vec<Requirement>> = LazyLock::new(|| parse(REGISTRY).unwrap_or_default());
 
 /// Whether the compiled-in registry defines requirement `id` (a scenario's `covers` entry).
 pub fn defines(id: &str) -> bool {
-    IDS.iter().any(|known| known == id)
+    tier_of(id).is_some()
+}
+
+/// The tier of requirement `id` in the compiled-in registry.
+pub fn tier_of(id: &str) -> Option<Tier> {
+    REQUIREMENTS.iter().find(|requirement| requirement.id == id).map(|requirement| requirement.tier)
 }
 
 /// How binding a requirement is.
@@ -27,7 +31,8 @@ pub enum Tier {
     Must,
     /// Recommended.
     Should,
-    /// Optional.
+    /// Optional: the reference's (or Pixir's) own choice, which no outside text asks of
+    /// another implementation. A finding against it never makes a verdict nonconformant.
     May,
 }
 

@@ -92,7 +92,7 @@ pub fn failures(verdicts: &[Verdict]) -> Vec<Failure> {
         // A run that could not be judged normally fails as a whole: its other findings are noise.
         let counted = |finding: &&Finding| match verdict.kind {
             VerdictKind::Error => finding.layer == Layer::Fault,
-            _ => finding.layer != Layer::Golden,
+            _ => !finding.is_difference(),
         };
         for finding in verdict.findings.iter().filter(counted) {
             if !found.iter().any(|seen| seen.scenario == verdict.scenario && seen.requirement == finding.requirement) {
@@ -221,6 +221,21 @@ mod tests {
         assert_eq!(comparison.unexpected[0].scenario, "b");
         // `c` ran and passed: stale. `d` did not run: neither used nor stale.
         assert_eq!(comparison.stale, [known("c", None)]);
+    }
+
+    /// A MAY finding beside a real failure is not a failure to list: it cannot fail the run.
+    #[test]
+    fn a_may_finding_is_never_a_known_failure() {
+        let both = Verdict::from_findings(
+            "turn/a",
+            Vec::new(),
+            vec![
+                Finding::new(Layer::Invariant, Some("ACP-ERROR-DATA"), "no data"),
+                Finding::new(Layer::Invariant, Some("ACP-STOP-REASON"), "end_turn"),
+            ],
+        );
+        let listed: Vec<Option<String>> = failures(&[both]).into_iter().map(|failure| failure.requirement).collect();
+        assert_eq!(listed, [Some("ACP-STOP-REASON".to_owned())]);
     }
 
     #[test]

@@ -170,9 +170,10 @@ impl LogReport {
         }
     }
 
-    /// True when neither this Log nor any child has a finding.
+    /// True when neither this Log nor any child has a finding but differences from the
+    /// reference (MAY rows, such as a gap in `seq`).
     pub fn is_clean(&self) -> bool {
-        self.findings.is_empty() && self.children.iter().all(LogReport::is_clean)
+        self.findings.iter().all(|found| found.finding.is_difference()) && self.children.iter().all(LogReport::is_clean)
     }
 
     /// The report as text: per Turn its terminal state and evidence, then every finding.
@@ -284,7 +285,15 @@ mod tests {
         let path = write(dir.path(), "s.ndjson", &format!("{USER}\n{USER}\n"));
         let report = LogReport::of(&read(&path).unwrap());
         let rules: Vec<_> = report.findings.iter().map(|f| (f.rule.as_str(), f.line)).collect();
-        assert_eq!(rules, [("log_seq_gapless", Some(2)), ("log_ids_unique", Some(2)), ("turns_terminated", Some(1))]);
+        assert_eq!(
+            rules,
+            [
+                ("log_seq_monotonic", Some(2)),
+                ("log_seq_gapless", Some(2)),
+                ("log_ids_unique", Some(2)),
+                ("turns_terminated", Some(1))
+            ]
+        );
     }
 
     #[test]

@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::contract::{self, Tier};
+
 /// The verdict vocabulary (design.md "Three layers of judgement").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -61,6 +63,20 @@ impl Finding {
     pub fn new(layer: Layer, requirement: Option<&str>, message: impl Into<String>) -> Finding {
         Finding { layer, requirement: requirement.map(str::to_owned), message: message.into() }
     }
+
+    /// Whether it says where the implementation differs from the reference rather than where
+    /// it breaks the contract: a golden difference, or a finding against a MAY requirement
+    /// (the reference's own choice). Such a finding makes a verdict `conformant`, never
+    /// `nonconformant`, and is never a known failure to list.
+    pub fn is_difference(&self) -> bool {
+        match self.layer {
+            Layer::Golden => true,
+            Layer::Fault => false,
+            Layer::Invariant | Layer::Expectation => {
+                self.requirement.as_deref().and_then(contract::tier_of) == Some(Tier::May)
+            }
+        }
+    }
 }
 
 impl std::fmt::Display for Finding {
@@ -98,15 +114,17 @@ pub struct Verdict {
 
 impl Verdict {
     /// Derives the verdict kind from findings: faults beat invariant and expectation failures,
-    /// which beat golden differences.
+    /// which beat differences from the reference (golden, or a MAY requirement).
     pub fn from_findings(scenario: &str, terminal_states: Vec<String>, mut findings: Vec<Finding>) -> Verdict {
         findings.sort_by_key(|finding| finding.layer);
-        let worst = findings.first().map(|finding| finding.layer);
-        let kind = match worst {
-            None => VerdictKind::Identical,
-            Some(Layer::Fault) => VerdictKind::Error,
-            Some(Layer::Invariant | Layer::Expectation) => VerdictKind::Nonconformant,
-            Some(Layer::Golden) => VerdictKind::Conformant,
+        let kind = if findings.iter().any(|finding| finding.layer == Layer::Fault) {
+            VerdictKind::Error
+        } else if findings.iter().any(|finding| !finding.is_difference()) {
+            VerdictKind::Nonconformant
+        } else if !findings.is_empty() {
+            VerdictKind::Conformant
+        } else {
+            VerdictKind::Identical
         };
         Verdict { scenario: scenario.to_owned(), kind, terminal_states, findings, elapsed_ms: 0, skipped: None }
     }
@@ -118,5 +136,25 @@ impl Verdict {
             skipped: Some(why),
             ..Verdict::from_findings(scenario, Vec::new(), Vec::new())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A MAY row is the reference's own choice: breaking it is a difference, like a golden one,
+    /// and never makes a verdict nonconformant; a MUST or SHOULD finding does.
+    #[test]
+    fn a_finding_against_a_may_row_is_a_difference_not_a_failure() {
+        let may = Finding::new(Layer::Invariant, Some("ACP-ERROR-DATA"), "no data.terminalStatus");
+        let should = Finding::new(Layer::Invariant, Some("WIRE-RETRY-BOUNDED"), "5 retries");
+        let golden = Finding::new(Layer::Golden, None, "acp.jsonl differs");
+        assert!(may.is_difference() && golden.is_difference() && !should.is_difference());
+        assert_eq!(Verdict::from_findings("s", vec![], vec![may.clone()]).kind, VerdictKind::Conformant);
+        assert_eq!(Verdict::from_findings("s", vec![], vec![may.clone(), golden]).kind, VerdictKind::Conformant);
+        assert_eq!(Verdict::from_findings("s", vec![], vec![may, should]).kind, VerdictKind::Nonconformant);
+        let fault = Finding::new(Layer::Fault, None, "crashed");
+        assert_eq!(Verdict::from_findings("s", vec![], vec![fault]).kind, VerdictKind::Error);
     }
 }

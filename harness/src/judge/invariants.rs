@@ -24,6 +24,7 @@ mod load_replays_clean_transcript;
 mod log_canonical_only;
 mod log_ids_unique;
 mod log_seq_gapless;
+mod log_seq_monotonic;
 mod no_duplicate_assistant;
 mod no_partial_text_replayed;
 mod no_retry_after_text;
@@ -38,6 +39,7 @@ mod subagent_terminal_evidence;
 mod terminal_evidence;
 mod tool_calls_paired;
 mod tool_calls_projected;
+mod truncation_stop_reason;
 mod turns_terminated;
 mod usage_recorded;
 mod workflow_ok_only_when_complete;
@@ -83,6 +85,7 @@ pub struct Invariant {
 /// Every invariant, checked on every capture.
 pub const ALL: &[Invariant] = &[
     log_canonical_only::INVARIANT,
+    log_seq_monotonic::INVARIANT,
     log_seq_gapless::INVARIANT,
     log_ids_unique::INVARIANT,
     terminal_evidence::INVARIANT,
@@ -96,6 +99,7 @@ pub const ALL: &[Invariant] = &[
     orphan_calls_repaired::INVARIANT,
     provider_script_strict::INVARIANT,
     stop_reason_matches_log::INVARIANT,
+    truncation_stop_reason::INVARIANT,
     completed_needs_terminal_event::INVARIANT,
     load_replays_clean_transcript::INVARIANT,
     busy_prompt_refused::INVARIANT,

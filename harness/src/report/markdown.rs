@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use super::CheckReport;
 use super::requirements::tier;
+use crate::verdict::Layer;
 
 /// The Markdown matrix: requirements against results, then scenarios against verdicts.
 pub fn render(report: &CheckReport<'_>) -> String {
@@ -37,11 +38,39 @@ pub fn render(report: &CheckReport<'_>) -> String {
         let note = verdict.skipped.clone().unwrap_or_else(|| ids.join(", "));
         let _ = writeln!(out, "| `{}` | {} | {} |", verdict.scenario, verdict.kind.as_str(), note);
     }
+    differences(&mut out, report);
     if !report.run.warnings.is_empty() {
         out.push_str("\n## Warnings\n\n");
         out.extend(report.run.warnings.iter().map(|warning| format!("- {warning}\n")));
     }
     out
+}
+
+/// The findings against MAY requirements, in a section of their own: where the implementation
+/// chose otherwise than the reference, which no outside text forbids.
+fn differences(out: &mut String, report: &CheckReport<'_>) {
+    let mut lines = Vec::new();
+    for verdict in &report.verdicts {
+        for finding in
+            verdict.findings.iter().filter(|finding| finding.layer != Layer::Golden && finding.is_difference())
+        {
+            let first = finding.message.lines().next().unwrap_or_default();
+            lines.push(format!(
+                "| `{}` | {} | {first} |",
+                verdict.scenario,
+                finding.requirement.as_deref().unwrap_or("")
+            ));
+        }
+    }
+    if lines.is_empty() {
+        return;
+    }
+    out.push_str("\n## Where it differs from the reference (MAY, informative)\n\n");
+    out.push_str("These rules are the reference's own choices; no seed or protocol asks them of another implementation, so they never fail a verdict.\n\n");
+    out.push_str("| scenario | requirement | what differs |\n| --- | --- | --- |\n");
+    for line in lines {
+        let _ = writeln!(out, "{line}");
+    }
 }
 
 #[cfg(test)]

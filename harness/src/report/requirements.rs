@@ -13,6 +13,9 @@ pub enum Status {
     Pass,
     /// Broken in at least one scenario.
     Fail,
+    /// A MAY requirement (the reference's own choice) this implementation does otherwise in at
+    /// least one scenario: informative, never a failure.
+    Differs,
     /// Its only scenarios were skipped (a capability the implementation lacks).
     Skipped,
     /// No evidence in this run: checked only by the reference runtime's unit tests, by
@@ -27,6 +30,7 @@ impl Status {
         match self {
             Status::Pass => "pass",
             Status::Fail => "FAIL",
+            Status::Differs => "differs",
             Status::Skipped => "skipped",
             Status::NotJudged => "not judged",
         }
@@ -85,7 +89,9 @@ pub fn rows(requirements: &[Requirement], verdicts: &[Verdict], logged: bool) ->
                 .collect();
             let named: Vec<&Verdict> =
                 verdicts.iter().filter(|verdict| scenarios.contains(&verdict.scenario.as_str())).collect();
-            let status = if !failing.is_empty() {
+            let status = if !failing.is_empty() && requirement.tier == Tier::May {
+                Status::Differs
+            } else if !failing.is_empty() {
                 Status::Fail
             } else if !logged && about_the_log(&requirement.id) {
                 Status::NotJudged

@@ -1,4 +1,6 @@
-//! LOG-SEQ-GAPLESS: Log `seq` starts at 0 and grows by one per line, resumes included.
+//! LOG-SEQ-GAPLESS (MAY): Log `seq` starts at 0 and grows by one per line, resumes included:
+//! the reference's (Pixir's) own stamping, beyond the monotonic seq seed 004 asks for
+//! (LOG-SEQ-MONOTONIC).
 
 use super::{Invariant, Scope};
 use crate::judge::Evidence;

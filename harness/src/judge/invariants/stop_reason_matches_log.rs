@@ -1,8 +1,9 @@
 //! ACP-STOP-REASON: the agent's answer to `session/prompt` agrees with the terminal state the
-//! Log shows. `end_turn` only for `completed` without truncation, `max_tokens` / `refusal` only
-//! for a truncated completion, `cancelled` only for `interrupted`, and a failed, partially
-//! failed or timed-out turn is a JSON-RPC error (whose `data.terminalStatus`, when given, names
-//! it; ACP-ERROR-DATA asks for it).
+//! Log shows. `end_turn` only for `completed`, `max_tokens` / `refusal` only for a truncated
+//! completion, `cancelled` only for `interrupted`, and a failed, partially failed or timed-out
+//! turn is a JSON-RPC error (whose `data.terminalStatus`, when given, names it; ACP-ERROR-DATA
+//! asks for it). A truncated completion answered `end_turn` is still a completion: that it
+//! should say `max_tokens` is ACP-TRUNCATION-STOP-REASON's (a SHOULD), not this rule's.
 
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
@@ -35,14 +36,18 @@ fn check(evidence: &Evidence) -> Vec<String> {
                 status.map_or("no terminal state", |status| status.as_str())
             )),
             (Some(claimed), Some(status)) if claimed == status => {
-                let expected = match (status, turn.truncation.as_deref()) {
-                    (TerminalStatus::Completed, None) => Some("end_turn"),
-                    (TerminalStatus::Completed, Some("content_filter")) => Some("refusal"),
-                    (TerminalStatus::Completed, Some(_)) => Some("max_tokens"),
-                    (TerminalStatus::Interrupted, _) => Some("cancelled"),
-                    _ => None,
+                let allowed: &[&str] = match (status, turn.truncation.as_deref()) {
+                    (TerminalStatus::Completed, None) => &["end_turn"],
+                    (TerminalStatus::Completed, Some(reason)) => &["end_turn", truncation_stop_reason(reason)],
+                    (TerminalStatus::Interrupted, _) => &["cancelled"],
+                    _ => &[],
                 };
-                if answer.stop_reason.as_deref() != expected {
+                // A failure has no stop reason: its answer is an error.
+                let honest = match answer.stop_reason.as_deref() {
+                    Some(said) => allowed.contains(&said),
+                    None => allowed.is_empty(),
+                };
+                if !honest {
                     problems.push(format!("turn {n} is `{status}` ({}) but was answered {said}", turn.source));
                 }
             }
@@ -56,7 +61,12 @@ fn check(evidence: &Evidence) -> Vec<String> {
     problems
 }
 
-fn describe(stop_reason: Option<&str>, error: Option<&Value>) -> String {
+/// The stop reason ACP has for a clean answer the Provider cut short for `reason`.
+pub(super) fn truncation_stop_reason(reason: &str) -> &'static str {
+    if reason == "content_filter" { "refusal" } else { "max_tokens" }
+}
+
+pub(super) fn describe(stop_reason: Option<&str>, error: Option<&Value>) -> String {
     match (stop_reason, error) {
         (Some(reason), _) => format!("with stop reason `{reason}`"),
         (None, Some(error)) => format!("with error {}", error.get("data").unwrap_or(error)),
@@ -104,7 +114,7 @@ mod tests {
     }
 
     #[test]
-    fn a_truncated_answer_must_say_max_tokens() {
+    fn a_truncated_answer_may_say_end_turn_but_not_refusal_for_max_tokens() {
         let mut capture = capture(
             &[
                 ("user_message", json!({"text": "q"})),
@@ -116,9 +126,11 @@ mod tests {
             &[],
         );
         capture.reported.push(Reported { stop_reason: Some("end_turn".into()), error: None });
+        assert!(check(INVARIANT, &capture).is_empty());
+        capture.reported[0].stop_reason = Some("refusal".into());
         assert_eq!(
             check(INVARIANT, &capture),
-            ["turn 1 is `completed` (the Log shows) but was answered with stop reason `end_turn`"]
+            ["turn 1 is `completed` (the Log shows) but was answered with stop reason `refusal`"]
         );
     }
 }

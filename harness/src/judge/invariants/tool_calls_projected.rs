@@ -2,6 +2,9 @@
 //! ACP tool item (`toolCallId` = its `call_id`) and closed with the status its `tool_result`
 //! supports: `completed` for an `ok` result that reports nothing partial, `failed` otherwise;
 //! never left open once the prompt is answered (pixir.md 5.1 `tool_result`; ACP tool calls).
+//! A call left open by a turn answered `cancelled` is no finding: ACP's cancellation section has
+//! the client mark every unfinished tool call of the turn `cancelled` itself, "since the Agent
+//! is not required to do so". A status that contradicts the result is a finding either way.
 //! Subagent items and delegation results have their own rule (SUB-ACP-ITEM).
 //!
 //! An agent without a gauntlet Log is judged on the results it sends back to its model: each
@@ -50,6 +53,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
         let expected = if ok { "completed" } else { "failed" };
         match shown.get(call_id) {
             None => problems.push(format!("the tool call `{call_id}` (result at seq {seq}) is never shown to the client")),
+            Some(status) if is_open(status) && left_open_by_a_cancel(evidence, call_id) => {}
             Some(status) if *status != expected => problems.push(format!(
                 "the tool call `{call_id}` ends `{status}` in ACP, but its tool_result at seq {seq} supports `{expected}`"
             )),
@@ -70,6 +74,7 @@ fn from_the_wire(evidence: &Evidence, shown: &BTreeMap<&str, &str>) -> Vec<Strin
             None => problems.push(format!(
                 "the tool call `{id}` (`{tool}` as `{name}`, its result in request {n}) is never shown to the client"
             )),
+            Some(status) if is_open(status) && left_open_by_a_cancel(evidence, id) => {}
             Some(status) if *status != expected => problems.push(format!(
                 "the tool call `{id}` (`{tool}` as `{name}`) ends `{status}` in ACP, but its result in request {n} reads as {read} through the profile's mapping, so `{expected}`: {:?}",
                 excerpt(&result.output)
@@ -78,6 +83,25 @@ fn from_the_wire(evidence: &Evidence, shown: &BTreeMap<&str, &str>) -> Vec<Strin
         }
     }
     problems
+}
+
+/// Whether an ACP tool status leaves the call unfinished.
+fn is_open(status: &str) -> bool {
+    matches!(status, "pending" | "in_progress")
+}
+
+/// Whether the prompt answered first after the tool item's last update was answered
+/// `cancelled`: the turn the call belongs to was cancelled.
+fn left_open_by_a_cancel(evidence: &Evidence, call_id: &str) -> bool {
+    let acp = &evidence.capture.acp;
+    let mentions =
+        |entry: &Value| entry.pointer("/message/params/update/toolCallId").and_then(Value::as_str) == Some(call_id);
+    let Some(last) = acp.iter().rposition(mentions) else { return false };
+    acp[last..]
+        .iter()
+        .filter(|entry| entry["from"] == "agent")
+        .find_map(|entry| entry.pointer("/message/result/stopReason").or_else(|| entry.pointer("/message/error")))
+        .is_some_and(|answer| answer == "cancelled")
 }
 
 /// The first 200 characters of a result, for a message.
@@ -146,6 +170,27 @@ mod tests {
                 "the tool call `c3` (result at seq 3) is never shown to the client",
             ]
         );
+    }
+
+    /// ACP lets the client mark a cancelled turn's unfinished calls itself; a status that
+    /// contradicts the result is still caught.
+    #[test]
+    fn a_call_left_open_by_a_cancelled_turn_passes_a_wrong_status_does_not() {
+        let answer = |stop: &str| entry("agent", json!({"jsonrpc": "2.0", "id": 2, "result": {"stopReason": stop}}));
+        let results = [json!({"call_id": "c1", "ok": false}), json!({"call_id": "c2", "ok": false})];
+        let acp = vec![
+            update("tool_call", "c1", "in_progress"),
+            update("tool_call", "c2", "in_progress"),
+            update("tool_call_update", "c2", "completed"),
+            answer("cancelled"),
+        ];
+        assert_eq!(
+            run(&results, acp.clone()),
+            ["the tool call `c2` ends `completed` in ACP, but its tool_result at seq 2 supports `failed`"]
+        );
+        let mut ended = acp;
+        ended[3] = answer("end_turn");
+        assert_eq!(run(&results, ended).len(), 2);
     }
 
     #[test]

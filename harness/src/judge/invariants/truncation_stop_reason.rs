@@ -1,0 +1,65 @@
+//! ACP-TRUNCATION-STOP-REASON: a clean answer the Provider cut short is answered with the stop
+//! reason ACP has for it, `max_tokens` for an output limit and `refusal` for a content filter,
+//! rather than `end_turn`, which hides that the answer is incomplete. ACP-STOP-REASON already
+//! holds that the turn is answered as a completion at all.
+
+use super::stop_reason_matches_log::{describe, truncation_stop_reason};
+use super::{Invariant, Scope};
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant =
+    Invariant { id: "ACP-TRUNCATION-STOP-REASON", also: &[], name: "truncation_stop_reason", scope: Scope::Run, check };
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    let reported = &evidence.capture.reported;
+    let driven = evidence.driven_turns(reported.len());
+    let first_driven = evidence.first_driven_turn();
+    reported
+        .iter()
+        .zip(&driven)
+        .enumerate()
+        .filter_map(|(idx, (answer, turn))| {
+            let reason = turn.truncation.as_deref()?;
+            let expected = truncation_stop_reason(reason);
+            (answer.stop_reason.as_deref() == Some("end_turn")).then(|| {
+                format!(
+                    "turn {}: the Provider cut the answer short (`{reason}`, {}) and it was answered {}, not `{expected}`",
+                    first_driven + idx + 1,
+                    turn.source,
+                    describe(answer.stop_reason.as_deref(), answer.error.as_ref())
+                )
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::Reported;
+    use crate::judge::invariants::fixture::{capture, check};
+    use serde_json::json;
+
+    #[test]
+    fn a_truncated_answer_answered_end_turn_is_caught_and_max_tokens_passes() {
+        let mut capture = capture(
+            &[
+                ("user_message", json!({"text": "q"})),
+                (
+                    "assistant_message",
+                    json!({"text": "a", "metadata": {"output_truncation": {"reason": "max_output_tokens"}}}),
+                ),
+            ],
+            &[],
+        );
+        capture.reported.push(Reported { stop_reason: Some("end_turn".into()), error: None });
+        assert_eq!(
+            check(INVARIANT, &capture),
+            [
+                "turn 1: the Provider cut the answer short (`max_output_tokens`, the Log shows) and it was answered with stop reason `end_turn`, not `max_tokens`"
+            ]
+        );
+        capture.reported[0].stop_reason = Some("max_tokens".into());
+        assert!(check(INVARIANT, &capture).is_empty());
+    }
+}
