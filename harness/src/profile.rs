@@ -15,7 +15,7 @@ use crate::capture;
 use crate::driver::acp_client::Permission;
 use crate::driver::external::External;
 use crate::locate::{self, Step};
-use crate::scenario::{self, Capability, LoadError, Scenario};
+use crate::scenario::{self, Capability, Knobs, LoadError, RetryBudget, Scenario};
 use crate::tool_map::{self, ToolMap};
 
 /// The placeholders gauntlet fills in a profile's command, arguments, environment and files.
@@ -97,9 +97,32 @@ pub struct Profile {
     /// `allow_always`, `reject_once` or `reject_always`.
     #[serde(default)]
     pub permission: Permission,
+    /// How many times the agent retries a request that met a fault, when the profile does not
+    /// pass it the scenario's (`{max_retries}`): a number, or `"unbounded"`. Absent and not
+    /// passed, only the mock's cap bounds it (WIRE-RETRY-BOUNDED).
+    #[serde(default)]
+    pub retries: Option<Retries>,
     /// The folder of the profile file (not a key: set when loading).
     #[serde(skip)]
     pub dir: PathBuf,
+}
+
+/// The profile's `retries`: the agent's own fixed number of retries, or none at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum Retries {
+    /// At most this many retries of one request.
+    Fixed(u32),
+    /// `"unbounded"`: it retries until the request succeeds.
+    Word(Unbounded),
+}
+
+/// The word `unbounded`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Unbounded {
+    /// Retries until the request succeeds.
+    Unbounded,
 }
 
 /// A file written before the agent starts.
@@ -319,7 +342,25 @@ impl Profile {
     pub fn adapt(&self, scenario: &Scenario) -> Scenario {
         let mut scenario = scenario.scaled(self.time_scale);
         scenario.tools = self.tools.clone();
+        scenario.knobs = Some(Knobs { retries: self.retry_budget() });
         scenario
+    }
+
+    /// What the agent's retries are held to: its declared `retries`, else the scenario's
+    /// `max_retries` when the profile passes it (`{max_retries}` anywhere it is filled), else
+    /// nothing gauntlet knows.
+    pub fn retry_budget(&self) -> RetryBudget {
+        let passes = |text: &str| text.contains("{max_retries}");
+        let passed = passes(&self.command)
+            || self.args.iter().any(|arg| passes(arg))
+            || self.env.values().any(|value| passes(value))
+            || self.files.iter().any(|file| passes(&file.content) || passes(&file.path));
+        match self.retries {
+            Some(Retries::Fixed(n)) => RetryBudget::Fixed(n),
+            Some(Retries::Word(Unbounded::Unbounded)) => RetryBudget::Unbounded,
+            None if passed => RetryBudget::Scenario,
+            None => RetryBudget::Unknown,
+        }
     }
 
     /// The driver for this implementation.
@@ -383,6 +424,20 @@ mod tests {
     }
 
     const TOOL_SCENARIO: &str = "title = \"t\"\n[[turn]]\nprompt = \"p\"\nrespond = [{ calls = [{ name = \"read\", args = { path = \"a.txt\" } }, { name = \"wait\", args = { ms = 1000 } }] }, { text = [\"x\"] }]\n";
+
+    /// The retry budget an agent is judged by: what it was told, else what its profile says.
+    #[test]
+    fn the_retry_budget_is_the_passed_max_retries_else_the_declared_retries() {
+        let budget = |text: &str| parse(text, Path::new("agent.toml")).unwrap().retry_budget();
+        let head = "name = \"a\"\ncommand = \"agent\"\n";
+        assert_eq!(budget(head), RetryBudget::Unknown);
+        assert_eq!(budget(&format!("{head}args = [\"--retries={{max_retries}}\"]\n")), RetryBudget::Scenario);
+        assert_eq!(budget(&format!("{head}[env]\nMAX_RETRIES = \"{{max_retries}}\"\n")), RetryBudget::Scenario);
+        assert_eq!(budget(&format!("{head}retries = 3\n")), RetryBudget::Fixed(3));
+        assert_eq!(budget(&format!("{head}retries = \"unbounded\"\n")), RetryBudget::Unbounded);
+        let error = parse(&format!("{head}retries = \"often\"\n"), Path::new("agent.toml")).unwrap_err().to_string();
+        assert!(error.contains("agent.toml:3"), "{error}");
+    }
 
     #[test]
     fn a_tool_mapping_stands_in_for_the_tools_capability_when_it_maps_every_call() {

@@ -54,6 +54,33 @@ pub struct Scenario {
     /// calls with it, the judge reads their results through it. Not a key.
     #[serde(skip)]
     pub tools: ToolMap,
+    /// What the checked agent was told of the scenario's knobs (set by `gauntlet check` from
+    /// its profile); `None` for the reference, which is told every one. The judge holds an
+    /// agent only to what it could know. Not a key.
+    #[serde(skip)]
+    pub knobs: Option<Knobs>,
+}
+
+/// What an agent under check knows of a scenario's knobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Knobs {
+    /// How many times it retries a request that met a fault.
+    pub retries: RetryBudget,
+}
+
+/// How many times an agent retries a request that met a fault, as its profile says
+/// (WIRE-RETRY-BOUNDED judges each run of retries against it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RetryBudget {
+    /// The scenario's `max_retries`, which the profile passes to the agent (`{max_retries}`).
+    Scenario,
+    /// The agent's own fixed number (the profile's `retries = N`).
+    Fixed(u32),
+    /// The agent retries until it succeeds, by design (`retries = "unbounded"`).
+    Unbounded,
+    /// The profile says nothing: only the mock's cap bounds it.
+    #[default]
+    Unknown,
 }
 
 fn unscaled() -> f64 {
@@ -95,9 +122,10 @@ pub struct Config {
     /// Dialects that cannot express the scenario, each with the reason (a feature the wire
     /// format lacks): the scenario is `skipped` there.
     pub skip_dialects: BTreeMap<Dialect, String>,
-    /// What answers a request of a turn whose scripted responses are used up: `unscripted`
-    /// (HTTP 500, a MOCK-STRICT mismatch) or `repeat_last` (the turn's last response again, so
-    /// "fail every retry" can be scripted).
+    /// What answers a request of a turn whose scripted responses are used up: `retry` (the
+    /// default: a retry of a fault meets the same fault, anything else after the turn's answer
+    /// an empty clean response and a MOCK-STRICT mismatch), `unscripted` (HTTP 500, a mismatch)
+    /// or `repeat_last` (the turn's last response again, so "fail every retry" can be scripted).
     pub exhausted: Exhausted,
 }
 

@@ -348,7 +348,8 @@ fn every_error_shows(fault: &str, verdicts: &[Verdict], evidence: &str) -> Resul
     Ok(())
 }
 
-/// An agent that never calls its Provider and answers `end_turn` is caught on the wire alone.
+/// An agent that never calls its Provider and answers `end_turn` is caught on the wire alone;
+/// the scripted responses it never asked for are reported as such (MOCK-UNPLACED).
 fn liar_check(root: &Path) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false };
     let profile = profile::load(&root.join("harness/tests/fixtures/agents/liar.toml")).map_err(|e| e.to_string())?;
@@ -361,7 +362,7 @@ fn liar_check(root: &Path) -> Result<(), Failed> {
     let ids: Vec<&str> = partial.verdict.findings.iter().filter_map(|finding| finding.requirement.as_deref()).collect();
     if partial.verdict.kind != VerdictKind::Nonconformant
         || !ids.contains(&"ACP-STOP-REASON")
-        || !ids.contains(&"MOCK-STRICT")
+        || !ids.contains(&"MOCK-UNPLACED")
     {
         return Err(format!("the liar was not caught: {:#?}", partial.verdict).into());
     }

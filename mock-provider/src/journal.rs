@@ -129,14 +129,46 @@ pub enum MismatchReason {
         /// Responses it had (all consumed).
         served: usize,
     },
-    /// Every response of the current turn was already served (a retry the script did not
-    /// write, or a request that belongs to no turn of it).
+    /// Every response of the current turn was already served: a request of the agent's own
+    /// after the turn's answer, or a retry the mock no longer repeats.
     TurnExhausted {
         /// The turn, from 0.
         turn: usize,
         /// Responses it had (all consumed).
         served: usize,
+        /// What the turn's last request was answered with.
+        after: After,
     },
+}
+
+/// What answered the last request of a turn before one its script could not place: what the
+/// unplaced request is, as far as the provider can tell.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum After {
+    /// A clean answer: the request is the agent's own (a side request, a queued prompt's).
+    Answer,
+    /// A clean answer the provider cut short for this reason: likely a continuation.
+    Truncated(String),
+    /// A fault, already met again this many times in a row: the retries went past
+    /// [`crate::script::RETRY_CAP`].
+    Fault {
+        /// Times the fault was repeated.
+        repeats: usize,
+    },
+    /// Nothing: the turn has no scripted response, or none was asked before.
+    Nothing,
+    /// Whatever it was: the script refuses every request past its turn's responses with
+    /// HTTP 500 (`exhausted = "unscripted"`).
+    Refused,
+}
+
+impl After {
+    /// Whether the unplaced request gets an empty clean response rather than an HTTP error:
+    /// anything but a retry past the cap, which no agent should still be making.
+    pub fn answers_empty(&self) -> bool {
+        !matches!(self, After::Fault { .. } | After::Refused)
+    }
 }
 
 impl MismatchReason {
@@ -146,6 +178,7 @@ impl MismatchReason {
             Self::NoRoute { .. } | Self::Exhausted { .. } | Self::WrongDialect { .. } => 404,
             Self::WrongMethod => 405,
             Self::BodyNotJson { .. } => 400,
+            Self::TurnExhausted { after, .. } if after.answers_empty() => 200,
             Self::TurnExhausted { .. } => 500,
         }
     }
@@ -168,11 +201,25 @@ impl fmt::Display for MismatchReason {
             }
             Self::WrongMethod => write!(f, "expected method POST"),
             Self::BodyNotJson { error } => write!(f, "expected a JSON request body, but it did not parse: {error}"),
-            Self::TurnExhausted { turn, served } => write!(
-                f,
-                "turn {} is exhausted: its {served} scripted response(s) were already served; this request is unscripted",
-                turn + 1
-            ),
+            Self::TurnExhausted { turn, served, after } => {
+                write!(f, "turn {} is exhausted: its {served} scripted response(s) were already served; ", turn + 1)?;
+                match after {
+                    After::Answer => write!(
+                        f,
+                        "this request came after the turn's answer (the agent's own: a side request or a queued prompt's) and got an empty clean response"
+                    ),
+                    After::Truncated(reason) => write!(
+                        f,
+                        "this request came after an answer cut short (`{reason}`), a continuation, and got an empty clean response"
+                    ),
+                    After::Fault { repeats } => write!(
+                        f,
+                        "this request retried a fault already met again {repeats} times in a row, the most the mock repeats; it got HTTP 500"
+                    ),
+                    After::Nothing => write!(f, "this request is unscripted and got an empty clean response"),
+                    After::Refused => write!(f, "this request is unscripted and got HTTP 500"),
+                }
+            }
             Self::Exhausted { route, served } => {
                 write!(f, "route `{route}` is exhausted: {served} of {served} scripted responses were already consumed")
             }

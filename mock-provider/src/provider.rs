@@ -13,8 +13,8 @@ use tokio::time::Instant;
 use crate::body::Body;
 use crate::dialect::{Answer, Asked, Dialect, EncodeContext, Step, json_answer};
 use crate::increment::Chain;
-use crate::journal::{Ended, JournalEntry, Mismatch, MismatchReason, StreamEnd, Timing};
-use crate::script::{Exhausted, ROOT, Response, Script};
+use crate::journal::{After, Ended, JournalEntry, Mismatch, MismatchReason, StreamEnd, Timing};
+use crate::script::{Ending, Exhausted, RETRY_CAP, ROOT, Response, Script};
 use crate::side::{SideReply, SideRequest};
 
 /// A scripted provider, shared via `Arc` between the server or in-process callers.
@@ -274,6 +274,20 @@ impl MockProvider {
             Some(EndRecorder { state: Arc::clone(&self.state), started: self.started, entry: state.journal.len() - 1 });
         let (index, route, response) = match decision {
             Ok(found) => found,
+            Err(MismatchReason::TurnExhausted { turn, served, after }) if after.answers_empty() => {
+                // Nothing left to say: an empty clean response, which a client can neither show
+                // nor retry, instead of an error body gauntlet made up.
+                let reason = MismatchReason::TurnExhausted { turn, served, after };
+                state.mismatches.push(Mismatch { method: request.method.clone(), path: request.path.clone(), reason });
+                state.served += 1;
+                let ctx = EncodeContext {
+                    response_id: format!("resp_{}", state.served),
+                    model: self.dialect.model(&asked).unwrap_or_else(|| "unknown".to_owned()),
+                    item_base: state.next_item,
+                };
+                drop(state);
+                return reply(self.dialect.answer(&Response::default(), &ctx, &asked), end);
+            }
             Err(reason) => {
                 let status = reason.status();
                 let mismatch = Mismatch { method: request.method, path: request.path, reason };
@@ -356,15 +370,20 @@ impl MockProvider {
         {
             let range = self.turn_range(turn);
             let next = range.clone().find(|index| !state.root_served.get(*index).copied().unwrap_or(false));
+            let exhausted = |after| MismatchReason::TurnExhausted { turn, served: range.len(), after };
             let index = match (next, self.script.exhausted) {
                 (Some(index), _) => index,
                 (None, Exhausted::RepeatLast) if !range.is_empty() => range.end - 1,
-                (None, _) => return Err(MismatchReason::TurnExhausted { turn, served: range.len() }),
+                (None, Exhausted::Retry) => match retry_of(state, responses, turn) {
+                    Ok(index) => index,
+                    Err(after) => return Err(exhausted(after)),
+                },
+                (None, _) => return Err(exhausted(After::Refused)),
             };
             return responses
                 .get(index)
                 .map(|response| (index, key.as_str(), response))
-                .ok_or(MismatchReason::TurnExhausted { turn, served: range.len() });
+                .ok_or_else(|| exhausted(After::Nothing));
         }
         let index = state.cursors.get(route).copied().unwrap_or(0);
         match responses.get(index) {
@@ -411,6 +430,29 @@ fn reply(answer: Answer, end: Option<EndRecorder>) -> MockReply {
     MockReply { status: answer.status, headers: answer.headers, steps: answer.steps, end }
 }
 
+/// The response a request past turn `turn`'s script retries, when it is a retry: the turn's
+/// last request met a fault (its response one, or a body the client gave up on) and that
+/// fault was not yet repeated [`RETRY_CAP`] times in a row. Otherwise what the request came
+/// after ([`Exhausted::Retry`]).
+fn retry_of(state: &State, responses: &[Response], turn: usize) -> Result<usize, After> {
+    let mut asked = state.journal.iter().rev().filter(|entry| entry.route == ROOT && entry.turn == Some(turn));
+    let Some(last) = asked.next() else { return Err(After::Nothing) };
+    let Some(index) = last.response_index else { return Err(After::Nothing) };
+    let Some(response) = responses.get(index) else { return Err(After::Nothing) };
+    let given_up = last.timing.ended.is_some_and(|ended| ended.how == StreamEnd::ClientClosed);
+    if !response.is_fault() && !given_up {
+        return Err(match &response.then {
+            Ending::Incomplete(reason) => After::Truncated(reason.clone()),
+            _ => After::Answer,
+        });
+    }
+    let repeats = asked.take_while(|entry| entry.response_index == Some(index)).count();
+    if repeats >= RETRY_CAP {
+        return Err(After::Fault { repeats });
+    }
+    Ok(index)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -421,15 +463,19 @@ mod tests {
     }
 
     #[test]
-    fn a_turn_is_answered_from_its_own_responses_and_a_retry_beyond_them_is_unscripted() {
+    fn a_turn_is_answered_from_its_own_responses_and_a_request_after_its_answer_gets_an_empty_one() {
         let text = |t: &str| Response { text: vec![t.into()], ..Response::default() };
         let mut script = Script::root(vec![text("one"), text("two")]);
         script.turns = vec![1, 1];
         let provider = MockProvider::new(script.clone());
         provider.begin_turn(0);
         assert_eq!(provider.respond(post("/v1/responses", "{}")).status, 200);
-        // A hidden retry of turn 1 does not take turn 2's answer.
-        assert_eq!(provider.respond(post("/v1/responses", "{}")).status, 500);
+        // A request of the agent's own after turn 1's answer does not take turn 2's answer; it
+        // gets an empty clean response, nothing to show or to retry.
+        let after = provider.respond(post("/v1/responses", "{}"));
+        assert_eq!(after.status, 200);
+        let shown = format!("{:?}", after.steps);
+        assert!(shown.contains("response.completed") && !shown.contains("output_text.delta"), "{shown}");
         provider.begin_turn(1);
         assert_eq!(provider.respond(post("/v1/responses", "{}")).status, 200);
         let report = provider.report();
@@ -437,9 +483,10 @@ mod tests {
         assert_eq!(served, [(Some(0), Some(0)), (Some(0), None), (Some(1), Some(1))]);
         assert!(report.unconsumed.is_empty());
         assert!(report.mismatches[0].to_string().contains("turn 1 is exhausted"), "{}", report.mismatches[0]);
+        assert!(report.mismatches[0].to_string().contains("after the turn's answer"), "{}", report.mismatches[0]);
 
         script.exhausted = Exhausted::RepeatLast;
-        let provider = MockProvider::new(script);
+        let provider = MockProvider::new(script.clone());
         provider.begin_turn(0);
         for _ in 0..3 {
             assert_eq!(provider.respond(post("/v1/responses", "{}")).status, 200);
@@ -447,6 +494,35 @@ mod tests {
         let report = provider.report();
         assert!(report.journal.iter().all(|entry| entry.response_index == Some(0)));
         assert_eq!(report.unconsumed, [Unconsumed { route: ROOT.into(), index: 1, remaining: 1 }]);
+
+        script.exhausted = Exhausted::Unscripted;
+        let provider = MockProvider::new(script);
+        provider.begin_turn(0);
+        provider.respond(post("/v1/responses", "{}"));
+        assert_eq!(provider.respond(post("/v1/responses", "{}")).status, 500);
+    }
+
+    /// The provider is still failing: a retry past the script meets the turn's fault again, as
+    /// often as an agent's own budget asks, up to the cap, and is no mismatch.
+    #[test]
+    fn a_retry_of_a_fault_meets_the_same_fault_up_to_the_cap() {
+        let fault = Response { status: Some(503), retry_after: Some(1), ..Response::default() };
+        let mut script = Script::root(vec![fault.clone()]);
+        script.turns = vec![1];
+        let provider = MockProvider::new(script);
+        provider.begin_turn(0);
+        for attempt in 0..=RETRY_CAP {
+            let reply = provider.respond(post("/v1/responses", "{}"));
+            assert_eq!(reply.status, 503, "attempt {attempt}");
+            assert!(reply.headers.iter().any(|(name, _)| name == "retry-after"), "{:?}", reply.headers);
+        }
+        let report = provider.report();
+        assert!(report.mismatches.is_empty(), "{report}");
+        assert!(report.journal.iter().all(|entry| entry.response_index == Some(0)));
+        let past = provider.respond(post("/v1/responses", "{}"));
+        assert_eq!(past.status, 500);
+        let report = provider.report();
+        assert!(report.mismatches[0].to_string().contains(&format!("already met again {RETRY_CAP} times")), "{report}");
     }
 
     #[test]

@@ -28,13 +28,26 @@ pub struct Script {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Exhausted {
-    /// HTTP 500 with an `unscripted_request` error body: clearly not model output, a mismatch
-    /// for MOCK-STRICT, and a server error an agent may retry (WIRE-RETRY-BOUNDED counts them).
+    /// The provider as it is: a retry of a request that met a fault (the turn's last response
+    /// an HTTP error, a stream that errs, fails, drops, ends without its terminal event or is
+    /// malformed, or one the client gave up on) meets the same fault again, up to
+    /// [`RETRY_CAP`] times in a row, so an agent's own retry budget is what is judged. Any other
+    /// request past the turn's responses comes after its answer (a side request, a
+    /// continuation, a queued prompt's request): it gets an empty clean response, nothing to
+    /// show and nothing to retry, and is noted as unscripted (MOCK-STRICT on the reference).
     #[default]
+    Retry,
+    /// HTTP 500 with an `unscripted_request` error body: clearly not model output, a mismatch
+    /// for MOCK-STRICT, and a server error an agent may retry.
     Unscripted,
     /// The turn's last response again, as often as asked: "fail every retry" as a script.
     RepeatLast,
 }
+
+/// How many times in a row the mock repeats a fault to an agent that keeps retrying it: far
+/// above any agent's own budget (claude-agent-acp's default is 10 attempts), so an agent that
+/// reaches it never stops by itself (WIRE-RETRY-BOUNDED names it).
+pub const RETRY_CAP: usize = 12;
 
 impl Exhausted {
     fn is_default(&self) -> bool {
@@ -65,6 +78,19 @@ pub struct Response {
     pub status: Option<u16>,
     /// Seconds, sent as the `retry-after` header along with `status`.
     pub retry_after: Option<u64>,
+}
+
+impl Response {
+    /// Whether it is a fault a client may retry: an HTTP error, or a stream that does not end
+    /// with a clean terminal event (an in-band error, `response.failed`, a dropped connection,
+    /// no terminal event, a malformed frame). A truncated answer (`incomplete`) is clean.
+    pub fn is_fault(&self) -> bool {
+        self.status.is_some_and(|status| status >= 400)
+            || matches!(
+                self.then,
+                Ending::Error(_) | Ending::Failed(_) | Ending::Disconnect | Ending::Eof | Ending::Malformed
+            )
+    }
 }
 
 /// A reasoning item with a streamed summary.

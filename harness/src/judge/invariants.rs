@@ -41,6 +41,7 @@ mod tool_calls_paired;
 mod tool_calls_projected;
 mod truncation_stop_reason;
 mod turns_terminated;
+mod unplaced_requests;
 mod usage_recorded;
 mod workflow_ok_only_when_complete;
 mod workflow_schedule_safe;
@@ -98,6 +99,7 @@ pub const ALL: &[Invariant] = &[
     tool_calls_paired::INVARIANT,
     orphan_calls_repaired::INVARIANT,
     provider_script_strict::INVARIANT,
+    unplaced_requests::INVARIANT,
     stop_reason_matches_log::INVARIANT,
     truncation_stop_reason::INVARIANT,
     completed_needs_terminal_event::INVARIANT,

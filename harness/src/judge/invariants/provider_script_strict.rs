@@ -1,5 +1,8 @@
-//! MOCK-STRICT: the run used the Provider script exactly: no request went unanswered by the
-//! script, and no scripted response was left unconsumed.
+//! MOCK-STRICT: the reference's run used the Provider script exactly: no request went
+//! unanswered by the script, and no scripted response was left unconsumed. It keeps the corpus
+//! honest, so it judges the reference only; another agent's requests the script could not
+//! place are reported as what they are by MOCK-UNPLACED (`unplaced_requests`), and fail only
+//! the rule their behaviour breaks (a retry past its budget: WIRE-RETRY-BOUNDED).
 
 use super::{Invariant, Scope};
 use crate::judge::Evidence;
@@ -8,6 +11,14 @@ pub const INVARIANT: Invariant =
     Invariant { id: "MOCK-STRICT", also: &[], name: "provider_script_strict", scope: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
+    if evidence.scenario.is_some_and(|scenario| scenario.knobs.is_some()) {
+        return Vec::new();
+    }
+    unplaced(evidence)
+}
+
+/// Every request the script did not answer and every scripted response never requested.
+pub(super) fn unplaced(evidence: &Evidence) -> Vec<String> {
     let capture = evidence.capture;
     let unmatched = capture.unmatched.iter().map(|why| format!("unscripted request: {why}"));
     let unconsumed = capture
@@ -21,15 +32,20 @@ fn check(evidence: &Evidence) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::check;
+    use crate::judge::invariants::fixture::{check, check_played, scenario};
+    use crate::scenario::Knobs;
 
     #[test]
-    fn leftovers_and_extras_are_both_caught() {
+    fn leftovers_and_extras_are_both_caught_on_the_reference_only() {
         let capture = Capture {
             unconsumed: vec![("root".into(), 2)],
             unmatched: vec!["POST /v1/responses: route `root` is exhausted".into()],
             ..Capture::default()
         };
         assert_eq!(check(INVARIANT, &capture).len(), 2);
+        let mut checked = scenario("title = \"t\"\n[[turn]]\nprompt = \"a\"\nrespond = [{ text = [\"x\"] }]\n");
+        assert_eq!(check_played(INVARIANT, &capture, &checked).len(), 2);
+        checked.knobs = Some(Knobs::default());
+        assert!(check_played(INVARIANT, &capture, &checked).is_empty());
     }
 }

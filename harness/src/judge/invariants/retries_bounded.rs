@@ -1,51 +1,121 @@
-//! WIRE-RETRY-BOUNDED, on the wire: a turn makes no more Provider requests than its script
-//! answers. The mock refuses a request past the script with a 404, so an agent that keeps
-//! re-requesting is stopped there, and this names the turn and the count.
+//! WIRE-RETRY-BOUNDED, on the wire: an agent retries a request that met a fault (an HTTP error,
+//! a stream that failed, or one it gave up on) at most as many times in a row as its budget:
+//! the scenario's `max_retries` for the reference and for an agent its profile passes it to,
+//! the profile's own `retries` otherwise. The mock answers a retry with the same fault (the
+//! provider is still failing), up to [`RETRY_CAP`] times in a row; an agent that reaches the cap
+//! never stops by itself and is named whatever its budget.
 
-use super::{Invariant, Scope, request_turns};
+use gauntlet_mock_provider::{RETRY_CAP, ROOT, StreamEnd};
+
+use super::{Invariant, Scope, request_turns, served};
 use crate::judge::Evidence;
+use crate::scenario::RetryBudget;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "WIRE-RETRY-BOUNDED", also: &[], name: "retries_bounded", scope: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let Some(scenario) = evidence.scenario else { return Vec::new() };
+    let max_retries = scenario.config.max_retries;
+    let (limit, whose) = match scenario.knobs.map(|knobs| knobs.retries) {
+        None => (Some(max_retries), "the scenario's `max_retries`".to_owned()),
+        Some(RetryBudget::Scenario) => {
+            (Some(max_retries), "the scenario's `max_retries`, which the profile passes to the agent".to_owned())
+        }
+        Some(RetryBudget::Fixed(n)) => (Some(n), "the profile's `retries`".to_owned()),
+        Some(RetryBudget::Unbounded | RetryBudget::Unknown) => (None, String::new()),
+    };
     let turns = request_turns(evidence);
-    scenario
-        .turns
-        .iter()
-        .enumerate()
-        .filter_map(|(idx, turn)| {
-            let made = turns.iter().filter(|request_turn| **request_turn == Some(idx)).count();
-            let scripted = turn.respond.len();
-            (made > scripted).then(|| {
-                format!(
-                    "turn {}: {made} Provider requests, the script answers {scripted}; the rest were refused",
-                    idx + 1
-                )
-            })
-        })
-        .collect()
+    let mut problems = Vec::new();
+    for (idx, _) in scenario.turns.iter().enumerate() {
+        let longest = longest_run(evidence, &turns, idx);
+        let over_budget = limit.is_some_and(|limit| longest > limit as usize);
+        if longest >= RETRY_CAP {
+            problems.push(format!(
+                "turn {}: the agent retried a fault {longest} times in a row and never stopped by itself (the mock stops repeating a fault after {RETRY_CAP})",
+                idx + 1
+            ));
+        } else if over_budget {
+            problems.push(format!(
+                "turn {}: the agent retried a fault {longest} times in a row; its budget is {} ({whose})",
+                idx + 1,
+                limit.unwrap_or_default()
+            ));
+        }
+    }
+    problems
+}
+
+/// The longest run of retries in turn `turn`: requests whose request before, in the same turn,
+/// met a fault (its scripted response is one, the client gave up on its body, or the script
+/// could no longer place it in a run already going).
+fn longest_run(evidence: &Evidence, turns: &[Option<usize>], turn: usize) -> usize {
+    let capture = evidence.capture;
+    let (mut run, mut longest) = (0usize, 0usize);
+    let mut previous_failed: Option<bool> = None;
+    for (index, request) in capture.requests.iter().enumerate() {
+        if request.route != ROOT || turns.get(index).copied().flatten() != Some(turn) {
+            continue;
+        }
+        if previous_failed == Some(true) {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+        let given_up = capture
+            .timings
+            .get(index)
+            .and_then(|timing| timing.ended)
+            .is_some_and(|ended| ended.how == StreamEnd::ClientClosed);
+        previous_failed = Some(match served(evidence, request) {
+            Some(response) => response.is_fault() || given_up,
+            None => run > 0,
+        });
+    }
+    longest
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{body, check_played, requests, scenario, user};
+    use crate::capture::{Capture, Request};
+    use crate::judge::invariants::fixture::{body, check_played, scenario, user};
+    use crate::scenario::Knobs;
+
+    const FAULT_THEN_ANSWER: &str = "title = \"t\"\nconfig = { max_retries = 2 }\n[[turn]]\nprompt = \"a\"\n\
+                                     respond = [{ status = 503 }, { text = [\"x\"] }]\n";
+
+    /// `n` requests of turn 1: the fault (response 0) repeated `n - 1` times, then the answer.
+    fn retried(n: usize) -> Capture {
+        let mut served: Vec<(String, Option<usize>, serde_json::Value)> =
+            (0..n - 1).map(|_| ("root".to_owned(), Some(0), body(vec![user("a")]))).collect();
+        served.push(("root".to_owned(), Some(1), body(vec![user("a")])));
+        Capture { requests: Request::chained(served), ..Capture::default() }
+    }
 
     #[test]
-    fn requests_past_the_script_are_counted() {
-        let text = "title = \"t\"\n[[turn]]\nprompt = \"a\"\nrespond = [{ text = [\"x\"], then = \"eof\" }]\n";
-        let capture = Capture {
-            requests: requests(vec![body(vec![user("a")]), body(vec![user("a")]), body(vec![user("a")])]),
-            ..Capture::default()
-        };
+    fn retries_within_the_budget_pass_and_past_it_are_named_with_whose_budget() {
+        let reference = scenario(FAULT_THEN_ANSWER);
+        assert!(check_played(INVARIANT, &retried(3), &reference).is_empty());
         assert_eq!(
-            check_played(INVARIANT, &capture, &scenario(text)),
-            ["turn 1: 3 Provider requests, the script answers 1; the rest were refused"]
+            check_played(INVARIANT, &retried(4), &reference),
+            ["turn 1: the agent retried a fault 3 times in a row; its budget is 2 (the scenario's `max_retries`)"]
         );
-        let one = Capture { requests: requests(vec![body(vec![user("a")])]), ..Capture::default() };
-        assert!(check_played(INVARIANT, &one, &scenario(text)).is_empty());
+        // An agent with its own budget of 3 (claude-agent-acp's, say) is held to it, not to 2.
+        let mut own = reference.clone();
+        own.knobs = Some(Knobs { retries: RetryBudget::Fixed(3) });
+        assert!(check_played(INVARIANT, &retried(4), &own).is_empty());
+        assert_eq!(check_played(INVARIANT, &retried(5), &own).len(), 1);
+    }
+
+    #[test]
+    fn an_agent_that_never_stops_is_named_whatever_its_budget() {
+        let mut unbounded = scenario(FAULT_THEN_ANSWER);
+        unbounded.knobs = Some(Knobs { retries: RetryBudget::Unbounded });
+        assert!(check_played(INVARIANT, &retried(RETRY_CAP), &unbounded).is_empty());
+        let problems = check_played(INVARIANT, &retried(RETRY_CAP + 1), &unbounded);
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0].contains("never stopped by itself"), "{problems:?}");
     }
 }

@@ -1,10 +1,12 @@
 //! ACP-TRUNCATION-STOP-REASON: a clean answer the Provider cut short is answered with the stop
 //! reason ACP has for it, `max_tokens` for an output limit and `refusal` for a content filter,
 //! rather than `end_turn`, which hides that the answer is incomplete. ACP-STOP-REASON already
-//! holds that the turn is answered as a completion at all.
+//! holds that the turn is answered as a completion at all. An agent that went on after the cut
+//! (a continuation request the script could not place, answered with an empty clean response)
+//! saw its turn end cleanly, so `end_turn` is its truth there.
 
 use super::stop_reason_matches_log::{describe, truncation_stop_reason};
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, request_turns};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -14,12 +16,21 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let reported = &evidence.capture.reported;
     let driven = evidence.driven_turns(reported.len());
     let first_driven = evidence.first_driven_turn();
+    let turns = request_turns(evidence);
+    let continued = |turn: usize| {
+        evidence
+            .capture
+            .requests
+            .iter()
+            .zip(&turns)
+            .any(|(request, of)| *of == Some(turn) && request.response_index.is_none())
+    };
     reported
         .iter()
         .zip(&driven)
         .enumerate()
         .filter_map(|(idx, (answer, turn))| {
-            let reason = turn.truncation.as_deref()?;
+            let reason = turn.truncation.as_deref().filter(|_| !continued(idx))?;
             let expected = truncation_stop_reason(reason);
             (answer.stop_reason.as_deref() == Some("end_turn")).then(|| {
                 format!(
@@ -61,5 +72,34 @@ mod tests {
         );
         capture.reported[0].stop_reason = Some("max_tokens".into());
         assert!(check(INVARIANT, &capture).is_empty());
+    }
+
+    /// An agent that asked to continue after the cut got an empty clean answer: its turn ended
+    /// cleanly, and `end_turn` says so.
+    #[test]
+    fn end_turn_after_a_continuation_passes() {
+        use crate::capture::Request;
+        use crate::judge::invariants::fixture::{body, check_played, scenario, user};
+        let played = scenario(
+            "title = \"t\"\n[[turn]]\nprompt = \"q\"\nrespond = [{ text = [\"a\"], then = { incomplete = \"max_output_tokens\" } }]\n",
+        );
+        let mut capture = capture(
+            &[
+                ("user_message", json!({"text": "q"})),
+                (
+                    "assistant_message",
+                    json!({"text": "a", "metadata": {"output_truncation": {"reason": "max_output_tokens"}}}),
+                ),
+            ],
+            &[],
+        );
+        capture.reported.push(Reported { stop_reason: Some("end_turn".into()), error: None });
+        capture.requests = Request::chained([("root".to_owned(), Some(0), body(vec![user("q")]))]);
+        assert_eq!(check_played(INVARIANT, &capture, &played).len(), 1);
+        capture.requests = Request::chained([
+            ("root".to_owned(), Some(0), body(vec![user("q")])),
+            ("root".to_owned(), None, body(vec![user("q")])),
+        ]);
+        assert!(check_played(INVARIANT, &capture, &played).is_empty());
     }
 }
