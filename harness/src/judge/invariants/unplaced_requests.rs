@@ -13,7 +13,7 @@ pub const INVARIANT: Invariant =
     Invariant { id: "MOCK-UNPLACED", also: &[], name: "unplaced_requests", scope: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
-    if !evidence.scenario.is_some_and(|scenario| scenario.knobs.is_some()) {
+    if evidence.scenario.is_none_or(|scenario| scenario.knobs.is_none()) {
         return Vec::new();
     }
     unplaced(evidence)
