@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use gauntlet_mock_provider::{Dialect, Increment, Timing};
+use gauntlet_mock_provider::{After, Dialect, Increment, Timing};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -93,6 +93,10 @@ pub struct Request {
     /// (evidence only: not golden).
     #[serde(skip)]
     pub turn: Option<usize>,
+    /// For a request past its turn's responses, what the mock saw it come after and so how it
+    /// was answered (evidence only: not golden).
+    #[serde(skip)]
+    pub unplaced: Option<After>,
 }
 
 impl Request {
@@ -104,7 +108,7 @@ impl Request {
             .into_iter()
             .map(|(route, response_index, body)| {
                 let body = chain.push(&route, gauntlet_mock_provider::Body::from(body));
-                Request { route, response_index, model: None, body, turn: None }
+                Request { route, response_index, model: None, body, turn: None, unplaced: None }
             })
             .collect()
     }

@@ -145,6 +145,7 @@ pub fn assemble(conversation: Conversation, log_path: Option<&Path>, mock: &Mock
                 model: dialect.model(&asked),
                 body: entry.body,
                 turn: entry.turn,
+                unplaced: entry.unplaced,
             }
         })
         .collect();

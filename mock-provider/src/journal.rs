@@ -32,6 +32,10 @@ pub struct JournalEntry {
     /// The turn (from 0) the client had begun when it arrived, if it said
     /// (`MockProvider::begin_turn`).
     pub turn: Option<usize>,
+    /// For a request past its turn's responses that the script could not place, what it came
+    /// after (and so how it was answered); `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unplaced: Option<After>,
 }
 
 /// When a request arrived and when its response body ended, as time since the provider started

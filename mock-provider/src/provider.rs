@@ -269,6 +269,10 @@ impl MockProvider {
             body: increment,
             timing: Timing { received: self.started.elapsed(), ended: None },
             turn,
+            unplaced: match &decision {
+                Err(MismatchReason::TurnExhausted { after, .. }) => Some(after.clone()),
+                _ => None,
+            },
         });
         let end =
             Some(EndRecorder { state: Arc::clone(&self.state), started: self.started, entry: state.journal.len() - 1 });
@@ -440,7 +444,7 @@ fn retry_of(state: &State, responses: &[Response], turn: usize) -> Result<usize,
     let Some(index) = last.response_index else { return Err(After::Nothing) };
     let Some(response) = responses.get(index) else { return Err(After::Nothing) };
     let given_up = last.timing.ended.is_some_and(|ended| ended.how == StreamEnd::ClientClosed);
-    if !response.is_fault() && !given_up {
+    if !response.fails() && !given_up {
         return Err(match &response.then {
             Ending::Incomplete(reason) => After::Truncated(reason.clone()),
             _ => After::Answer,

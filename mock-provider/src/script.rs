@@ -80,19 +80,6 @@ pub struct Response {
     pub retry_after: Option<u64>,
 }
 
-impl Response {
-    /// Whether it is a fault a client may retry: an HTTP error, or a stream that does not end
-    /// with a clean terminal event (an in-band error, `response.failed`, a dropped connection,
-    /// no terminal event, a malformed frame). A truncated answer (`incomplete`) is clean.
-    pub fn is_fault(&self) -> bool {
-        self.status.is_some_and(|status| status >= 400)
-            || matches!(
-                self.then,
-                Ending::Error(_) | Ending::Failed(_) | Ending::Disconnect | Ending::Eof | Ending::Malformed
-            )
-    }
-}
-
 /// A reasoning item with a streamed summary.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

@@ -6,6 +6,7 @@
 //! `expect` line still catches a runtime that calls an unterminated stream complete.
 
 use gauntlet_agent::TerminalStatus;
+use gauntlet_mock_provider::After;
 
 use super::{Invariant, Scope, request_turns, served};
 use crate::judge::Evidence;
@@ -39,6 +40,9 @@ fn check(evidence: &Evidence) -> Vec<String> {
             continue;
         }
         let why = match served(evidence, request) {
+            // An unplaced request after the turn's answer got an empty clean response, which
+            // did end with its terminal event.
+            None if request.unplaced.as_ref().is_some_and(After::answers_empty) => continue,
             None => "no scripted response answered it".to_owned(),
             Some(response) if response.fails() => match response.status {
                 Some(status) => format!("the script answered HTTP {status}"),

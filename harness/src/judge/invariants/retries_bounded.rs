@@ -2,10 +2,10 @@
 //! a stream that failed, or one it gave up on) at most as many times in a row as its budget:
 //! the scenario's `max_retries` for the reference and for an agent its profile passes it to,
 //! the profile's own `retries` otherwise. The mock answers a retry with the same fault (the
-//! provider is still failing), up to [`RETRY_CAP`] times in a row; an agent that reaches the cap
+//! provider is still failing), up to [`RETRY_CAP`] times in a row; an agent that goes past the cap
 //! never stops by itself and is named whatever its budget.
 
-use gauntlet_mock_provider::{RETRY_CAP, ROOT, StreamEnd};
+use gauntlet_mock_provider::{After, RETRY_CAP, ROOT, StreamEnd};
 
 use super::{Invariant, Scope, request_turns, served};
 use crate::judge::Evidence;
@@ -30,7 +30,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     for (idx, _) in scenario.turns.iter().enumerate() {
         let longest = longest_run(evidence, &turns, idx);
         let over_budget = limit.is_some_and(|limit| longest > limit as usize);
-        if longest >= RETRY_CAP {
+        if longest > RETRY_CAP {
             problems.push(format!(
                 "turn {}: the agent retried a fault {longest} times in a row and never stopped by itself (the mock stops repeating a fault after {RETRY_CAP})",
                 idx + 1
@@ -47,8 +47,8 @@ fn check(evidence: &Evidence) -> Vec<String> {
 }
 
 /// The longest run of retries in turn `turn`: requests whose request before, in the same turn,
-/// met a fault (its scripted response is one, the client gave up on its body, or the script
-/// could no longer place it in a run already going).
+/// met a fault (its scripted response is one, the client gave up on its body, or the mock
+/// answered it with an error past its cap or by the script's `unscripted` policy).
 fn longest_run(evidence: &Evidence, turns: &[Option<usize>], turn: usize) -> usize {
     let capture = evidence.capture;
     let (mut run, mut longest) = (0usize, 0usize);
@@ -69,8 +69,8 @@ fn longest_run(evidence: &Evidence, turns: &[Option<usize>], turn: usize) -> usi
             .and_then(|timing| timing.ended)
             .is_some_and(|ended| ended.how == StreamEnd::ClientClosed);
         previous_failed = Some(match served(evidence, request) {
-            Some(response) => response.is_fault() || given_up,
-            None => run > 0,
+            Some(response) => response.fails() || given_up,
+            None => matches!(request.unplaced, Some(After::Fault { .. } | After::Refused)),
         });
     }
     longest
@@ -94,6 +94,15 @@ mod tests {
         Capture { requests: Request::chained(served), ..Capture::default() }
     }
 
+    /// `n` requests of turn 1: the fault repeated to the cap, then refused past it.
+    fn never_stopping(n: usize) -> Capture {
+        let mut capture = retried(n);
+        let last = capture.requests.len() - 1;
+        capture.requests[last].response_index = None;
+        capture.requests[last].unplaced = Some(After::Fault { repeats: RETRY_CAP });
+        capture
+    }
+
     #[test]
     fn retries_within_the_budget_pass_and_past_it_are_named_with_whose_budget() {
         let reference = scenario(FAULT_THEN_ANSWER);
@@ -113,8 +122,8 @@ mod tests {
     fn an_agent_that_never_stops_is_named_whatever_its_budget() {
         let mut unbounded = scenario(FAULT_THEN_ANSWER);
         unbounded.knobs = Some(Knobs { retries: RetryBudget::Unbounded });
-        assert!(check_played(INVARIANT, &retried(RETRY_CAP), &unbounded).is_empty());
-        let problems = check_played(INVARIANT, &retried(RETRY_CAP + 1), &unbounded);
+        assert!(check_played(INVARIANT, &retried(RETRY_CAP + 1), &unbounded).is_empty());
+        let problems = check_played(INVARIANT, &never_stopping(RETRY_CAP + 2), &unbounded);
         assert_eq!(problems.len(), 1);
         assert!(problems[0].contains("never stopped by itself"), "{problems:?}");
     }

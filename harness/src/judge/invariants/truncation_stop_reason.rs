@@ -6,6 +6,8 @@
 //! saw its turn end cleanly, so `end_turn` is its truth there.
 
 use super::stop_reason_matches_log::{describe, truncation_stop_reason};
+use gauntlet_mock_provider::After;
+
 use super::{Invariant, Scope, request_turns};
 use crate::judge::Evidence;
 
@@ -23,7 +25,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
             .requests
             .iter()
             .zip(&turns)
-            .any(|(request, of)| *of == Some(turn) && request.response_index.is_none())
+            .any(|(request, of)| *of == Some(turn) && matches!(request.unplaced, Some(After::Truncated(_))))
     };
     reported
         .iter()
@@ -100,6 +102,7 @@ mod tests {
             ("root".to_owned(), Some(0), body(vec![user("q")])),
             ("root".to_owned(), None, body(vec![user("q")])),
         ]);
+        capture.requests[1].unplaced = Some(After::Truncated("max_output_tokens".into()));
         assert!(check_played(INVARIANT, &capture, &played).is_empty());
     }
 }
