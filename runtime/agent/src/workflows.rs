@@ -97,217 +97,213 @@ fn hold(session: &mut Session, spec_id: &str, step_id: &str, reason: &str) -> Re
     )
 }
 
-impl Subagents {
-    /// `run_workflow {id?, name?, max_concurrency?, timeout_ms?, steps}`: each step a child
-    /// of this manager.
-    pub(crate) async fn run_workflow(&mut self, session: &mut Session, args: &Value) -> Result<Data, LogError> {
-        let ordinal = session
-            .history()
-            .iter()
-            .filter(|event| {
-                event.kind() == EventType::WorkflowEvent && event.str_field("kind") == Some("workflow_started")
-            })
-            .count()
-            + 1;
-        let spec = match spec::parse(args, ordinal) {
-            Ok(spec) => spec,
-            Err(failure) => return Ok(failure.into_result()),
-        };
-        let graph: Vec<Value> = spec
-            .steps
-            .iter()
-            .map(|step| {
-                json!({
-                    "id": step.id,
-                    "agent": step.agent,
-                    "depends_on": step.depends_on,
-                    "posture": step.posture.as_str(),
-                    "read_set": step.read_set,
-                    "write_set": step.write_set,
-                    "timeout_ms": step.timeout_ms,
-                })
-            })
-            .collect();
-        record_workflow(
-            session,
-            "workflow_started",
-            &spec.id,
+/// `run_workflow {id?, name?, max_concurrency?, timeout_ms?, steps}`: each step a child of
+/// `subagents`, the parent's one manager.
+pub(crate) async fn run_workflow(
+    subagents: &mut Subagents,
+    session: &mut Session,
+    args: &Value,
+) -> Result<Data, LogError> {
+    let ordinal = session
+        .history()
+        .iter()
+        .filter(|event| event.kind() == EventType::WorkflowEvent && event.str_field("kind") == Some("workflow_started"))
+        .count()
+        + 1;
+    let spec = match spec::parse(args, ordinal) {
+        Ok(spec) => spec,
+        Err(failure) => return Ok(failure.into_result()),
+    };
+    let graph: Vec<Value> = spec
+        .steps
+        .iter()
+        .map(|step| {
             json!({
-                "workflow_name": spec.name,
-                "graph": {"steps": graph, "step_count": spec.steps.len()},
-                "limits": {"max_concurrency": spec.max_concurrency, "timeout_ms": spec.timeout_ms},
-            }),
-        )?;
-        let deadline = deadline_after(Duration::from_millis(spec.timeout_ms));
-        let mut decided: BTreeMap<String, CheckpointStatus> = BTreeMap::new();
-        let mut outcomes: BTreeMap<String, StepOutcome> = BTreeMap::new();
-        let mut waves: Vec<Vec<String>> = Vec::new();
-        let mut workflow_timed_out = false;
+                "id": step.id,
+                "agent": step.agent,
+                "depends_on": step.depends_on,
+                "posture": step.posture.as_str(),
+                "read_set": step.read_set,
+                "write_set": step.write_set,
+                "timeout_ms": step.timeout_ms,
+            })
+        })
+        .collect();
+    record_workflow(
+        session,
+        "workflow_started",
+        &spec.id,
+        json!({
+            "workflow_name": spec.name,
+            "graph": {"steps": graph, "step_count": spec.steps.len()},
+            "limits": {"max_concurrency": spec.max_concurrency, "timeout_ms": spec.timeout_ms},
+        }),
+    )?;
+    let deadline = deadline_after(Duration::from_millis(spec.timeout_ms));
+    let mut decided: BTreeMap<String, CheckpointStatus> = BTreeMap::new();
+    let mut outcomes: BTreeMap<String, StepOutcome> = BTreeMap::new();
+    let mut waves: Vec<Vec<String>> = Vec::new();
+    let mut workflow_timed_out = false;
+    loop {
+        // Every step of an earlier wave has started.
+        let started = waves.concat();
+        // Hold what can never start, until nothing changes (a held step holds its dependents).
         loop {
-            // Every step of an earlier wave has started.
-            let started = waves.concat();
-            // Hold what can never start, until nothing changes (a held step holds its dependents).
-            loop {
-                let blocked = plan::blocked(&spec, &decided, &started);
-                if blocked.is_empty() {
-                    break;
-                }
-                for step_id in blocked {
-                    hold(session, &spec.id, &step_id, "dependency_not_checkpoint_ready")?;
-                    decided.insert(step_id.clone(), CheckpointStatus::Held);
-                    outcomes.insert(step_id.clone(), held(&spec, &step_id, "dependency_not_checkpoint_ready", false));
-                }
-            }
-            let wave = plan::next_wave(&spec, &decided, &started);
-            if wave.is_empty() {
+            let blocked = plan::blocked(&spec, &decided, &started);
+            if blocked.is_empty() {
                 break;
             }
-            let wave_number = waves.len() + 1;
-            let mut running: Vec<(String, String)> = Vec::new();
-            for step_id in &wave {
-                let Some(step) = spec.step(step_id) else { continue };
-                record_workflow(
-                    session,
-                    "step_scheduled",
-                    &spec.id,
-                    json!({
-                        "step_id": step.id,
-                        "wave": wave_number,
-                        "depends_on": step.depends_on,
-                        "agent": step.agent,
-                        "posture": step.posture.as_str(),
-                    }),
-                )?;
-                let mut prompt = format!("Workflow: {}\nStep: {}\n\nTask:\n{}", spec.name, step.id, step.task);
-                prompt.push_str(
-                    "\n\nOutput contract: end with a concise summary. If the result is not safe for dependent \
-                     steps, say `checkpoint_status: partial`, or `checkpoint_status: needs_orchestrator` when a \
-                     decision is needed.",
-                );
-                if !step.depends_on.is_empty() {
-                    prompt.push_str("\n\nDependency results:");
-                    for dep in &step.depends_on {
-                        let summary = outcomes.get(dep).map(|outcome| outcome.summary.as_str()).unwrap_or_default();
-                        prompt.push_str(&format!("\n- {dep}: {summary}"));
-                    }
-                }
-                let child = ChildSpec {
-                    session_id: format!("{}-{}", spec.id, step.id),
-                    agent: step.agent.clone(),
-                    task: step.task.clone(),
-                    prompt,
-                    timeout_ms: step.timeout_ms,
-                };
-                let subagent_id = self.launch_child(session, child)?;
-                running.push((step.id.clone(), subagent_id));
+            for step_id in blocked {
+                hold(session, &spec.id, &step_id, "dependency_not_checkpoint_ready")?;
+                decided.insert(step_id.clone(), CheckpointStatus::Held);
+                outcomes.insert(step_id.clone(), held(&spec, &step_id, "dependency_not_checkpoint_ready", false));
             }
-            waves.push(wave);
-            // Wait for the wave, or the workflow's deadline.
-            loop {
-                let all_done = running
-                    .iter()
-                    .all(|(_, subagent_id)| self.status(subagent_id).is_some_and(SubagentStatus::is_terminal));
-                if all_done {
-                    break;
-                }
-                if !self.next_notice(session, deadline).await? {
-                    workflow_timed_out = true;
-                    break;
+        }
+        let wave = plan::next_wave(&spec, &decided, &started);
+        if wave.is_empty() {
+            break;
+        }
+        let wave_number = waves.len() + 1;
+        let mut running: Vec<(String, String)> = Vec::new();
+        for step_id in &wave {
+            let Some(step) = spec.step(step_id) else { continue };
+            record_workflow(
+                session,
+                "step_scheduled",
+                &spec.id,
+                json!({
+                    "step_id": step.id,
+                    "wave": wave_number,
+                    "depends_on": step.depends_on,
+                    "agent": step.agent,
+                    "posture": step.posture.as_str(),
+                }),
+            )?;
+            let mut prompt = format!("Workflow: {}\nStep: {}\n\nTask:\n{}", spec.name, step.id, step.task);
+            prompt.push_str(
+                "\n\nOutput contract: end with a concise summary. If the result is not safe for dependent \
+                 steps, say `checkpoint_status: partial`, or `checkpoint_status: needs_orchestrator` when a \
+                 decision is needed.",
+            );
+            if !step.depends_on.is_empty() {
+                prompt.push_str("\n\nDependency results:");
+                for dep in &step.depends_on {
+                    let summary = outcomes.get(dep).map(|outcome| outcome.summary.as_str()).unwrap_or_default();
+                    prompt.push_str(&format!("\n- {dep}: {summary}"));
                 }
             }
-            let mut closed_by_timeout = Vec::new();
-            if workflow_timed_out {
-                for (step_id, subagent_id) in &running {
-                    let live = self.status(subagent_id).is_some_and(|status| !status.is_terminal());
-                    if live {
-                        self.close_running(session, subagent_id, "closed_by_workflow_timeout").await?;
-                        closed_by_timeout.push(step_id.clone());
-                    }
-                }
+            let child = ChildSpec {
+                session_id: format!("{}-{}", spec.id, step.id),
+                agent: step.agent.clone(),
+                task: step.task.clone(),
+                prompt,
+                timeout_ms: step.timeout_ms,
+            };
+            let subagent_id = subagents.launch_child(session, child)?;
+            running.push((step.id.clone(), subagent_id));
+        }
+        waves.push(wave);
+        // Wait for the wave, or the workflow's deadline.
+        loop {
+            let all_done = running
+                .iter()
+                .all(|(_, subagent_id)| subagents.status(subagent_id).is_some_and(SubagentStatus::is_terminal));
+            if all_done {
+                break;
             }
-            for (step_id, subagent_id) in &running {
-                let last = self.last_event(subagent_id).cloned().unwrap_or_default();
-                let field = |key: &str| last.get(key).and_then(Value::as_str).map(str::to_owned);
-                let subagent_status = field("status").and_then(|status| SubagentStatus::parse(&status));
-                let summary = field("summary").unwrap_or_default();
-                let by_workflow = closed_by_timeout.contains(step_id);
-                let checkpoint_status = match subagent_status {
-                    Some(status) if !by_workflow => checkpoint::derive(status, &summary),
-                    _ => CheckpointStatus::Failed,
-                };
-                let reason = if by_workflow { Some("closed_by_workflow_timeout".to_owned()) } else { field("reason") };
-                let step_timeout_ms = spec.step(step_id).map_or(0, |step| step.timeout_ms);
-                let outcome = StepOutcome {
-                    step_id: step_id.clone(),
-                    wave: Some(waves.len()),
-                    agent_id: Some(subagent_id.clone()),
-                    child_session_id: field("child_session_id"),
-                    subagent_status,
-                    checkpoint_status,
-                    summary,
-                    reason: reason.clone(),
-                    timed_out: by_workflow || subagent_status == Some(SubagentStatus::TimedOut),
-                    elapsed_ms: last.get("elapsed_ms").and_then(Value::as_u64),
-                    step_timeout_ms,
-                };
-                let bundle = outcome.bundle();
-                record_workflow(
-                    session,
-                    "checkpoint_decided",
-                    &spec.id,
-                    json!({
-                        "step_id": step_id,
-                        "agent_id": subagent_id,
-                        "child_session_id": outcome.child_session_id,
-                        "subagent_status": subagent_status.map(SubagentStatus::as_str),
-                        "checkpoint_status": checkpoint_status.as_str(),
-                        "dependent_safe": checkpoint_status == CheckpointStatus::CheckpointReady,
-                        "reason": reason,
-                        "checkpoint": {
-                            "status": checkpoint_status.as_str(),
-                            "version": 2,
-                            "summary": bundle["summary"],
-                            "known_limitations": bundle["known_limitations"],
-                            "typed_schema_ids": ["workflow_checkpoint.v1"],
-                        },
-                    }),
-                )?;
-                decided.insert(step_id.clone(), checkpoint_status);
-                outcomes.insert(step_id.clone(), outcome);
-            }
-            if workflow_timed_out {
-                let pending: Vec<String> = spec
-                    .steps
-                    .iter()
-                    .filter(|step| !decided.contains_key(&step.id))
-                    .map(|step| step.id.clone())
-                    .collect();
-                for step_id in pending {
-                    hold(session, &spec.id, &step_id, "workflow_timeout")?;
-                    decided.insert(step_id.clone(), CheckpointStatus::Held);
-                    outcomes.insert(step_id.clone(), held(&spec, &step_id, "workflow_timeout", true));
-                }
+            if !subagents.next_notice(session, deadline).await? {
+                workflow_timed_out = true;
                 break;
             }
         }
-        let ordered: Vec<StepOutcome> = spec.steps.iter().filter_map(|step| outcomes.get(&step.id).cloned()).collect();
-        let workflow = result::result(&spec, &ordered, &waves, workflow_timed_out);
-        record_workflow(
-            session,
-            "workflow_finished",
-            &spec.id,
-            json!({
-                "status": workflow["status"],
-                "ok": workflow["ok"],
-                "timed_out": workflow_timed_out,
-                "summary": workflow["summary"],
-                "safe_next_actions": workflow["safe_next_actions"],
-                "proof_states": workflow["proof_states"],
-                "waves": waves,
-            }),
-        )?;
-        Ok(object(json!({"ok": true, "output": result::output(&workflow), "workflow": workflow})))
+        let mut closed_by_timeout = Vec::new();
+        if workflow_timed_out {
+            for (step_id, subagent_id) in &running {
+                let live = subagents.status(subagent_id).is_some_and(|status| !status.is_terminal());
+                if live {
+                    subagents.close_running(session, subagent_id, "closed_by_workflow_timeout").await?;
+                    closed_by_timeout.push(step_id.clone());
+                }
+            }
+        }
+        for (step_id, subagent_id) in &running {
+            let last = subagents.last_event(subagent_id).cloned().unwrap_or_default();
+            let field = |key: &str| last.get(key).and_then(Value::as_str).map(str::to_owned);
+            let subagent_status = field("status").and_then(|status| SubagentStatus::parse(&status));
+            let summary = field("summary").unwrap_or_default();
+            let by_workflow = closed_by_timeout.contains(step_id);
+            let checkpoint_status = match subagent_status {
+                Some(status) if !by_workflow => checkpoint::derive(status, &summary),
+                _ => CheckpointStatus::Failed,
+            };
+            let reason = if by_workflow { Some("closed_by_workflow_timeout".to_owned()) } else { field("reason") };
+            let step_timeout_ms = spec.step(step_id).map_or(0, |step| step.timeout_ms);
+            let outcome = StepOutcome {
+                step_id: step_id.clone(),
+                wave: Some(waves.len()),
+                agent_id: Some(subagent_id.clone()),
+                child_session_id: field("child_session_id"),
+                subagent_status,
+                checkpoint_status,
+                summary,
+                reason: reason.clone(),
+                timed_out: by_workflow || subagent_status == Some(SubagentStatus::TimedOut),
+                elapsed_ms: last.get("elapsed_ms").and_then(Value::as_u64),
+                step_timeout_ms,
+            };
+            let bundle = outcome.bundle();
+            record_workflow(
+                session,
+                "checkpoint_decided",
+                &spec.id,
+                json!({
+                    "step_id": step_id,
+                    "agent_id": subagent_id,
+                    "child_session_id": outcome.child_session_id,
+                    "subagent_status": subagent_status.map(SubagentStatus::as_str),
+                    "checkpoint_status": checkpoint_status.as_str(),
+                    "dependent_safe": checkpoint_status == CheckpointStatus::CheckpointReady,
+                    "reason": reason,
+                    "checkpoint": {
+                        "status": checkpoint_status.as_str(),
+                        "version": 2,
+                        "summary": bundle["summary"],
+                        "known_limitations": bundle["known_limitations"],
+                        "typed_schema_ids": ["workflow_checkpoint.v1"],
+                    },
+                }),
+            )?;
+            decided.insert(step_id.clone(), checkpoint_status);
+            outcomes.insert(step_id.clone(), outcome);
+        }
+        if workflow_timed_out {
+            let pending: Vec<String> =
+                spec.steps.iter().filter(|step| !decided.contains_key(&step.id)).map(|step| step.id.clone()).collect();
+            for step_id in pending {
+                hold(session, &spec.id, &step_id, "workflow_timeout")?;
+                decided.insert(step_id.clone(), CheckpointStatus::Held);
+                outcomes.insert(step_id.clone(), held(&spec, &step_id, "workflow_timeout", true));
+            }
+            break;
+        }
     }
+    let ordered: Vec<StepOutcome> = spec.steps.iter().filter_map(|step| outcomes.get(&step.id).cloned()).collect();
+    let workflow = result::result(&spec, &ordered, &waves, workflow_timed_out);
+    record_workflow(
+        session,
+        "workflow_finished",
+        &spec.id,
+        json!({
+            "status": workflow["status"],
+            "ok": workflow["ok"],
+            "timed_out": workflow_timed_out,
+            "summary": workflow["summary"],
+            "safe_next_actions": workflow["safe_next_actions"],
+            "proof_states": workflow["proof_states"],
+            "waves": waves,
+        }),
+    )?;
+    Ok(object(json!({"ok": true, "output": result::output(&workflow), "workflow": workflow})))
 }
 
 /// The outcome of a step that never ran.
