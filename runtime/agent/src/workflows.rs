@@ -204,18 +204,8 @@ pub(crate) async fn run_workflow(
         }
         waves.push(wave);
         // Wait for the wave, or the workflow's deadline.
-        loop {
-            let all_done = running
-                .iter()
-                .all(|(_, subagent_id)| subagents.status(subagent_id).is_some_and(SubagentStatus::is_terminal));
-            if all_done {
-                break;
-            }
-            if !subagents.next_notice(session, deadline).await? {
-                workflow_timed_out = true;
-                break;
-            }
-        }
+        let ids: Vec<String> = running.iter().map(|(_, subagent_id)| subagent_id.clone()).collect();
+        workflow_timed_out = !subagents.wait_terminal(session, &ids, deadline).await?;
         let mut closed_by_timeout = Vec::new();
         if workflow_timed_out {
             for (step_id, subagent_id) in &running {
