@@ -14,6 +14,7 @@ pub mod checkpoint;
 pub mod plan;
 pub mod result;
 pub mod spec;
+mod spine;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -21,7 +22,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::control::deadline_after;
-use crate::event::{Data, EventType, Payload, SubagentStatus, object};
+use crate::event::{Data, SubagentStatus, object};
 use crate::log::LogError;
 use crate::session::Session;
 use crate::subagents::{ChildSpec, Subagents};
@@ -66,37 +67,6 @@ pub fn definition() -> Value {
     })
 }
 
-/// Records one `workflow_event` of the workflow's spine.
-fn record_workflow(session: &mut Session, kind: &str, workflow_id: &str, fields: Value) -> Result<(), LogError> {
-    let mut data = object(json!({"kind": kind, "workflow_id": workflow_id}));
-    data.extend(object(fields));
-    session.record(Payload::workflow_event(data))
-}
-
-/// Records a step as held and decided.
-fn hold(session: &mut Session, spec_id: &str, step_id: &str, reason: &str) -> Result<(), LogError> {
-    record_workflow(
-        session,
-        "step_held",
-        spec_id,
-        json!({"step_id": step_id, "checkpoint_status": "held", "dependent_safe": false, "reason": reason}),
-    )?;
-    record_workflow(
-        session,
-        "checkpoint_decided",
-        spec_id,
-        json!({
-            "step_id": step_id,
-            "agent_id": null,
-            "child_session_id": null,
-            "subagent_status": null,
-            "checkpoint_status": "held",
-            "dependent_safe": false,
-            "reason": reason,
-        }),
-    )
-}
-
 /// `run_workflow {id?, name?, max_concurrency?, timeout_ms?, steps}`: each step a child of
 /// `subagents`, the parent's one manager.
 pub(crate) async fn run_workflow(
@@ -104,41 +74,11 @@ pub(crate) async fn run_workflow(
     session: &mut Session,
     args: &Value,
 ) -> Result<Data, LogError> {
-    let ordinal = session
-        .history()
-        .iter()
-        .filter(|event| event.kind() == EventType::WorkflowEvent && event.str_field("kind") == Some("workflow_started"))
-        .count()
-        + 1;
-    let spec = match spec::parse(args, ordinal) {
+    let spec = match spec::parse(args, spine::ordinal(session.history())) {
         Ok(spec) => spec,
         Err(failure) => return Ok(failure.into_result()),
     };
-    let graph: Vec<Value> = spec
-        .steps
-        .iter()
-        .map(|step| {
-            json!({
-                "id": step.id,
-                "agent": step.agent,
-                "depends_on": step.depends_on,
-                "posture": step.posture.as_str(),
-                "read_set": step.read_set,
-                "write_set": step.write_set,
-                "timeout_ms": step.timeout_ms,
-            })
-        })
-        .collect();
-    record_workflow(
-        session,
-        "workflow_started",
-        &spec.id,
-        json!({
-            "workflow_name": spec.name,
-            "graph": {"steps": graph, "step_count": spec.steps.len()},
-            "limits": {"max_concurrency": spec.max_concurrency, "timeout_ms": spec.timeout_ms},
-        }),
-    )?;
+    spine::started(session, &spec)?;
     let deadline = deadline_after(Duration::from_millis(spec.timeout_ms));
     let mut decided: BTreeMap<String, CheckpointStatus> = BTreeMap::new();
     let mut outcomes: BTreeMap<String, StepOutcome> = BTreeMap::new();
@@ -154,7 +94,7 @@ pub(crate) async fn run_workflow(
                 break;
             }
             for step_id in blocked {
-                hold(session, &spec.id, &step_id, "dependency_not_checkpoint_ready")?;
+                spine::held(session, &spec.id, &step_id, "dependency_not_checkpoint_ready")?;
                 decided.insert(step_id.clone(), CheckpointStatus::Held);
                 outcomes.insert(step_id.clone(), held(&spec, &step_id, "dependency_not_checkpoint_ready", false));
             }
@@ -167,18 +107,7 @@ pub(crate) async fn run_workflow(
         let mut running: Vec<(String, String)> = Vec::new();
         for step_id in &wave {
             let Some(step) = spec.step(step_id) else { continue };
-            record_workflow(
-                session,
-                "step_scheduled",
-                &spec.id,
-                json!({
-                    "step_id": step.id,
-                    "wave": wave_number,
-                    "depends_on": step.depends_on,
-                    "agent": step.agent,
-                    "posture": step.posture.as_str(),
-                }),
-            )?;
+            spine::scheduled(session, &spec.id, step, wave_number)?;
             let mut prompt = format!("Workflow: {}\nStep: {}\n\nTask:\n{}", spec.name, step.id, step.task);
             prompt.push_str(
                 "\n\nOutput contract: end with a concise summary. If the result is not safe for dependent \
@@ -241,28 +170,7 @@ pub(crate) async fn run_workflow(
                 elapsed_ms: last.get("elapsed_ms").and_then(Value::as_u64),
                 step_timeout_ms,
             };
-            let bundle = outcome.bundle();
-            record_workflow(
-                session,
-                "checkpoint_decided",
-                &spec.id,
-                json!({
-                    "step_id": step_id,
-                    "agent_id": subagent_id,
-                    "child_session_id": outcome.child_session_id,
-                    "subagent_status": subagent_status.map(SubagentStatus::as_str),
-                    "checkpoint_status": checkpoint_status.as_str(),
-                    "dependent_safe": checkpoint_status == CheckpointStatus::CheckpointReady,
-                    "reason": reason,
-                    "checkpoint": {
-                        "status": checkpoint_status.as_str(),
-                        "version": 2,
-                        "summary": bundle["summary"],
-                        "known_limitations": bundle["known_limitations"],
-                        "typed_schema_ids": ["workflow_checkpoint.v1"],
-                    },
-                }),
-            )?;
+            spine::decided(session, &spec.id, &outcome)?;
             decided.insert(step_id.clone(), checkpoint_status);
             outcomes.insert(step_id.clone(), outcome);
         }
@@ -270,7 +178,7 @@ pub(crate) async fn run_workflow(
             let pending: Vec<String> =
                 spec.steps.iter().filter(|step| !decided.contains_key(&step.id)).map(|step| step.id.clone()).collect();
             for step_id in pending {
-                hold(session, &spec.id, &step_id, "workflow_timeout")?;
+                spine::held(session, &spec.id, &step_id, "workflow_timeout")?;
                 decided.insert(step_id.clone(), CheckpointStatus::Held);
                 outcomes.insert(step_id.clone(), held(&spec, &step_id, "workflow_timeout", true));
             }
@@ -279,20 +187,7 @@ pub(crate) async fn run_workflow(
     }
     let ordered: Vec<StepOutcome> = spec.steps.iter().filter_map(|step| outcomes.get(&step.id).cloned()).collect();
     let workflow = result::result(&spec, &ordered, &waves, workflow_timed_out);
-    record_workflow(
-        session,
-        "workflow_finished",
-        &spec.id,
-        json!({
-            "status": workflow["status"],
-            "ok": workflow["ok"],
-            "timed_out": workflow_timed_out,
-            "summary": workflow["summary"],
-            "safe_next_actions": workflow["safe_next_actions"],
-            "proof_states": workflow["proof_states"],
-            "waves": waves,
-        }),
-    )?;
+    spine::finished(session, &spec.id, &workflow, workflow_timed_out, &waves)?;
     Ok(object(json!({"ok": true, "output": result::output(&workflow), "workflow": workflow})))
 }
 
