@@ -22,7 +22,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::control::deadline_after;
-use crate::event::{Data, SubagentStatus, object};
+use crate::event::{Data, object};
 use crate::log::LogError;
 use crate::session::Session;
 use crate::subagents::{ChildSpec, Subagents};
@@ -96,7 +96,10 @@ pub(crate) async fn run_workflow(
             for step_id in blocked {
                 spine::held(session, &spec.id, &step_id, "dependency_not_checkpoint_ready")?;
                 decided.insert(step_id.clone(), CheckpointStatus::Held);
-                outcomes.insert(step_id.clone(), held(&spec, &step_id, "dependency_not_checkpoint_ready", false));
+                outcomes.insert(
+                    step_id.clone(),
+                    StepOutcome::held(&spec, &step_id, "dependency_not_checkpoint_ready", false),
+                );
             }
         }
         let wave = plan::next_wave(&spec, &decided, &started);
@@ -147,31 +150,10 @@ pub(crate) async fn run_workflow(
         }
         for (step_id, subagent_id) in &running {
             let last = subagents.last_event(subagent_id).cloned().unwrap_or_default();
-            let field = |key: &str| last.get(key).and_then(Value::as_str).map(str::to_owned);
-            let subagent_status = field("status").and_then(|status| SubagentStatus::parse(&status));
-            let summary = field("summary").unwrap_or_default();
             let by_workflow = closed_by_timeout.contains(step_id);
-            let checkpoint_status = match subagent_status {
-                Some(status) if !by_workflow => checkpoint::derive(status, &summary),
-                _ => CheckpointStatus::Failed,
-            };
-            let reason = if by_workflow { Some("closed_by_workflow_timeout".to_owned()) } else { field("reason") };
-            let step_timeout_ms = spec.step(step_id).map_or(0, |step| step.timeout_ms);
-            let outcome = StepOutcome {
-                step_id: step_id.clone(),
-                wave: Some(waves.len()),
-                agent_id: Some(subagent_id.clone()),
-                child_session_id: field("child_session_id"),
-                subagent_status,
-                checkpoint_status,
-                summary,
-                reason: reason.clone(),
-                timed_out: by_workflow || subagent_status == Some(SubagentStatus::TimedOut),
-                elapsed_ms: last.get("elapsed_ms").and_then(Value::as_u64),
-                step_timeout_ms,
-            };
+            let outcome = StepOutcome::ran(&spec, step_id, waves.len(), subagent_id, &last, by_workflow);
             spine::decided(session, &spec.id, &outcome)?;
-            decided.insert(step_id.clone(), checkpoint_status);
+            decided.insert(step_id.clone(), outcome.checkpoint_status);
             outcomes.insert(step_id.clone(), outcome);
         }
         if workflow_timed_out {
@@ -180,7 +162,7 @@ pub(crate) async fn run_workflow(
             for step_id in pending {
                 spine::held(session, &spec.id, &step_id, "workflow_timeout")?;
                 decided.insert(step_id.clone(), CheckpointStatus::Held);
-                outcomes.insert(step_id.clone(), held(&spec, &step_id, "workflow_timeout", true));
+                outcomes.insert(step_id.clone(), StepOutcome::held(&spec, &step_id, "workflow_timeout", true));
             }
             break;
         }
@@ -189,21 +171,4 @@ pub(crate) async fn run_workflow(
     let workflow = result::result(&spec, &ordered, &waves, workflow_timed_out);
     spine::finished(session, &spec.id, &workflow, workflow_timed_out, &waves)?;
     Ok(object(json!({"ok": true, "output": result::output(&workflow), "workflow": workflow})))
-}
-
-/// The outcome of a step that never ran.
-fn held(spec: &spec::Spec, step_id: &str, reason: &str, timed_out: bool) -> StepOutcome {
-    StepOutcome {
-        step_id: step_id.to_owned(),
-        wave: None,
-        agent_id: None,
-        child_session_id: None,
-        subagent_status: None,
-        checkpoint_status: CheckpointStatus::Held,
-        summary: String::new(),
-        reason: Some(reason.to_owned()),
-        timed_out,
-        elapsed_ms: None,
-        step_timeout_ms: spec.step(step_id).map_or(0, |step| step.timeout_ms),
-    }
 }
