@@ -15,6 +15,7 @@ pub mod plan;
 pub mod result;
 pub mod spec;
 mod spine;
+mod wave;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -25,9 +26,10 @@ use crate::control::deadline_after;
 use crate::event::{Data, object};
 use crate::log::LogError;
 use crate::session::Session;
-use crate::subagents::{ChildSpec, Subagents};
+use crate::subagents::Subagents;
 use checkpoint::CheckpointStatus;
 use result::StepOutcome;
+use wave::Wave;
 
 /// The `run_workflow` tool definition.
 pub fn definition() -> Value {
@@ -106,55 +108,13 @@ pub(crate) async fn run_workflow(
         if wave.is_empty() {
             break;
         }
-        let wave_number = waves.len() + 1;
-        let mut running: Vec<(String, String)> = Vec::new();
-        for step_id in &wave {
-            let Some(step) = spec.step(step_id) else { continue };
-            spine::scheduled(session, &spec.id, step, wave_number)?;
-            let mut prompt = format!("Workflow: {}\nStep: {}\n\nTask:\n{}", spec.name, step.id, step.task);
-            prompt.push_str(
-                "\n\nOutput contract: end with a concise summary. If the result is not safe for dependent \
-                 steps, say `checkpoint_status: partial`, or `checkpoint_status: needs_orchestrator` when a \
-                 decision is needed.",
-            );
-            if !step.depends_on.is_empty() {
-                prompt.push_str("\n\nDependency results:");
-                for dep in &step.depends_on {
-                    let summary = outcomes.get(dep).map(|outcome| outcome.summary.as_str()).unwrap_or_default();
-                    prompt.push_str(&format!("\n- {dep}: {summary}"));
-                }
-            }
-            let child = ChildSpec {
-                session_id: format!("{}-{}", spec.id, step.id),
-                agent: step.agent.clone(),
-                task: step.task.clone(),
-                prompt,
-                timeout_ms: step.timeout_ms,
-            };
-            let subagent_id = subagents.launch_child(session, child)?;
-            running.push((step.id.clone(), subagent_id));
-        }
-        waves.push(wave);
-        // Wait for the wave, or the workflow's deadline.
-        let ids: Vec<String> = running.iter().map(|(_, subagent_id)| subagent_id.clone()).collect();
-        workflow_timed_out = !subagents.wait_terminal(session, &ids, deadline).await?;
-        let mut closed_by_timeout = Vec::new();
-        if workflow_timed_out {
-            for (step_id, subagent_id) in &running {
-                let live = subagents.status(subagent_id).is_some_and(|status| !status.is_terminal());
-                if live {
-                    subagents.close_running(session, subagent_id, "closed_by_workflow_timeout").await?;
-                    closed_by_timeout.push(step_id.clone());
-                }
-            }
-        }
-        for (step_id, subagent_id) in &running {
-            let last = subagents.last_event(subagent_id).cloned().unwrap_or_default();
-            let by_workflow = closed_by_timeout.contains(step_id);
-            let outcome = StepOutcome::ran(&spec, step_id, waves.len(), subagent_id, &last, by_workflow);
+        let mut wave = Wave::start(subagents, session, &spec, waves.len() + 1, wave, &outcomes)?;
+        waves.push(wave.steps.clone());
+        workflow_timed_out = !wave.wait(subagents, session, deadline).await?;
+        for outcome in wave.outcomes(subagents, &spec) {
             spine::decided(session, &spec.id, &outcome)?;
-            decided.insert(step_id.clone(), outcome.checkpoint_status);
-            outcomes.insert(step_id.clone(), outcome);
+            decided.insert(outcome.step_id.clone(), outcome.checkpoint_status);
+            outcomes.insert(outcome.step_id.clone(), outcome);
         }
         if workflow_timed_out {
             let pending: Vec<String> =
