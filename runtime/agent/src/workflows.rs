@@ -1,23 +1,22 @@
 //! Workflows: structural orchestration over Subagents through the `run_workflow` tool
 //! (ADR 0014, ADR 0026 "Workflow terminal states"; pixir.md 8; WF-*).
 //!
-//! The scheduler validates the spec ([`spec`]), then runs waves ([`plan`]): each step of a
-//! wave is a Subagent, and a step starts only when its dependencies are `checkpoint_ready`.
-//! When a wave ends, each step's `checkpoint_status` is decided ([`checkpoint`]); steps that
-//! can no longer start are held. The workflow's timeout closes the steps still running and
-//! holds the rest. Every decision is a durable `workflow_event` in the parent's Log
-//! (`workflow_started`, `step_scheduled`, `step_held`, `checkpoint_decided`,
-//! `workflow_finished`), and the tool returns the result ([`result`]): `ok: true` only for
-//! full completion.
+//! A run is a sequence of phases: validate the spec ([`spec`]); then, wave after wave, hold
+//! the steps that can no longer start and plan the next wave from what is decided
+//! ([`plan`]), start its steps as Subagents and wait for them or the workflow's deadline
+//! (`wave.rs`), and decide each step's checkpoint ([`checkpoint`]; the decisions so far in
+//! `decisions.rs`); when the deadline passed, what still runs is closed and the rest held;
+//! last, the result ([`result`]): `ok: true` only for full completion. Every decision is a
+//! durable `workflow_event` in the parent's Log first (`spine.rs`, WF-SPINE).
 
 pub mod checkpoint;
+mod decisions;
 pub mod plan;
 pub mod result;
 pub mod spec;
 mod spine;
 mod wave;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -27,8 +26,8 @@ use crate::event::{Data, object};
 use crate::log::LogError;
 use crate::session::Session;
 use crate::subagents::Subagents;
-use checkpoint::CheckpointStatus;
-use result::StepOutcome;
+use decisions::Decisions;
+use spec::Spec;
 use wave::Wave;
 
 /// The `run_workflow` tool definition.
@@ -76,59 +75,37 @@ pub(crate) async fn run_workflow(
     session: &mut Session,
     args: &Value,
 ) -> Result<Data, LogError> {
+    // An invalid spec is a tool error, and nothing runs (WF-SPEC-INVALID).
     let spec = match spec::parse(args, spine::ordinal(session.history())) {
         Ok(spec) => spec,
         Err(failure) => return Ok(failure.into_result()),
     };
     spine::started(session, &spec)?;
     let deadline = deadline_after(Duration::from_millis(spec.timeout_ms));
-    let mut decided: BTreeMap<String, CheckpointStatus> = BTreeMap::new();
-    let mut outcomes: BTreeMap<String, StepOutcome> = BTreeMap::new();
-    let mut waves: Vec<Vec<String>> = Vec::new();
-    let mut workflow_timed_out = false;
-    loop {
-        // Every step of an earlier wave has started.
-        let started = waves.concat();
-        // Hold what can never start, until nothing changes (a held step holds its dependents).
-        loop {
-            let blocked = plan::blocked(&spec, &decided, &started);
-            if blocked.is_empty() {
-                break;
-            }
-            for step_id in blocked {
-                spine::held(session, &spec.id, &step_id, "dependency_not_checkpoint_ready")?;
-                decided.insert(step_id.clone(), CheckpointStatus::Held);
-                outcomes.insert(
-                    step_id.clone(),
-                    StepOutcome::held(&spec, &step_id, "dependency_not_checkpoint_ready", false),
-                );
-            }
-        }
-        let wave = plan::next_wave(&spec, &decided, &started);
-        if wave.is_empty() {
+    let mut decisions = Decisions::default();
+    let mut timed_out = false;
+    for number in 1.. {
+        decisions.hold_blocked(session, &spec)?;
+        let steps = decisions.next_wave(&spec);
+        if steps.is_empty() {
             break;
         }
-        let mut wave = Wave::start(subagents, session, &spec, waves.len() + 1, wave, &outcomes)?;
-        waves.push(wave.steps.clone());
-        workflow_timed_out = !wave.wait(subagents, session, deadline).await?;
-        for outcome in wave.outcomes(subagents, &spec) {
-            spine::decided(session, &spec.id, &outcome)?;
-            decided.insert(outcome.step_id.clone(), outcome.checkpoint_status);
-            outcomes.insert(outcome.step_id.clone(), outcome);
-        }
-        if workflow_timed_out {
-            let pending: Vec<String> =
-                spec.steps.iter().filter(|step| !decided.contains_key(&step.id)).map(|step| step.id.clone()).collect();
-            for step_id in pending {
-                spine::held(session, &spec.id, &step_id, "workflow_timeout")?;
-                decided.insert(step_id.clone(), CheckpointStatus::Held);
-                outcomes.insert(step_id.clone(), StepOutcome::held(&spec, &step_id, "workflow_timeout", true));
-            }
+        let mut wave = Wave::start(subagents, session, &spec, number, steps, decisions.outcomes())?;
+        timed_out = !wave.wait(subagents, session, deadline).await?;
+        decisions.decide(session, &spec, subagents, wave)?;
+        if timed_out {
+            decisions.hold_rest(session, &spec)?;
             break;
         }
     }
-    let ordered: Vec<StepOutcome> = spec.steps.iter().filter_map(|step| outcomes.get(&step.id).cloned()).collect();
-    let workflow = result::result(&spec, &ordered, &waves, workflow_timed_out);
-    spine::finished(session, &spec.id, &workflow, workflow_timed_out, &waves)?;
+    finish(session, &spec, &decisions, timed_out)
+}
+
+/// The result (WF-RESULT), recorded as `workflow_finished` before the tool returns it. The
+/// tool call succeeds whatever the workflow came to; the workflow's own `ok` says whether it
+/// completed (WF-OK-ONLY-COMPLETE).
+fn finish(session: &mut Session, spec: &Spec, decisions: &Decisions, timed_out: bool) -> Result<Data, LogError> {
+    let workflow = result::result(spec, &decisions.in_spec_order(spec), decisions.waves(), timed_out);
+    spine::finished(session, &spec.id, &workflow, timed_out, decisions.waves())?;
     Ok(object(json!({"ok": true, "output": result::output(&workflow), "workflow": workflow})))
 }

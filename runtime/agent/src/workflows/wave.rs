@@ -17,7 +17,7 @@ use crate::subagents::{ChildSpec, Subagents};
 #[derive(Debug)]
 pub(super) struct Wave {
     /// Its place in the run, from 1.
-    pub number: usize,
+    number: usize,
     /// The planned steps, in spec order.
     pub steps: Vec<String>,
     /// Each started step and its Subagent id.
