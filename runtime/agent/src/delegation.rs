@@ -46,7 +46,7 @@ impl ToolSet for Delegation {
             "spawn_agent" => Box::pin(async move { subagents.spawn_agent(session, args) }),
             "wait_agent" => Box::pin(subagents.wait_agent(session, args)),
             "close_agent" => Box::pin(subagents.close_agent(session, args)),
-            "run_workflow" => Box::pin(subagents.run_workflow(session, args)),
+            "run_workflow" => Box::pin(workflows::run_workflow(subagents, session, args)),
             _ => return None,
         })
     }

@@ -297,8 +297,24 @@ impl Subagents {
         Ok(())
     }
 
+    /// Waits until every child in `ids` is terminal (`Ok(true)`) or `deadline` passes first
+    /// (`Ok(false)`), recording reports as they come.
+    pub(crate) async fn wait_terminal(
+        &mut self,
+        session: &mut Session,
+        ids: &[String],
+        deadline: Instant,
+    ) -> Result<bool, LogError> {
+        while !ids.iter().all(|id| self.status(id).is_some_and(SubagentStatus::is_terminal)) {
+            if !self.next_notice(session, deadline).await? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// Waits for the next report of any child, until `deadline`; `Ok(false)` when it passed.
-    pub(crate) async fn next_notice(&mut self, session: &mut Session, deadline: Instant) -> Result<bool, LogError> {
+    async fn next_notice(&mut self, session: &mut Session, deadline: Instant) -> Result<bool, LogError> {
         // A report that arrives with the deadline wins, so the outcome does not depend on a coin.
         let notice = tokio::select! {
             biased;
@@ -555,11 +571,7 @@ impl Subagents {
         }
         let deadline = deadline_after(Duration::from_millis(timeout_ms));
         self.drain(session)?;
-        while !ids.iter().all(|id| self.status(id).is_some_and(SubagentStatus::is_terminal)) {
-            if !self.next_notice(session, deadline).await? {
-                break;
-            }
-        }
+        self.wait_terminal(session, &ids, deadline).await?;
         let statuses: Vec<(String, SubagentStatus)> =
             ids.iter().filter_map(|id| self.status(id).map(|status| (id.clone(), status))).collect();
         let (_, mut outcome) = wait::outcome(&statuses, timeout_ms);

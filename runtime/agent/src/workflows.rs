@@ -1,32 +1,34 @@
 //! Workflows: structural orchestration over Subagents through the `run_workflow` tool
 //! (ADR 0014, ADR 0026 "Workflow terminal states"; pixir.md 8; WF-*).
 //!
-//! The scheduler validates the spec ([`spec`]), then runs waves ([`plan`]): each step of a
-//! wave is a Subagent, and a step starts only when its dependencies are `checkpoint_ready`.
-//! When a wave ends, each step's `checkpoint_status` is decided ([`checkpoint`]); steps that
-//! can no longer start are held. The workflow's timeout closes the steps still running and
-//! holds the rest. Every decision is a durable `workflow_event` in the parent's Log
-//! (`workflow_started`, `step_scheduled`, `step_held`, `checkpoint_decided`,
-//! `workflow_finished`), and the tool returns the result ([`result`]): `ok: true` only for
-//! full completion.
+//! A run is a sequence of phases: validate the spec ([`spec`]); then, wave after wave, hold
+//! the steps that can no longer start and plan the next wave from what is decided
+//! ([`plan`]), start its steps as Subagents and wait for them or the workflow's deadline
+//! (`wave.rs`), and decide each step's checkpoint ([`checkpoint`]; the decisions so far in
+//! `decisions.rs`); when the deadline passed, what still runs is closed and the rest held;
+//! last, the result ([`result`]): `ok: true` only for full completion. Every decision is a
+//! durable `workflow_event` in the parent's Log first (`spine.rs`, WF-SPINE).
 
 pub mod checkpoint;
+mod decisions;
 pub mod plan;
 pub mod result;
 pub mod spec;
+mod spine;
+mod wave;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::control::deadline_after;
-use crate::event::{Data, EventType, Payload, SubagentStatus, object};
+use crate::event::{Data, object};
 use crate::log::LogError;
 use crate::session::Session;
-use crate::subagents::{ChildSpec, Subagents};
-use checkpoint::CheckpointStatus;
-use result::StepOutcome;
+use crate::subagents::Subagents;
+use decisions::Decisions;
+use spec::Spec;
+use wave::Wave;
 
 /// The `run_workflow` tool definition.
 pub fn definition() -> Value {
@@ -66,263 +68,44 @@ pub fn definition() -> Value {
     })
 }
 
-/// Records one `workflow_event` of the workflow's spine.
-fn record_workflow(session: &mut Session, kind: &str, workflow_id: &str, fields: Value) -> Result<(), LogError> {
-    let mut data = object(json!({"kind": kind, "workflow_id": workflow_id}));
-    data.extend(object(fields));
-    session.record(Payload::workflow_event(data))
-}
-
-/// Records a step as held and decided.
-fn hold(session: &mut Session, spec_id: &str, step_id: &str, reason: &str) -> Result<(), LogError> {
-    record_workflow(
-        session,
-        "step_held",
-        spec_id,
-        json!({"step_id": step_id, "checkpoint_status": "held", "dependent_safe": false, "reason": reason}),
-    )?;
-    record_workflow(
-        session,
-        "checkpoint_decided",
-        spec_id,
-        json!({
-            "step_id": step_id,
-            "agent_id": null,
-            "child_session_id": null,
-            "subagent_status": null,
-            "checkpoint_status": "held",
-            "dependent_safe": false,
-            "reason": reason,
-        }),
-    )
-}
-
-impl Subagents {
-    /// `run_workflow {id?, name?, max_concurrency?, timeout_ms?, steps}`: each step a child
-    /// of this manager.
-    pub(crate) async fn run_workflow(&mut self, session: &mut Session, args: &Value) -> Result<Data, LogError> {
-        let ordinal = session
-            .history()
-            .iter()
-            .filter(|event| {
-                event.kind() == EventType::WorkflowEvent && event.str_field("kind") == Some("workflow_started")
-            })
-            .count()
-            + 1;
-        let spec = match spec::parse(args, ordinal) {
-            Ok(spec) => spec,
-            Err(failure) => return Ok(failure.into_result()),
-        };
-        let graph: Vec<Value> = spec
-            .steps
-            .iter()
-            .map(|step| {
-                json!({
-                    "id": step.id,
-                    "agent": step.agent,
-                    "depends_on": step.depends_on,
-                    "posture": step.posture.as_str(),
-                    "read_set": step.read_set,
-                    "write_set": step.write_set,
-                    "timeout_ms": step.timeout_ms,
-                })
-            })
-            .collect();
-        record_workflow(
-            session,
-            "workflow_started",
-            &spec.id,
-            json!({
-                "workflow_name": spec.name,
-                "graph": {"steps": graph, "step_count": spec.steps.len()},
-                "limits": {"max_concurrency": spec.max_concurrency, "timeout_ms": spec.timeout_ms},
-            }),
-        )?;
-        let deadline = deadline_after(Duration::from_millis(spec.timeout_ms));
-        let mut decided: BTreeMap<String, CheckpointStatus> = BTreeMap::new();
-        let mut outcomes: BTreeMap<String, StepOutcome> = BTreeMap::new();
-        let mut waves: Vec<Vec<String>> = Vec::new();
-        let mut workflow_timed_out = false;
-        loop {
-            // Every step of an earlier wave has started.
-            let started = waves.concat();
-            // Hold what can never start, until nothing changes (a held step holds its dependents).
-            loop {
-                let blocked = plan::blocked(&spec, &decided, &started);
-                if blocked.is_empty() {
-                    break;
-                }
-                for step_id in blocked {
-                    hold(session, &spec.id, &step_id, "dependency_not_checkpoint_ready")?;
-                    decided.insert(step_id.clone(), CheckpointStatus::Held);
-                    outcomes.insert(step_id.clone(), held(&spec, &step_id, "dependency_not_checkpoint_ready", false));
-                }
-            }
-            let wave = plan::next_wave(&spec, &decided, &started);
-            if wave.is_empty() {
-                break;
-            }
-            let wave_number = waves.len() + 1;
-            let mut running: Vec<(String, String)> = Vec::new();
-            for step_id in &wave {
-                let Some(step) = spec.step(step_id) else { continue };
-                record_workflow(
-                    session,
-                    "step_scheduled",
-                    &spec.id,
-                    json!({
-                        "step_id": step.id,
-                        "wave": wave_number,
-                        "depends_on": step.depends_on,
-                        "agent": step.agent,
-                        "posture": step.posture.as_str(),
-                    }),
-                )?;
-                let mut prompt = format!("Workflow: {}\nStep: {}\n\nTask:\n{}", spec.name, step.id, step.task);
-                prompt.push_str(
-                    "\n\nOutput contract: end with a concise summary. If the result is not safe for dependent \
-                     steps, say `checkpoint_status: partial`, or `checkpoint_status: needs_orchestrator` when a \
-                     decision is needed.",
-                );
-                if !step.depends_on.is_empty() {
-                    prompt.push_str("\n\nDependency results:");
-                    for dep in &step.depends_on {
-                        let summary = outcomes.get(dep).map(|outcome| outcome.summary.as_str()).unwrap_or_default();
-                        prompt.push_str(&format!("\n- {dep}: {summary}"));
-                    }
-                }
-                let child = ChildSpec {
-                    session_id: format!("{}-{}", spec.id, step.id),
-                    agent: step.agent.clone(),
-                    task: step.task.clone(),
-                    prompt,
-                    timeout_ms: step.timeout_ms,
-                };
-                let subagent_id = self.launch_child(session, child)?;
-                running.push((step.id.clone(), subagent_id));
-            }
-            waves.push(wave);
-            // Wait for the wave, or the workflow's deadline.
-            loop {
-                let all_done = running
-                    .iter()
-                    .all(|(_, subagent_id)| self.status(subagent_id).is_some_and(SubagentStatus::is_terminal));
-                if all_done {
-                    break;
-                }
-                if !self.next_notice(session, deadline).await? {
-                    workflow_timed_out = true;
-                    break;
-                }
-            }
-            let mut closed_by_timeout = Vec::new();
-            if workflow_timed_out {
-                for (step_id, subagent_id) in &running {
-                    let live = self.status(subagent_id).is_some_and(|status| !status.is_terminal());
-                    if live {
-                        self.close_running(session, subagent_id, "closed_by_workflow_timeout").await?;
-                        closed_by_timeout.push(step_id.clone());
-                    }
-                }
-            }
-            for (step_id, subagent_id) in &running {
-                let last = self.last_event(subagent_id).cloned().unwrap_or_default();
-                let field = |key: &str| last.get(key).and_then(Value::as_str).map(str::to_owned);
-                let subagent_status = field("status").and_then(|status| SubagentStatus::parse(&status));
-                let summary = field("summary").unwrap_or_default();
-                let by_workflow = closed_by_timeout.contains(step_id);
-                let checkpoint_status = match subagent_status {
-                    Some(status) if !by_workflow => checkpoint::derive(status, &summary),
-                    _ => CheckpointStatus::Failed,
-                };
-                let reason = if by_workflow { Some("closed_by_workflow_timeout".to_owned()) } else { field("reason") };
-                let step_timeout_ms = spec.step(step_id).map_or(0, |step| step.timeout_ms);
-                let outcome = StepOutcome {
-                    step_id: step_id.clone(),
-                    wave: Some(waves.len()),
-                    agent_id: Some(subagent_id.clone()),
-                    child_session_id: field("child_session_id"),
-                    subagent_status,
-                    checkpoint_status,
-                    summary,
-                    reason: reason.clone(),
-                    timed_out: by_workflow || subagent_status == Some(SubagentStatus::TimedOut),
-                    elapsed_ms: last.get("elapsed_ms").and_then(Value::as_u64),
-                    step_timeout_ms,
-                };
-                let bundle = outcome.bundle();
-                record_workflow(
-                    session,
-                    "checkpoint_decided",
-                    &spec.id,
-                    json!({
-                        "step_id": step_id,
-                        "agent_id": subagent_id,
-                        "child_session_id": outcome.child_session_id,
-                        "subagent_status": subagent_status.map(SubagentStatus::as_str),
-                        "checkpoint_status": checkpoint_status.as_str(),
-                        "dependent_safe": checkpoint_status == CheckpointStatus::CheckpointReady,
-                        "reason": reason,
-                        "checkpoint": {
-                            "status": checkpoint_status.as_str(),
-                            "version": 2,
-                            "summary": bundle["summary"],
-                            "known_limitations": bundle["known_limitations"],
-                            "typed_schema_ids": ["workflow_checkpoint.v1"],
-                        },
-                    }),
-                )?;
-                decided.insert(step_id.clone(), checkpoint_status);
-                outcomes.insert(step_id.clone(), outcome);
-            }
-            if workflow_timed_out {
-                let pending: Vec<String> = spec
-                    .steps
-                    .iter()
-                    .filter(|step| !decided.contains_key(&step.id))
-                    .map(|step| step.id.clone())
-                    .collect();
-                for step_id in pending {
-                    hold(session, &spec.id, &step_id, "workflow_timeout")?;
-                    decided.insert(step_id.clone(), CheckpointStatus::Held);
-                    outcomes.insert(step_id.clone(), held(&spec, &step_id, "workflow_timeout", true));
-                }
-                break;
-            }
+/// `run_workflow {id?, name?, max_concurrency?, timeout_ms?, steps}`: each step a child of
+/// `subagents`, the parent's one manager.
+pub(crate) async fn run_workflow(
+    subagents: &mut Subagents,
+    session: &mut Session,
+    args: &Value,
+) -> Result<Data, LogError> {
+    // An invalid spec is a tool error, and nothing runs (WF-SPEC-INVALID).
+    let spec = match spec::parse(args, spine::ordinal(session.history())) {
+        Ok(spec) => spec,
+        Err(failure) => return Ok(failure.into_result()),
+    };
+    spine::started(session, &spec)?;
+    let deadline = deadline_after(Duration::from_millis(spec.timeout_ms));
+    let mut decisions = Decisions::default();
+    let mut timed_out = false;
+    for number in 1.. {
+        decisions.hold_blocked(session, &spec)?;
+        let steps = decisions.next_wave(&spec);
+        if steps.is_empty() {
+            break;
         }
-        let ordered: Vec<StepOutcome> = spec.steps.iter().filter_map(|step| outcomes.get(&step.id).cloned()).collect();
-        let workflow = result::result(&spec, &ordered, &waves, workflow_timed_out);
-        record_workflow(
-            session,
-            "workflow_finished",
-            &spec.id,
-            json!({
-                "status": workflow["status"],
-                "ok": workflow["ok"],
-                "timed_out": workflow_timed_out,
-                "summary": workflow["summary"],
-                "safe_next_actions": workflow["safe_next_actions"],
-                "proof_states": workflow["proof_states"],
-                "waves": waves,
-            }),
-        )?;
-        Ok(object(json!({"ok": true, "output": result::output(&workflow), "workflow": workflow})))
+        let mut wave = Wave::start(subagents, session, &spec, number, steps, decisions.outcomes())?;
+        timed_out = !wave.wait(subagents, session, deadline).await?;
+        decisions.decide(session, &spec, subagents, wave)?;
+        if timed_out {
+            decisions.hold_rest(session, &spec)?;
+            break;
+        }
     }
+    finish(session, &spec, &decisions, timed_out)
 }
 
-/// The outcome of a step that never ran.
-fn held(spec: &spec::Spec, step_id: &str, reason: &str, timed_out: bool) -> StepOutcome {
-    StepOutcome {
-        step_id: step_id.to_owned(),
-        wave: None,
-        agent_id: None,
-        child_session_id: None,
-        subagent_status: None,
-        checkpoint_status: CheckpointStatus::Held,
-        summary: String::new(),
-        reason: Some(reason.to_owned()),
-        timed_out,
-        elapsed_ms: None,
-        step_timeout_ms: spec.step(step_id).map_or(0, |step| step.timeout_ms),
-    }
+/// The result (WF-RESULT), recorded as `workflow_finished` before the tool returns it. The
+/// tool call succeeds whatever the workflow came to; the workflow's own `ok` says whether it
+/// completed (WF-OK-ONLY-COMPLETE).
+fn finish(session: &mut Session, spec: &Spec, decisions: &Decisions, timed_out: bool) -> Result<Data, LogError> {
+    let workflow = result::result(spec, &decisions.in_spec_order(spec), decisions.waves(), timed_out);
+    spine::finished(session, &spec.id, &workflow, timed_out, decisions.waves())?;
+    Ok(object(json!({"ok": true, "output": result::output(&workflow), "workflow": workflow})))
 }

@@ -5,9 +5,9 @@
 
 use serde_json::{Value, json};
 
-use super::checkpoint::{BundleInput, CheckpointStatus, bundle};
+use super::checkpoint::{self, BundleInput, CheckpointStatus, bundle};
 use super::spec::Spec;
-use crate::event::SubagentStatus;
+use crate::event::{Data, SubagentStatus};
 
 /// How one step ended, as the scheduler saw it.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,6 +37,59 @@ pub struct StepOutcome {
 }
 
 impl StepOutcome {
+    /// A step whose Subagent ran in wave `wave`, from `last`, the data of its last lifecycle
+    /// event. Its checkpoint is derived from the Subagent's status and summary (WF-CHECKPOINT),
+    /// except that a step the workflow's timeout closed is `failed` and timed out
+    /// (WF-TIMEOUT).
+    pub fn ran(
+        spec: &Spec,
+        step_id: &str,
+        wave: usize,
+        subagent_id: &str,
+        last: &Data,
+        closed_by_workflow: bool,
+    ) -> StepOutcome {
+        let field = |key: &str| last.get(key).and_then(Value::as_str).map(str::to_owned);
+        let subagent_status = field("status").and_then(|status| SubagentStatus::parse(&status));
+        let summary = field("summary").unwrap_or_default();
+        let checkpoint_status = match subagent_status {
+            Some(status) if !closed_by_workflow => checkpoint::derive(status, &summary),
+            _ => CheckpointStatus::Failed,
+        };
+        let reason = if closed_by_workflow { Some("closed_by_workflow_timeout".to_owned()) } else { field("reason") };
+        StepOutcome {
+            step_id: step_id.to_owned(),
+            wave: Some(wave),
+            agent_id: Some(subagent_id.to_owned()),
+            child_session_id: field("child_session_id"),
+            subagent_status,
+            checkpoint_status,
+            summary,
+            reason,
+            timed_out: closed_by_workflow || subagent_status == Some(SubagentStatus::TimedOut),
+            elapsed_ms: last.get("elapsed_ms").and_then(Value::as_u64),
+            step_timeout_ms: spec.step(step_id).map_or(0, |step| step.timeout_ms),
+        }
+    }
+
+    /// A step that never ran, held for `reason` (WF-HELD); `timed_out` when the workflow's
+    /// timeout held it.
+    pub fn held(spec: &Spec, step_id: &str, reason: &str, timed_out: bool) -> StepOutcome {
+        StepOutcome {
+            step_id: step_id.to_owned(),
+            wave: None,
+            agent_id: None,
+            child_session_id: None,
+            subagent_status: None,
+            checkpoint_status: CheckpointStatus::Held,
+            summary: String::new(),
+            reason: Some(reason.to_owned()),
+            timed_out,
+            elapsed_ms: None,
+            step_timeout_ms: spec.step(step_id).map_or(0, |step| step.timeout_ms),
+        }
+    }
+
     /// The step's status: its Subagent's, `timed_out` when the workflow's timeout closed it,
     /// `held` when it never ran.
     pub fn status(&self) -> &'static str {
@@ -224,6 +277,24 @@ mod tests {
             elapsed_ms: Some(0),
             step_timeout_ms: 1,
         }
+    }
+
+    #[test]
+    fn a_step_the_workflow_closed_is_failed_and_timed_out_whatever_its_summary() {
+        let spec = parse(&json!({"steps": [{"id": "a", "task": "x", "timeout_ms": 5}]}), 1).unwrap();
+        let last = crate::event::object(json!({
+            "status": "completed", "summary": "done", "child_session_id": "wf_1-a", "elapsed_ms": 3,
+        }));
+        let ran = StepOutcome::ran(&spec, "a", 1, "sub_1", &last, false);
+        assert_eq!(
+            (ran.checkpoint_status, ran.timed_out, ran.reason),
+            (CheckpointStatus::CheckpointReady, false, None)
+        );
+        assert_eq!((ran.elapsed_ms, ran.step_timeout_ms), (Some(3), 5));
+        let closed = StepOutcome::ran(&spec, "a", 1, "sub_1", &last, true);
+        assert_eq!((closed.checkpoint_status, closed.timed_out), (CheckpointStatus::Failed, true));
+        assert_eq!(closed.reason.as_deref(), Some("closed_by_workflow_timeout"));
+        assert_eq!(closed.status(), "timed_out");
     }
 
     #[test]
