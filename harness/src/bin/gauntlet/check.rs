@@ -83,7 +83,7 @@ fn agent(
 ) -> anyhow::Result<Checked> {
     let profile = profile::load(path)?;
     // An agent that cannot start is one error, not one fault per scenario.
-    profile.startable().map_err(anyhow::Error::msg)?;
+    profile.startable()?;
     let isolated = isolate(&profile.name, profile.network == Network::Loopback && !args.no_isolation);
     let expectations = args.expectations.clone().unwrap_or_else(|| known_failures::path_for(path));
     let known = known_failures::load(&expectations)?;
