@@ -62,11 +62,22 @@ pub struct Line {
     pub data: Value,
 }
 
+/// Why a Log line cannot be audited.
+#[derive(Debug, thiserror::Error)]
+pub enum LineError {
+    /// It is not JSON.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// It has no string `type`.
+    #[error("no string `type`")]
+    NoType,
+}
+
 impl Line {
     /// Parses one Log line.
-    pub fn parse(text: &str) -> Result<Line, String> {
-        let value: Value = serde_json::from_str(text).map_err(|error| error.to_string())?;
-        let kind = value.get("type").and_then(Value::as_str).ok_or("no string `type`")?.to_owned();
+    pub fn parse(text: &str) -> Result<Line, LineError> {
+        let value: Value = serde_json::from_str(text)?;
+        let kind = value.get("type").and_then(Value::as_str).ok_or(LineError::NoType)?.to_owned();
         Ok(Line {
             id: value.get("id").and_then(Value::as_str).map(str::to_owned),
             seq: value.get("seq").and_then(Value::as_u64),
@@ -87,14 +98,15 @@ impl Line {
     }
 }
 
-/// Parses every line; unreadable lines are reported, not fatal.
+/// Parses every line; unreadable lines are reported, not fatal, with the reason as the text
+/// the audit shows.
 pub fn parse_lines(lines: &[String]) -> (Vec<Line>, Vec<(usize, String)>) {
     let mut parsed = Vec::new();
     let mut unreadable = Vec::new();
     for (idx, text) in lines.iter().enumerate() {
         match Line::parse(text) {
             Ok(line) => parsed.push(line),
-            Err(reason) => unreadable.push((idx + 1, reason)),
+            Err(reason) => unreadable.push((idx + 1, reason.to_string())),
         }
     }
     (parsed, unreadable)
@@ -196,7 +208,10 @@ mod tests {
 
     #[test]
     fn unreadable_lines_are_reported() {
-        let audit = audit(&["{not json".to_owned()]);
-        assert_eq!(audit.unreadable.len(), 1);
+        let audit = audit(&["{not json".to_owned(), r#"{"type": 7}"#.to_owned()]);
+        assert_eq!(audit.unreadable.len(), 2);
+        assert!(audit.unreadable[0].1.starts_with("key must be a string at line 1 column 2"), "{:?}", audit.unreadable);
+        assert_eq!(audit.unreadable[1], (2, "no string `type`".to_owned()));
+        assert!(matches!(Line::parse("{}"), Err(LineError::NoType)));
     }
 }

@@ -164,6 +164,15 @@ pub struct TornTail {
     pub length: usize,
 }
 
+/// Two runs of one scenario that do not carry the same conversation
+/// ([`Capture::same_conversation`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the {part} differ")]
+pub struct ConversationMismatch {
+    /// The first part that differs, e.g. `provider requests`, `Logs`.
+    pub part: &'static str,
+}
+
 impl Capture {
     /// What this run shows of one child Session: its Log as `log`, and the requests of its
     /// route. The same Log and replay rules then judge it as they judge the root.
@@ -252,7 +261,7 @@ impl Capture {
 
     /// Everything two runs of one scenario must agree on, whatever clock they ran on; `Err`
     /// names the first part that differs.
-    pub fn same_conversation(&self, other: &Capture) -> Result<(), String> {
+    pub fn same_conversation(&self, other: &Capture) -> Result<(), ConversationMismatch> {
         let parts = [
             ("faults", self.faults == other.faults),
             ("provider requests", self.requests == other.requests),
@@ -264,7 +273,7 @@ impl Capture {
         ];
         match parts.iter().find(|(_, same)| !same) {
             None => Ok(()),
-            Some((part, _)) => Err(format!("the {part} differ")),
+            Some(&(part, _)) => Err(ConversationMismatch { part }),
         }
     }
 
@@ -329,4 +338,20 @@ fn timeless(log: &[String]) -> Vec<Value> {
             event
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_part_that_differs_is_named() {
+        let quiet = Capture::default();
+        assert_eq!(quiet.same_conversation(&Capture::default()), Ok(()));
+        let log = Capture { log: vec!["{}".to_owned()], ..Capture::default() };
+        let faulty = Capture { faults: vec!["boom".to_owned()], ..log.clone() };
+        let mismatch = faulty.same_conversation(&quiet).unwrap_err();
+        assert_eq!((mismatch.part, mismatch.to_string().as_str()), ("faults", "the faults differ"));
+        assert_eq!(log.same_conversation(&quiet), Err(ConversationMismatch { part: "Logs" }));
+    }
 }

@@ -106,22 +106,52 @@ fn covers(path: &str, file: &str) -> bool {
     path == file || (path.ends_with('/') && file.starts_with(path))
 }
 
+/// Why the workspace members cannot be read from the root `Cargo.toml`.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// It is not TOML.
+    #[error("Cargo.toml: {source}")]
+    Toml {
+        /// Why.
+        source: toml::de::Error,
+    },
+    /// It has no `[workspace]` with a `members` array.
+    #[error("Cargo.toml has no [workspace] members")]
+    NoMembers,
+}
+
+/// Why the code-map check could not run (its findings are [`check`]'s `Ok`).
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// `Cargo.toml` or ARCHITECTURE.md cannot be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// `Cargo.toml` names no members.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+}
+
 /// The workspace members of the root `Cargo.toml`.
-pub fn members(manifest: &str) -> Result<Vec<String>, String> {
-    let value: toml::Table = toml::from_str(manifest).map_err(|error| format!("Cargo.toml: {error}"))?;
+pub fn members(manifest: &str) -> Result<Vec<String>, ManifestError> {
+    let value: toml::Table = toml::from_str(manifest).map_err(|source| ManifestError::Toml { source })?;
     let members = value
         .get("workspace")
         .and_then(|workspace| workspace.get("members"))
         .and_then(toml::Value::as_array)
-        .ok_or("Cargo.toml has no [workspace] members")?;
+        .ok_or(ManifestError::NoMembers)?;
     Ok(members.iter().filter_map(toml::Value::as_str).map(str::to_owned).collect())
 }
 
 /// Checks ARCHITECTURE.md's code map against the workspace at `root`.
-pub fn check(root: &Path) -> Result<Vec<String>, String> {
+pub fn check(root: &Path) -> Result<Vec<String>, CheckError> {
     let read = |name: &str| {
         let path: PathBuf = root.join(name);
-        std::fs::read_to_string(&path).map_err(|error| format!("{}: {error}", path.display()))
+        std::fs::read_to_string(&path).map_err(|source| CheckError::Read { path, source })
     };
     let crates = members(&read("Cargo.toml")?)?;
     Ok(check_map(root, &crates, &parse(&read("ARCHITECTURE.md")?)))
@@ -171,6 +201,9 @@ mod tests {
             members("[workspace]\nmembers = [\"runtime/agent\", \"harness\"]\n").unwrap(),
             ["runtime/agent", "harness"]
         );
-        assert!(members("[package]\nname = \"x\"\n").is_err());
+        let error = members("[package]\nname = \"x\"\n").unwrap_err();
+        assert!(matches!(error, ManifestError::NoMembers));
+        assert_eq!(error.to_string(), "Cargo.toml has no [workspace] members");
+        assert!(members("[workspace").unwrap_err().to_string().starts_with("Cargo.toml: "));
     }
 }

@@ -47,8 +47,18 @@ pub struct Requirement {
     pub checked_by: Vec<String>,
 }
 
+/// A registry row of docs/contract.md that is not `| id | tier | requirement | source | checked by |`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("docs/contract.md:{line}: a registry row needs 5 cells, found {cells}")]
+pub struct RegistryError {
+    /// The 1-based line of the row.
+    pub line: usize,
+    /// How many cells it has.
+    pub cells: usize,
+}
+
 /// Parses the registry rows out of docs/contract.md; other lines are prose.
-pub fn parse(text: &str) -> Result<Vec<Requirement>, String> {
+pub fn parse(text: &str) -> Result<Vec<Requirement>, RegistryError> {
     let mut requirements = Vec::new();
     for (idx, line) in text.lines().enumerate() {
         let cells: Vec<&str> = line.trim().trim_matches('|').split('|').map(str::trim).collect();
@@ -61,7 +71,7 @@ pub fn parse(text: &str) -> Result<Vec<Requirement>, String> {
             continue;
         };
         if cells.len() != 5 {
-            return Err(format!("docs/contract.md:{}: a registry row needs 5 cells, found {}", idx + 1, cells.len()));
+            return Err(RegistryError { line: idx + 1, cells: cells.len() });
         }
         let checked_by = cells[4]
             .split(',')
@@ -82,5 +92,12 @@ mod tests {
         assert!(parse(REGISTRY).unwrap().len() > 50);
         assert!(defines("TURN-TERMINAL-EVIDENCE") && defines("TURN-RESTART-RECOVERY"));
         assert!(!defines("TURN-NO-SUCH-THING") && !defines(""));
+    }
+
+    #[test]
+    fn a_row_with_the_wrong_cells_is_named_by_line() {
+        let error = parse("# Registry\n\n| `A-ID` | MUST | a rule | seed |\n").unwrap_err();
+        assert_eq!(error, RegistryError { line: 3, cells: 4 });
+        assert_eq!(error.to_string(), "docs/contract.md:3: a registry row needs 5 cells, found 4");
     }
 }

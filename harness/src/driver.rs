@@ -11,7 +11,7 @@ pub mod external;
 pub mod reference;
 
 use std::panic::AssertUnwindSafe;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
@@ -65,21 +65,41 @@ pub fn guarded(deadline: Duration, work: impl FnOnce() -> Capture + Send + 'stat
     }
 }
 
+/// Why a scenario's workspace could not be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    /// A workspace file or the preloaded Log could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The scenario preloads a Log into an implementation that keeps none.
+    #[error("the scenario preloads a Log, and this implementation keeps none")]
+    NoLog,
+}
+
 /// Writes the scenario's workspace files, and its preloaded Log at `preload_path` if given.
-pub fn prepare_workspace(scenario: &Scenario, workspace: &Path, preload_path: Option<&Path>) -> Result<(), String> {
+pub fn prepare_workspace(
+    scenario: &Scenario,
+    workspace: &Path,
+    preload_path: Option<&Path>,
+) -> Result<(), WorkspaceError> {
     let write = |path: &Path, content: &str| {
         path.parent()
             .map(std::fs::create_dir_all)
             .transpose()
             .and_then(|_| std::fs::write(path, content))
-            .map_err(|error| format!("cannot write {}: {error}", path.display()))
+            .map_err(|source| WorkspaceError::Write { path: path.to_owned(), source })
     };
     for (relative, content) in &scenario.workspace {
         write(&workspace.join(relative), content)?;
     }
     match (&scenario.log, preload_path) {
         (Some(preload), Some(path)) => write(path, &preload.ndjson),
-        (Some(_), None) => Err("the scenario preloads a Log, and this implementation keeps none".to_owned()),
+        (Some(_), None) => Err(WorkspaceError::NoLog),
         (None, _) => Ok(()),
     }
 }

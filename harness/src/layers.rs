@@ -29,21 +29,65 @@ struct Place {
     layer: usize,
 }
 
+/// Why ARCHITECTURE.md's `layers` block cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BlockError {
+    /// There is no such block.
+    #[error("ARCHITECTURE.md has no ```layers block")]
+    Missing,
+    /// A line of it is not a stack.
+    #[error("ARCHITECTURE.md layers: `{line}` is not `crate: a b < c`")]
+    NotAStack {
+        /// The line.
+        line: String,
+    },
+    /// A stack with nothing between two `<`, or at an end.
+    #[error("ARCHITECTURE.md layers: `{line}` has an empty layer")]
+    EmptyLayer {
+        /// The line.
+        line: String,
+    },
+}
+
+/// Why the layer check could not run (its findings are [`check`]'s `Ok`).
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// The `layers` block cannot be read.
+    #[error(transparent)]
+    Block(#[from] BlockError),
+    /// ARCHITECTURE.md or a source file cannot be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A source file found outside its crate's `src/`.
+    #[error("{source}")]
+    OutsideSrc {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        source: std::path::StripPrefixError,
+    },
+}
+
 /// Reads the fenced `layers` block of ARCHITECTURE.md.
-pub fn parse(architecture: &str) -> Result<Vec<Stack>, String> {
+pub fn parse(architecture: &str) -> Result<Vec<Stack>, BlockError> {
     let mut lines = architecture.lines().skip_while(|line| line.trim() != "```layers");
     if lines.next().is_none() {
-        return Err("ARCHITECTURE.md has no ```layers block".to_owned());
+        return Err(BlockError::Missing);
     }
     let mut stacks = Vec::new();
     for line in lines.take_while(|line| line.trim() != "```") {
         let Some((krate, layers)) = line.split_once(':') else {
-            return Err(format!("ARCHITECTURE.md layers: `{line}` is not `crate: a b < c`"));
+            return Err(BlockError::NotAStack { line: line.to_owned() });
         };
         let layers: Vec<Vec<String>> =
             layers.split('<').map(|layer| layer.split_whitespace().map(str::to_owned).collect::<Vec<_>>()).collect();
         if layers.iter().any(Vec::is_empty) {
-            return Err(format!("ARCHITECTURE.md layers: `{line}` has an empty layer"));
+            return Err(BlockError::EmptyLayer { line: line.to_owned() });
         }
         stacks.push(Stack { krate: krate.trim().to_owned(), layers });
     }
@@ -240,9 +284,11 @@ fn reaches(inside: &BTreeMap<(Vec<String>, String, String), String>, folder: &[S
 }
 
 /// Checks every crate ARCHITECTURE.md gives layers for, under the workspace `root`.
-pub fn check(root: &Path) -> Result<Vec<String>, String> {
-    let path = root.join("ARCHITECTURE.md");
-    let text = std::fs::read_to_string(&path).map_err(|error| format!("{}: {error}", path.display()))?;
+pub fn check(root: &Path) -> Result<Vec<String>, CheckError> {
+    let read = |path: &Path| {
+        std::fs::read_to_string(path).map_err(|source| CheckError::Read { path: path.to_owned(), source })
+    };
+    let text = read(&root.join("ARCHITECTURE.md"))?;
     let stacks = parse(&text)?;
     let crates: BTreeSet<&str> = stacks.iter().map(|stack| stack.krate.as_str()).collect();
     let mut problems = Vec::new();
@@ -256,8 +302,11 @@ pub fn check(root: &Path) -> Result<Vec<String>, String> {
         });
         let mut sources = Vec::new();
         for file in files {
-            let source = std::fs::read_to_string(&file).map_err(|error| format!("{}: {error}", file.display()))?;
-            let relative = file.strip_prefix(&src).map_err(|error| error.to_string())?.to_owned();
+            let source = read(&file)?;
+            let relative = match file.strip_prefix(&src) {
+                Ok(relative) => relative.to_owned(),
+                Err(error) => return Err(CheckError::OutsideSrc { file, source: error }),
+            };
             sources.push((relative, source));
         }
         problems.extend(check_sources(krate, &sources, &stacks));
@@ -393,7 +442,12 @@ mod tests {
 
     #[test]
     fn a_missing_block_is_an_error() {
-        assert!(parse("# Architecture\n").is_err());
-        assert!(parse("```layers\nruntime: a < < b\n```").is_err());
+        assert_eq!(parse("# Architecture\n"), Err(BlockError::Missing));
+        let empty = parse("```layers\nruntime: a < < b\n```").unwrap_err();
+        assert_eq!(empty, BlockError::EmptyLayer { line: "runtime: a < < b".to_owned() });
+        assert_eq!(empty.to_string(), "ARCHITECTURE.md layers: `runtime: a < < b` has an empty layer");
+        let error = check(Path::new("/no/such/workspace")).unwrap_err();
+        assert!(matches!(&error, CheckError::Read { path, .. } if path.ends_with("ARCHITECTURE.md")));
+        assert!(error.to_string().starts_with("/no/such/workspace/ARCHITECTURE.md: "), "{error}");
     }
 }

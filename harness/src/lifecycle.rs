@@ -13,6 +13,7 @@ pub mod adapter;
 pub mod capture;
 pub mod reference;
 
+use std::convert::Infallible;
 use std::path::Path;
 
 use gauntlet_bridge as bridge;
@@ -258,19 +259,21 @@ pub fn parse(text: &str, path: &Path) -> Result<LifecycleScenario, LoadError> {
 /// Reads a lifecycle scenario file whose `kind` is known to be `kind` (its family's tables).
 pub fn parse_as(text: &str, path: &Path, kind: Kind) -> Result<LifecycleScenario, LoadError> {
     match kind.family() {
-        Family::Bridge => read::<bridge::Config, BridgeStep>(text, path, |_| Ok(())),
-        Family::Monitor => read::<monitor::Config, MonitorStep>(text, path, monitor::Config::validate),
+        Family::Bridge => read::<bridge::Config, BridgeStep, Infallible>(text, path, |_| Ok(())),
+        Family::Monitor => read::<monitor::Config, MonitorStep, _>(text, path, monitor::Config::validate),
     }
 }
 
-fn read<C, S>(
+/// Reads a file of one family; `validate` is its config's own check.
+fn read<C, S, E>(
     text: &str,
     path: &Path,
-    validate: impl Fn(&C) -> Result<(), String>,
+    validate: impl Fn(&C) -> Result<(), E>,
 ) -> Result<LifecycleScenario, LoadError>
 where
     C: serde::de::DeserializeOwned + Serialize + Default,
     S: serde::de::DeserializeOwned + FileStep,
+    E: std::fmt::Display,
 {
     let invalid =
         |message: String| LoadError::Invalid { path: path.to_owned(), line: 1, column: 1, key: None, message };

@@ -284,6 +284,27 @@ fn check_tools(text: &str, path: &Path, tools: &ToolMap) -> Result<(), LoadError
     Ok(())
 }
 
+/// Why a profile's agent command cannot be started ([`Profile::startable`]).
+#[derive(Debug, thiserror::Error)]
+pub enum NotStartable {
+    /// A command with a path that is not an executable file.
+    #[error("the agent command {} of profile `{profile}` is not an executable file", program.display())]
+    NotExecutable {
+        /// The program, resolved from the profile's folder.
+        program: PathBuf,
+        /// The profile's name.
+        profile: String,
+    },
+    /// A bare command found in no folder of `PATH`.
+    #[error("the agent command `{command}` of profile `{profile}` is not on PATH")]
+    NotOnPath {
+        /// The command.
+        command: String,
+        /// The profile's name.
+        profile: String,
+    },
+}
+
 impl Profile {
     /// The program to start: a relative command is taken from the profile's folder, a bare
     /// name from `PATH`.
@@ -294,7 +315,7 @@ impl Profile {
 
     /// Whether the agent's program can be started at all: an executable file at its path, or a
     /// bare name found on `PATH`. `Err` says what is missing, once, before any scenario runs.
-    pub fn startable(&self) -> Result<(), String> {
+    pub fn startable(&self) -> Result<(), NotStartable> {
         use std::os::unix::fs::PermissionsExt;
         let executable = |path: &Path| {
             std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
@@ -304,18 +325,14 @@ impl Profile {
             return if executable(&program) {
                 Ok(())
             } else {
-                Err(format!(
-                    "the agent command {} of profile `{}` is not an executable file",
-                    program.display(),
-                    self.name
-                ))
+                Err(NotStartable::NotExecutable { program, profile: self.name.clone() })
             };
         }
         let path = std::env::var_os("PATH").unwrap_or_default();
         if std::env::split_paths(&path).any(|dir| executable(&dir.join(&program))) {
             Ok(())
         } else {
-            Err(format!("the agent command `{}` of profile `{}` is not on PATH", self.command, self.name))
+            Err(NotStartable::NotOnPath { command: self.command.clone(), profile: self.name.clone() })
         }
     }
 
@@ -541,10 +558,14 @@ mod tests {
     #[test]
     fn a_command_that_cannot_start_is_named_once() {
         let (_dir, path) = write("name = \"a\"\ncommand = \"bin/no-such-agent\"\n");
-        let message = load(&path).unwrap().startable().unwrap_err();
+        let error = load(&path).unwrap().startable().unwrap_err();
+        assert!(
+            matches!(&error, NotStartable::NotExecutable { program, .. } if program.ends_with("bin/no-such-agent"))
+        );
+        let message = error.to_string();
         assert!(message.contains("bin/no-such-agent of profile `a` is not an executable file"), "{message}");
         let (_dir, path) = write("name = \"b\"\ncommand = \"no-such-agent-on-path\"\n");
-        let message = load(&path).unwrap().startable().unwrap_err();
+        let message = load(&path).unwrap().startable().unwrap_err().to_string();
         assert_eq!(message, "the agent command `no-such-agent-on-path` of profile `b` is not on PATH");
         let (_dir, path) = write("name = \"c\"\ncommand = \"sh\"\n");
         assert!(load(&path).unwrap().startable().is_ok());

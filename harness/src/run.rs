@@ -180,7 +180,7 @@ pub fn run_scenario_in(plan: &Plan, driver: &dyn Driver, name: &str, path: &Path
             Verdict::from_findings(&title, Vec::new(), vec![Finding::new(Layer::Fault, None, error.to_string())])
         }
         Ok(AnyScenario::Turn(scenario)) => match dialect.map_or(Ok((*scenario).clone()), |d| scenario.in_dialect(d)) {
-            Err(reason) => Verdict::skipped(&title, reason),
+            Err(inexpressible) => Verdict::skipped(&title, inexpressible.to_string()),
             Ok(scenario) => {
                 let capture = driver.drive(&scenario);
                 let golden =

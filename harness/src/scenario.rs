@@ -294,9 +294,9 @@ impl Scenario {
 
     /// The same scenario played in `dialect`; `Err` with the reason when the file says the
     /// dialect cannot express it.
-    pub fn in_dialect(&self, dialect: Dialect) -> Result<Scenario, String> {
+    pub fn in_dialect(&self, dialect: Dialect) -> Result<Scenario, Inexpressible> {
         if let Some(reason) = self.config.skip_dialects.get(&dialect) {
-            return Err(format!("{} cannot express this scenario: {reason}", dialect.human()));
+            return Err(Inexpressible { dialect, reason: reason.clone() });
         }
         let mut scenario = self.clone();
         scenario.config.dialect = dialect;
@@ -331,6 +331,17 @@ impl Scenario {
         }
         scenario
     }
+}
+
+/// A scenario its file says a dialect cannot express (`skip_dialects`): the reason of a
+/// `skipped` verdict.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{} cannot express this scenario: {reason}", dialect.human())]
+pub struct Inexpressible {
+    /// The dialect.
+    pub dialect: Dialect,
+    /// The file's reason.
+    pub reason: String,
 }
 
 /// The delegation tools of the reference (docs/scenario-format.md "Child Sessions").

@@ -28,9 +28,9 @@ fn serve(input: impl BufRead, mut output: impl Write) -> Result<(), String> {
             continue;
         }
         match &mut session {
-            None => session = Some(Session::start(&line)?),
+            None => session = Some(Session::start(&line).map_err(|error| error.to_string())?),
             Some(session) => {
-                for record in session.step(&line)? {
+                for record in session.step(&line).map_err(|error| error.to_string())? {
                     writeln!(output, "{record}").map_err(|error| format!("writing stdout: {error}"))?;
                 }
                 output.flush().map_err(|error| format!("writing stdout: {error}"))?;

@@ -4,6 +4,7 @@
 //! raw lines, model switch and prompt, with `session/cancel` and a refused second prompt at
 //! their triggers. Then a fresh agent loads the Session and its replay is recorded apart.
 
+use std::error::Error;
 use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
@@ -21,17 +22,92 @@ use crate::scenario::{Scenario, Trigger, Turn};
 pub const PRELOADED_SESSION_ID: &str = "root";
 
 /// Pipes to one running agent, and a future that resolves when it has stopped.
-pub struct Connection {
+pub struct Connection<S> {
     /// The agent's output.
     pub reader: Box<dyn AsyncRead + Unpin + Send>,
     /// The agent's input.
     pub writer: Box<dyn AsyncWrite + Unpin + Send>,
-    /// Resolves once the agent stopped after its input closed; `Err` describes a bad exit.
-    pub ended: Pin<Box<dyn Future<Output = Result<(), String>> + Send>>,
+    /// Resolves once the agent stopped after its input closed.
+    pub ended: Ended<S>,
 }
 
-/// Starts a fresh agent.
-pub type Launch<'a> = dyn FnMut() -> Result<Connection, String> + 'a;
+/// Resolves once an agent stopped after its input closed; `Err`, in the driver's type `S`,
+/// says how it did not stop cleanly (a bad exit, a kill, a survivor).
+pub type Ended<S> = Pin<Box<dyn Future<Output = Result<(), S>> + Send>>;
+
+/// Starts a fresh agent; `Err`, in the driver's type `L`, says why it could not.
+pub type Launch<'a, L, S> = dyn FnMut() -> Result<Connection<S>, L> + 'a;
+
+/// Why the conversation with an agent stopped short: a fault of the Capture, whose text is its
+/// Display. `L` and `S` are the driver's reasons an agent did not start or stop cleanly.
+#[derive(Debug, thiserror::Error)]
+enum ConversationError<L: Error + 'static, S: Error + 'static> {
+    /// An agent could not be started.
+    #[error(transparent)]
+    Launch(L),
+    /// The conversation broke: closed, garbage, flooding, silence.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// `initialize` failed; `stopped` when the agent then did not stop cleanly either.
+    #[error("{problem}{}", .stopped.as_ref().map_or_else(String::new, |stopped| format!("; then {stopped}")))]
+    Initialize {
+        /// What went wrong.
+        problem: InitializeError,
+        /// How the agent then failed to stop cleanly, if it did.
+        stopped: Option<FinishError<S>>,
+    },
+    /// `session/new` answered without a Session id.
+    #[error("session/new gave no sessionId: {answer}")]
+    NoSessionId {
+        /// The whole answer.
+        answer: Value,
+    },
+    /// `session/load` failed.
+    #[error(transparent)]
+    Load(#[from] SessionLoadError),
+    /// The agent did not stop cleanly.
+    #[error(transparent)]
+    Finish(#[from] FinishError<S>),
+}
+
+/// Why `initialize` did not succeed.
+#[derive(Debug, thiserror::Error)]
+enum InitializeError {
+    /// The agent answered with an error.
+    #[error("initialize failed: {error}")]
+    Refused {
+        /// The answer's `error`.
+        error: Value,
+    },
+    /// The conversation broke.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+}
+
+/// Why `session/load` did not load the Session.
+#[derive(Debug, thiserror::Error)]
+enum SessionLoadError {
+    /// The agent answered with an error.
+    #[error("session/load failed: {error}")]
+    Refused {
+        /// The answer's `error`.
+        error: Value,
+    },
+    /// The conversation broke.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+}
+
+/// Why an agent did not stop cleanly once its input was to close.
+#[derive(Debug, thiserror::Error)]
+enum FinishError<S: Error + 'static> {
+    /// Its input would not close.
+    #[error(transparent)]
+    Close(#[from] ClientError),
+    /// The driver's account of how it stopped.
+    #[error(transparent)]
+    Ended(S),
+}
 
 /// What the client saw.
 #[derive(Debug, Default)]
@@ -55,17 +131,17 @@ pub struct Conversation {
 
 /// Plays `scenario` against agents started by `launch`, in `workspace`; then, with
 /// `replay_load`, loads the Session into a fresh agent.
-pub async fn converse(
+pub async fn converse<L: Error + 'static, S: Error + 'static>(
     scenario: &Scenario,
     workspace: &Path,
-    launch: &mut Launch<'_>,
+    launch: &mut Launch<'_, L, S>,
     settings: Settings,
     replay_load: bool,
     mock: &MockProvider,
 ) -> Conversation {
     let mut conversation = Conversation::default();
     if let Err(fault) = live(scenario, workspace, launch, settings, mock, &mut conversation).await {
-        conversation.faults.push(fault);
+        conversation.faults.push(fault.to_string());
     }
     if let Some(session_id) = conversation.session_id.clone().filter(|_| replay_load) {
         let mut transcript = Vec::new();
@@ -85,62 +161,56 @@ type Client = AcpClient<Box<dyn AsyncRead + Unpin + Send>, Box<dyn AsyncWrite + 
 
 /// A client on a fresh agent, initialized. An agent that fails `initialize` is stopped the
 /// orderly way, so how it exits is evidence too; what it said goes to `transcript`.
-async fn connect(
-    launch: &mut Launch<'_>,
+async fn connect<L: Error + 'static, S: Error + 'static>(
+    launch: &mut Launch<'_, L, S>,
     settings: Settings,
     transcript: &mut Vec<Value>,
-) -> Result<(Client, Pin<Box<dyn Future<Output = Result<(), String>> + Send>>), String> {
-    let connection = launch()?;
+) -> Result<(Client, Ended<S>), ConversationError<L, S>> {
+    let connection = launch().map_err(ConversationError::Launch)?;
     let mut client = AcpClient::new(connection.reader, connection.writer, settings);
     let params = json!({"protocolVersion": 1, "clientCapabilities": {}});
     let problem = match client.request("initialize", params).await {
         Ok(answer) if answer.get("error").is_none() => return Ok((client, connection.ended)),
-        Ok(answer) => format!("initialize failed: {}", answer["error"]),
-        Err(error) => error.to_string(),
+        Ok(answer) => InitializeError::Refused { error: answer["error"].clone() },
+        Err(error) => InitializeError::Client(error),
     };
-    match finish(client, connection.ended, transcript).await {
-        Ok(()) => Err(problem),
-        Err(stopped) => Err(format!("{problem}; then {stopped}")),
-    }
+    let stopped = finish(client, connection.ended, transcript).await.err();
+    Err(ConversationError::Initialize { problem, stopped })
 }
 
 /// Closes the agent's input and waits for it to stop, keeping what it still wrote.
-async fn finish(
+async fn finish<S: Error + 'static>(
     mut client: Client,
-    ended: Pin<Box<dyn Future<Output = Result<(), String>> + Send>>,
+    ended: Ended<S>,
     transcript: &mut Vec<Value>,
-) -> Result<(), String> {
+) -> Result<(), FinishError<S>> {
     let closed = client.close().await;
     // What the agent still writes while it stops is kept; stopping it (bounded by the driver)
     // closes its output, which ends the drain.
     let ((), stopped) = tokio::join!(client.drain(), ended);
     transcript.append(&mut client.transcript);
-    closed.map_err(|error| error.to_string())?;
-    stopped
+    closed?;
+    stopped.map_err(FinishError::Ended)
 }
 
-async fn live(
+async fn live<L: Error + 'static, S: Error + 'static>(
     scenario: &Scenario,
     workspace: &Path,
-    launch: &mut Launch<'_>,
+    launch: &mut Launch<'_, L, S>,
     settings: Settings,
     mock: &MockProvider,
     conversation: &mut Conversation,
-) -> Result<(), String> {
+) -> Result<(), ConversationError<L, S>> {
     let (mut client, mut ended) = connect(launch, settings, &mut conversation.live).await?;
     let session_id = if scenario.log.is_some() {
         conversation.torn_tail = load(&mut client, PRELOADED_SESSION_ID, workspace).await?;
         PRELOADED_SESSION_ID.to_owned()
     } else {
-        let answer = client
-            .request("session/new", json!({"cwd": workspace, "mcpServers": []}))
-            .await
-            .map_err(|error| error.to_string())?;
-        answer
-            .pointer("/result/sessionId")
-            .and_then(Value::as_str)
-            .ok_or_else(|| format!("session/new gave no sessionId: {answer}"))?
-            .to_owned()
+        let answer = client.request("session/new", json!({"cwd": workspace, "mcpServers": []})).await?;
+        match answer.pointer("/result/sessionId").and_then(Value::as_str) {
+            Some(session_id) => session_id.to_owned(),
+            None => return Err(ConversationError::NoSessionId { answer }),
+        }
     };
     conversation.session_id = Some(session_id.clone());
     let mut outcome = Ok(());
@@ -162,31 +232,31 @@ async fn live(
         }
     }
     let finished = finish(client, ended, &mut conversation.live).await;
-    outcome.map_err(|error| error.to_string())?;
-    finished
+    outcome?;
+    Ok(finished?)
 }
 
 /// A fresh agent that only loads the Session, for the replay transcript.
-async fn load_only(
+async fn load_only<L: Error + 'static, S: Error + 'static>(
     session_id: &str,
     workspace: &Path,
-    launch: &mut Launch<'_>,
+    launch: &mut Launch<'_, L, S>,
     settings: Settings,
     transcript: &mut Vec<Value>,
-) -> Result<(), String> {
+) -> Result<(), ConversationError<L, S>> {
     let (mut client, ended) = connect(launch, settings, transcript).await?;
     let loaded = load(&mut client, session_id, workspace).await;
     let finished = finish(client, ended, transcript).await;
     loaded?;
-    finished
+    Ok(finished?)
 }
 
 /// `session/load`; returns the torn Log tail the agent reported, if any.
-async fn load(client: &mut Client, session_id: &str, workspace: &Path) -> Result<Option<TornTail>, String> {
+async fn load(client: &mut Client, session_id: &str, workspace: &Path) -> Result<Option<TornTail>, SessionLoadError> {
     let params = json!({"sessionId": session_id, "cwd": workspace, "mcpServers": []});
-    let answer = client.request("session/load", params).await.map_err(|error| error.to_string())?;
+    let answer = client.request("session/load", params).await?;
     if let Some(error) = answer.get("error") {
-        return Err(format!("session/load failed: {error}"));
+        return Err(SessionLoadError::Refused { error: error.clone() });
     }
     let torn = answer.pointer("/result/_meta/gauntlet/tornTail");
     Ok(torn.and_then(|torn| {
@@ -292,5 +362,30 @@ fn mask(value: &mut Value, workspace: &str) {
         Value::Array(items) => items.iter_mut().for_each(|item| mask(item, workspace)),
         Value::Object(map) => map.values_mut().for_each(|item| mask(item, workspace)),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+
+    use super::*;
+
+    /// A driver's account of a bad stop, for the test.
+    #[derive(Debug, thiserror::Error)]
+    #[error("the agent exited with exit status: 1")]
+    struct Exited;
+
+    #[test]
+    fn a_failed_initialize_and_a_bad_stop_after_it_read_as_one_fault() {
+        let refused = || InitializeError::Refused { error: json!({"code": -32603, "message": "no"}) };
+        let alone = ConversationError::<Infallible, Exited>::Initialize { problem: refused(), stopped: None };
+        assert_eq!(alone.to_string(), r#"initialize failed: {"code":-32603,"message":"no"}"#);
+        let stopped = Some(FinishError::Ended(Exited));
+        let then = ConversationError::<Infallible, Exited>::Initialize { problem: refused(), stopped };
+        assert_eq!(
+            then.to_string(),
+            r#"initialize failed: {"code":-32603,"message":"no"}; then the agent exited with exit status: 1"#
+        );
     }
 }

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -133,7 +133,7 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
         external.log.as_ref().map(|pattern| workspace.join(pattern.replace("{session_id}", session_id)))
     };
     if let Err(error) = prepare_workspace(scenario, &workspace, log_path(PRELOADED_SESSION_ID).as_deref()) {
-        return fault(error);
+        return fault(error.to_string());
     }
     let dialect = external.dialect.unwrap_or(scenario.config.dialect);
     // The script's abstract tool calls become calls of the agent's own tools (its profile's
@@ -212,6 +212,22 @@ pub(crate) fn stderr_evidence(who: &str, stderr_tail: &str) -> Option<String> {
     (!tail.trim().is_empty()).then(|| format!("the {who}'s stderr (last {} bytes):\n{tail}", tail.len()))
 }
 
+/// Why an agent's process could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// The program would not run.
+    #[error("cannot start {}: {source}", program.display())]
+    Start {
+        /// The program.
+        program: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// It ran, but without the pipes the client needs.
+    #[error("the agent's pipes were not set up")]
+    Pipes,
+}
+
 /// Starts the agent in its own process group, with scratch home folders.
 fn spawn(
     external: &External,
@@ -219,7 +235,7 @@ fn spawn(
     home: &Path,
     workspace: &Path,
     stderr: &Stderr,
-) -> Result<Connection, String> {
+) -> Result<Connection<StopError>, SpawnError> {
     let mut command = Command::new(&external.program);
     command
         .args(external.args.iter().map(|arg| External::expand(arg, values)))
@@ -235,10 +251,11 @@ fn spawn(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    let mut child = command.spawn().map_err(|error| format!("cannot start {}: {error}", external.program.display()))?;
+    let mut child =
+        command.spawn().map_err(|source| SpawnError::Start { program: external.program.clone(), source })?;
     let group = Group::of(&child);
     let (Some(stdin), Some(stdout), Some(err)) = (child.stdin.take(), child.stdout.take(), child.stderr.take()) else {
-        return Err("the agent's pipes were not set up".to_owned());
+        return Err(SpawnError::Pipes);
     };
     stderr.keep(err);
     Ok(Connection {
@@ -322,9 +339,44 @@ pub fn survivors(group: i32) -> Vec<i32> {
         .collect()
 }
 
+/// Why a process (the agent, an adapter) did not stop cleanly.
+#[derive(Debug, thiserror::Error)]
+pub enum StopError {
+    /// It outlasted its input closing and SIGTERM, and was killed.
+    #[error("the {who} ignored its input closing and SIGTERM for {} ms each, and was killed", grace.as_millis())]
+    Killed {
+        /// `agent` or `adapter`.
+        who: &'static str,
+        /// How long it had after each.
+        grace: Duration,
+    },
+    /// Processes of its group were still alive after SIGKILL.
+    #[error("processes {pids:?} of the {who}'s group survived SIGKILL")]
+    Survived {
+        /// `agent` or `adapter`.
+        who: &'static str,
+        /// The survivors.
+        pids: Vec<i32>,
+    },
+    /// It exited on its own, unsuccessfully.
+    #[error("the {who} exited with {status}")]
+    Exited {
+        /// `agent` or `adapter`.
+        who: &'static str,
+        /// How.
+        status: ExitStatus,
+    },
+    /// Its exit could not be waited for.
+    #[error("cannot wait for the agent: {source}")]
+    Wait {
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
 /// Waits for the process (`who`: `agent`, `adapter`) to exit after its input closed; then SIGTERM, then SIGKILL, to the group;
 /// then checks that no process of the group survived.
-pub(crate) async fn stop(mut child: Child, guard: Group, grace: Duration, who: &str) -> Result<(), String> {
+pub(crate) async fn stop(mut child: Child, guard: Group, grace: Duration, who: &'static str) -> Result<(), StopError> {
     let group = guard.0;
     let signal = |signal| {
         if let Some(group) = group {
@@ -341,10 +393,7 @@ pub(crate) async fn stop(mut child: Child, guard: Group, grace: Duration, who: &
             match tokio::time::timeout(grace, child.wait()).await {
                 Ok(status) => status.map(|status| (status, true)),
                 Err(_) => {
-                    verdict = Err(format!(
-                        "the {who} ignored its input closing and SIGTERM for {} ms each, and was killed",
-                        grace.as_millis()
-                    ));
+                    verdict = Err(StopError::Killed { who, grace });
                     signal(Signal::SIGKILL);
                     child.wait().await.map(|status| (status, true))
                 }
@@ -363,12 +412,12 @@ pub(crate) async fn stop(mut child: Child, guard: Group, grace: Duration, who: &
             left = survivors(group.as_raw());
         }
         if !left.is_empty() {
-            verdict = verdict.and(Err(format!("processes {left:?} of the {who}'s group survived SIGKILL")));
+            verdict = verdict.and(Err(StopError::Survived { who, pids: left }));
         }
     }
     match status {
         Ok((status, signalled)) if status.success() || signalled => verdict,
-        Ok((status, _)) => verdict.and(Err(format!("the {who} exited with {status}"))),
-        Err(error) => Err(format!("cannot wait for the agent: {error}")),
+        Ok((status, _)) => verdict.and(Err(StopError::Exited { who, status })),
+        Err(source) => Err(StopError::Wait { source }),
     }
 }

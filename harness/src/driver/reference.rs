@@ -7,6 +7,7 @@
 //! runs the same scenario over a real loopback socket instead, on real time, to prove the two
 //! paths agree.
 
+use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -111,7 +112,7 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
         }
     };
     if let Err(error) = prepare_workspace(scenario, workspace.path(), Some(&preload_path)) {
-        capture.faults.push(error);
+        capture.faults.push(error.to_string());
         return capture;
     }
     let config = AgentConfig {
@@ -134,7 +135,7 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
         delegation: scenario.delegates(),
         max_subagents: scenario.config.max_subagents,
     };
-    let mut launch = || {
+    let mut launch = || -> Result<Connection<InProcessStopError>, Infallible> {
         let (client, agent) = tokio::io::duplex(64 * 1024);
         let (agent_reader, agent_writer) = tokio::io::split(agent);
         let (client_reader, client_writer) = tokio::io::split(client);
@@ -145,8 +146,8 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
             ended: Box::pin(async move {
                 match task.await {
                     Ok(Ok(())) => Ok(()),
-                    Ok(Err(error)) => Err(format!("the agent stopped with an error: {error}")),
-                    Err(error) => Err(format!("the agent task failed: {error}")),
+                    Ok(Err(source)) => Err(InProcessStopError::Serve { source }),
+                    Err(source) => Err(InProcessStopError::Task { source }),
                 }
             }),
         })
@@ -163,6 +164,23 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
     let mut capture = assemble(conversation, log_path.and_then(Result::ok).as_deref(), &mock);
     capture.faults.extend(fault);
     capture
+}
+
+/// Why the in-process agent did not stop cleanly.
+#[derive(Debug, thiserror::Error)]
+pub enum InProcessStopError {
+    /// `acp::serve` returned an error.
+    #[error("the agent stopped with an error: {source}")]
+    Serve {
+        /// Its error.
+        source: acp::ConnectionError,
+    },
+    /// Its task panicked or was cancelled.
+    #[error("the agent task failed: {source}")]
+    Task {
+        /// Why.
+        source: tokio::task::JoinError,
+    },
 }
 
 /// The runtime's name for a mock dialect: the one table between the two enums (the runtime

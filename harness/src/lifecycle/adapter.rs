@@ -113,7 +113,7 @@ impl Adapter {
         }
         writer.abort();
         if let Err(fault) = stop(child, group, self.grace, "adapter").await {
-            faults.push(fault);
+            faults.push(fault.to_string());
         }
         let mut capture = LifecycleCapture::from_lines(scenario, &lines);
         capture.faults.extend(faults);

@@ -23,14 +23,14 @@ pub enum LogError {
         source: std::io::Error,
     },
     /// A complete line that is not a valid Event.
-    #[error("{path}:{line}: corrupt log line: {message}")]
+    #[error("{path}:{line}: corrupt log line: {source}")]
     CorruptLine {
         /// The Log file.
         path: PathBuf,
         /// 1-based line number.
         line: usize,
-        /// Why it did not parse.
-        message: String,
+        /// Why it is not one.
+        source: LineError,
     },
     /// An ephemeral event was offered to the Log (LOG-NO-EPHEMERAL).
     #[error("{path}: refusing to log ephemeral event `{kind}`")]
@@ -80,6 +80,23 @@ pub enum LogError {
         /// The seq that was offered.
         found: Option<u64>,
     },
+}
+
+/// Why one complete Log line is not a canonical Event.
+#[derive(Debug, thiserror::Error)]
+pub enum LineError {
+    /// Not an Event in JSON.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// An ephemeral Event, which is never logged (LOG-NO-EPHEMERAL).
+    #[error("ephemeral event type `{kind}` in the Log")]
+    Ephemeral {
+        /// The event type.
+        kind: &'static str,
+    },
+    /// A canonical Event without its seq.
+    #[error("canonical event without seq")]
+    NoSeq,
 }
 
 /// What a path inside the sessions folder must be, if it exists at all.
@@ -157,21 +174,21 @@ pub fn fold(bytes: &[u8], path: &Path) -> Result<Folded, LogError> {
             Err(_) if !complete => {
                 folded.torn = Some(TornTail { offset: start as u64, bytes: body.to_vec() });
             }
-            Err(message) => {
-                return Err(LogError::CorruptLine { path: path.to_owned(), line: line_idx + 1, message });
+            Err(source) => {
+                return Err(LogError::CorruptLine { path: path.to_owned(), line: line_idx + 1, source });
             }
         }
     }
     Ok(folded)
 }
 
-fn parse_line(body: &[u8]) -> Result<Event, String> {
-    let event: Event = serde_json::from_slice(body).map_err(|error| error.to_string())?;
+fn parse_line(body: &[u8]) -> Result<Event, LineError> {
+    let event: Event = serde_json::from_slice(body)?;
     if event.kind().is_ephemeral() {
-        return Err(format!("ephemeral event type `{}` in the Log", event.kind().as_str()));
+        return Err(LineError::Ephemeral { kind: event.kind().as_str() });
     }
     if event.seq().is_none() {
-        return Err("canonical event without seq".to_owned());
+        return Err(LineError::NoSeq);
     }
     Ok(event)
 }
@@ -310,7 +327,8 @@ mod tests {
     fn corrupt_middle_line_names_the_line() {
         let bytes = format!("{}\nnot json\n{}\n", event(0).to_json_line(), event(1).to_json_line());
         let error = fold(bytes.as_bytes(), Path::new("x.ndjson")).unwrap_err();
-        assert!(matches!(error, LogError::CorruptLine { line: 2, .. }), "{error}");
+        assert!(matches!(error, LogError::CorruptLine { line: 2, source: LineError::Json(_), .. }), "{error}");
+        assert!(error.to_string().starts_with("x.ndjson:2: corrupt log line: expected"), "{error}");
     }
 
     #[test]

@@ -177,9 +177,9 @@ impl Default for AppServerForm {
 }
 
 impl TryFrom<AppServerForm> for AppServer {
-    type Error = String;
+    type Error = JsonTwinError;
 
-    fn try_from(form: AppServerForm) -> Result<AppServer, String> {
+    fn try_from(form: AppServerForm) -> Result<AppServer, JsonTwinError> {
         Ok(AppServer {
             thread_read: one_of("thread_read", form.thread_read, form.thread_read_json)?,
             steer_errors: form.steer_errors,
@@ -207,14 +207,47 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, 
 }
 
 /// A JSON value given as `name` (a TOML or JSON value) or `name_json` (JSON text); neither is `null`.
-fn one_of(name: &str, value: Option<Value>, json: Option<String>) -> Result<Value, String> {
+fn one_of(name: &'static str, value: Option<Value>, json: Option<String>) -> Result<Value, JsonTwinError> {
     match (value, json) {
-        (Some(_), Some(_)) => Err(format!("give `{name}` or `{name}_json`, not both")),
+        (Some(_), Some(_)) => Err(JsonTwinError::Both { name }),
         (Some(value), None) => Ok(value),
-        (None, Some(text)) => {
-            serde_json::from_str(&text).map_err(|error| format!("`{name}_json` is not JSON: {error}"))
-        }
+        (None, Some(text)) => serde_json::from_str(&text).map_err(|source| JsonTwinError::NotJson { name, source }),
         (None, None) => Ok(Value::Null),
+    }
+}
+
+/// A field that takes a JSON value as `name` or as JSON text in its `name_json` twin, given wrong.
+#[derive(Debug)]
+pub enum JsonTwinError {
+    /// Both `name` and `name_json` were given.
+    Both {
+        /// The field, e.g. `params`.
+        name: &'static str,
+    },
+    /// `name_json` is not JSON text.
+    NotJson {
+        /// The field, e.g. `params`.
+        name: &'static str,
+        /// Why it does not parse.
+        source: serde_json::Error,
+    },
+}
+
+impl std::fmt::Display for JsonTwinError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JsonTwinError::Both { name } => write!(f, "give `{name}` or `{name}_json`, not both"),
+            JsonTwinError::NotJson { name, source } => write!(f, "`{name}_json` is not JSON: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for JsonTwinError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            JsonTwinError::Both { .. } => None,
+            JsonTwinError::NotJson { source, .. } => Some(source),
+        }
     }
 }
 
@@ -238,9 +271,9 @@ struct ThreadReadForm {
 }
 
 impl TryFrom<ThreadReadForm> for ThreadRead {
-    type Error = String;
+    type Error = JsonTwinError;
 
-    fn try_from(form: ThreadReadForm) -> Result<ThreadRead, String> {
+    fn try_from(form: ThreadReadForm) -> Result<ThreadRead, JsonTwinError> {
         Ok(ThreadRead { result: one_of("result", form.result, form.result_json)? })
     }
 }
@@ -274,9 +307,9 @@ struct NotificationForm {
 }
 
 impl TryFrom<NotificationForm> for Notification {
-    type Error = String;
+    type Error = JsonTwinError;
 
-    fn try_from(form: NotificationForm) -> Result<Notification, String> {
+    fn try_from(form: NotificationForm) -> Result<Notification, JsonTwinError> {
         Ok(Notification { method: form.method, params: one_of("params", form.params, form.params_json)? })
     }
 }
@@ -418,9 +451,9 @@ struct RenderForm {
 }
 
 impl TryFrom<RenderForm> for Render {
-    type Error = String;
+    type Error = JsonTwinError;
 
-    fn try_from(form: RenderForm) -> Result<Render, String> {
+    fn try_from(form: RenderForm) -> Result<Render, JsonTwinError> {
         Ok(Render {
             helper: form.helper,
             value: one_of("value", form.value, form.value_json)?,
@@ -769,5 +802,25 @@ impl Bridge {
         let mut log = Log::for_turn(LogEvent::TelegramOriginTurnTerminal, &turn);
         log.status = Some(snapshot.latest_turn_status.clone());
         Some(log)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_and_its_json_twin_are_one_or_the_other() {
+        let read = |text: &str| serde_json::from_str::<Notification>(text);
+        let given = read(r#"{"method": "m", "params_json": "null"}"#).unwrap();
+        assert_eq!(given.params, Value::Null);
+        let both = read(r#"{"method": "m", "params": {}, "params_json": "{}"}"#).unwrap_err();
+        assert!(both.to_string().starts_with("give `params` or `params_json`, not both"), "{both}");
+        let garbage = read(r#"{"method": "m", "params_json": "{"}"#).unwrap_err();
+        assert!(garbage.to_string().starts_with("`params_json` is not JSON: EOF while parsing"), "{garbage}");
+        assert!(matches!(
+            one_of("value", None, Some("[".to_owned())),
+            Err(JsonTwinError::NotJson { name: "value", .. })
+        ));
     }
 }

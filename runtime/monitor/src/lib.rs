@@ -63,16 +63,36 @@ impl Default for Config {
 
 impl Config {
     /// Both timers must be positive, as upstream requires.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.stall_timeout_ms == 0 {
-            return Err("stall_timeout_ms must be greater than 0".to_owned());
+            return Err(ConfigError::ZeroStallTimeout);
         }
         if self.stability_ms == 0 {
-            return Err("stability_ms must be greater than 0".to_owned());
+            return Err(ConfigError::ZeroStability);
         }
         Ok(())
     }
 }
+
+/// A [`Config`] the monitor refuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigError {
+    /// `stall_timeout_ms` is 0.
+    ZeroStallTimeout,
+    /// `stability_ms` is 0.
+    ZeroStability,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ConfigError::ZeroStallTimeout => "stall_timeout_ms must be greater than 0",
+            ConfigError::ZeroStability => "stability_ms must be greater than 0",
+        })
+    }
+}
+
+impl std::error::Error for ConfigError {}
 
 /// Which stream a run records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -501,5 +521,20 @@ mod tests {
         assert_eq!(seconds(0), "0");
         assert_eq!(seconds(1500), "1.5");
         assert_eq!(seconds(9), "0.009");
+    }
+
+    #[test]
+    fn a_zero_timer_is_refused_by_name() {
+        assert_eq!(Config::default().validate(), Ok(()));
+        let error = Config { stall_timeout_ms: 0, ..Config::default() }.validate().unwrap_err();
+        assert_eq!(
+            (error, error.to_string().as_str()),
+            (ConfigError::ZeroStallTimeout, "stall_timeout_ms must be greater than 0")
+        );
+        let error = Config { stability_ms: 0, ..Config::default() }.validate().unwrap_err();
+        assert_eq!(
+            (error, error.to_string().as_str()),
+            (ConfigError::ZeroStability, "stability_ms must be greater than 0")
+        );
     }
 }

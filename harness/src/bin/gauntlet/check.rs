@@ -48,7 +48,7 @@ pub fn check(cli: &Cli, args: &CheckArgs) -> anyhow::Result<ExitCode> {
         _ => anyhow::bail!("check needs --impl PROFILE, or --adapter CMD with --family"),
     };
     let registry = std::fs::read_to_string(plan.root.join("docs/contract.md")).context("reading docs/contract.md")?;
-    let mut requirements = contract::parse(&registry).map_err(anyhow::Error::msg)?;
+    let mut requirements = contract::parse(&registry)?;
     requirements.retain(|requirement| Family::of_requirement(&requirement.id) == checked.about);
     let report = CheckReport::new(&checked.run, &requirements, checked.logged);
     let dir = args.report_dir.clone().unwrap_or_else(|| checked.default_dir.clone());
@@ -83,7 +83,7 @@ fn agent(
 ) -> anyhow::Result<Checked> {
     let profile = profile::load(path)?;
     // An agent that cannot start is one error, not one fault per scenario.
-    profile.startable().map_err(anyhow::Error::msg)?;
+    profile.startable()?;
     let isolated = isolate(&profile.name, profile.network == Network::Loopback && !args.no_isolation);
     let expectations = args.expectations.clone().unwrap_or_else(|| known_failures::path_for(path));
     let known = known_failures::load(&expectations)?;
