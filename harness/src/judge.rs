@@ -10,7 +10,7 @@ pub mod invariants;
 pub mod lifecycle;
 
 use gauntlet_agent::TerminalStatus;
-use gauntlet_mock_provider::{Ending, Message};
+use gauntlet_mock_provider::{Ending, Message, ROOT, StreamEnd};
 use serde_json::Value;
 
 use crate::audit::{self, Audit, Line};
@@ -101,16 +101,25 @@ impl<'a> Evidence<'a> {
         if self.capture.log.is_empty()
             && let Some(scenario) = self.scenario
         {
-            let turns = &scenario.turns[scenario.turns.len().saturating_sub(count)..];
-            return turns
+            let first = scenario.turns.len().saturating_sub(count);
+            return scenario.turns[first..]
                 .iter()
-                .map(|turn| DrivenTurn {
-                    status: Some(turn.expect),
-                    truncation: turn.respond.last().and_then(|response| match &response.then {
-                        Ending::Incomplete(reason) if turn.expect == TerminalStatus::Completed => Some(reason.clone()),
-                        _ => None,
-                    }),
-                    source: "the script forces",
+                .enumerate()
+                .map(|(offset, turn)| {
+                    let untold = scenario.knobs.and_then(|knobs| knobs.untold(turn, scenario.config.max_retries));
+                    match untold {
+                        Some(source) => self.wire_turn(first + offset, turn.expect, source),
+                        None => DrivenTurn {
+                            status: Some(turn.expect),
+                            truncation: turn.respond.last().and_then(|response| match &response.then {
+                                Ending::Incomplete(reason) if turn.expect == TerminalStatus::Completed => {
+                                    Some(reason.clone())
+                                }
+                                _ => None,
+                            }),
+                            source: "the script forces",
+                        },
+                    }
                 })
                 .collect();
         }
@@ -123,6 +132,37 @@ impl<'a> Evidence<'a> {
                 source: "the Log shows",
             })
             .collect()
+    }
+
+    /// How turn `turn` ended as the wire shows it, for a turn whose scripted outcome rests on a
+    /// knob the agent is not told: `completed` when its last request was answered cleanly and
+    /// read to its end (a stall that resumed, faults it outlasted), else a failure (`expected`
+    /// when the script expects one, else `failed`): the agent gave up, or met a fault last.
+    fn wire_turn(&self, turn: usize, expected: TerminalStatus, source: &'static str) -> DrivenTurn {
+        let requests = &self.capture.requests;
+        let last = requests.iter().rposition(|request| request.route == ROOT && request.turn == Some(turn));
+        let clean = last.and_then(|index| {
+            let mut scripted = self.scenario?.turns.iter().flat_map(|turn| &turn.respond);
+            let response = scripted.nth(requests[index].response_index?)?;
+            let ended = self.capture.timings.get(index).and_then(|timing| timing.ended);
+            let read = ended.is_some_and(|ended| ended.how == StreamEnd::Finished);
+            (read && !response.fails()).then_some(response)
+        });
+        match clean {
+            Some(response) => DrivenTurn {
+                status: Some(TerminalStatus::Completed),
+                truncation: match &response.then {
+                    Ending::Incomplete(reason) => Some(reason.clone()),
+                    _ => None,
+                },
+                source,
+            },
+            None => DrivenTurn {
+                status: Some(if expected == TerminalStatus::Completed { TerminalStatus::Failed } else { expected }),
+                truncation: None,
+                source,
+            },
+        }
     }
 
     /// `metadata.output_truncation.reason` of the `assistant_message` at `seq`, if truncated.

@@ -355,23 +355,38 @@ impl Profile {
             .collect()
     }
 
+    /// Whether the profile hands `text` (a `{placeholder}`) to the agent: in its command, its
+    /// arguments, its environment or a file it writes.
+    fn passes(&self, text: &str) -> bool {
+        self.command.contains(text)
+            || self.args.iter().any(|arg| arg.contains(text))
+            || self.env.values().any(|value| value.contains(text))
+            || self.files.iter().any(|file| file.content.contains(text) || file.path.contains(text))
+    }
+
     /// `scenario` as this implementation plays it: on its clock, with its tools.
     pub fn adapt(&self, scenario: &Scenario) -> Scenario {
         let mut scenario = scenario.scaled(self.time_scale);
         scenario.tools = self.tools.clone();
-        scenario.knobs = Some(Knobs { retries: self.retry_budget() });
+        scenario.knobs = Some(self.knobs());
         scenario
+    }
+
+    /// What the agent is told of a scenario's knobs: what its profile passes it, and its own
+    /// retry budget.
+    pub fn knobs(&self) -> Knobs {
+        Knobs {
+            retries: self.retry_budget(),
+            idle_timeout: self.passes("{stream_idle_timeout_ms}"),
+            turn_budget: self.passes("{turn_timeout_ms}"),
+        }
     }
 
     /// What the agent's retries are held to: its declared `retries`, else the scenario's
     /// `max_retries` when the profile passes it (`{max_retries}` anywhere it is filled), else
     /// nothing gauntlet knows.
     pub fn retry_budget(&self) -> RetryBudget {
-        let passes = |text: &str| text.contains("{max_retries}");
-        let passed = passes(&self.command)
-            || self.args.iter().any(|arg| passes(arg))
-            || self.env.values().any(|value| passes(value))
-            || self.files.iter().any(|file| passes(&file.content) || passes(&file.path));
+        let passed = self.passes("{max_retries}");
         match self.retries {
             Some(Retries::Fixed(n)) => RetryBudget::Fixed(n),
             Some(Retries::Word(Unbounded::Unbounded)) => RetryBudget::Unbounded,
@@ -454,6 +469,17 @@ mod tests {
         assert_eq!(budget(&format!("{head}retries = \"unbounded\"\n")), RetryBudget::Unbounded);
         let error = parse(&format!("{head}retries = \"often\"\n"), Path::new("agent.toml")).unwrap_err().to_string();
         assert!(error.contains("agent.toml:3"), "{error}");
+    }
+
+    /// What an agent is told comes from what its profile passes it.
+    #[test]
+    fn the_knobs_are_what_the_profile_passes() {
+        let knobs = |text: &str| parse(text, Path::new("agent.toml")).unwrap().knobs();
+        let head = "name = \"a\"\ncommand = \"agent\"\n";
+        assert_eq!(knobs(head), Knobs::default());
+        let told =
+            knobs(&format!("{head}args = [\"--idle={{stream_idle_timeout_ms}}\", \"--budget={{turn_timeout_ms}}\"]\n"));
+        assert!(told.idle_timeout && told.turn_budget);
     }
 
     #[test]

@@ -66,6 +66,39 @@ pub struct Scenario {
 pub struct Knobs {
     /// How many times it retries a request that met a fault.
     pub retries: RetryBudget,
+    /// Whether it is told the scenario's `stream_idle_timeout_ms`.
+    pub idle_timeout: bool,
+    /// Whether it is told the scenario's `turn_timeout_ms`.
+    pub turn_budget: bool,
+}
+
+impl Knobs {
+    /// Why the outcome `turn` forces rests on a knob this agent is not told, if it does: a
+    /// turn that must time out on the idle timeout or the turn budget it does not have, or
+    /// must recover from more faults than its retry budget is known to take. The judge then
+    /// reads that turn's outcome from the wire, not from the script.
+    pub fn untold(&self, turn: &Turn, max_retries: u32) -> Option<&'static str> {
+        match turn.error_kind {
+            Some(ErrorKind::StreamIdleTimeout) if !self.idle_timeout => {
+                return Some("the wire shows (the agent is not told the scenario's `stream_idle_timeout_ms`)");
+            }
+            Some(ErrorKind::TurnTimeout) if !self.turn_budget => {
+                return Some("the wire shows (the agent is not told the scenario's `turn_timeout_ms`)");
+            }
+            _ => {}
+        }
+        let faults = turn.respond.iter().take_while(|response| response.fails()).count();
+        let recovers = match self.retries {
+            _ if faults == 0 || turn.expect != TerminalStatus::Completed => true,
+            RetryBudget::Scenario => max_retries as usize >= faults,
+            RetryBudget::Unbounded => true,
+            RetryBudget::Fixed(n) => n as usize >= faults,
+            RetryBudget::Unknown => false,
+        };
+        (!recovers).then_some(
+            "the wire shows (the agent's retry budget is not known to reach the faults the script answers first)",
+        )
+    }
 }
 
 /// How many times an agent retries a request that met a fault, as its profile says

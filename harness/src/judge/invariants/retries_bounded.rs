@@ -113,7 +113,7 @@ mod tests {
         );
         // An agent with its own budget of 3 (claude-agent-acp's, say) is held to it, not to 2.
         let mut own = reference.clone();
-        own.knobs = Some(Knobs { retries: RetryBudget::Fixed(3) });
+        own.knobs = Some(Knobs { retries: RetryBudget::Fixed(3), ..Knobs::default() });
         assert!(check_played(INVARIANT, &retried(4), &own).is_empty());
         assert_eq!(check_played(INVARIANT, &retried(5), &own).len(), 1);
     }
@@ -121,7 +121,7 @@ mod tests {
     #[test]
     fn an_agent_that_never_stops_is_named_whatever_its_budget() {
         let mut unbounded = scenario(FAULT_THEN_ANSWER);
-        unbounded.knobs = Some(Knobs { retries: RetryBudget::Unbounded });
+        unbounded.knobs = Some(Knobs { retries: RetryBudget::Unbounded, ..Knobs::default() });
         assert!(check_played(INVARIANT, &retried(RETRY_CAP + 1), &unbounded).is_empty());
         let problems = check_played(INVARIANT, &never_stopping(RETRY_CAP + 2), &unbounded);
         assert_eq!(problems.len(), 1);

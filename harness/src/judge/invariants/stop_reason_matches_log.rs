@@ -133,4 +133,46 @@ mod tests {
             ["turn 1 is `completed` (the Log shows) but was answered with stop reason `refusal`"]
         );
     }
+
+    /// An agent not told the scenario's idle timeout is judged from the wire: the stall that
+    /// resumed and was read to its end is a completed response, and `end_turn` its truth; a
+    /// stream it gave up on is not.
+    #[test]
+    fn a_turn_resting_on_an_untold_knob_is_judged_from_the_wire() {
+        use std::time::Duration;
+
+        use gauntlet_mock_provider::{Ended, StreamEnd, Timing};
+
+        use crate::capture::{Capture, Request};
+        use crate::judge::invariants::fixture::{body, check_played, scenario, user};
+        use crate::scenario::Knobs;
+
+        let mut stall = scenario(
+            "title = \"t\"\n[[turn]]\nprompt = \"q\"\nexpect = \"timed_out\"\nerror_kind = \"stream_idle_timeout\"\n\
+             respond = [{ text = [\"a\"], pause = { after = 5, ms = 600000 } }]\n",
+        );
+        stall.knobs = Some(Knobs::default());
+        let played = |how: StreamEnd| {
+            let mut requests = Request::chained([("root".to_owned(), Some(0), body(vec![user("q")]))]);
+            requests[0].turn = Some(0);
+            let ended = Some(Ended { at: Duration::from_secs(600), how });
+            Capture {
+                requests,
+                timings: vec![Timing { received: Duration::ZERO, ended }],
+                reported: vec![Reported { stop_reason: Some("end_turn".into()), error: None }],
+                ..Capture::default()
+            }
+        };
+        assert!(check_played(INVARIANT, &played(StreamEnd::Finished), &stall).is_empty());
+        let gave_up = check_played(INVARIANT, &played(StreamEnd::ClientClosed), &stall);
+        assert_eq!(
+            gave_up,
+            [
+                "turn 1 was answered with stop reason `end_turn` (`completed`) but the wire shows (the agent is not told the scenario's `stream_idle_timeout_ms`) `timed_out`"
+            ]
+        );
+        // Told the knob, the script's outcome holds.
+        stall.knobs = Some(Knobs { idle_timeout: true, ..Knobs::default() });
+        assert_eq!(check_played(INVARIANT, &played(StreamEnd::Finished), &stall).len(), 1);
+    }
 }
