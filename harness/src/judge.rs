@@ -141,22 +141,26 @@ impl<'a> Evidence<'a> {
     fn wire_turn(&self, turn: usize, expected: TerminalStatus, source: &'static str) -> DrivenTurn {
         let requests = &self.capture.requests;
         let last = requests.iter().rposition(|request| request.route == ROOT && request.turn == Some(turn));
+        // `Some(truncation)` when the last request was answered cleanly and read to its end: by
+        // its scripted response, or by the empty clean one the mock gives a request it cannot
+        // place after the turn's answer.
         let clean = last.and_then(|index| {
-            let mut scripted = self.scenario?.turns.iter().flat_map(|turn| &turn.respond);
-            let response = scripted.nth(requests[index].response_index?)?;
+            let request = &requests[index];
             let ended = self.capture.timings.get(index).and_then(|timing| timing.ended);
-            let read = ended.is_some_and(|ended| ended.how == StreamEnd::Finished);
-            (read && !response.fails()).then_some(response)
+            if !ended.is_some_and(|ended| ended.how == StreamEnd::Finished) {
+                return None;
+            }
+            let Some(at) = request.response_index else {
+                return request.unplaced.as_ref().filter(|after| after.answers_empty()).map(|_| None);
+            };
+            let response = self.scenario?.turns.iter().flat_map(|turn| &turn.respond).nth(at)?;
+            (!response.fails()).then(|| match &response.then {
+                Ending::Incomplete(reason) => Some(reason.clone()),
+                _ => None,
+            })
         });
         match clean {
-            Some(response) => DrivenTurn {
-                status: Some(TerminalStatus::Completed),
-                truncation: match &response.then {
-                    Ending::Incomplete(reason) => Some(reason.clone()),
-                    _ => None,
-                },
-                source,
-            },
+            Some(truncation) => DrivenTurn { status: Some(TerminalStatus::Completed), truncation, source },
             None => DrivenTurn {
                 status: Some(if expected == TerminalStatus::Completed { TerminalStatus::Failed } else { expected }),
                 truncation: None,

@@ -24,7 +24,10 @@ pub fn check(scenario: &Scenario, evidence: &Evidence) -> Vec<Finding> {
     }
     for (idx, expected) in scenario.turns.iter().enumerate() {
         let n = idx + 1;
-        if let Some(reason) = &expected.stop_reason {
+        // Another agent's stop reasons are the invariants' to judge (ACP-STOP-REASON,
+        // ACP-TRUNCATION-STOP-REASON), which know what it could observe: a continuation after a
+        // cut, a knob it was not told. The file's `stop_reason` pins the reference's.
+        if let Some(reason) = expected.stop_reason.as_ref().filter(|_| scenario.knobs.is_none()) {
             let answered = evidence.capture.reported.get(idx).and_then(|reported| reported.stop_reason.as_deref());
             if answered != Some(reason.as_str()) {
                 fail(format!("turn {n}: expected stop reason `{reason}`, the agent answered {answered:?}"));

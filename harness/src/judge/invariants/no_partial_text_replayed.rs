@@ -16,8 +16,13 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let (clean, partials) = if evidence.capture.log.is_empty() { from_script(evidence) } else { from_log(evidence) };
     // A set: a long Session has many clean answers, and every carried text is looked up.
     let clean: HashSet<String> = clean.into_iter().collect();
-    let partials: Vec<(String, String)> =
-        partials.into_iter().filter(|(_, text)| !text.is_empty() && !clean.contains(text)).collect();
+    // Each partial text once, named by its first origin: a failing provider retried streams the
+    // same text again, and one carried copy is one finding, not one per failed attempt.
+    let mut seen = HashSet::new();
+    let partials: Vec<(String, String)> = partials
+        .into_iter()
+        .filter(|(_, text)| !text.is_empty() && !clean.contains(text) && seen.insert(text.clone()))
+        .collect();
     judge_messages(evidence, |_, message, found| {
         let Message::Assistant { text } = message else { return };
         for (origin, partial) in &partials {
