@@ -152,6 +152,9 @@ pub enum MismatchReason {
 pub enum After {
     /// A clean answer: the request is the agent's own (a side request, a queued prompt's).
     Answer,
+    /// Tool calls: the request carries their results, a step of the tool loop the script ends
+    /// before (it expects the turn to end first, on a budget or a cancel).
+    ToolCalls,
     /// A clean answer the provider cut short for this reason: likely a continuation.
     Truncated(String),
     /// A fault, already met again this many times in a row: the retries went past
@@ -211,6 +214,10 @@ impl fmt::Display for MismatchReason {
                     After::Answer => write!(
                         f,
                         "this request came after the turn's answer (the agent's own: a side request or a queued prompt's) and got an empty clean response"
+                    ),
+                    After::ToolCalls => write!(
+                        f,
+                        "this request came after the turn's tool calls, a step of the tool loop the script ends before, and got an empty clean response"
                     ),
                     After::Truncated(reason) => write!(
                         f,

@@ -447,6 +447,7 @@ fn retry_of(state: &State, responses: &[Response], turn: usize) -> Result<usize,
     if !response.fails() && !given_up {
         return Err(match &response.then {
             Ending::Incomplete(reason) => After::Truncated(reason.clone()),
+            _ if !response.calls.is_empty() => After::ToolCalls,
             _ => After::Answer,
         });
     }
