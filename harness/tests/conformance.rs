@@ -378,7 +378,7 @@ struct Bug {
     evidence: &'static str,
 }
 
-const BUGS: [Bug; 5] = [
+const BUGS: [Bug; 6] = [
     Bug {
         name: "late",
         scenario: "turn/two-turn-conversation",
@@ -396,6 +396,12 @@ const BUGS: [Bug; 5] = [
         scenario: "turn/two-turn-conversation",
         requirement: "ACP-LOAD-MATCHES-LIVE",
         evidence: "turn 2 (completed): load replayed assistant text \"Seven.\", the client was shown \"Eleven.\" live",
+    },
+    Bug {
+        name: "refuses-load",
+        scenario: "turn/two-turn-conversation",
+        requirement: "ACP-LOAD-MATCHES-LIVE",
+        evidence: "session/load of the Session it had just served was refused, by an agent that advertises `loadSession`",
     },
     Bug {
         name: "impatient",

@@ -145,8 +145,11 @@ pub async fn converse<L: Error + 'static, S: Error + 'static>(
     }
     if let Some(session_id) = conversation.session_id.clone().filter(|_| replay_load) {
         let mut transcript = Vec::new();
-        if let Err(fault) = load_only(&session_id, workspace, launch, settings, &mut transcript).await {
-            conversation.faults.push(format!("load replay: {fault}"));
+        match load_only(&session_id, workspace, launch, settings, &mut transcript).await {
+            // A refused load is the agent's answer, in the transcript: a finding of its own
+            // (ACP-LOAD-MATCHES-LIVE), while the rest of the run is still judged.
+            Ok(()) | Err(ConversationError::Load(SessionLoadError::Refused { .. })) => {}
+            Err(fault) => conversation.faults.push(format!("load replay: {fault}")),
         }
         conversation.load = transcript;
     }

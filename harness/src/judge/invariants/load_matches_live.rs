@@ -5,6 +5,7 @@
 //! that did not complete replays none (ACP-LOAD-CLEAN says why).
 
 use gauntlet_agent::TerminalStatus;
+use serde_json::Value;
 
 use super::load_replays_clean_transcript::replayed_turns;
 use super::{Invariant, Scope, exchanges, shown_text, streamed_per_turn};
@@ -18,6 +19,19 @@ fn check(evidence: &Evidence) -> Vec<String> {
     if capture.acp.is_empty() || capture.acp_load.is_empty() {
         // Nothing was loaded: the implementation cannot, or the run ended early.
         return Vec::new();
+    }
+    if let Some(refusal) = load_refusal(&capture.acp_load) {
+        let advertised = capture.acp_load.iter().any(|entry| {
+            entry.pointer("/message/result/agentCapabilities/loadSession").and_then(Value::as_bool) == Some(true)
+        });
+        let claim = if advertised {
+            "an agent that advertises `loadSession`"
+        } else {
+            "an agent whose profile declares `load`"
+        };
+        return vec![format!(
+            "session/load of the Session it had just served was refused, by {claim}, so nothing of the conversation was replayed: {refusal}"
+        )];
     }
     let live: Vec<_> = exchanges(&capture.acp).into_iter().filter(|exchange| !exchange.busy).collect();
     let replayed = replayed_turns(&capture.acp_load);
@@ -61,6 +75,19 @@ fn check(evidence: &Evidence) -> Vec<String> {
         }
     }
     problems
+}
+
+/// The agent's error answering the client's `session/load`, if it refused it.
+fn load_refusal(transcript: &[Value]) -> Option<&Value> {
+    let request = transcript.iter().find(|entry| {
+        entry["from"] == "client" && entry.pointer("/message/method").and_then(Value::as_str) == Some("session/load")
+    })?;
+    let id = request.pointer("/message/id")?;
+    transcript
+        .iter()
+        .filter(|entry| entry["from"] == "agent")
+        .find(|entry| entry.pointer("/message/id") == Some(id) && entry.pointer("/message/method").is_none())?
+        .pointer("/message/error")
 }
 
 #[cfg(test)]
@@ -124,6 +151,28 @@ mod tests {
             check(INVARIANT, &capture),
             [
                 "load replayed 1 user turns [\"Another one?\"], the live session had 2 [\"Name a prime.\", \"Another one?\"]"
+            ]
+        );
+    }
+
+    /// gemini-cli advertises `loadSession`, then refuses to load the Session it has just
+    /// served: one finding quoting its answer, not an `error` verdict for the whole run.
+    #[test]
+    fn a_refused_load_is_one_finding_quoting_the_answer() {
+        let mut capture = two_turns(&[("Name a prime.", &["Seven."]), ("Another one?", &["Eleven."])]);
+        capture.acp_load = vec![
+            entry("client", json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})),
+            entry("agent", json!({"jsonrpc": "2.0", "id": 0, "result": {"agentCapabilities": {"loadSession": true}}})),
+            entry("client", json!({"jsonrpc": "2.0", "id": 1, "method": "session/load", "params": {"sessionId": "s"}})),
+            entry(
+                "agent",
+                json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "No previous sessions found for this project."}}),
+            ),
+        ];
+        assert_eq!(
+            check(INVARIANT, &capture),
+            [
+                "session/load of the Session it had just served was refused, by an agent that advertises `loadSession`, so nothing of the conversation was replayed: {\"code\":-32603,\"message\":\"No previous sessions found for this project.\"}"
             ]
         );
     }
