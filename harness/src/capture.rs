@@ -121,6 +121,9 @@ pub struct Cancel {
     pub turn: usize,
     /// When it was sent, as time since the mock started, on the mock's clock.
     pub sent: Duration,
+    /// Sent by the client's patience, not the script: the agent was still asking its Provider
+    /// (retrying a fault on its own backoff) when the client stopped waiting, as a user would.
+    pub impatient: bool,
 }
 
 /// A turn's outcome as the agent answered `session/prompt` (not as the Log shows it).

@@ -131,7 +131,11 @@ pub fn assemble(conversation: Conversation, log_path: Option<&Path>, mock: &Mock
         cancels: conversation
             .cancels
             .iter()
-            .map(|&(turn, sent)| Cancel { turn, sent: mock.since_start(sent) })
+            .map(|cancel| Cancel {
+                turn: cancel.turn,
+                sent: mock.since_start(cancel.sent),
+                impatient: cancel.impatient,
+            })
             .collect(),
         acp: conversation.live,
         acp_load: conversation.load,

@@ -96,7 +96,9 @@ impl<'a> Evidence<'a> {
     }
 
     /// The last `count` turns, the ones the client drove: from the Log when the implementation
-    /// keeps one, else the outcome the scenario's script forces (its `expect`).
+    /// keeps one, else the outcome the scenario's script forces (its `expect`), unless the
+    /// client cancelled the turn when its patience ran out (`interrupted`) or the outcome rests
+    /// on a knob the agent is not told (read from the wire, [`crate::scenario::Knobs::untold`]).
     pub fn driven_turns(&self, count: usize) -> Vec<DrivenTurn> {
         if self.capture.log.is_empty()
             && let Some(scenario) = self.scenario
@@ -106,6 +108,15 @@ impl<'a> Evidence<'a> {
                 .iter()
                 .enumerate()
                 .map(|(offset, turn)| {
+                    let impatient =
+                        self.capture.cancels.iter().any(|cancel| cancel.impatient && cancel.turn == first + offset);
+                    if impatient {
+                        return DrivenTurn {
+                            status: Some(TerminalStatus::Interrupted),
+                            truncation: None,
+                            source: "the client cancelled it when its patience ran out, the agent still retrying:",
+                        };
+                    }
                     let untold = scenario.knobs.and_then(|knobs| knobs.untold(turn, scenario.config.max_retries));
                     match untold {
                         Some(source) => self.wire_turn(first + offset, turn.expect, source),

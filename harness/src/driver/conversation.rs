@@ -124,9 +124,19 @@ pub struct Conversation {
     pub torn_tail: Option<TornTail>,
     /// What went wrong talking to the agent.
     pub faults: Vec<String>,
-    /// Each `session/cancel`: the scenario turn it cancelled, and when it was sent on tokio's
-    /// clock.
-    pub cancels: Vec<(usize, tokio::time::Instant)>,
+    /// Each `session/cancel` the client sent.
+    pub cancels: Vec<SentCancel>,
+}
+
+/// One `session/cancel` the client sent.
+#[derive(Debug, Clone, Copy)]
+pub struct SentCancel {
+    /// The scenario turn it cancelled, from 0.
+    pub turn: usize,
+    /// When, on tokio's clock.
+    pub sent: tokio::time::Instant,
+    /// Sent because the client's patience ran out while the agent still asked its Provider.
+    pub impatient: bool,
 }
 
 /// Plays `scenario` against agents started by `launch`, in `workspace`; then, with
@@ -226,10 +236,14 @@ async fn live<L: Error + 'static, S: Error + 'static>(
         let mut cancels = Vec::new();
         // The mock answers this turn's requests from this turn's responses only.
         mock.begin_turn(turn_idx);
-        outcome = play_turn(&mut client, &session_id, turn, &mut cancels)
-            .await
-            .map(|reported| conversation.reported.push(reported));
-        conversation.cancels.extend(cancels.into_iter().map(|sent| (turn_idx, sent)));
+        let played = Played { session_id: &session_id, turn, index: turn_idx, mock };
+        outcome =
+            play_turn(&mut client, played, &mut cancels).await.map(|reported| conversation.reported.push(reported));
+        conversation.cancels.extend(cancels.into_iter().map(|(sent, impatient)| SentCancel {
+            turn: turn_idx,
+            sent,
+            impatient,
+        }));
         if outcome.is_err() {
             break;
         }
@@ -270,13 +284,39 @@ async fn load(client: &mut Client, session_id: &str, workspace: &Path) -> Result
     }))
 }
 
-/// Plays one turn; notes in `cancels` when it sent `session/cancel`.
+/// The turn being played: its Session, the scenario's turn and its index, and the mock that
+/// answers it.
+#[derive(Clone, Copy)]
+struct Played<'a> {
+    session_id: &'a str,
+    turn: &'a Turn,
+    index: usize,
+    mock: &'a MockProvider,
+}
+
+impl Played<'_> {
+    /// Whether the agent asked its Provider for this turn within the last `patience`: an agent
+    /// still retrying a fault on its own backoff is slow, not hung.
+    fn still_asking(&self, patience: Duration) -> bool {
+        let now = self.mock.since_start(tokio::time::Instant::now());
+        self.mock
+            .report()
+            .journal
+            .iter()
+            .rev()
+            .find(|entry| entry.turn == Some(self.index))
+            .is_some_and(|entry| now.saturating_sub(entry.timing.received) < patience)
+    }
+}
+
+/// Plays one turn; notes in `cancels` when it sent `session/cancel` and whether its patience
+/// sent it.
 async fn play_turn(
     client: &mut Client,
-    session_id: &str,
-    turn: &Turn,
-    cancels: &mut Vec<tokio::time::Instant>,
+    played: Played<'_>,
+    cancels: &mut Vec<(tokio::time::Instant, bool)>,
 ) -> Result<Reported, ClientError> {
+    let Played { session_id, turn, .. } = played;
     for line in &turn.raw {
         client.send_raw(line).await?;
         // An answer to a raw line comes at once or never: after a short wait the turn goes on,
@@ -297,7 +337,7 @@ async fn play_turn(
         if let Some(now) = moment.take().filter(|now| !fired.contains(now)) {
             fired.push(now);
             if turn.cancel == Some(now) {
-                cancels.push(client.cancel(session_id).await?);
+                cancels.push((client.cancel(session_id).await?, false));
             }
             if turn.busy_prompt == Some(now) {
                 busy_id = Some(
@@ -305,7 +345,22 @@ async fn play_turn(
                 );
             }
         }
-        let message = client.next("the answer to session/prompt").await?;
+        let gave_up = cancels.iter().any(|(_, impatient)| *impatient);
+        let waiting_for = if gave_up {
+            "the answer to session/prompt after the client cancelled it (its patience had run out while the agent still retried)"
+        } else {
+            "the answer to session/prompt"
+        };
+        let message = match client.next(waiting_for).await {
+            // The agent is still asking its Provider (retrying a fault on its own backoff): it
+            // is slow, not hung. The client stops waiting as a user would, by cancelling the
+            // turn once, and the turn is judged; an agent that then still never answers is hung.
+            Err(ClientError::Timeout { .. }) if !gave_up && played.still_asking(client.patience) => {
+                cancels.push((client.cancel(session_id).await?, true));
+                continue;
+            }
+            other => other?,
+        };
         if is_response(&message) && message.get("id") == Some(&id) {
             break message;
         }
@@ -316,7 +371,7 @@ async fn play_turn(
         };
     };
     if turn.cancel == Some(Trigger::Answered) {
-        cancels.push(client.cancel(session_id).await?);
+        cancels.push((client.cancel(session_id).await?, false));
     }
     if let Some(busy) = busy_id
         && !client

@@ -102,7 +102,7 @@ mod tests {
         Capture {
             requests: requests(vec![body(vec![user("a")])]),
             timings: vec![timing(0, ended)],
-            cancels: vec![Cancel { turn: 0, sent: ms(100) }],
+            cancels: vec![Cancel { turn: 0, sent: ms(100), impatient: false }],
             ..Capture::default()
         }
     }
@@ -137,7 +137,7 @@ mod tests {
         let capture = Capture {
             requests: requests(vec![body(vec![user("a")]), body(vec![user("a"), user("b")])]),
             timings: vec![timing(0, Some((0, StreamEnd::Finished))), timing(0, Some((5000, StreamEnd::Finished)))],
-            cancels: vec![Cancel { turn: 0, sent: ms(0) }],
+            cancels: vec![Cancel { turn: 0, sent: ms(0), impatient: false }],
             ..Capture::default()
         };
         assert!(check_played(INVARIANT, &capture, &scenario(text)).is_empty());
