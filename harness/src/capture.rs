@@ -121,8 +121,9 @@ pub struct Cancel {
     pub turn: usize,
     /// When it was sent, as time since the mock started, on the mock's clock.
     pub sent: Duration,
-    /// Sent by the client's patience, not the script: the agent was still asking its Provider
-    /// (retrying a fault on its own backoff) when the client stopped waiting, as a user would.
+    /// Sent by the client's patience, not the script: the agent had asked its Provider for the
+    /// turn, then went silent (its own backoff between retries, a stalled stream it has no
+    /// timeout for), and the client stopped waiting, as a user would.
     pub impatient: bool,
 }
 

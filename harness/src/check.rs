@@ -162,6 +162,13 @@ type Loaded = Result<AnyScenario, LoadError>;
 /// The scenarios matching `filters` whose lifecycle kind (`None` for a Turn scenario) `wanted`
 /// accepts, loaded; a file whose kind cannot be read counts as a Turn scenario, so its error
 /// shows.
+/// The names of the scenarios a check plays: an agent's (`None`: every Turn scenario) or a
+/// lifecycle family's through an adapter; a report lists exactly these.
+pub fn scenarios_of(plan: &Plan, family: Option<Family>) -> Vec<String> {
+    let wanted = |kind: Option<Kind>| kind.map(Kind::family) == family;
+    selected(plan, &[], wanted).into_iter().map(|(name, _)| name).collect()
+}
+
 fn selected(plan: &Plan, filters: &[String], wanted: impl Fn(Option<Kind>) -> bool) -> Vec<(String, Loaded)> {
     crate::run::scenario_names(plan)
         .into_iter()

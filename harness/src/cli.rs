@@ -68,6 +68,16 @@ pub enum Command {
     },
     /// List scenario names.
     List,
+    /// Write one Markdown page of every checked implementation against every requirement, from
+    /// the `report.json` of each one's `gauntlet check` (docs/compatibility.md).
+    Compatibility {
+        /// The `report.json` files, one per implementation, in the order of the columns.
+        #[arg(required = true, value_name = "REPORT")]
+        reports: Vec<PathBuf>,
+        /// Write the page here instead of printing it.
+        #[arg(long, value_name = "FILE")]
+        write: Option<PathBuf>,
+    },
     /// Write a new scenario file, `scenarios/FAMILY/NAME.toml`: a skeleton with every required
     /// key and a comment per key, or, with `--from-log`, a scenario that reproduces a Log
     /// (docs/reproduce-a-bug.md). An existing file is never overwritten.

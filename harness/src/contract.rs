@@ -43,6 +43,9 @@ pub struct Requirement {
     pub id: String,
     /// MUST, SHOULD or MAY.
     pub tier: Tier,
+    /// The text it comes from, as the "source" column says it (a seed, ACP, JSON-RPC 2.0,
+    /// pixir.md): what a report quotes so a reader sees which sentence a finding breaks.
+    pub source: String,
     /// The checks named in the "checked by" column.
     pub checked_by: Vec<String>,
 }
@@ -78,7 +81,8 @@ pub fn parse(text: &str) -> Result<Vec<Requirement>, RegistryError> {
             .map(|check| check.trim().trim_matches('`').to_owned())
             .filter(|check| !check.is_empty())
             .collect();
-        requirements.push(Requirement { id: cells[0].trim_matches('`').to_owned(), tier, checked_by });
+        let (id, source) = (cells[0].trim_matches('`').to_owned(), cells[3].to_owned());
+        requirements.push(Requirement { id, tier, source, checked_by });
     }
     Ok(requirements)
 }

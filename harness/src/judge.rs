@@ -114,7 +114,7 @@ impl<'a> Evidence<'a> {
                         return DrivenTurn {
                             status: Some(TerminalStatus::Interrupted),
                             truncation: None,
-                            source: "the client cancelled it when its patience ran out, the agent still retrying:",
+                            source: "the client cancelled it when its patience ran out:",
                         };
                     }
                     let untold = scenario.knobs.and_then(|knobs| knobs.untold(turn, scenario.config.max_retries));

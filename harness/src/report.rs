@@ -6,8 +6,11 @@
 //! - [`requirements`]: per-requirement results, as a terminal table.
 //! - [`CheckReport`] and [`files`]: a check's report files, one module per format behind the
 //!   same `render(&CheckReport)`: [`json`], [`junit`] (for CI systems), [`markdown`].
+//! - [`compatibility`]: every checked implementation against every requirement, from their
+//!   `report.json`s, on one page.
 //! - [`progress`]: verdicts printed as they finish, as lines or JSON.
 
+pub mod compatibility;
 pub mod json;
 pub mod junit;
 pub mod markdown;

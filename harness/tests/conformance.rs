@@ -118,6 +118,10 @@ fn main() {
     let root = plan.root.clone();
     trials.push(Trial::test("corpus/code-map", move || code_map_holds(&root)).with_kind("corpus"));
     let root = plan.root.clone();
+    trials.push(
+        Trial::test("corpus/reports-list-the-corpus", move || reports_list_the_corpus(&root)).with_kind("corpus"),
+    );
+    let root = plan.root.clone();
     trials.push(Trial::test("generated/seeds", move || Ok(generated::trial(&root)?)).with_kind("generated"));
     libtest_mimic::run(&args, trials).exit();
 }
@@ -605,6 +609,46 @@ fn code_map_holds(root: &Path) -> Result<(), Failed> {
         Ok(())
     } else {
         Err(format!("ARCHITECTURE.md's code map against the files:\n{}", problems.join("\n")).into())
+    }
+}
+
+/// Every committed report (docs/reports/*.md) lists exactly the scenarios its check plays
+/// today: an agent's report every Turn scenario, an adapter's its family's, so a report made
+/// before the corpus grew is caught (regenerate it with `scripts/reports`).
+fn reports_list_the_corpus(root: &Path) -> Result<(), Failed> {
+    let plan = Plan { root: root.to_owned(), bless: false };
+    let mut problems = Vec::new();
+    let dir = root.join("docs/reports");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .map_err(|error| format!("{}: {error}", dir.display()))?
+        .flatten()
+        .map(|entry| entry.path())
+        .collect();
+    paths.sort();
+    for path in paths.iter().filter(|path| path.extension().is_some_and(|ext| ext == "md")) {
+        let text = std::fs::read_to_string(path).map_err(|error| format!("{}: {error}", path.display()))?;
+        let listed: Vec<String> = text
+            .split("\n## Scenarios\n")
+            .nth(1)
+            .unwrap_or_default()
+            .lines()
+            .take_while(|line| !line.starts_with("## "))
+            .filter_map(|line| line.strip_prefix("| `")?.split('`').next().map(str::to_owned))
+            .collect();
+        let family = Family::ALL
+            .into_iter()
+            .find(|family| listed.iter().any(|name| name.starts_with(&format!("{}/", family.as_str()))));
+        let expected = check::scenarios_of(&plan, family);
+        if listed != expected {
+            let missing: Vec<&String> = expected.iter().filter(|name| !listed.contains(name)).collect();
+            let extra: Vec<&String> = listed.iter().filter(|name| !expected.contains(name)).collect();
+            problems.push(format!("{}: missing {missing:?}, not in the corpus {extra:?}", path.display()));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("reports out of date (scripts/reports):\n{}", problems.join("\n")).into())
     }
 }
 

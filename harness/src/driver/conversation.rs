@@ -295,17 +295,11 @@ struct Played<'a> {
 }
 
 impl Played<'_> {
-    /// Whether the agent asked its Provider for this turn within the last `patience`: an agent
-    /// still retrying a fault on its own backoff is slow, not hung.
-    fn still_asking(&self, patience: Duration) -> bool {
-        let now = self.mock.since_start(tokio::time::Instant::now());
-        self.mock
-            .report()
-            .journal
-            .iter()
-            .rev()
-            .find(|entry| entry.turn == Some(self.index))
-            .is_some_and(|entry| now.saturating_sub(entry.timing.received) < patience)
+    /// Whether the agent asked its Provider for this turn: an agent that did, then went silent
+    /// past the client's patience, is waiting on something (its own backoff between retries of
+    /// a fault, a stalled stream it has no timeout for), not hung before it began.
+    fn asked_its_provider(&self) -> bool {
+        self.mock.report().journal.iter().any(|entry| entry.turn == Some(self.index))
     }
 }
 
@@ -347,15 +341,15 @@ async fn play_turn(
         }
         let gave_up = cancels.iter().any(|(_, impatient)| *impatient);
         let waiting_for = if gave_up {
-            "the answer to session/prompt after the client cancelled it (its patience had run out while the agent still retried)"
+            "the answer to session/prompt after the client cancelled it (its patience had run out while the agent worked on the turn)"
         } else {
             "the answer to session/prompt"
         };
         let message = match client.next(waiting_for).await {
-            // The agent is still asking its Provider (retrying a fault on its own backoff): it
-            // is slow, not hung. The client stops waiting as a user would, by cancelling the
+            // The agent is working on the turn (it asked its Provider) but silent past the
+            // client's patience: the client stops waiting as a user would, by cancelling the
             // turn once, and the turn is judged; an agent that then still never answers is hung.
-            Err(ClientError::Timeout { .. }) if !gave_up && played.still_asking(client.patience) => {
+            Err(ClientError::Timeout { .. }) if !gave_up && played.asked_its_provider() => {
                 cancels.push((client.cancel(session_id).await?, true));
                 continue;
             }

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::CheckReport;
-use super::requirements::tier;
+use super::requirements::{Row, Status, tier};
 use crate::verdict::Layer;
 
 /// The Markdown matrix: requirements against results, then scenarios against verdicts.
@@ -20,6 +20,7 @@ pub fn render(report: &CheckReport<'_>) -> String {
         let failing: Vec<String> = row.failing.iter().map(|name| format!("`{name}`")).collect();
         let _ = writeln!(out, "| {} | {} | {} | {} |", row.id, tier(row.tier), row.status.as_str(), failing.join(", "));
     }
+    findings(&mut out, rows);
     out.push_str("\n## Scenarios\n\n| scenario | verdict | findings |\n| --- | --- | --- |\n");
     for verdict in verdicts {
         // Each requirement with its tier beside it, so a SHOULD reads as one.
@@ -44,6 +45,22 @@ pub fn render(report: &CheckReport<'_>) -> String {
         out.extend(report.run.warnings.iter().map(|warning| format!("- {warning}\n")));
     }
     out
+}
+
+/// Each failing requirement with the text it breaks and, per scenario, the evidence: the line a
+/// reader can act on without opening `report.json`.
+fn findings(out: &mut String, rows: &[Row]) {
+    let failing: Vec<&Row> = rows.iter().filter(|row| row.status == Status::Fail).collect();
+    if failing.is_empty() {
+        return;
+    }
+    out.push_str("\n## Findings\n\nEach failing requirement, the text it comes from, and what shows it broken in each scenario (the whole evidence, transcripts and request bodies, is in `report.json`).\n");
+    for row in failing {
+        let _ = writeln!(out, "\n### {} ({})\n\nSource: {}.\n", row.id, tier(row.tier), row.source);
+        for (scenario, evidence) in &row.evidence {
+            let _ = writeln!(out, "- `{scenario}`: {}", evidence.replace('|', "\\|"));
+        }
+    }
 }
 
 /// The findings against MAY requirements, in a section of their own: where the implementation
@@ -82,8 +99,12 @@ mod tests {
 
     #[test]
     fn the_matrix_names_each_requirement_and_scenario_with_its_tier() {
-        let requirement =
-            |id: &str, check: &str| Requirement { id: id.into(), tier: Tier::Must, checked_by: vec![check.into()] };
+        let requirement = |id: &str, check: &str| Requirement {
+            id: id.into(),
+            tier: Tier::Must,
+            source: "seed 000".into(),
+            checked_by: vec![check.into()],
+        };
         let verdicts = [
             Verdict::from_findings("s1", vec![], vec![Finding::new(Layer::Invariant, Some("A"), "bad")]),
             Verdict::skipped("s3", "lacks cancel".into()),
@@ -105,6 +126,7 @@ mod tests {
         assert!(table.contains("| A | MUST | FAIL | `s1` |"), "{table}");
         assert!(table.contains("| `s3` | skipped | lacks cancel |"), "{table}");
         assert!(table.contains("| `s1` | nonconformant | A (MUST) |"), "{table}");
+        assert!(table.contains("### A (MUST)\n\nSource: seed 000.\n\n- `s1`: bad\n"), "{table}");
         assert!(table.ends_with("## Warnings\n\n- mask /a matched nothing\n"), "{table}");
     }
 }

@@ -44,10 +44,15 @@ pub struct Row {
     pub id: String,
     /// Its tier.
     pub tier: Tier,
+    /// The text it comes from (docs/contract.md's "source" column).
+    pub source: String,
     /// The result.
     pub status: Status,
     /// The scenarios that broke it.
     pub failing: Vec<String>,
+    /// What shows it broken: per failing scenario, the first line of the first finding that
+    /// names it (an expectation of one of its scenarios when none does).
+    pub evidence: Vec<(String, String)>,
 }
 
 /// Requirements about the gauntlet Log itself: an implementation that keeps none cannot break
@@ -83,6 +88,18 @@ pub fn rows(requirements: &[Requirement], verdicts: &[Verdict], logged: bool) ->
                 .map(|verdict| verdict.scenario.clone())
                 .collect();
             failing.dedup();
+            let evidence = failing
+                .iter()
+                .filter_map(|scenario| {
+                    let verdict = verdicts.iter().find(|verdict| &verdict.scenario == scenario)?;
+                    let finding = verdict
+                        .findings
+                        .iter()
+                        .find(|finding| finding.requirement.as_deref() == Some(&requirement.id))
+                        .or_else(|| verdict.findings.iter().find(|finding| finding.layer == Layer::Expectation))?;
+                    Some((scenario.clone(), finding.message.lines().next().unwrap_or_default().to_owned()))
+                })
+                .collect();
             let related: Vec<&Verdict> = verdicts
                 .iter()
                 .filter(|verdict| by_invariant || scenarios.contains(&verdict.scenario.as_str()))
@@ -112,7 +129,14 @@ pub fn rows(requirements: &[Requirement], verdicts: &[Verdict], logged: bool) ->
             } else {
                 Status::NotJudged
             };
-            Row { id: requirement.id.clone(), tier: requirement.tier, status, failing }
+            Row {
+                id: requirement.id.clone(),
+                tier: requirement.tier,
+                source: requirement.source.clone(),
+                status,
+                failing,
+                evidence,
+            }
         })
         .collect()
 }
@@ -152,6 +176,7 @@ mod tests {
         Requirement {
             id: id.into(),
             tier: Tier::Must,
+            source: "seed 000".into(),
             checked_by: checked_by.iter().map(|c| (*c).to_owned()).collect(),
         }
     }
