@@ -30,6 +30,7 @@ mod no_partial_text_replayed;
 mod no_retry_after_text;
 mod orphan_calls_repaired;
 mod partial_keeps_streamed_text;
+mod prompts_answered;
 mod provider_script_strict;
 mod reasoning_same_model;
 mod retries_bounded;
@@ -104,6 +105,7 @@ pub const ALL: &[Invariant] = &[
     truncation_stop_reason::INVARIANT,
     completed_needs_terminal_event::INVARIANT,
     load_replays_clean_transcript::INVARIANT,
+    prompts_answered::INVARIANT,
     busy_prompt_refused::INVARIANT,
     jsonrpc_errors_standard::INVARIANT,
     no_retry_after_text::INVARIANT,
@@ -310,6 +312,8 @@ struct Exchange<'a> {
     busy: bool,
     /// The answer, if one came.
     answer: Option<&'a Value>,
+    /// Where in the transcript the answer came.
+    answered_at: Option<usize>,
     /// `session/update` payloads that arrived while it was the running prompt.
     updates: Vec<&'a Value>,
 }
@@ -320,7 +324,7 @@ fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
     // Each prompt's request id (its JSON text), first use kept: a long Session has many.
     let mut ids: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut running: Option<usize> = None;
-    for entry in transcript {
+    for (at, entry) in transcript.iter().enumerate() {
         let Some(message) = entry.get("message") else { continue };
         let from_client = entry.get("from").and_then(Value::as_str) == Some("client");
         if from_client && message.get("method").and_then(Value::as_str) == Some("initialize") {
@@ -331,7 +335,13 @@ fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
         if from_client && message.get("method").and_then(Value::as_str) == Some("session/prompt") {
             let text = message.pointer("/params/prompt/0/text").and_then(Value::as_str).unwrap_or_default();
             let busy = running.is_some();
-            exchanges.push(Exchange { text: text.to_owned(), busy, answer: None, updates: Vec::new() });
+            exchanges.push(Exchange {
+                text: text.to_owned(),
+                busy,
+                answer: None,
+                answered_at: None,
+                updates: Vec::new(),
+            });
             let id = message.get("id").unwrap_or(&Value::Null).to_string();
             ids.entry(id).or_insert(exchanges.len() - 1);
             if !busy {
@@ -343,6 +353,7 @@ fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
             }
         } else if !from_client && let Some(&idx) = message.get("id").and_then(|id| ids.get(&id.to_string())) {
             exchanges[idx].answer = Some(message);
+            exchanges[idx].answered_at = Some(at);
             if running == Some(idx) {
                 running = None;
             }

@@ -1,6 +1,7 @@
-//! ACP-ONE-TURN: one Turn at a time per Session. A `session/prompt` sent while another is still
-//! running in the same Session is refused with -32602 (invalid params), and the running prompt
-//! still gets its own answer.
+//! ACP-BUSY-REFUSED (MAY): the reference refuses a `session/prompt` sent while another runs in
+//! the same Session with -32602 (invalid params), as Pixir does (pixir.md 5). ACP leaves it to
+//! the agent: another may queue the prompt as a turn of its own; that each prompt still gets
+//! its own answer is ACP-ONE-TURN.
 
 use serde_json::Value;
 
@@ -8,23 +9,21 @@ use super::{Invariant, Scope, exchanges};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-ONE-TURN", also: &[], name: "busy_prompt_refused", scope: Scope::Run, check };
+    Invariant { id: "ACP-BUSY-REFUSED", also: &[], name: "busy_prompt_refused", scope: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
-    let mut problems = Vec::new();
-    for (idx, exchange) in exchanges(&evidence.capture.acp).iter().enumerate() {
-        let n = idx + 1;
-        let code = exchange.answer.and_then(|answer| answer.pointer("/error/code")).and_then(Value::as_i64);
-        match (exchange.busy, exchange.answer, code) {
-            (_, None, _) => problems.push(format!("prompt {n} ({:?}) was never answered", exchange.text)),
-            (true, Some(_), Some(-32602)) => {}
-            (true, Some(answer), _) => {
-                problems.push(format!("prompt {n} was sent while another ran but answered {answer}"))
-            }
-            (false, Some(_), _) => {}
-        }
-    }
-    problems
+    exchanges(&evidence.capture.acp)
+        .iter()
+        .enumerate()
+        .filter(|(_, exchange)| exchange.busy)
+        .filter_map(|(idx, exchange)| {
+            let answer = exchange.answer?;
+            let code = answer.pointer("/error/code").and_then(Value::as_i64);
+            (code != Some(-32602)).then(|| {
+                format!("prompt {} was sent while another ran and answered {answer}, not refused with -32602", idx + 1)
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -35,18 +34,18 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn a_second_turn_accepted_while_one_runs_is_caught() {
+    fn a_busy_prompt_not_refused_with_invalid_params_differs() {
         let capture = Capture {
             acp: vec![
                 entry("client", prompt(1, "first")),
                 entry("client", prompt(2, "second")),
-                entry("agent", json!({"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}})),
                 entry("agent", json!({"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "end_turn"}})),
+                entry("agent", json!({"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}})),
             ],
             ..Capture::default()
         };
         let problems = check(INVARIANT, &capture);
         assert_eq!(problems.len(), 1);
-        assert!(problems[0].starts_with("prompt 2 was sent while another ran but answered"), "{problems:?}");
+        assert!(problems[0].ends_with("not refused with -32602"), "{problems:?}");
     }
 }

@@ -33,7 +33,12 @@ fn check(evidence: &Evidence) -> Vec<String> {
             "session/load of the Session it had just served was refused, by {claim}, so nothing of the conversation was replayed: {refusal}"
         )];
     }
-    let live: Vec<_> = exchanges(&capture.acp).into_iter().filter(|exchange| !exchange.busy).collect();
+    // A busy prompt the agent ran as a turn of its own is a turn of the Session; one it refused
+    // is not.
+    let ran = |exchange: &super::Exchange| {
+        !exchange.busy || exchange.answer.is_some_and(|answer| answer.get("result").is_some())
+    };
+    let live: Vec<_> = exchanges(&capture.acp).into_iter().filter(ran).collect();
     let replayed = replayed_turns(&capture.acp_load);
     if replayed.len() < live.len() {
         let users: Vec<&str> = replayed.iter().map(|(user, _)| user.as_str()).collect();

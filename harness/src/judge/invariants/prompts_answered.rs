@@ -1,0 +1,70 @@
+//! ACP-ONE-TURN: every `session/prompt` gets its own answer (JSON-RPC 2.0: every request is
+//! answered), and a prompt sent while another runs in the same Session leaves the running one
+//! alone: refused with an error, or run as a turn of its own, answered after the running
+//! prompt. ACP does not say a busy prompt must be refused; that the reference refuses it with
+//! -32602 is ACP-BUSY-REFUSED, a MAY.
+
+use super::{Invariant, Scope, exchanges};
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant =
+    Invariant { id: "ACP-ONE-TURN", also: &[], name: "prompts_answered", scope: Scope::Run, check };
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    let exchanges = exchanges(&evidence.capture.acp);
+    let mut problems = Vec::new();
+    for (idx, exchange) in exchanges.iter().enumerate() {
+        let n = idx + 1;
+        let Some(answer) = exchange.answer else {
+            problems.push(format!("prompt {n} ({:?}) was never answered", exchange.text));
+            continue;
+        };
+        if !exchange.busy || answer.get("error").is_some() {
+            continue;
+        }
+        // Run as a turn of its own: after the prompt that was running when it came.
+        let running = exchanges[..idx].iter().rev().find(|earlier| !earlier.busy);
+        if let Some(running) = running
+            && running.answered_at.is_none_or(|at| exchange.answered_at.is_some_and(|own| own < at))
+        {
+            problems.push(format!(
+                "prompt {n} ({:?}), sent while prompt {:?} ran, was answered before it: {answer}",
+                exchange.text, running.text
+            ));
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::Capture;
+    use crate::judge::invariants::fixture::{check, entry, prompt};
+    use serde_json::json;
+
+    fn answer(id: u64) -> serde_json::Value {
+        entry("agent", json!({"jsonrpc": "2.0", "id": id, "result": {"stopReason": "end_turn"}}))
+    }
+
+    /// Refused or queued, a busy prompt gets its own answer; answered before the running one,
+    /// it took the running turn's place, and never answered, it is lost.
+    #[test]
+    fn a_busy_prompt_refused_or_queued_passes_answered_first_or_never_does_not() {
+        let refused = entry("agent", json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32000, "message": "busy"}}));
+        let transcript = |tail: Vec<serde_json::Value>| {
+            let mut acp = vec![entry("client", prompt(1, "first")), entry("client", prompt(2, "second"))];
+            acp.extend(tail);
+            Capture { acp, ..Capture::default() }
+        };
+        assert!(check(INVARIANT, &transcript(vec![refused, answer(1)])).is_empty());
+        assert!(check(INVARIANT, &transcript(vec![answer(1), answer(2)])).is_empty());
+        let first = check(INVARIANT, &transcript(vec![answer(2), answer(1)]));
+        assert_eq!(first.len(), 1);
+        assert!(
+            first[0].starts_with("prompt 2 (\"second\"), sent while prompt \"first\" ran, was answered before it"),
+            "{first:?}"
+        );
+        assert_eq!(check(INVARIANT, &transcript(vec![answer(1)])), ["prompt 2 (\"second\") was never answered"]);
+    }
+}
