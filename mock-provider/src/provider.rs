@@ -221,6 +221,12 @@ impl MockProvider {
         let (named, endpoint) = split_route(&request.path);
         let asked = Asked { path: endpoint, body: &body };
         let mut state = self.lock();
+        // A `HEAD` is a reachability probe (claude-agent-acp sends `HEAD /` to its base URL), not
+        // a call of the model: answered 200 with no body, as a side request, outside the journal.
+        if request.method == "HEAD" {
+            state.side_served.push(format!("HEAD {}", request.path));
+            return MockReply { status: 200, headers: Vec::new(), steps: Vec::new(), end: None };
+        }
         if let Some(side) = self.side.iter().find(|side| side.matches(self.dialect, &request.path, &body)) {
             state.side_served.push(side.name.clone());
             let response = match side.reply() {
@@ -505,6 +511,18 @@ mod tests {
         provider.begin_turn(0);
         provider.respond(post("/v1/responses", "{}"));
         assert_eq!(provider.respond(post("/v1/responses", "{}")).status, 500);
+    }
+
+    /// A reachability probe is side traffic, answered and kept out of the script and journal.
+    #[test]
+    fn a_head_probe_is_a_side_request() {
+        let provider = MockProvider::new(Script::root(vec![Response::default()]));
+        let probe = MockRequest { method: "HEAD".into(), path: "/".into(), ..MockRequest::default() };
+        let reply = provider.respond(probe);
+        assert_eq!((reply.status, reply.steps.len()), (200, 0));
+        let report = provider.report();
+        assert!(report.journal.is_empty() && report.mismatches.is_empty(), "{report}");
+        assert_eq!(report.side_requests, ["HEAD /"]);
     }
 
     /// The provider is still failing: a retry past the script meets the turn's fault again, as
