@@ -231,7 +231,14 @@ async fn live<L: Error + 'static, S: Error + 'static>(
         if turn.reload {
             finish(client, ended, &mut conversation.live).await?;
             (client, ended) = connect(launch, settings, &mut conversation.live).await?;
-            load(&mut client, &session_id, workspace).await?;
+            match load(&mut client, &session_id, workspace).await {
+                Ok(_) => {}
+                // A refused reload is the agent's answer, in the live transcript: the
+                // conversation cannot go on, and what was observed is still judged
+                // (ACP-LOAD-MATCHES-LIVE names the refusal).
+                Err(SessionLoadError::Refused { .. }) => break,
+                Err(other) => return Err(other.into()),
+            }
         }
         let mut cancels = Vec::new();
         // The mock answers this turn's requests from this turn's responses only.

@@ -20,8 +20,9 @@ fn check(evidence: &Evidence) -> Vec<String> {
         // Nothing was loaded: the implementation cannot, or the run ended early.
         return Vec::new();
     }
-    if let Some(refusal) = load_refusal(&capture.acp_load) {
-        let advertised = capture.acp_load.iter().any(|entry| {
+    // A reload mid-conversation is in the live transcript, the final replay in its own.
+    if let Some(refusal) = load_refusal(&capture.acp).or_else(|| load_refusal(&capture.acp_load)) {
+        let advertised = capture.acp.iter().chain(&capture.acp_load).any(|entry| {
             entry.pointer("/message/result/agentCapabilities/loadSession").and_then(Value::as_bool) == Some(true)
         });
         let claim = if advertised {

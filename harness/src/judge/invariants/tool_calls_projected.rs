@@ -51,10 +51,10 @@ fn check(evidence: &Evidence) -> Vec<String> {
         let Some(data) = result.data.as_object() else { continue };
         let ok = data.get("ok").and_then(Value::as_bool) == Some(true) && !reports_partial(data);
         let expected = if ok { "completed" } else { "failed" };
-        match shown.get(call_id) {
+        match item_of(&shown, call_id) {
             None => problems.push(format!("the tool call `{call_id}` (result at seq {seq}) is never shown to the client")),
-            Some(status) if is_open(status) && left_open_by_a_cancel(evidence, call_id) => {}
-            Some(status) if *status != expected => problems.push(format!(
+            Some((item, status)) if is_open(status) && left_open_by_a_cancel(evidence, item) => {}
+            Some((_, status)) if status != expected => problems.push(format!(
                 "the tool call `{call_id}` ends `{status}` in ACP, but its tool_result at seq {seq} supports `{expected}`"
             )),
             Some(_) => {}
@@ -70,12 +70,12 @@ fn from_the_wire(evidence: &Evidence, shown: &BTreeMap<&str, &str>) -> Vec<Strin
         let expected = if result.outcome.ok { "completed" } else { "failed" };
         let (id, n, tool, name) = (&result.call_id, result.request, result.call.tool.as_str(), &result.call.name);
         let read = if result.outcome.ok { "a success" } else { "a failure" };
-        match shown.get(id.as_str()) {
+        match item_of(shown, id) {
             None => problems.push(format!(
                 "the tool call `{id}` (`{tool}` as `{name}`, its result in request {n}) is never shown to the client"
             )),
-            Some(status) if is_open(status) && left_open_by_a_cancel(evidence, id) => {}
-            Some(status) if *status != expected => problems.push(format!(
+            Some((item, status)) if is_open(status) && left_open_by_a_cancel(evidence, item) => {}
+            Some((_, status)) if status != expected => problems.push(format!(
                 "the tool call `{id}` (`{tool}` as `{name}`) ends `{status}` in ACP, but its result in request {n} reads as {read} through the profile's mapping, so `{expected}`: {:?}",
                 excerpt(&result.output)
             )),
@@ -83,6 +83,19 @@ fn from_the_wire(evidence: &Evidence, shown: &BTreeMap<&str, &str>) -> Vec<Strin
         }
     }
     problems
+}
+
+/// The ACP tool item of the call `call_id` and its last status: the item whose `toolCallId` is
+/// the call's id, else one whose id ends with it after a separator (gemini-cli shows `call_1`
+/// as `read_file__call_1`): ACP leaves an item's id to the agent.
+fn item_of<'a>(shown: &BTreeMap<&'a str, &'a str>, call_id: &str) -> Option<(&'a str, &'a str)> {
+    let names = |item: &str| {
+        item.strip_suffix(call_id).is_some_and(|head| head.chars().next_back().is_some_and(|c| !c.is_alphanumeric()))
+    };
+    shown
+        .get_key_value(call_id)
+        .or_else(|| shown.iter().find(|(item, _)| names(item)))
+        .map(|(item, status)| (*item, *status))
 }
 
 /// Whether an ACP tool status leaves the call unfinished.
@@ -191,6 +204,20 @@ mod tests {
         let mut ended = acp;
         ended[3] = answer("end_turn");
         assert_eq!(run(&results, ended).len(), 2);
+    }
+
+    /// ACP leaves a tool item's id to the agent: one that names the call after its own prefix
+    /// is the call's item, one that only shares digits is not.
+    #[test]
+    fn an_item_id_that_names_the_call_is_its_item() {
+        let results = [json!({"call_id": "call_1", "ok": true})];
+        let acp = vec![
+            update("tool_call", "read_file__call_1", "in_progress"),
+            update("tool_call_update", "read_file__call_1", "completed"),
+        ];
+        assert_eq!(run(&results, acp), Vec::<String>::new());
+        let acp = vec![update("tool_call", "read_file__call_10", "completed")];
+        assert_eq!(run(&results, acp), ["the tool call `call_1` (result at seq 1) is never shown to the client"]);
     }
 
     #[test]
