@@ -164,7 +164,7 @@ impl<'a> Evidence<'a> {
             let Some(at) = request.response_index else {
                 return request.unplaced.as_ref().filter(|after| after.answers_empty()).map(|_| None);
             };
-            let response = self.scenario?.turns.iter().flat_map(|turn| &turn.respond).nth(at)?;
+            let response = self.scenario?.root_responses().nth(at)?;
             (!response.fails()).then(|| match &response.then {
                 Ending::Incomplete(reason) => Some(reason.clone()),
                 _ => None,

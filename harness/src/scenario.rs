@@ -237,9 +237,13 @@ pub struct Turn {
     /// When to send `session/cancel` for this turn.
     #[serde(default)]
     pub cancel: Option<Trigger>,
-    /// When to send a second `session/prompt` to the same Session, which must be refused.
+    /// When to send a second `session/prompt` to the same Session while this one runs.
     #[serde(default)]
     pub busy_prompt: Option<Trigger>,
+    /// What the Provider answers the busy prompt's own turn, for an agent that queues it
+    /// instead of refusing it: asked only then, so never unconsumed (ACP-ONE-TURN).
+    #[serde(default)]
+    pub busy_respond: Vec<Response>,
     /// Raw lines the client sends before the prompt, each answered by the agent (for
     /// malformed JSON-RPC on purpose).
     #[serde(default)]
@@ -256,14 +260,31 @@ impl Scenario {
     /// The Provider script: every turn's responses, in order, on the root route, and each
     /// child's on its own route.
     pub fn script(&self) -> Script {
-        let mut script = Script::root(self.turns.iter().flat_map(|turn| turn.respond.iter().cloned()).collect());
-        // Each turn is answered from its own responses (MOCK-STRICT, per turn).
+        let mut script = Script::root(self.root_responses().cloned().collect());
+        // Each turn is answered from its own responses (MOCK-STRICT, per turn), and a queued
+        // busy prompt's turn from its own, after every scenario turn's and optional.
         script.turns = self.turns.iter().map(|turn| turn.respond.len()).collect();
+        script.optional_from = Some(script.turns.len());
+        script.turns.extend(self.turns.iter().filter(|turn| turn.busy_prompt.is_some()).map(|turn| turn.busy_respond.len()));
         script.exhausted = self.config.exhausted;
         for (route, child) in &self.children {
             script.routes.insert(route.clone(), child.respond.clone());
         }
         script
+    }
+
+    /// The root's scripted responses in the script's order: every turn's, then each busy
+    /// prompt's own (a response index of a root request counts in this order).
+    pub fn root_responses(&self) -> impl Iterator<Item = &Response> {
+        let busy = self.turns.iter().filter(|turn| turn.busy_prompt.is_some()).flat_map(|turn| &turn.busy_respond);
+        self.turns.iter().flat_map(|turn| &turn.respond).chain(busy)
+    }
+
+    /// The mock's turn index of the busy prompt sent during scenario turn `turn`, if it sends
+    /// one: after every scenario turn, in order.
+    pub fn busy_turn(&self, turn: usize) -> Option<usize> {
+        self.turns.get(turn)?.busy_prompt?;
+        Some(self.turns.len() + self.turns[..turn].iter().filter(|turn| turn.busy_prompt.is_some()).count())
     }
 
     /// True when the scenario needs the delegation tools (subagents or workflows).
@@ -315,7 +336,7 @@ impl Scenario {
     /// `workflows` capabilities, not `tools`).
     pub fn unmapped_tools(&self, tools: &ToolMap) -> Vec<String> {
         let mut unmapped: Vec<String> = Vec::new();
-        for call in self.turns.iter().flat_map(|turn| turn.respond.iter()).flat_map(|response| response.calls.iter()) {
+        for call in self.root_responses().flat_map(|response| response.calls.iter()) {
             let delegation = DELEGATION_TOOLS.contains(&call.name.as_str());
             let mapped = delegation || AbstractTool::named(&call.name).is_some_and(|tool| tools.contains_key(&tool));
             if !mapped && !unmapped.contains(&call.name) {
@@ -351,7 +372,8 @@ impl Scenario {
         scenario.config.stream_idle_timeout_ms = shrink(scenario.config.stream_idle_timeout_ms);
         scenario.config.turn_timeout_ms = shrink(scenario.config.turn_timeout_ms);
         let children = scenario.children.values_mut().flat_map(|child| child.respond.iter_mut());
-        for response in scenario.turns.iter_mut().flat_map(|turn| turn.respond.iter_mut()).chain(children) {
+        let root = scenario.turns.iter_mut().flat_map(|turn| turn.respond.iter_mut().chain(turn.busy_respond.iter_mut()));
+        for response in root.chain(children) {
             if let Some(pause) = &mut response.pause {
                 pause.ms = shrink(pause.ms);
             }

@@ -416,9 +416,11 @@ impl MockProvider {
             .iter()
             .filter_map(|(route, responses)| {
                 if route == ROOT && self.bound_turn(&state).is_some() {
+                    // The responses of optional turns are never unconsumed.
+                    let required = self.script.optional_from.map_or(responses.len(), |turn| self.turn_range(turn).start);
                     let served = |index: usize| state.root_served.get(index).copied().unwrap_or(false);
-                    let index = (0..responses.len()).find(|index| !served(*index))?;
-                    let remaining = (index..responses.len()).filter(|index| !served(*index)).count();
+                    let index = (0..required).find(|index| !served(*index))?;
+                    let remaining = (index..required).filter(|index| !served(*index)).count();
                     return Some(Unconsumed { route: route.clone(), index, remaining });
                 }
                 let index = state.cursors.get(route).copied().unwrap_or(0);

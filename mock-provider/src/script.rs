@@ -21,6 +21,10 @@ pub struct Script {
     /// What answers a request of a turn whose responses are used up.
     #[serde(skip_serializing_if = "Exhausted::is_default")]
     pub exhausted: Exhausted,
+    /// The first of [`Script::turns`] that are optional: asked only by an agent that acts so
+    /// (a busy prompt it queues as a turn of its own), so never unconsumed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub optional_from: Option<usize>,
 }
 
 /// The answer to a request made after its turn's responses are used up.

@@ -243,7 +243,7 @@ async fn live<L: Error + 'static, S: Error + 'static>(
         let mut cancels = Vec::new();
         // The mock answers this turn's requests from this turn's responses only.
         mock.begin_turn(turn_idx);
-        let played = Played { session_id: &session_id, turn, index: turn_idx, mock };
+        let played = Played { session_id: &session_id, turn, index: turn_idx, queued: scenario.busy_turn(turn_idx), mock };
         outcome =
             play_turn(&mut client, played, &mut cancels).await.map(|reported| conversation.reported.push(reported));
         conversation.cancels.extend(cancels.into_iter().map(|(sent, impatient)| SentCancel {
@@ -298,6 +298,8 @@ struct Played<'a> {
     session_id: &'a str,
     turn: &'a Turn,
     index: usize,
+    /// The mock's turn for the busy prompt this turn sends, if it sends one.
+    queued: Option<usize>,
     mock: &'a MockProvider,
 }
 
@@ -307,6 +309,11 @@ impl Played<'_> {
     /// a fault, a stalled stream it has no timeout for), not hung before it began.
     fn asked_its_provider(&self) -> bool {
         self.mock.report().journal.iter().any(|entry| entry.turn == Some(self.index))
+    }
+
+    /// How many requests the agent made so far, for any turn.
+    fn requests(&self) -> usize {
+        self.mock.report().journal.len()
     }
 }
 
@@ -341,9 +348,8 @@ async fn play_turn(
                 cancels.push((client.cancel(session_id).await?, false));
             }
             if turn.busy_prompt == Some(now) {
-                busy_id = Some(
-                    client.send_request("session/prompt", prompt("(a second prompt while the first runs)")).await?,
-                );
+                let id = client.send_request("session/prompt", prompt("(a second prompt while the first runs)")).await?;
+                busy_id = Some((id, played.requests()));
             }
         }
         let gave_up = cancels.iter().any(|(_, impatient)| *impatient);
@@ -374,17 +380,26 @@ async fn play_turn(
     if turn.cancel == Some(Trigger::Answered) {
         cancels.push((client.cancel(session_id).await?, false));
     }
-    if let Some(busy) = busy_id
+    if let Some((busy, asked_before)) = busy_id
         && !client
             .transcript
             .iter()
             .any(|entry| entry.pointer("/message/id") == Some(&busy) && entry["from"] == "agent")
     {
-        // A refusal is immediate; an agent that queued the second prompt instead may answer it
-        // much later or never, which ACP-ONE-TURN judges: the scenario goes on after a short wait.
-        let wait = client.patience.min(QUICK_ANSWER);
+        // A refusal is immediate; an agent that queued the second prompt instead runs it as a
+        // turn of its own, so once it has asked its Provider again since the prompt came, the
+        // client waits for that turn as for any other. One that does neither never answers,
+        // which ACP-ONE-TURN judges: the scenario goes on after a short wait.
         let answers_busy = |message: &Value| is_response(message) && message.get("id") == Some(&busy);
-        answer_within(client, wait, answers_busy, "the answer to session/prompt (the second one)").await?;
+        // From now on the agent's requests are the queued prompt's: its own turn's script.
+        if let Some(queued) = played.queued {
+            played.mock.begin_turn(queued);
+        }
+        let quick = client.patience.min(QUICK_ANSWER);
+        let waiting_for = "the answer to session/prompt (the second one)";
+        if !answer_within(client, quick, answers_busy, waiting_for).await? && played.requests() > asked_before {
+            answer_within(client, client.patience, answers_busy, waiting_for).await?;
+        }
     }
     Ok(Reported::from_answer(&answer))
 }

@@ -272,7 +272,7 @@ fn served<'a>(evidence: &Evidence<'a>, request: &Request) -> Option<&'a Response
     if request.route != gauntlet_mock_provider::ROOT {
         return None;
     }
-    scenario.turns.iter().flat_map(|turn| turn.respond.iter()).nth(request.response_index?)
+    scenario.root_responses().nth(request.response_index?)
 }
 
 /// One response the script streamed to the agent.
