@@ -265,7 +265,9 @@ impl Scenario {
         // busy prompt's turn from its own, after every scenario turn's and optional.
         script.turns = self.turns.iter().map(|turn| turn.respond.len()).collect();
         script.optional_from = Some(script.turns.len());
-        script.turns.extend(self.turns.iter().filter(|turn| turn.busy_prompt.is_some()).map(|turn| turn.busy_respond.len()));
+        script
+            .turns
+            .extend(self.turns.iter().filter(|turn| turn.busy_prompt.is_some()).map(|turn| turn.busy_respond.len()));
         script.exhausted = self.config.exhausted;
         for (route, child) in &self.children {
             script.routes.insert(route.clone(), child.respond.clone());
@@ -372,7 +374,8 @@ impl Scenario {
         scenario.config.stream_idle_timeout_ms = shrink(scenario.config.stream_idle_timeout_ms);
         scenario.config.turn_timeout_ms = shrink(scenario.config.turn_timeout_ms);
         let children = scenario.children.values_mut().flat_map(|child| child.respond.iter_mut());
-        let root = scenario.turns.iter_mut().flat_map(|turn| turn.respond.iter_mut().chain(turn.busy_respond.iter_mut()));
+        let root =
+            scenario.turns.iter_mut().flat_map(|turn| turn.respond.iter_mut().chain(turn.busy_respond.iter_mut()));
         for response in root.chain(children) {
             if let Some(pause) = &mut response.pause {
                 pause.ms = shrink(pause.ms);

@@ -46,6 +46,10 @@ struct State {
     /// responses were served, when the script binds them to turns.
     turn: Option<usize>,
     root_served: Vec<bool>,
+    /// The turn of a busy prompt the client sent ([`MockProvider::queue_turn`]): once the
+    /// current turn's responses are used up after its answer, the agent's next request is that
+    /// prompt's, queued as a turn of its own.
+    queued: Option<usize>,
 }
 
 /// A request, independent of the transport.
@@ -197,7 +201,15 @@ impl MockProvider {
     /// turn's responses only, when the script says which belong to which turn
     /// ([`Script::turns`]); what a turn's retries ask beyond them is [`Script::exhausted`]'s.
     pub fn begin_turn(&self, turn: usize) {
-        self.lock().turn = Some(turn);
+        let mut state = self.lock();
+        state.turn = Some(turn);
+        state.queued = None;
+    }
+
+    /// The client sent a busy prompt whose own turn is `turn`: a request that comes after the
+    /// current turn's answer is answered from it, as an agent that queued the prompt asks.
+    pub fn queue_turn(&self, turn: usize) {
+        self.lock().queued = Some(turn);
     }
 
     /// The root responses of turn `turn`, as a range of indices.
@@ -263,7 +275,14 @@ impl MockProvider {
         };
         // The increment first: it checks, part by part, that the body is JSON.
         let increment = state.bodies.push(&journal_route, body.clone());
-        let decision = route.and_then(|route| self.decide(&state, &request.method, route, &body));
+        let mut decision = route.and_then(|route| self.decide(&state, &request.method, route, &body));
+        if let Err(MismatchReason::TurnExhausted { after: After::Answer, .. }) = &decision
+            && let Some(queued) = state.queued.take()
+        {
+            // The running turn is answered: this is the queued busy prompt's request.
+            state.turn = Some(queued);
+            decision = self.decide(&state, &request.method, Some(ROOT), &body);
+        }
         let turn = state.turn;
         state.journal.push(JournalEntry {
             route: journal_route,
@@ -417,7 +436,8 @@ impl MockProvider {
             .filter_map(|(route, responses)| {
                 if route == ROOT && self.bound_turn(&state).is_some() {
                     // The responses of optional turns are never unconsumed.
-                    let required = self.script.optional_from.map_or(responses.len(), |turn| self.turn_range(turn).start);
+                    let required =
+                        self.script.optional_from.map_or(responses.len(), |turn| self.turn_range(turn).start);
                     let served = |index: usize| state.root_served.get(index).copied().unwrap_or(false);
                     let index = (0..required).find(|index| !served(*index))?;
                     let remaining = (index..required).filter(|index| !served(*index)).count();
@@ -513,6 +533,31 @@ mod tests {
         provider.begin_turn(0);
         provider.respond(post("/v1/responses", "{}"));
         assert_eq!(provider.respond(post("/v1/responses", "{}")).status, 500);
+    }
+
+    /// A busy prompt an agent queues gets its own turn's answer once the running turn is
+    /// answered; without a busy prompt, the same request is one after the answer.
+    #[test]
+    fn a_queued_busy_prompt_is_answered_from_its_own_turn() {
+        let text = |t: &str| Response { text: vec![t.into()], ..Response::default() };
+        let mut script = Script::root(vec![text("first"), text("queued")]);
+        script.turns = vec![1, 1];
+        script.optional_from = Some(1);
+        let provider = MockProvider::new(script.clone());
+        provider.begin_turn(0);
+        provider.queue_turn(1);
+        provider.respond(post("/v1/responses", "{}"));
+        provider.respond(post("/v1/responses", "{}"));
+        let report = provider.report();
+        let served: Vec<_> = report.journal.iter().map(|entry| (entry.turn, entry.response_index)).collect();
+        assert_eq!(served, [(Some(0), Some(0)), (Some(1), Some(1))]);
+        assert!(report.mismatches.is_empty() && report.unconsumed.is_empty(), "{report}");
+        // A refused busy prompt leaves its optional turn unasked, and that is no leftover.
+        let refused = MockProvider::new(script);
+        refused.begin_turn(0);
+        refused.queue_turn(1);
+        refused.respond(post("/v1/responses", "{}"));
+        assert!(refused.report().unconsumed.is_empty());
     }
 
     /// A reachability probe is side traffic, answered and kept out of the script and journal.

@@ -243,7 +243,8 @@ async fn live<L: Error + 'static, S: Error + 'static>(
         let mut cancels = Vec::new();
         // The mock answers this turn's requests from this turn's responses only.
         mock.begin_turn(turn_idx);
-        let played = Played { session_id: &session_id, turn, index: turn_idx, queued: scenario.busy_turn(turn_idx), mock };
+        let played =
+            Played { session_id: &session_id, turn, index: turn_idx, queued: scenario.busy_turn(turn_idx), mock };
         outcome =
             play_turn(&mut client, played, &mut cancels).await.map(|reported| conversation.reported.push(reported));
         conversation.cancels.extend(cancels.into_iter().map(|(sent, impatient)| SentCancel {
@@ -348,7 +349,11 @@ async fn play_turn(
                 cancels.push((client.cancel(session_id).await?, false));
             }
             if turn.busy_prompt == Some(now) {
-                let id = client.send_request("session/prompt", prompt("(a second prompt while the first runs)")).await?;
+                let id =
+                    client.send_request("session/prompt", prompt("(a second prompt while the first runs)")).await?;
+                if let Some(queued) = played.queued {
+                    played.mock.queue_turn(queued);
+                }
                 busy_id = Some((id, played.requests()));
             }
         }
@@ -391,10 +396,6 @@ async fn play_turn(
         // client waits for that turn as for any other. One that does neither never answers,
         // which ACP-ONE-TURN judges: the scenario goes on after a short wait.
         let answers_busy = |message: &Value| is_response(message) && message.get("id") == Some(&busy);
-        // From now on the agent's requests are the queued prompt's: its own turn's script.
-        if let Some(queued) = played.queued {
-            played.mock.begin_turn(queued);
-        }
         let quick = client.patience.min(QUICK_ANSWER);
         let waiting_for = "the answer to session/prompt (the second one)";
         if !answer_within(client, quick, answers_busy, waiting_for).await? && played.requests() > asked_before {

@@ -247,7 +247,8 @@ fn judge_messages<'e>(
 /// Which scenario turn each Provider request belongs to: the turn the client had begun when it
 /// arrived, as the driver told the mock; for a capture without that, the latest turn whose
 /// prompt the request carries as user text (a request carries every earlier prompt too).
-/// `None` without a scenario, or for a request that carries no prompt of it.
+/// `None` without a scenario, for a request that carries no prompt of it, or for one of a
+/// queued busy prompt's own turn.
 fn request_turns(evidence: &Evidence) -> Vec<Option<usize>> {
     let Some(scenario) = evidence.scenario else { return vec![None; evidence.capture.requests.len()] };
     evidence
@@ -258,6 +259,10 @@ fn request_turns(evidence: &Evidence) -> Vec<Option<usize>> {
         .map(|(request, conversation)| {
             // A child Session's request is not a turn's: only the root's are bound to turns.
             let root = request.route == gauntlet_mock_provider::ROOT;
+            // A queued busy prompt's own turn comes after every scenario turn: no turn's.
+            if root && request.turn.is_some_and(|turn| turn >= scenario.turns.len()) {
+                return None;
+            }
             request.turn.filter(|_| root).or_else(|| {
                 let texts: Vec<&str> = conversation.user_texts().collect();
                 scenario.turns.iter().rposition(|turn| texts.iter().any(|text| text.contains(turn.prompt.as_str())))
