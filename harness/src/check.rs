@@ -199,7 +199,7 @@ fn each(
     let mut scenarios = Vec::new();
     for (idx, (name, loaded)) in selected.into_iter().enumerate() {
         progress(idx, total, &name, None);
-        let checked = one(&name, loaded);
+        let checked = contained(&name, || one(&name, loaded));
         progress(idx, total, &name, Some(&checked.verdict));
         scenarios.push(checked);
     }
@@ -224,7 +224,7 @@ fn each_parallel(
             scope.spawn(move || {
                 // A poisoned queue means another worker panicked: stop taking work.
                 while let Some((idx, (name, loaded))) = queue.lock().ok().and_then(|mut queue| queue.next()) {
-                    let checked = one(&name, loaded);
+                    let checked = contained(&name, || one(&name, loaded));
                     if sender.send((idx, name, checked)).is_err() {
                         break;
                     }
@@ -242,6 +242,24 @@ fn each_parallel(
 }
 
 /// A scenario that could not be played: an `error` verdict with `why`.
+/// Runs one scenario's check so that a panic of gauntlet's own (in a driver or the judge) is
+/// that scenario's `error`, named as gauntlet's bug, and the rest of the run goes on.
+fn contained(name: &str, check: impl FnOnce() -> Checked) -> Checked {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(check)).unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("(no message)");
+        unplayable(
+            name,
+            format!(
+                "gauntlet itself panicked on this scenario, a bug of gauntlet's, not the implementation's: {message}"
+            ),
+        )
+    })
+}
+
 fn unplayable(name: &str, why: String) -> Checked {
     Checked {
         verdict: Verdict::from_findings(name, Vec::new(), vec![Finding::new(Layer::Fault, None, why)]),
@@ -330,4 +348,20 @@ fn evidence(capture: &Capture) -> Value {
         })).collect::<Vec<_>>(),
         "timings": capture.timings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::VerdictKind;
+
+    /// gauntlet's own panic on one scenario is that scenario's `error`, named as gauntlet's
+    /// bug; the run goes on.
+    #[test]
+    fn a_panic_of_gauntlets_own_is_that_scenarios_error() {
+        let checked = contained("turn/x", || panic!("index out of bounds: the len is 1 but the index is 1"));
+        assert_eq!(checked.verdict.kind, VerdictKind::Error);
+        assert!(checked.verdict.findings[0].message.contains("a bug of gauntlet's"), "{:?}", checked.verdict);
+        assert!(checked.verdict.findings[0].message.contains("index out of bounds"), "{:?}", checked.verdict);
+    }
 }
