@@ -10,7 +10,7 @@ pub mod invariants;
 pub mod lifecycle;
 
 use gauntlet_agent::TerminalStatus;
-use gauntlet_mock_provider::{Ending, Message, ROOT, StreamEnd};
+use gauntlet_mock_provider::{Message, ROOT, Response, StreamEnd};
 use serde_json::Value;
 
 use crate::audit::{self, Audit, Line};
@@ -114,7 +114,7 @@ impl<'a> Evidence<'a> {
                         return DrivenTurn {
                             status: Some(TerminalStatus::Interrupted),
                             truncation: None,
-                            source: "the client cancelled it when its patience ran out:",
+                            source: "the client cancelled it when its patience ran out",
                         };
                     }
                     let untold = scenario.knobs.and_then(|knobs| knobs.untold(turn, scenario.config.max_retries));
@@ -122,12 +122,12 @@ impl<'a> Evidence<'a> {
                         Some(source) => self.wire_turn(first + offset, turn.expect, source),
                         None => DrivenTurn {
                             status: Some(turn.expect),
-                            truncation: turn.respond.last().and_then(|response| match &response.then {
-                                Ending::Incomplete(reason) if turn.expect == TerminalStatus::Completed => {
-                                    Some(reason.clone())
-                                }
-                                _ => None,
-                            }),
+                            truncation: turn
+                                .respond
+                                .last()
+                                .and_then(Response::truncation)
+                                .filter(|_| turn.expect == TerminalStatus::Completed)
+                                .map(str::to_owned),
                             source: "the script forces",
                         },
                     }
@@ -165,10 +165,7 @@ impl<'a> Evidence<'a> {
                 return request.unplaced.as_ref().filter(|after| after.answers_empty()).map(|_| None);
             };
             let response = self.scenario?.root_responses().nth(at)?;
-            (!response.fails()).then(|| match &response.then {
-                Ending::Incomplete(reason) => Some(reason.clone()),
-                _ => None,
-            })
+            (!response.fails()).then(|| response.truncation().map(str::to_owned))
         });
         match clean {
             Some(truncation) => DrivenTurn { status: Some(TerminalStatus::Completed), truncation, source },

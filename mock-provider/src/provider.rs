@@ -14,7 +14,7 @@ use crate::body::Body;
 use crate::dialect::{Answer, Asked, Dialect, EncodeContext, Step, json_answer};
 use crate::increment::Chain;
 use crate::journal::{After, Ended, JournalEntry, Mismatch, MismatchReason, StreamEnd, Timing};
-use crate::script::{Ending, Exhausted, RETRY_CAP, ROOT, Response, Script};
+use crate::script::{Exhausted, RETRY_CAP, ROOT, Response, Script};
 use crate::side::{SideReply, SideRequest};
 
 /// A scripted provider, shared via `Arc` between the server or in-process callers.
@@ -308,14 +308,7 @@ impl MockProvider {
                 // nor retry, instead of an error body gauntlet made up.
                 let reason = MismatchReason::TurnExhausted { turn, served, after };
                 state.mismatches.push(Mismatch { method: request.method.clone(), path: request.path.clone(), reason });
-                state.served += 1;
-                let ctx = EncodeContext {
-                    response_id: format!("resp_{}", state.served),
-                    model: self.dialect.model(&asked).unwrap_or_else(|| "unknown".to_owned()),
-                    item_base: state.next_item,
-                };
-                drop(state);
-                return reply(self.dialect.answer(&Response::default(), &ctx, &asked), end);
+                return self.answer(state, &Response::default(), &asked, end);
             }
             Err(reason) => {
                 let status = reason.status();
@@ -337,15 +330,38 @@ impl MockProvider {
         } else {
             state.cursors.insert(route.to_owned(), index + 1);
         }
+        self.answer(state, response, &asked, end)
+    }
+
+    /// Encodes `response` as the next journaled answer: its response id and item numbers follow
+    /// the ones served before, whether the script placed it or it is the empty clean response of
+    /// a request the script could not place.
+    fn answer(
+        &self,
+        mut state: MutexGuard<'_, State>,
+        response: &Response,
+        asked: &Asked<'_>,
+        end: Option<EndRecorder>,
+    ) -> MockReply {
         state.served += 1;
         let ctx = EncodeContext {
             response_id: format!("resp_{}", state.served),
-            model: self.dialect.model(&asked).unwrap_or_else(|| "unknown".to_owned()),
+            model: self.dialect.model(asked).unwrap_or_else(|| "unknown".to_owned()),
             item_base: state.next_item,
         };
         state.next_item += response.item_count();
         drop(state);
-        reply(self.dialect.answer(response, &ctx, &asked), end)
+        reply(self.dialect.answer(response, &ctx, asked), end)
+    }
+
+    /// How many requests the journal holds so far, answered or not.
+    pub fn request_count(&self) -> usize {
+        self.lock().journal.len()
+    }
+
+    /// Whether any request arrived while the client's turn `turn` ran.
+    pub fn asked_in_turn(&self, turn: usize) -> bool {
+        self.lock().journal.iter().any(|entry| entry.turn == Some(turn))
     }
 
     /// The route of a request from Session `session`: the route named after it when the script
@@ -473,10 +489,10 @@ fn retry_of(state: &State, responses: &[Response], turn: usize) -> Result<usize,
     let Some(response) = responses.get(index) else { return Err(After::Nothing) };
     let given_up = last.timing.ended.is_some_and(|ended| ended.how == StreamEnd::ClientClosed);
     if !response.fails() && !given_up {
-        return Err(match &response.then {
-            Ending::Incomplete(reason) => After::Truncated(reason.clone()),
-            _ if !response.calls.is_empty() => After::ToolCalls,
-            _ => After::Answer,
+        return Err(match response.truncation() {
+            Some(reason) => After::Truncated(reason.to_owned()),
+            None if !response.calls.is_empty() => After::ToolCalls,
+            None => After::Answer,
         });
     }
     let repeats = asked.take_while(|entry| entry.response_index == Some(index)).count();

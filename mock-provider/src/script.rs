@@ -192,6 +192,14 @@ impl Response {
         self.reasoning.len() + usize::from(!self.text.is_empty()) + self.calls.len()
     }
 
+    /// The reason the Provider cut this clean answer short (`response.incomplete`), if it did.
+    pub fn truncation(&self) -> Option<&str> {
+        match &self.then {
+            Ending::Incomplete(reason) => Some(reason),
+            _ => None,
+        }
+    }
+
     /// True when the answer is not a clean end of a response: an HTTP error, or a stream that
     /// ends in an error, a drop, a malformed frame or without a terminal event.
     pub fn fails(&self) -> bool {

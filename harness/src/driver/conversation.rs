@@ -304,20 +304,6 @@ struct Played<'a> {
     mock: &'a MockProvider,
 }
 
-impl Played<'_> {
-    /// Whether the agent asked its Provider for this turn: an agent that did, then went silent
-    /// past the client's patience, is waiting on something (its own backoff between retries of
-    /// a fault, a stalled stream it has no timeout for), not hung before it began.
-    fn asked_its_provider(&self) -> bool {
-        self.mock.report().journal.iter().any(|entry| entry.turn == Some(self.index))
-    }
-
-    /// How many requests the agent made so far, for any turn.
-    fn requests(&self) -> usize {
-        self.mock.report().journal.len()
-    }
-}
-
 /// Plays one turn; notes in `cancels` when it sent `session/cancel` and whether its patience
 /// sent it.
 async fn play_turn(
@@ -354,7 +340,7 @@ async fn play_turn(
                 if let Some(queued) = played.queued {
                     played.mock.queue_turn(queued);
                 }
-                busy_id = Some((id, played.requests()));
+                busy_id = Some((id, played.mock.request_count()));
             }
         }
         let gave_up = cancels.iter().any(|(_, impatient)| *impatient);
@@ -367,7 +353,7 @@ async fn play_turn(
             // The agent is working on the turn (it asked its Provider) but silent past the
             // client's patience: the client stops waiting as a user would, by cancelling the
             // turn once, and the turn is judged; an agent that then still never answers is hung.
-            Err(ClientError::Timeout { .. }) if !gave_up && played.asked_its_provider() => {
+            Err(ClientError::Timeout { .. }) if !gave_up && played.mock.asked_in_turn(played.index) => {
                 cancels.push((client.cancel(session_id).await?, true));
                 continue;
             }
@@ -398,7 +384,8 @@ async fn play_turn(
         let answers_busy = |message: &Value| is_response(message) && message.get("id") == Some(&busy);
         let quick = client.patience.min(QUICK_ANSWER);
         let waiting_for = "the answer to session/prompt (the second one)";
-        if !answer_within(client, quick, answers_busy, waiting_for).await? && played.requests() > asked_before {
+        if !answer_within(client, quick, answers_busy, waiting_for).await? && played.mock.request_count() > asked_before
+        {
             answer_within(client, client.patience, answers_busy, waiting_for).await?;
         }
     }
