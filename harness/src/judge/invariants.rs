@@ -429,6 +429,18 @@ pub(crate) mod fixture {
     use crate::judge::Evidence;
 
     /// A capture whose Log holds `events` as `(type, data)` with seqs from 0.
+    /// A Log of one Turn whose clean answer the Provider cut short for `reason`.
+    pub fn truncated_answer(reason: &str) -> Capture {
+        let truncation = json!({"reason": reason});
+        capture(
+            &[
+                ("user_message", json!({"text": "q"})),
+                ("assistant_message", json!({"text": "a", "metadata": {"output_truncation": truncation}})),
+            ],
+            &[],
+        )
+    }
+
     pub fn capture(events: &[(&str, Value)], bodies: &[Value]) -> Capture {
         let log = events
             .iter()

@@ -78,7 +78,7 @@ pub(super) fn describe(stop_reason: Option<&str>, error: Option<&Value>) -> Stri
 mod tests {
     use super::*;
     use crate::capture::Reported;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::invariants::fixture::{capture, check, truncated_answer};
     use serde_json::json;
 
     fn partial_failed_log() -> crate::capture::Capture {
@@ -115,16 +115,7 @@ mod tests {
 
     #[test]
     fn a_truncated_answer_may_say_end_turn_but_not_refusal_for_max_tokens() {
-        let mut capture = capture(
-            &[
-                ("user_message", json!({"text": "q"})),
-                (
-                    "assistant_message",
-                    json!({"text": "a", "metadata": {"output_truncation": {"reason": "max_output_tokens"}}}),
-                ),
-            ],
-            &[],
-        );
+        let mut capture = truncated_answer("max_output_tokens");
         capture.reported.push(Reported { stop_reason: Some("end_turn".into()), error: None });
         assert!(check(INVARIANT, &capture).is_empty());
         capture.reported[0].stop_reason = Some("refusal".into());

@@ -50,21 +50,11 @@ fn check(evidence: &Evidence) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::capture::Reported;
-    use crate::judge::invariants::fixture::{capture, check};
-    use serde_json::json;
+    use crate::judge::invariants::fixture::{check, truncated_answer};
 
     #[test]
     fn a_truncated_answer_answered_end_turn_is_caught_and_max_tokens_passes() {
-        let mut capture = capture(
-            &[
-                ("user_message", json!({"text": "q"})),
-                (
-                    "assistant_message",
-                    json!({"text": "a", "metadata": {"output_truncation": {"reason": "max_output_tokens"}}}),
-                ),
-            ],
-            &[],
-        );
+        let mut capture = truncated_answer("max_output_tokens");
         capture.reported.push(Reported { stop_reason: Some("end_turn".into()), error: None });
         assert_eq!(
             check(INVARIANT, &capture),
@@ -85,16 +75,7 @@ mod tests {
         let played = scenario(
             "title = \"t\"\n[[turn]]\nprompt = \"q\"\nrespond = [{ text = [\"a\"], then = { incomplete = \"max_output_tokens\" } }]\n",
         );
-        let mut capture = capture(
-            &[
-                ("user_message", json!({"text": "q"})),
-                (
-                    "assistant_message",
-                    json!({"text": "a", "metadata": {"output_truncation": {"reason": "max_output_tokens"}}}),
-                ),
-            ],
-            &[],
-        );
+        let mut capture = truncated_answer("max_output_tokens");
         capture.reported.push(Reported { stop_reason: Some("end_turn".into()), error: None });
         capture.requests = Request::chained([("root".to_owned(), Some(0), body(vec![user("q")]))]);
         assert_eq!(check_played(INVARIANT, &capture, &played).len(), 1);
