@@ -153,13 +153,17 @@ mod tests {
         let ended = |provider: &MockProvider, idx: usize| provider.report().journal[idx].timing.ended;
 
         tokio::time::sleep(Duration::from_millis(10)).await;
+        assert_eq!(provider.idle_for(), Some(Duration::from_millis(10)), "idle since it started");
         let mut held = Playback::start(provider.respond(request()));
         assert!(matches!(held.recv().await, Some(Chunk::Data(_))));
         tokio::time::sleep(Duration::from_millis(250)).await;
         assert_eq!(ended(&provider, 0), None, "a held body is still open");
+        assert_eq!(provider.idle_for(), None, "not idle while a body is open");
         drop(held);
         let closed = Some(Ended { at: Duration::from_millis(260), how: StreamEnd::ClientClosed });
         assert_eq!(ended(&provider, 0), closed);
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        assert_eq!(provider.idle_for(), Some(Duration::from_millis(40)), "idle since the body ended");
         assert_eq!(provider.report().journal[0].timing.received, Duration::from_millis(10));
 
         let mut clean = Playback::start(provider.respond(request()));

@@ -359,6 +359,19 @@ impl MockProvider {
         self.lock().journal.len()
     }
 
+    /// How long the provider has been idle: `None` while a journaled response body is open,
+    /// else the time since the last one ended (since the provider started, when none came).
+    /// A client that must interrupt an agent picks such a gap, so that the moment it chose
+    /// does not race the agent's next request.
+    pub fn idle_for(&self) -> Option<Duration> {
+        let state = self.lock();
+        let mut last = Duration::ZERO;
+        for entry in &state.journal {
+            last = last.max(entry.timing.ended?.at);
+        }
+        Some(self.started.elapsed().saturating_sub(last))
+    }
+
     /// Whether any request arrived while the client's turn `turn` ran.
     pub fn asked_in_turn(&self, turn: usize) -> bool {
         self.lock().journal.iter().any(|entry| entry.turn == Some(turn))

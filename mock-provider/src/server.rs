@@ -129,7 +129,7 @@ async fn handle<R: Responder>(
     headers.push((CONNECTION_HEADER.to_owned(), connection.to_string()));
     let request =
         MockRequest { method: parts.method.as_str().to_owned(), path: parts.uri.path().to_owned(), headers, body };
-    let reply = provider.respond(request);
+    let reply = before_drop(provider.respond(request));
     let (status, headers) = (reply.status, reply.headers.clone());
     let mut response = hyper::Response::new(StepBody { playback: Playback::start(reply) });
     *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -139,6 +139,21 @@ async fn handle<R: Responder>(
         }
     }
     Ok(response)
+}
+
+/// How long the connection stays open, silent, between a body's last bytes and its scripted
+/// drop. A client's socket may discard what it had buffered when the reset comes with it (a
+/// fetch that fails drops its unread chunk), so without this pause whether the agent sees the
+/// text before the drop would depend on the machine's speed, and so would the verdict. On a
+/// paused clock it costs nothing.
+const BEFORE_DROP: Duration = Duration::from_millis(100);
+
+/// `reply` with [`BEFORE_DROP`] before its scripted drop, if it has one.
+fn before_drop(mut reply: MockReply) -> MockReply {
+    if let Some(at) = reply.steps.iter().position(|step| *step == Step::Abort) {
+        reply.steps.insert(at, Step::Pause(BEFORE_DROP));
+    }
+    reply
 }
 
 /// The answer to a body over [`MAX_BODY`]: 413 with an OpenAI-style JSON error.
@@ -310,6 +325,31 @@ mod tests {
         let timing = provider.report().journal[1].timing;
         assert_eq!(timing.ended.map(|ended| ended.how), Some(StreamEnd::Finished));
         assert!(timing.received <= timing.ended.unwrap().at);
+    }
+
+    #[tokio::test]
+    async fn a_scripted_drop_comes_apart_from_the_bytes_before_it() {
+        let cut = Response { text: vec!["partial".into()], then: Ending::Disconnect, ..Response::default() };
+        let provider = Arc::new(MockProvider::new(Script::root(vec![cut])));
+        let server = serve(Arc::clone(&provider), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+
+        let mut body = client.request(request(&server.base_url(), "/v1/responses")).await.unwrap().into_body();
+        let mut text = Vec::new();
+        let mut last_bytes = tokio::time::Instant::now();
+        let dropped = loop {
+            match body.frame().await {
+                Some(Ok(frame)) => {
+                    text.extend_from_slice(frame.data_ref().unwrap());
+                    last_bytes = tokio::time::Instant::now();
+                }
+                Some(Err(_)) => break tokio::time::Instant::now(),
+                None => panic!("the body ended cleanly instead of dropping"),
+            }
+        };
+        assert!(String::from_utf8_lossy(&text).contains("partial"), "the bytes before the drop arrive");
+        assert!(dropped - last_bytes >= BEFORE_DROP, "the drop comes {:?} after them", dropped - last_bytes);
+        server.shutdown();
     }
 
     #[tokio::test]

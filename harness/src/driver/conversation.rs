@@ -354,8 +354,13 @@ async fn play_turn(
             // client's patience: the client stops waiting as a user would, by cancelling the
             // turn once, and the turn is judged; an agent that then still never answers is hung.
             Err(ClientError::Timeout { .. }) if !gave_up && played.mock.asked_in_turn(played.index) => {
-                cancels.push((client.cancel(session_id).await?, true));
-                continue;
+                match between_requests(client, played.mock, waiting_for).await? {
+                    Some(message) => message,
+                    None => {
+                        cancels.push((client.cancel(session_id).await?, true));
+                        continue;
+                    }
+                }
             }
             other => other?,
         };
@@ -390,6 +395,36 @@ async fn play_turn(
         }
     }
     Ok(Reported::from_answer(&answer))
+}
+
+/// How long the Provider must have been idle before an impatient client cancels: the cancel
+/// then falls between the agent's requests (in a retry's wait, say), never in a race with the
+/// start or the end of one, so the verdict on what the agent did with the cancel does not
+/// depend on the machine's speed.
+const IDLE_BEFORE_CANCEL: Duration = Duration::from_millis(500);
+
+/// How long an impatient client waits for such a gap before it cancels anyway (a stream that
+/// stalls stays open).
+const GAP_WAIT: Duration = Duration::from_secs(5);
+
+/// Waits, once the client's patience ran out, for a moment when the agent's Provider has been
+/// idle for [`IDLE_BEFORE_CANCEL`], at most [`GAP_WAIT`]: `None` when the client should cancel
+/// now, or the message the agent sent meanwhile (its patience starts again).
+async fn between_requests(
+    client: &mut Client,
+    mock: &MockProvider,
+    waiting_for: &str,
+) -> Result<Option<Value>, ClientError> {
+    const POLL: Duration = Duration::from_millis(50);
+    let deadline = tokio::time::Instant::now() + GAP_WAIT;
+    while tokio::time::Instant::now() < deadline && mock.idle_for().is_none_or(|idle| idle < IDLE_BEFORE_CANCEL) {
+        match client.next_within(POLL, waiting_for).await {
+            Ok(message) => return Ok(Some(message)),
+            Err(ClientError::Timeout { .. }) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(None)
 }
 
 /// How long the client waits for an answer that an agent gives at once or not at all (to a
