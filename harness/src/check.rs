@@ -25,7 +25,7 @@ use crate::lifecycle::adapter::Adapter;
 use crate::lifecycle::{self, Family, Kind};
 use crate::profile::Profile;
 use crate::run::{AnyScenario, Plan};
-use crate::scenario::LoadError;
+use crate::scenario::{LoadError, Scenario};
 use crate::verdict::{Finding, Layer, Verdict};
 use crate::{golden, judge};
 
@@ -39,6 +39,13 @@ pub struct Checked {
     /// The profile's masks, `(file, pointer)`, that matched something in this scenario.
     #[serde(skip)]
     pub masks_matched: BTreeSet<(String, String)>,
+}
+
+impl Checked {
+    /// A verdict with no evidence kept.
+    pub fn of(verdict: Verdict) -> Checked {
+        Checked { verdict, evidence: None, masks_matched: BTreeSet::new() }
+    }
 }
 
 /// A whole check run.
@@ -208,11 +215,11 @@ fn each(
 
 /// [`each`] on `jobs` threads: workers take the next scenario in corpus order, and the results
 /// land in that order whatever order they end in.
-fn each_parallel(
-    selected: Vec<(String, Loaded)>,
+pub(crate) fn each_parallel<T: Send>(
+    selected: Vec<(String, T)>,
     jobs: usize,
     progress: &mut Progress<'_>,
-    one: impl Fn(&str, Loaded) -> Checked + Sync,
+    one: impl Fn(&str, T) -> Checked + Sync,
 ) -> Vec<Checked> {
     let total = selected.len();
     let queue = std::sync::Mutex::new(selected.into_iter().enumerate());
@@ -244,7 +251,7 @@ fn each_parallel(
 /// A scenario that could not be played: an `error` verdict with `why`.
 /// Runs one scenario's check so that a panic of gauntlet's own (in a driver or the judge) is
 /// that scenario's `error`, named as gauntlet's bug, and the rest of the run goes on.
-fn contained(name: &str, check: impl FnOnce() -> Checked) -> Checked {
+pub(crate) fn contained(name: &str, check: impl FnOnce() -> Checked) -> Checked {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(check)).unwrap_or_else(|panic| {
         let message = panic
             .downcast_ref::<String>()
@@ -260,12 +267,8 @@ fn contained(name: &str, check: impl FnOnce() -> Checked) -> Checked {
     })
 }
 
-fn unplayable(name: &str, why: String) -> Checked {
-    Checked {
-        verdict: Verdict::from_findings(name, Vec::new(), vec![Finding::new(Layer::Fault, None, why)]),
-        evidence: None,
-        masks_matched: BTreeSet::new(),
-    }
+pub(crate) fn unplayable(name: &str, why: String) -> Checked {
+    Checked::of(Verdict::from_findings(name, Vec::new(), vec![Finding::new(Layer::Fault, None, why)]))
 }
 
 fn finish(
@@ -307,13 +310,10 @@ fn check_one(plan: &Plan, profile: &Profile, driver: &dyn Driver, name: &str, lo
         Ok(AnyScenario::Lifecycle(_)) => return unplayable(name, "a lifecycle scenario, for adapters".to_owned()),
         Err(error) => return unplayable(name, error.to_string()),
     };
-    let missing = profile.missing(&scenario);
-    if !missing.is_empty() {
-        let why = format!("{} lacks {}", profile.name, missing.join(", "));
-        return Checked { verdict: Verdict::skipped(name, why), evidence: None, masks_matched: BTreeSet::new() };
-    }
-    let scenario = profile.adapt(&scenario);
-    let capture = driver.drive(&scenario);
+    let (scenario, capture) = match play(profile, driver, &scenario) {
+        Ok(played) => played,
+        Err(why) => return Checked::of(Verdict::skipped(name, why)),
+    };
     let files = capture.golden_files();
     let mut masks_matched = BTreeSet::new();
     let dir = Path::new("golden").join(name);
@@ -321,6 +321,18 @@ fn check_one(plan: &Plan, profile: &Profile, driver: &dyn Driver, name: &str, lo
     let mut verdict = judge::judge(name, &scenario, &capture, golden);
     verdict.elapsed_ms = started.elapsed().as_millis();
     Checked { verdict, evidence: Some(evidence(&capture)), masks_matched }
+}
+
+/// Plays `scenario` on the agent of `profile`: the scenario as the agent played it (on its
+/// clock, with its tools) and the capture, or why it is skipped (a capability it lacks).
+pub fn play(profile: &Profile, driver: &dyn Driver, scenario: &Scenario) -> Result<(Scenario, Capture), String> {
+    let missing = profile.missing(scenario);
+    if !missing.is_empty() {
+        return Err(format!("{} lacks {}", profile.name, missing.join(", ")));
+    }
+    let scenario = profile.adapt(scenario);
+    let capture = driver.drive(&scenario);
+    Ok((scenario, capture))
 }
 
 /// The evidence kept for the JSON report: the golden files as JSON, the stderr tail, the side

@@ -38,6 +38,9 @@ pub enum Command {
         /// per verdict, then a summary object.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
+        /// A campaign of generated scenarios instead of the corpus (docs/campaigns.md).
+        #[command(flatten)]
+        campaign: CampaignArgs,
     },
     /// Check another implementation against the corpus, as described by its profile
     /// (docs/implementations.md).
@@ -92,6 +95,26 @@ pub enum Command {
     },
 }
 
+/// The flags of a campaign (`run` and `check`): generated scenarios instead of the corpus,
+/// judged by invariants and expectations, each failing requirement shrunk to a scenario file.
+#[derive(Debug, Clone, Args)]
+pub struct CampaignArgs {
+    /// Play this many generated scenarios instead of the corpus.
+    #[arg(long, value_name = "N")]
+    pub generate: Option<usize>,
+    /// The generator's seed: the same seed gives the same scenarios in the same order.
+    #[arg(long, value_name = "S", default_value_t = 0, requires = "generate")]
+    pub seed: u64,
+    /// Real seconds all shrinking may take; a failure found after they are spent is kept as
+    /// generated.
+    #[arg(long, value_name = "SECS", default_value_t = 300, requires = "generate")]
+    pub shrink_secs: u64,
+    /// Write each reproduction into this folder (default: `scenarios/regression` of the
+    /// corpus); `-` writes none.
+    #[arg(long, value_name = "DIR", requires = "generate")]
+    pub reproductions: Option<PathBuf>,
+}
+
 /// The flags of `gauntlet check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -134,6 +157,9 @@ pub struct CheckArgs {
     /// JSON object per verdict, then a summary object (the reports are written either way).
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// A campaign of generated scenarios instead of the corpus (docs/campaigns.md).
+    #[command(flatten)]
+    pub campaign: CampaignArgs,
 }
 
 impl Cli {

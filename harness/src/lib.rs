@@ -27,6 +27,7 @@
 
 pub mod audit;
 pub mod authoring;
+pub mod campaign;
 pub mod capture;
 pub mod check;
 pub mod cli;

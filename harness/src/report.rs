@@ -1,4 +1,4 @@
-//! Reports over verdicts. Only verdicts, check runs and the contract's requirements come in;
+//! Reports over verdicts. Only verdicts, check runs, campaigns and the contract's requirements come in;
 //! nothing here runs anything or writes a file.
 //!
 //! - [`counts`] and [`findings`]: the summary of `gauntlet run` and `gauntlet check`, after
@@ -9,7 +9,9 @@
 //! - [`compatibility`]: every checked implementation against every requirement, from their
 //!   `report.json`s, on one page.
 //! - [`progress`]: verdicts printed as they finish, as lines or JSON.
+//! - [`campaign`]: a campaign of generated scenarios, per requirement, with its reproductions.
 
+pub mod campaign;
 pub mod compatibility;
 pub mod json;
 pub mod junit;

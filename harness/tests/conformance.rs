@@ -10,7 +10,6 @@ mod generated;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use gauntlet::check;
 use gauntlet::driver::Driver;
 use gauntlet::driver::external::External;
 use gauntlet::driver::reference::Reference;
@@ -20,6 +19,7 @@ use gauntlet::lifecycle::adapter::Adapter;
 use gauntlet::profile::{self, Profile};
 use gauntlet::run::{self, Plan};
 use gauntlet::verdict::{Layer, Verdict, VerdictKind};
+use gauntlet::{campaign, check};
 use gauntlet::{code_map, contract, coverage, golden, layers, scenario};
 use gauntlet_mock_provider::Dialect;
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -91,6 +91,8 @@ fn main() {
             Trial::test(format!("check/buggy/{}", bug.name), move || buggy_check(&root, &bug)).with_kind("check"),
         );
     }
+    let root = plan.root.clone();
+    trials.push(Trial::test("check/campaign/combination-bug", move || combination_bug(&root)).with_kind("check"));
     let root = plan.root.clone();
     trials.push(Trial::test("check/adapter/gauntlet-lifecycle", move || reference_adapter(&root)).with_kind("check"));
     let root = plan.root.clone();
@@ -450,6 +452,47 @@ fn buggy_check(root: &Path, bug: &Bug) -> Result<(), Failed> {
         }
     }
     Ok(())
+}
+
+/// A real agent whose bug only a combination shows (buggy.py `partial-after-429`: it keeps a
+/// failed stream's partial text as the answer only when an HTTP 429 came earlier in the turn)
+/// passes the corpus's Turn scenarios on REPLAY-NO-PARTIAL, and a campaign catches it with a
+/// confirmed reproduction that holds the combination.
+fn combination_bug(root: &Path) -> Result<(), Failed> {
+    let plan = Plan { root: root.to_owned(), bless: false };
+    let profile = profile::load(&root.join("harness/tests/fixtures/agents/partial-after-429.toml"))?;
+    let corpus =
+        check::check_jobs(&plan, &profile, &KnownFailures::default(), &["turn/".to_owned()], false, 2, &mut quiet);
+    let replayed: Vec<&Verdict> = corpus
+        .scenarios
+        .iter()
+        .map(|checked| &checked.verdict)
+        .filter(|verdict| verdict.findings.iter().any(|f| f.requirement.as_deref() == Some("REPLAY-NO-PARTIAL")))
+        .collect();
+    if corpus.scenarios.len() < 10 || !replayed.is_empty() {
+        return Err(format!("the corpus was to miss the bug: {replayed:#?}").into());
+    }
+    let driver = profile.external();
+    let options = campaign::Options {
+        implementation: profile.name.clone(),
+        space: campaign::space_of(&profile),
+        count: 10,
+        seed: 1,
+        jobs: 2,
+        shrink_budget: std::time::Duration::from_secs(20),
+        write_to: None,
+        command: "gauntlet check --impl partial-after-429.toml".to_owned(),
+    };
+    let found = campaign::run(&options, &campaign::on_agent(&profile, &driver), &mut quiet);
+    let reproduction = found.reproductions.iter().find(|reproduction| reproduction.requirement == "REPLAY-NO-PARTIAL");
+    match reproduction {
+        Some(reproduction)
+            if reproduction.toml.contains("status = 429") && reproduction.toml.contains("\"partial_failed\"") =>
+        {
+            Ok(())
+        }
+        _ => Err(format!("the campaign missed the bug:\n{}", gauntlet::report::campaign::text(&found)).into()),
+    }
 }
 
 /// The adapter path can never rot: the reference behind the adapter protocol is `identical`

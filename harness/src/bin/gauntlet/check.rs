@@ -33,6 +33,9 @@ struct Checked {
 /// Checks the implementation `args` name, writes its reports, and prints the summary; exit 0
 /// when it failed only where expected (or `--update-expectations`), 1 otherwise.
 pub fn check(cli: &Cli, args: &CheckArgs) -> anyhow::Result<ExitCode> {
+    if let Some(count) = args.campaign.generate {
+        return crate::campaign::on_agent(cli, args, count);
+    }
     let jobs = args
         .jobs
         .map_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get), usize::from);
@@ -122,7 +125,7 @@ fn adapter(
 
 /// Moves the process into a loopback-only network namespace when `wanted`; where the kernel
 /// refuses, says so and runs on the host network.
-fn isolate(name: &str, wanted: bool) -> bool {
+pub fn isolate(name: &str, wanted: bool) -> bool {
     wanted
         && match isolation::enter_loopback_only() {
             Ok(()) => true,

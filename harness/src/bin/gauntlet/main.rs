@@ -3,6 +3,7 @@
 //! 2 gauntlet itself failed).
 
 mod audit;
+mod campaign;
 mod check;
 mod compatibility;
 mod corpus;
@@ -17,7 +18,10 @@ use gauntlet::cli::{Cli, Command};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match &cli.command {
-        Command::Run { filters, bless, format } => run::run(&cli, filters, *bless, *format),
+        Command::Run { filters, bless, format, campaign } => match campaign.generate {
+            Some(count) => campaign::on_reference(&cli, campaign, count, *format),
+            None => run::run(&cli, filters, *bless, *format),
+        },
         Command::Check(args) => check::check(&cli, args),
         Command::Accept => corpus::accept(&cli),
         Command::Audit { logs, json } => Ok(audit::audit(logs, *json)),

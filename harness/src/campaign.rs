@@ -1,0 +1,470 @@
+//! Campaigns: N seeded, generated scenarios ([`generator`]) played against the reference or an
+//! agent, judged by the invariants and expectations alone (generated scenarios have no
+//! goldens), and each requirement that failed shrunk, on the same implementation, to a smallest
+//! scenario that still fails it, written as a scenario file to commit.
+//!
+//! A failure is confirmed by playing its scenario again before anything is shrunk: one that
+//! passes the second time is reported as flaky, never shrunk into a reproduction that does not
+//! reproduce. The shrunk scenario is confirmed the same way; when it does not fail again, the
+//! confirmed original is the reproduction. The same seed gives the same scenarios in the same
+//! order, so a campaign is reproducible bit for bit on the reference and scenario for scenario
+//! on an agent.
+
+pub mod generator;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use gauntlet_mock_provider::Dialect;
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use serde::Serialize;
+
+use crate::check::{self, Checked, Progress};
+use crate::driver::Driver;
+use crate::driver::reference::Reference;
+use crate::judge;
+use crate::profile::Profile;
+use crate::scenario::{self, Capability, Scenario};
+use crate::tool_map::AbstractTool;
+use crate::verdict::{Layer, Verdict};
+use generator::{Generated, Space};
+
+/// Plays one scenario on the implementation under test and judges it (without goldens).
+pub type Play<'a> = dyn Fn(&str, &Scenario) -> Verdict + Sync + 'a;
+
+/// How a campaign runs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The implementation's name, for file names and reports.
+    pub implementation: String,
+    /// What it can meet.
+    pub space: Space,
+    /// How many scenarios.
+    pub count: usize,
+    /// The seed of the generator.
+    pub seed: u64,
+    /// Scenarios played at once.
+    pub jobs: usize,
+    /// Real time all shrinking together may take; a reproduction found when it is spent is
+    /// kept as generated.
+    pub shrink_budget: Duration,
+    /// Where reproductions are written (`scenarios/regression/` of the corpus), or nowhere.
+    pub write_to: Option<PathBuf>,
+    /// The command that ran the campaign, without `--generate`, for the reproduction's header.
+    pub command: String,
+}
+
+/// How many generated scenarios exercised a requirement (named it in `covers`, or failed it)
+/// and how many failed it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Tally {
+    /// Scenarios that exercised it.
+    pub exercised: usize,
+    /// Scenarios that failed it.
+    pub failed: usize,
+}
+
+/// A failure seen once that did not come again when its scenario was played a second time.
+#[derive(Debug, Clone, Serialize)]
+pub struct Flaky {
+    /// The requirement.
+    pub requirement: String,
+    /// The scenario's index in the campaign.
+    pub scenario: usize,
+    /// The finding of the first play.
+    pub finding: String,
+}
+
+/// A confirmed failure of one requirement and the smallest scenario found that still fails it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Reproduction {
+    /// The requirement.
+    pub requirement: String,
+    /// The index, in the campaign, of the scenario it was shrunk from.
+    pub scenario: usize,
+    /// The finding, as the reproduction's last confirming play gave it.
+    pub finding: String,
+    /// Smaller scenarios found on the way that still failed it.
+    pub shrink_steps: usize,
+    /// Turns of the reproduction, and of the scenario it came from.
+    pub turns: (usize, usize),
+    /// Where it was written, relative to the corpus root.
+    pub path: Option<String>,
+    /// The scenario file.
+    pub toml: String,
+}
+
+/// The result of a campaign.
+#[derive(Debug, Clone, Serialize)]
+pub struct Campaign {
+    /// The implementation.
+    pub implementation: String,
+    /// The generator's seed.
+    pub seed: u64,
+    /// Scenarios played.
+    pub count: usize,
+    /// Scenarios with a confirmed failure.
+    pub failed: usize,
+    /// Scenarios gauntlet could not play (`error`), a requirement `ERROR` of their own.
+    pub errors: usize,
+    /// Real time the campaign took, shrinking included.
+    pub elapsed_ms: u128,
+    /// Per requirement, exercised and failed.
+    pub requirements: BTreeMap<String, Tally>,
+    /// One reproduction per failing requirement.
+    pub reproductions: Vec<Reproduction>,
+    /// Failures that did not come again.
+    pub flaky: Vec<Flaky>,
+}
+
+impl Campaign {
+    /// True when no requirement failed and nothing was flaky.
+    pub fn is_clean(&self) -> bool {
+        self.reproductions.is_empty() && self.flaky.is_empty()
+    }
+}
+
+/// What a scenario gauntlet could not play (an `error` verdict) counts as.
+pub const ERROR: &str = "ERROR";
+/// What a failed expectation of the scenario's own (a terminal state, an error kind) counts
+/// as, when no requirement names it.
+pub const EXPECTED: &str = "EXPECTED";
+
+/// What a verdict breaks: each requirement with its first finding's message. Golden
+/// differences are not judged (generated scenarios have no goldens), nor are differences a
+/// MAY allows.
+pub fn broken(verdict: &Verdict) -> BTreeMap<String, String> {
+    let mut broken = BTreeMap::new();
+    for finding in &verdict.findings {
+        let unnamed = match finding.layer {
+            _ if finding.is_difference() => continue,
+            Layer::Fault => ERROR,
+            Layer::Invariant | Layer::Expectation => EXPECTED,
+            _ => continue,
+        };
+        let requirement = finding.requirement.clone().unwrap_or_else(|| unnamed.to_owned());
+        broken.entry(requirement).or_insert_with(|| finding.message.clone());
+    }
+    broken
+}
+
+/// The `count` trees of a campaign with `seed` over `space`, in order: the same on every run.
+fn trees(space: Space, seed: u64, count: usize) -> Vec<impl ValueTree<Value = Generated>> {
+    let mut seed_bytes = [0u8; 32];
+    seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes);
+    let mut runner = TestRunner::new_with_rng(Config::default(), rng);
+    let strategy = generator::generated(space);
+    // A strategy without filters never rejects, so `new_tree` cannot fail.
+    (0..count).filter_map(|_| strategy.new_tree(&mut runner).ok()).collect()
+}
+
+/// The name of a campaign's scenario `index`, as reports and progress show it.
+pub fn name(seed: u64, index: usize) -> String {
+    format!("generated/seed-{seed}-{index}")
+}
+
+/// A generated scenario as the loader reads it; the generator writing an invalid one is
+/// gauntlet's bug, reported as the scenario's error.
+fn scenario_of(name: &str, toml: &str) -> Result<Scenario, String> {
+    scenario::parse(toml, Path::new(name))
+        .map_err(|error| format!("the generator wrote an invalid scenario, a bug of gauntlet's: {error}\n{toml}"))
+}
+
+/// Plays `toml` and judges it; a panic of gauntlet's own is the scenario's error.
+fn verdict_of(play: &Play<'_>, name: &str, toml: &str) -> Verdict {
+    let started = Instant::now();
+    let checked = check::contained(name, || match scenario_of(name, toml) {
+        Ok(scenario) => Checked::of(play(name, &scenario)),
+        Err(error) => check::unplayable(name, error),
+    });
+    Verdict { elapsed_ms: started.elapsed().as_millis(), ..checked.verdict }
+}
+
+/// Plays a scenario on the reference runtime (in process, on a paused clock).
+pub fn on_reference(name: &str, scenario: &Scenario) -> Verdict {
+    let capture = Reference::default().drive(scenario);
+    judge::judge(name, scenario, &capture, Vec::new())
+}
+
+/// The generated scenarios the agent of `profile` can meet: no cancel or reload without the
+/// capability, no tool call without the `read` it runs, no reasoning on Chat Completions, and
+/// no stall past an idle timeout it is not told.
+pub fn space_of(profile: &Profile) -> Space {
+    Space {
+        reasoning: profile.dialect != Dialect::ChatCompletions,
+        tools: profile.capabilities.contains(&Capability::Tools) || profile.tools.contains_key(&AbstractTool::Read),
+        cancel: profile.capabilities.contains(&Capability::Cancel),
+        load: profile.capabilities.contains(&Capability::Load),
+        stalls: profile.knobs().idle_timeout,
+    }
+}
+
+/// Plays a scenario on the agent of `profile` through `driver`.
+pub fn on_agent<'a>(profile: &'a Profile, driver: &'a dyn Driver) -> impl Fn(&str, &Scenario) -> Verdict + Sync + 'a {
+    move |name, scenario| match check::play(profile, driver, scenario) {
+        Ok((scenario, capture)) => judge::judge(name, &scenario, &capture, Vec::new()),
+        Err(why) => Verdict::skipped(name, why),
+    }
+}
+
+/// Plays `toml` and says what it broke.
+fn play_toml(play: &Play<'_>, name: &str, toml: &str) -> BTreeMap<String, String> {
+    broken(&verdict_of(play, name, toml))
+}
+
+/// Runs a campaign: plays every scenario (`jobs` at a time; `progress` hears of each), then
+/// confirms and shrinks one failure per requirement.
+pub fn run(options: &Options, play: &Play<'_>, progress: &mut Progress<'_>) -> Campaign {
+    let started = Instant::now();
+    let generated: Vec<Generated> =
+        trees(options.space, options.seed, options.count).iter().map(ValueTree::current).collect();
+    let title = |index: usize| format!("Generated (seed {}, scenario {index})", options.seed);
+    let selected: Vec<(String, String)> = generated
+        .iter()
+        .enumerate()
+        .map(|(index, generated)| (name(options.seed, index), generated.toml(&title(index))))
+        .collect();
+    let covers: Vec<Vec<String>> = selected
+        .iter()
+        .map(|(name, toml)| scenario_of(name, toml).map(|scenario| scenario.covers).unwrap_or_default())
+        .collect();
+    let played: Vec<BTreeMap<String, String>> =
+        check::each_parallel(selected.clone(), options.jobs, progress, |name, toml: String| {
+            Checked::of(verdict_of(play, name, &toml))
+        })
+        .iter()
+        .map(|checked| broken(&checked.verdict))
+        .collect();
+
+    let mut requirements: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut failures: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (index, broken) in played.iter().enumerate() {
+        for requirement in &covers[index] {
+            requirements.entry(requirement.clone()).or_default().exercised += 1;
+        }
+        for requirement in broken.keys() {
+            let tally = requirements.entry(requirement.clone()).or_default();
+            if !covers[index].contains(requirement) {
+                tally.exercised += 1;
+            }
+            tally.failed += 1;
+            failures.entry(requirement.clone()).or_default().push(index);
+        }
+    }
+
+    let deadline = Instant::now() + options.shrink_budget;
+    let mut reproductions = Vec::new();
+    let mut flaky = Vec::new();
+    for (requirement, indices) in &failures {
+        // The first scenario whose failure comes again; at most three tries per requirement.
+        for &index in indices.iter().take(3) {
+            let (name, toml) = &selected[index];
+            if !play_toml(play, name, toml).contains_key(requirement) {
+                let finding = played[index].get(requirement).cloned().unwrap_or_default();
+                flaky.push(Flaky { requirement: requirement.clone(), scenario: index, finding });
+                continue;
+            }
+            let mut reproduction = shrink(options, play, requirement, index, &title(index), deadline);
+            reproduction.path = write(options, &mut reproduction);
+            reproductions.push(reproduction);
+            break;
+        }
+    }
+    let failed = played.iter().filter(|broken| !broken.is_empty()).count();
+    let errors = played.iter().filter(|broken| broken.contains_key(ERROR)).count();
+    Campaign {
+        implementation: options.implementation.clone(),
+        seed: options.seed,
+        count: options.count,
+        failed,
+        errors,
+        elapsed_ms: started.elapsed().as_millis(),
+        requirements,
+        reproductions,
+        flaky,
+    }
+}
+
+/// Shrinks campaign scenario `index`, which failed `requirement` twice, to the smallest
+/// scenario that still fails it, until `deadline`; then confirms the result once more.
+fn shrink(
+    options: &Options,
+    play: &Play<'_>,
+    requirement: &str,
+    index: usize,
+    title: &str,
+    deadline: Instant,
+) -> Reproduction {
+    let Some(mut tree) = trees(options.space, options.seed, index + 1).pop() else {
+        unreachable!("the generator gives a tree per scenario")
+    };
+    let original = tree.current();
+    let name = name(options.seed, index);
+    let fails = |generated: &Generated| play_toml(play, &name, &generated.toml(title)).get(requirement).cloned();
+    let mut smallest = original.clone();
+    let mut steps = 0;
+    // proptest's own shrinking walk: simplify while it still fails, step back when it passes.
+    if tree.simplify() {
+        while Instant::now() < deadline {
+            let candidate = tree.current();
+            // Stepping back can land on the smallest failure itself: no need to play it again.
+            let still = candidate == smallest || fails(&candidate).is_some();
+            if still {
+                if candidate != smallest {
+                    smallest = candidate;
+                    steps += 1;
+                }
+                if !tree.simplify() {
+                    break;
+                }
+            } else if !tree.complicate() {
+                break;
+            }
+        }
+    }
+    let shrunk_title = format!("{title}, shrunk: {requirement} on {}", options.implementation);
+    // The reproduction must fail once more as written; if the shrunk one does not, the
+    // original (confirmed twice already) is the reproduction.
+    let (chosen, finding) = match fails(&smallest) {
+        Some(finding) => (smallest, finding),
+        None => {
+            steps = 0;
+            let finding = fails(&original).unwrap_or_default();
+            (original.clone(), finding)
+        }
+    };
+    Reproduction {
+        requirement: requirement.to_owned(),
+        scenario: index,
+        finding,
+        shrink_steps: steps,
+        turns: (chosen.turns.len(), original.turns.len()),
+        path: None,
+        toml: chosen.toml(&shrunk_title),
+    }
+}
+
+/// Writes `reproduction` as `<write_to>/<implementation>-<requirement>-<seed>.toml`, with a
+/// header saying what it reproduces and how to run it; returns its path, or `None` when the
+/// campaign writes nothing (or could not write it, which the reproduction's header says).
+fn write(options: &Options, reproduction: &mut Reproduction) -> Option<String> {
+    let folder = options.write_to.as_ref()?;
+    let stem = format!("{}-{}-{}", options.implementation, reproduction.requirement.to_lowercase(), options.seed)
+        .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "-");
+    let path = folder.join(format!("{stem}.toml"));
+    let family = folder.file_name().map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+    let finding = reproduction.finding.replace('\n', " ");
+    let header = format!(
+        "#:schema ../../docs/schema/scenario.schema.json\n\
+         # Reproduces {requirement} on {implementation}: {finding}\n\
+         # Found by `{command} --generate {count} --seed {seed}` (scenario {index}), shrunk in {steps} steps.\n\
+         # Run it: `{command} {family}/{stem}`; bless its goldens on the reference: `gauntlet run --bless {family}/{stem}`.\n",
+        requirement = reproduction.requirement,
+        implementation = options.implementation,
+        command = options.command,
+        count = options.count,
+        seed = options.seed,
+        index = reproduction.scenario,
+        steps = reproduction.shrink_steps,
+    );
+    reproduction.toml = format!("{header}{}", reproduction.toml);
+    std::fs::create_dir_all(folder).ok()?;
+    std::fs::write(&path, &reproduction.toml).ok()?;
+    Some(format!("{family}/{stem}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::verdict::Finding;
+    use gauntlet_agent::TerminalStatus;
+
+    fn options(count: usize, write_to: Option<PathBuf>) -> Options {
+        Options {
+            implementation: "fake".to_owned(),
+            space: Space::ALL,
+            count,
+            seed: 3,
+            jobs: 2,
+            shrink_budget: Duration::from_secs(60),
+            write_to,
+            command: "gauntlet check --impl fake.toml".to_owned(),
+        }
+    }
+
+    /// A fake implementation with a bug only a combination shows: it replays a partial answer
+    /// when an HTTP 429 came earlier in the same turn. It also fails `FLAKY-ONCE` the first
+    /// time it plays any scenario of four turns, never again.
+    fn fake(seen: &Mutex<BTreeSet<String>>) -> impl Fn(&str, &Scenario) -> Verdict + Sync + '_ {
+        move |name, scenario| {
+            let mut findings = Vec::new();
+            let combination = scenario.turns.iter().any(|turn| {
+                turn.expect == TerminalStatus::PartialFailed
+                    && turn.respond.iter().any(|response| response.status == Some(429))
+            });
+            if combination {
+                findings.push(Finding::new(
+                    Layer::Invariant,
+                    Some("REPLAY-NO-PARTIAL"),
+                    "the partial text was replayed",
+                ));
+            }
+            let first = seen.lock().map(|mut seen| seen.insert(name.to_owned())).unwrap_or(false);
+            if scenario.turns.len() == 4 && first {
+                findings.push(Finding::new(Layer::Invariant, Some("FLAKY-ONCE"), "a race"));
+            }
+            Verdict::from_findings(name, Vec::new(), findings)
+        }
+    }
+
+    #[test]
+    fn a_combination_is_found_confirmed_shrunk_and_written_and_a_flaky_failure_only_reported() {
+        let folder = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
+        let seen = Mutex::new(BTreeSet::new());
+        let campaign = run(&options(60, Some(folder.path().to_owned())), &fake(&seen), &mut |_, _, _, _| {});
+
+        let [reproduction] = &campaign.reproductions[..] else { panic!("{campaign:#?}") };
+        assert_eq!(reproduction.requirement, "REPLAY-NO-PARTIAL");
+        // Shrunk to the one turn that shows it, and confirmed by a last play.
+        assert_eq!(reproduction.turns.0, 1, "{}", reproduction.toml);
+        assert!(reproduction.toml.contains("status = 429"), "{}", reproduction.toml);
+        assert!(reproduction.toml.contains("expect = \"partial_failed\""), "{}", reproduction.toml);
+        let file = folder.path().join("fake-replay-no-partial-3.toml");
+        let written = std::fs::read_to_string(&file).unwrap_or_else(|error| panic!("{}: {error}", file.display()));
+        assert_eq!(written, reproduction.toml);
+        assert!(written.contains("# Reproduces REPLAY-NO-PARTIAL on fake: the partial text was replayed"));
+        assert!(written.contains("--generate 60 --seed 3"));
+        scenario::parse(&written, &file).unwrap_or_else(|error| panic!("{error}"));
+
+        let tally = &campaign.requirements["REPLAY-NO-PARTIAL"];
+        assert!(tally.failed > 0 && tally.exercised >= tally.failed, "{tally:?}");
+        // The flaky failure is reported once per requirement tried, never shrunk nor written.
+        assert!(campaign.flaky.iter().all(|flaky| flaky.requirement == "FLAKY-ONCE"), "{:?}", campaign.flaky);
+        assert!(!campaign.flaky.is_empty());
+        assert_eq!(std::fs::read_dir(folder.path()).map(Iterator::count).unwrap_or(0), 1);
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_scenarios() {
+        let toml = |seed| trees(Space::ALL, seed, 20).iter().map(|tree| tree.current().toml("t")).collect::<Vec<_>>();
+        assert_eq!(toml(5), toml(5));
+        assert_ne!(toml(5), toml(6));
+    }
+
+    #[test]
+    fn a_space_without_cancel_tools_or_stalls_never_generates_them() {
+        let space = Space { reasoning: false, tools: false, cancel: false, load: false, stalls: false };
+        for tree in trees(space, 1, 200) {
+            let text = tree.current().toml("t");
+            for absent in ["cancel =", "calls =", "reasoning =", "reload =", "ms = 5000", "timed_out"] {
+                assert!(!text.contains(absent), "{absent} in\n{text}");
+            }
+        }
+    }
+}

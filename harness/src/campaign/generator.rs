@@ -1,0 +1,279 @@
+//! The space of generated scenarios: seeded, shrinkable Turn scenarios (one to four turns of
+//! HTTP errors with and without `retry-after`, reasoning, a tool call, text, and every ending
+//! of the fault table, cancels, busy prompts and reloads), each with the terminal states the
+//! contract gives it and the requirements it exercises, written as a scenario file.
+//!
+//! A [`Space`] says what an implementation can meet: an agent without `cancel` never sees a
+//! cancel, one not told the scenario's idle timeout never sees a stall past it, a Chat
+//! Completions agent never sees reasoning. Everything else is the same for every agent, so a
+//! campaign finds combinations the hand-written corpus lacks wherever they are.
+
+use std::fmt::Write as _;
+
+use proptest::prelude::*;
+
+/// The idle timeout of every generated scenario, and the stall that exceeds it (virtual ms).
+const IDLE_TIMEOUT_MS: u64 = 1_000;
+const STALL_MS: u64 = 5_000;
+/// A cancel waits on a stream held open this long (virtual ms).
+const HOLD_MS: u64 = 3_600_000;
+/// A busy prompt comes while the answer pauses this long after its first delta (virtual ms),
+/// within the idle timeout.
+const BUSY_MS: u64 = 500;
+/// The `max_retries` of every generated scenario.
+pub const MAX_RETRIES: usize = 2;
+/// Frames of a response before its first text delta: created, in_progress, the message's item
+/// and its part added (docs/scenario-format.md).
+const FIRST_DELTA: usize = 4;
+
+/// What an implementation can meet, so that no scenario is generated that it would skip or
+/// could not know the outcome of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Space {
+    /// Its wire carries reasoning items (all but Chat Completions).
+    pub reasoning: bool,
+    /// It runs the scenario's `read` tool (the reference, or a profile mapping it).
+    pub tools: bool,
+    /// It honours `session/cancel`.
+    pub cancel: bool,
+    /// It can `session/load` a Session in a fresh process.
+    pub load: bool,
+    /// It is told the scenario's stream idle timeout, so a stall past it has a known outcome.
+    pub stalls: bool,
+}
+
+impl Space {
+    /// Everything: what the reference meets.
+    pub const ALL: Space = Space { reasoning: true, tools: true, cancel: true, load: true, stalls: true };
+}
+
+/// How the last response of a turn ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// `completed`, optionally after a reasoning item.
+    Completed {
+        /// A reasoning item comes first.
+        reasoning: bool,
+    },
+    /// `incomplete` (`max_output_tokens`): still a clean, truncated answer.
+    Truncated,
+    /// A stream that ends in this `then` after its text: `error`, `failed`, `disconnect`,
+    /// `eof` or `malformed`.
+    Broken(&'static str),
+    /// The stream holds after `shown` deltas past the idle timeout.
+    Stall {
+        /// Deltas shown before the stall.
+        shown: usize,
+    },
+    /// The client cancels after the first delta of a held stream.
+    Cancel,
+}
+
+/// One HTTP error answered before the real response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Http {
+    /// 429, 500 or 503.
+    pub status: u16,
+    /// With a `retry-after: 1` header.
+    pub retry_after: bool,
+}
+
+/// One turn: HTTP failures first, then an optional tool call, then the answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Turn {
+    /// Statuses answered before the real response (each retried while retries last).
+    pub http: Vec<Http>,
+    /// The model first reads `notes.txt`, then answers.
+    pub tool: bool,
+    /// The answer's text chunks (may be empty).
+    pub chunks: usize,
+    /// How the answer ends.
+    pub ending: Ending,
+    /// A second prompt comes while the answer runs (only on a clean answer with text).
+    pub busy: bool,
+    /// A fresh agent process loads the Session before this turn (never the first).
+    pub reload: bool,
+}
+
+/// A generated scenario.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generated {
+    /// One to four turns.
+    pub turns: Vec<Turn>,
+}
+
+fn ending(space: Space) -> BoxedStrategy<Ending> {
+    let reasoning =
+        any::<bool>().prop_map(move |reasoning| Ending::Completed { reasoning: reasoning && space.reasoning });
+    let broken =
+        prop::sample::select(vec!["error", "failed", "disconnect", "eof", "malformed"]).prop_map(Ending::Broken);
+    let mut choices: Vec<(u32, BoxedStrategy<Ending>)> =
+        vec![(3, reasoning.boxed()), (1, Just(Ending::Truncated).boxed()), (3, broken.boxed())];
+    if space.stalls {
+        choices.push((1, (0usize..3).prop_map(|shown| Ending::Stall { shown }).boxed()));
+    }
+    if space.cancel {
+        choices.push((1, Just(Ending::Cancel).boxed()));
+    }
+    proptest::strategy::Union::new_weighted(choices).boxed()
+}
+
+fn turn(space: Space) -> impl Strategy<Value = Turn> {
+    let http = (prop::sample::select(vec![429u16, 500, 503]), any::<bool>())
+        .prop_map(|(status, retry_after)| Http { status, retry_after });
+    let http = prop::collection::vec(http, 0..=MAX_RETRIES + 1);
+    let flags = (any::<bool>(), prop::bool::weighted(0.15), prop::bool::weighted(0.2));
+    (http, 0usize..4, ending(space), flags).prop_map(move |(http, chunks, ending, (tool, busy, reload))| {
+        // A cancel needs text to cancel after; a stall shows at most the text it has.
+        let chunks = match ending {
+            Ending::Cancel => chunks.max(2),
+            Ending::Stall { shown } => chunks.max(shown),
+            _ => chunks,
+        };
+        let busy = busy && chunks > 0 && matches!(ending, Ending::Completed { .. }) && http.len() <= MAX_RETRIES;
+        // Reasoning frames would move the busy prompt's pause before the first delta.
+        let ending = if busy { Ending::Completed { reasoning: false } } else { ending };
+        Turn { http, tool: tool && space.tools, chunks, ending, busy, reload: reload && space.load }
+    })
+}
+
+/// Scenarios of one to four turns within `space`.
+pub fn generated(space: Space) -> impl Strategy<Value = Generated> {
+    prop::collection::vec(turn(space), 1..=4).prop_map(|mut turns| {
+        if let Some(first) = turns.first_mut() {
+            first.reload = false;
+        }
+        Generated { turns }
+    })
+}
+
+impl Turn {
+    /// True when the HTTP failures outlast the retries: the turn fails before any response.
+    fn exhausted(&self) -> bool {
+        self.http.len() > MAX_RETRIES
+    }
+
+    /// The terminal state and error kind the contract (and the reference's choices of kind)
+    /// give this turn.
+    pub fn expected(&self) -> (&'static str, Option<&'static str>) {
+        if self.exhausted() {
+            let last = self.http.get(MAX_RETRIES).map(|http| http.status);
+            let kind = if last == Some(429) { "rate_limited" } else { "provider_http_error" };
+            return ("failed", Some(kind));
+        }
+        let broken = |kind| if self.chunks > 0 { ("partial_failed", Some(kind)) } else { ("failed", Some(kind)) };
+        match &self.ending {
+            Ending::Completed { .. } | Ending::Truncated => ("completed", None),
+            Ending::Broken("error" | "failed") => broken("provider_http_error"),
+            Ending::Broken("disconnect") => broken("network"),
+            Ending::Broken("eof") => broken("incomplete_stream"),
+            Ending::Broken(_) => broken("invalid_response"),
+            Ending::Stall { .. } => ("timed_out", Some("stream_idle_timeout")),
+            Ending::Cancel => ("interrupted", Some("cancelled")),
+        }
+    }
+
+    /// The requirements this turn exercises (the scenario's `covers`), beside the ones every
+    /// scenario does.
+    fn covers(&self, covers: &mut Vec<&'static str>) {
+        let (state, _) = self.expected();
+        if !self.http.is_empty() {
+            covers.extend(["WIRE-RETRY-BOUNDED", "WIRE-NO-RETRY-AFTER-TEXT"]);
+        }
+        match state {
+            "partial_failed" => covers.extend(["REPLAY-NO-PARTIAL", "TURN-PARTIAL-EVIDENCE", "WIRE-TEXT-ONCE"]),
+            "failed" | "timed_out" => covers.extend(["ACP-FAILURE-IS-ERROR", "WIRE-TERMINAL-EVENT-REQUIRED"]),
+            "interrupted" => covers.push("ACP-STOP-REASON"),
+            _ => {}
+        }
+        if self.tool {
+            covers.push("ACP-TOOL-STATUS");
+        }
+        if self.busy {
+            covers.push("ACP-ONE-TURN");
+        }
+        if self.reload {
+            covers.push("ACP-LOAD-CLEAN");
+        }
+    }
+}
+
+impl Generated {
+    /// The scenario file, titled `title`.
+    pub fn toml(&self, title: &str) -> String {
+        let mut covers = vec!["REPLAY-CLEAN-ANSWER", "ACP-STOP-REASON", "ACP-ANSWER-IN-TURN"];
+        for turn in &self.turns {
+            turn.covers(&mut covers);
+        }
+        covers.sort_unstable();
+        covers.dedup();
+        let covers: Vec<String> = covers.iter().map(|id| format!("\"{id}\"")).collect();
+        let mut text = format!("title = \"{title}\"\ncovers = [{}]\n\n[config]\n", covers.join(", "));
+        let _ = writeln!(text, "max_retries = {MAX_RETRIES}\nstream_idle_timeout_ms = {IDLE_TIMEOUT_MS}");
+        if self.turns.iter().any(|turn| turn.tool) {
+            text.push_str("\n[workspace]\n\"notes.txt\" = \"Buy milk.\\n\"\n");
+        }
+        for (n, turn) in self.turns.iter().enumerate() {
+            let (expect, kind) = turn.expected();
+            let _ = write!(text, "\n[[turn]]\nprompt = \"Question number {n} please\"\nexpect = \"{expect}\"\n");
+            if let Some(kind) = kind {
+                let _ = writeln!(text, "error_kind = \"{kind}\"");
+            }
+            if turn.reload {
+                text.push_str("reload = true\n");
+            }
+            if matches!(turn.ending, Ending::Cancel) && !turn.exhausted() {
+                text.push_str("cancel = \"first_delta\"\n");
+            }
+            if turn.busy {
+                text.push_str("busy_prompt = \"first_delta\"\n");
+                let _ = writeln!(text, "busy_respond = [{{ text = [\"Second answer {n}.\"] }}]");
+            }
+            text.push_str("respond = [\n");
+            for http in turn.http.iter().take(MAX_RETRIES + 1) {
+                let retry_after = if http.retry_after { ", retry_after = 1" } else { "" };
+                let _ = writeln!(text, "  {{ status = {}{retry_after} }},", http.status);
+            }
+            if !turn.exhausted() {
+                if turn.tool {
+                    let call =
+                        format!("{{ name = \"read\", args = {{ path = \"notes.txt\" }}, call_id = \"call_t{n}\" }}");
+                    let _ = writeln!(text, "  {{ calls = [{call}] }},");
+                }
+                let _ = writeln!(text, "  {},", answer(n, turn));
+            }
+            text.push_str("]\n");
+        }
+        text
+    }
+}
+
+/// The answer of turn `n`: unique text per turn and chunk, and its ending.
+fn answer(n: usize, turn: &Turn) -> String {
+    let chunks: Vec<String> = (0..turn.chunks).map(|i| format!("\"t{n}c{i} \"")).collect();
+    let text = format!("text = [{}]", chunks.join(", "));
+    match &turn.ending {
+        Ending::Completed { reasoning } => {
+            let reasoning = if *reasoning {
+                format!("reasoning = [{{ summary = [\"Thinking {n}.\"], encrypted = \"enc{n}\" }}], ")
+            } else {
+                String::new()
+            };
+            // A busy prompt comes at the first delta, while the rest of the answer waits.
+            let pause = if turn.busy {
+                format!(", pause = {{ after = {}, ms = {BUSY_MS} }}", FIRST_DELTA + 1)
+            } else {
+                String::new()
+            };
+            format!("{{ {reasoning}{text}{pause} }}")
+        }
+        Ending::Truncated => format!("{{ {text}, then = {{ incomplete = \"max_output_tokens\" }} }}"),
+        Ending::Broken(then @ ("error" | "failed")) => format!("{{ {text}, then = {{ {then} = \"server_error\" }} }}"),
+        Ending::Broken(then) => format!("{{ {text}, then = \"{then}\" }}"),
+        Ending::Stall { shown } => {
+            let after = if *shown == 0 { 2 } else { FIRST_DELTA + shown };
+            format!("{{ {text}, pause = {{ after = {after}, ms = {STALL_MS} }} }}")
+        }
+        Ending::Cancel => format!("{{ {text}, pause = {{ after = {}, ms = {HOLD_MS} }} }}", FIRST_DELTA + 1),
+    }
+}
