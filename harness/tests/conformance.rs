@@ -384,7 +384,7 @@ struct Bug {
     evidence: &'static str,
 }
 
-const BUGS: [Bug; 6] = [
+const BUGS: [Bug; 7] = [
     Bug {
         name: "late",
         scenario: "turn/two-turn-conversation",
@@ -414,6 +414,12 @@ const BUGS: [Bug; 6] = [
         scenario: "turn/stall-past-idle-timeout",
         requirement: "WIRE-NO-RETRY-AFTER-TEXT",
         evidence: "streamed \"Let me think\" and was closed by the client during a stall (its own idle timeout)",
+    },
+    Bug {
+        name: "error-as-answer",
+        scenario: "turn/partial-then-error",
+        requirement: "REPLAY-NO-DIAGNOSTIC",
+        evidence: "request 2 carries the Provider's error message (request 1) back to the model as assistant content: \"The server had an error while processing your request.\"",
     },
     Bug {
         name: "ignores-malformed",

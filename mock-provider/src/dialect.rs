@@ -319,6 +319,20 @@ pub fn error_answer(status: u16, retry_after: Option<u64>, body: Value) -> Answe
     answer
 }
 
+/// The error message a failing `response` gives the client, worded the same in every
+/// dialect: its HTTP error's, or its in-band `error` or `failed` event's; `None` for a
+/// response that fails without one (a drop, an EOF, a malformed frame) or does not fail.
+/// What a client must never pass off as the model's answer (REPLAY-NO-DIAGNOSTIC).
+pub fn failure_message(response: &Response) -> Option<String> {
+    if let Some(status) = response.status {
+        return responses::http_error_json(status).pointer("/error/message")?.as_str().map(str::to_owned);
+    }
+    match &response.then {
+        Ending::Error(code) | Ending::Failed(code) => Some(responses::error_message(code)),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -15,6 +15,7 @@ mod carries_conversation;
 mod client_text_once;
 mod completed_needs_terminal_event;
 mod delegation_acp_truthful;
+mod diagnostic_not_answer;
 mod error_data_complete;
 mod failure_evidence_complete;
 mod failure_not_end_turn;
@@ -95,6 +96,7 @@ pub const ALL: &[Invariant] = &[
     failure_evidence_complete::INVARIANT,
     partial_keeps_streamed_text::INVARIANT,
     no_partial_text_replayed::INVARIANT,
+    diagnostic_not_answer::INVARIANT,
     carries_conversation::INVARIANT,
     audit_only_not_replayed::INVARIANT,
     tool_calls_paired::INVARIANT,

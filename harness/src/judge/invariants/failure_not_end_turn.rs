@@ -2,9 +2,10 @@
 //! turn that ran to its end (`end_turn`, `max_tokens`, `max_turn_requests`, `refusal`). ACP has
 //! no stop reason for a failure, so the honest answer is a JSON-RPC error; what its `data`
 //! carries is ACP-ERROR-DATA's (a SHOULD), and `cancelled` for a turn the client did not cancel
-//! is ACP-STOP-REASON's.
+//! is ACP-STOP-REASON's. When what the client was shown as the answer holds a failure's text
+//! (the Provider's error message), the finding says so: seed 000's diagnostics are not answers.
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, diagnostic_not_answer, exchanges, shown_text};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -17,12 +18,20 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let reported = &evidence.capture.reported;
     let driven = evidence.driven_turns(reported.len());
     let first_driven = evidence.first_driven_turn();
+    let live: Vec<_> = exchanges(&evidence.capture.acp).into_iter().filter(|exchange| !exchange.busy).collect();
+    let diagnostics = diagnostic_not_answer::diagnostics(evidence);
     let mut problems = Vec::new();
     for (idx, (answer, turn)) in reported.iter().zip(&driven).enumerate() {
         let (Some(reason), Some(status)) = (answer.stop_reason.as_deref(), turn.status) else { continue };
         if status.is_failure() && FINISHED.contains(&reason) {
+            let shown = live.get(idx).map(shown_text).unwrap_or_default();
+            let passed_off = diagnostics
+                .iter()
+                .find(|(_, diagnostic)| shown.contains(diagnostic.as_str()))
+                .map(|(origin, _)| format!("; the answer it showed, {shown:?}, is {origin}"))
+                .unwrap_or_default();
             problems.push(format!(
-                "turn {} is `{status}` ({}) but was answered with stop reason `{reason}`, as if it had finished",
+                "turn {} is `{status}` ({}) but was answered with stop reason `{reason}`, as if it had finished{passed_off}",
                 first_driven + idx + 1,
                 turn.source
             ));

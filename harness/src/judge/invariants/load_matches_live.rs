@@ -39,8 +39,16 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let ran = |exchange: &super::Exchange| {
         !exchange.busy || exchange.answer.is_some_and(|answer| answer.get("result").is_some())
     };
-    let live: Vec<_> = exchanges(&capture.acp).into_iter().filter(ran).collect();
-    let replayed = replayed_turns(&capture.acp_load);
+    let (live, merged): (Vec<_>, Vec<_>) = exchanges(&capture.acp).into_iter().partition(ran);
+    // A busy prompt the agent took into the running turn instead (it never answered it, which
+    // ACP-ONE-TURN judges) is replayed inside that turn: its text is not a turn of its own.
+    let mut replayed: Vec<(String, String)> = Vec::new();
+    for (user, agent) in replayed_turns(&capture.acp_load) {
+        match replayed.last_mut() {
+            Some((_, previous)) if merged.iter().any(|exchange| exchange.text == user) => previous.push_str(&agent),
+            _ => replayed.push((user, agent)),
+        }
+    }
     if replayed.len() < live.len() {
         let users: Vec<&str> = replayed.iter().map(|(user, _)| user.as_str()).collect();
         let prompts: Vec<&str> = live.iter().map(|exchange| exchange.text.as_str()).collect();

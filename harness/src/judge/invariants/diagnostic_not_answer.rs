@@ -1,0 +1,135 @@
+//! REPLAY-NO-DIAGNOSTIC: a failure's text is a diagnostic, never an answer (seed 000: "Technical
+//! strings such as `Provider stream process exited.` are diagnostics, not normal assistant
+//! answers"). The Provider's error message (what a failed response said, [`failure_message`]) and
+//! the agent's own error notice (the message of a JSON-RPC error it answered a prompt with) never
+//! reach a later Provider request as assistant content, and no clean `assistant_message` of the
+//! Log holds them. A notice shown live beside an honest error is presentation; what `session/load`
+//! replays for a failed turn is ACP-LOAD-CLEAN's, and an error text passed off as the answer of a
+//! turn ended `end_turn` is ACP-FAILURE-IS-ERROR's.
+
+use gauntlet_mock_provider::Message;
+use gauntlet_mock_provider::dialect::failure_message;
+use serde_json::Value;
+
+use super::{Invariant, Scope, exchanges, judge_messages, served};
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant =
+    Invariant { id: "REPLAY-NO-DIAGNOSTIC", also: &[], name: "diagnostic_not_answer", scope: Scope::Replay, check };
+
+/// An agent's error message shorter than this is a generic word ("Internal error"), too
+/// common to be evidence when it turns up in text.
+const NOTICE_MIN: usize = 24;
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    let diagnostics = diagnostics(evidence);
+    if diagnostics.is_empty() {
+        return Vec::new();
+    }
+    let mut problems: Vec<String> = evidence
+        .lines
+        .iter()
+        .filter(|line| line.kind == "assistant_message" && !line.is_partial_assistant())
+        .filter_map(|line| {
+            let text = line.str_field("text")?;
+            let (origin, diagnostic) = diagnostics.iter().find(|(_, diagnostic)| text.contains(diagnostic.as_str()))?;
+            Some(format!(
+                "the clean assistant_message at seq {} holds {origin}: {diagnostic:?}",
+                line.seq.map_or_else(|| "?".to_owned(), |seq| seq.to_string())
+            ))
+        })
+        .collect();
+    problems.extend(judge_messages(evidence, |_, message, found| {
+        let Message::Assistant { text } = message else { return };
+        if let Some((origin, diagnostic)) =
+            diagnostics.iter().find(|(_, diagnostic)| text.contains(diagnostic.as_str()))
+        {
+            found.push(format!("carries {origin} back to the model as assistant content: {diagnostic:?}"));
+        }
+    }));
+    problems
+}
+
+/// Every failure text of the run, each with where it came from: the Provider's error messages
+/// of the failed responses it served, and the agent's error notices.
+pub(super) fn diagnostics(evidence: &Evidence) -> Vec<(String, String)> {
+    let mut diagnostics: Vec<(String, String)> = Vec::new();
+    for (idx, request) in evidence.capture.requests.iter().enumerate() {
+        if let Some(message) = served(evidence, request).and_then(failure_message) {
+            diagnostics.push((format!("the Provider's error message (request {})", idx + 1), message));
+        }
+    }
+    for (idx, exchange) in exchanges(&evidence.capture.acp).iter().enumerate() {
+        let notice = exchange.answer.and_then(|answer| answer.pointer("/error/message")).and_then(Value::as_str);
+        if let Some(notice) = notice.filter(|notice| notice.len() >= NOTICE_MIN) {
+            diagnostics.push((format!("the agent's error notice for prompt {}", idx + 1), notice.to_owned()));
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    diagnostics.retain(|(_, text)| seen.insert(text.clone()));
+    diagnostics
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::Capture;
+    use crate::judge::invariants::fixture::{assistant, body, capture, check_played, entry, prompt, scenario, user};
+    use crate::scenario::Scenario;
+    use serde_json::json;
+
+    const SERVER_ERROR: &str = "The server had an error while processing your request.";
+
+    /// Turn 1's only response ends `ending`, then turn 2's request carries `carried` as turn
+    /// 1's answer; `log_answer` is what the Log keeps as turn 1's clean answer.
+    fn failed_then_asked(ending: &str, carried: &str, log_answer: Option<&str>) -> (Capture, Scenario) {
+        let scenario = scenario(&format!(
+            "title = \"t\"\n[[turn]]\nprompt = \"Summarise\"\nexpect = \"failed\"\nrespond = [{{ then = {ending} }}]\n\
+             [[turn]]\nprompt = \"Again\"\nrespond = [{{ text = [\"Done.\"] }}]\n"
+        ));
+        let mut log = vec![("user_message", json!({"text": "Summarise"}))];
+        if let Some(answer) = log_answer {
+            log.push(("assistant_message", json!({"text": answer})));
+        }
+        log.push(("user_message", json!({"text": "Again"})));
+        let mut capture = capture(
+            &log,
+            &[body(vec![user("Summarise")]), body(vec![user("Summarise"), assistant(carried), user("Again")])],
+        );
+        capture.requests[0].response_index = Some(0);
+        capture.requests[1].response_index = Some(1);
+        (capture, scenario)
+    }
+
+    #[test]
+    fn the_providers_error_carried_back_or_kept_as_a_clean_answer_is_caught() {
+        let carried = format!("API Error: 500 {SERVER_ERROR}");
+        let (capture, scenario) = failed_then_asked("{ error = \"server_error\" }", &carried, Some(&carried));
+        let found = check_played(INVARIANT, &capture, &scenario);
+        assert_eq!(found.len(), 2, "{found:#?}");
+        assert!(
+            found[0].contains("the clean assistant_message at seq 1 holds the Provider's error message (request 1)")
+        );
+        assert!(found[1].starts_with("request 2 carries the Provider's error message (request 1) back to the model"));
+        let (capture, scenario) = failed_then_asked("{ error = \"server_error\" }", "A real answer.", None);
+        assert!(check_played(INVARIANT, &capture, &scenario).is_empty());
+    }
+
+    #[test]
+    fn the_agents_own_long_error_notice_counts_a_generic_one_does_not() {
+        let answered = |message: &str| {
+            let error = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": message}});
+            vec![entry("client", prompt(1, "Summarise")), entry("agent", error)]
+        };
+        let notice = "stream disconnected before completion: server_error";
+        let (mut capture, scenario) = failed_then_asked("\"disconnect\"", notice, None);
+        capture.acp = answered(notice);
+        let found = check_played(INVARIANT, &capture, &scenario);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].contains("the agent's error notice for prompt 1"), "{found:#?}");
+
+        let (mut generic, scenario) = failed_then_asked("\"disconnect\"", "Internal error", None);
+        generic.acp = answered("Internal error");
+        assert!(check_played(INVARIANT, &generic, &scenario).is_empty());
+    }
+}
