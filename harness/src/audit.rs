@@ -4,6 +4,7 @@
 //! It reads raw lines rather than runtime types so it can judge a Log written by any
 //! implementation, in any language.
 
+pub mod diagnostics;
 pub mod subagents;
 pub mod workflows;
 
@@ -13,6 +14,7 @@ use gauntlet_agent::TerminalStatus;
 use serde::Serialize;
 use serde_json::Value;
 
+pub use diagnostics::{Diagnostic, DiagnosticKind};
 pub use subagents::{SubagentAudit, SubagentTerminal};
 pub use workflows::{WorkflowAudit, WorkflowTerminal};
 

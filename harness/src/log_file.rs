@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::audit::{Audit, Line};
+use crate::audit::{Audit, Diagnostic, Line, diagnostics::diagnostics};
 use crate::capture::{Capture, TornTail};
 use crate::judge::{self, Evidence};
 use crate::verdict::Finding;
@@ -114,6 +114,16 @@ fn child_session_ids(events: &[Value]) -> Vec<String> {
     ids
 }
 
+/// A diagnostic and the line of the Log it points at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LineDiagnostic {
+    /// The 1-based line of the event it points at.
+    pub line: Option<usize>,
+    /// The diagnostic.
+    #[serde(flatten)]
+    pub diagnostic: Diagnostic,
+}
+
 /// A finding of a Log-only invariant, with the Log line it points at.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LineFinding {
@@ -139,6 +149,9 @@ pub struct LogReport {
     pub torn_tail: Option<TornTail>,
     /// Every finding of the Log-only invariants.
     pub findings: Vec<LineFinding>,
+    /// The warnings seed 000's SessionDiagnostics gives over the Session (not findings).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<LineDiagnostic>,
     /// The child Logs, audited the same way.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<LogReport>,
@@ -161,11 +174,19 @@ impl LogReport {
                 finding,
             })
             .collect();
+        let diagnostics = diagnostics(&evidence.audit, &evidence.lines)
+            .into_iter()
+            .map(|diagnostic| LineDiagnostic {
+                line: diagnostic.seq.and_then(|seq| line_of_seq(seq, &evidence.lines, &file.lines)),
+                diagnostic,
+            })
+            .collect();
         LogReport {
             path: file.path.clone(),
             audit: evidence.audit.clone(),
             torn_tail: file.torn_tail.clone(),
             findings,
+            diagnostics,
             children: file.children.values().map(LogReport::of).collect(),
         }
     }
@@ -206,6 +227,15 @@ impl LogReport {
                 torn.offset, torn.length
             ));
         }
+        for found in &self.diagnostics {
+            let line = found.line.map_or_else(|| "-".to_owned(), |line| line.to_string());
+            let kind = found.diagnostic.kind.as_str();
+            out.push_str(&format!(
+                "  {}:{line}: diagnostic: {kind}: {}\n",
+                self.path.display(),
+                found.diagnostic.message
+            ));
+        }
         if self.findings.is_empty() {
             out.push_str("  no findings\n");
         }
@@ -240,7 +270,11 @@ fn pointed_line(message: &str, parsed: &[Line], raw: &[String]) -> Option<usize>
     if let Some(line) = number_after(message, "log line ") {
         return usize::try_from(line).ok();
     }
-    let seq = number_after(message, "seq ")?;
+    line_of_seq(number_after(message, "seq ")?, parsed, raw)
+}
+
+/// The 1-based line of the file that holds the event with `seq`.
+fn line_of_seq(seq: u64, parsed: &[Line], raw: &[String]) -> Option<usize> {
     let parsed_idx = parsed.iter().position(|line| line.seq == Some(seq))?;
     // `parsed` skips unreadable lines: find the raw line that parsed to it.
     let mut readable = raw.iter().enumerate().filter(|(_, text)| Line::parse(text).is_ok());
