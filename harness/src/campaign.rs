@@ -348,20 +348,28 @@ fn shrink(
 }
 
 /// Writes `reproduction` as `<write_to>/<implementation>-<requirement>-<seed>.toml`, with a
-/// header saying what it reproduces and how to run it; returns its path, or `None` when the
-/// campaign writes nothing (or could not write it, which the reproduction's header says).
+/// header saying what it reproduces and how to run it; returns its path (relative to the
+/// current folder when under it), or `None` when the campaign writes nothing or could not.
 fn write(options: &Options, reproduction: &mut Reproduction) -> Option<String> {
     let folder = options.write_to.as_ref()?;
     let stem = format!("{}-{}-{}", options.implementation, reproduction.requirement.to_lowercase(), options.seed)
         .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "-");
     let path = folder.join(format!("{stem}.toml"));
-    let family = folder.file_name().map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+    // In the corpus, its scenario name (which `run` and `check` select); elsewhere its path.
+    let in_corpus = folder.parent().and_then(Path::file_name).is_some_and(|name| name == "scenarios");
+    let shown = match folder.file_name() {
+        Some(family) if in_corpus => format!("{}/{stem}", family.to_string_lossy()),
+        _ => {
+            let here = std::env::current_dir().ok();
+            here.as_deref().and_then(|here| path.strip_prefix(here).ok()).unwrap_or(&path).display().to_string()
+        }
+    };
     let finding = reproduction.finding.replace('\n', " ");
     let header = format!(
         "#:schema ../../docs/schema/scenario.schema.json\n\
          # Reproduces {requirement} on {implementation}: {finding}\n\
          # Found by `{command} --generate {count} --seed {seed}` (scenario {index}), shrunk in {steps} steps.\n\
-         # Run it: `{command} {family}/{stem}`; bless its goldens on the reference: `gauntlet run --bless {family}/{stem}`.\n",
+         # Run it: `{command} {shown}`.\n",
         requirement = reproduction.requirement,
         implementation = options.implementation,
         command = options.command,
@@ -373,7 +381,7 @@ fn write(options: &Options, reproduction: &mut Reproduction) -> Option<String> {
     reproduction.toml = format!("{header}{}", reproduction.toml);
     std::fs::create_dir_all(folder).ok()?;
     std::fs::write(&path, &reproduction.toml).ok()?;
-    Some(format!("{family}/{stem}"))
+    Some(shown)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 //! [`check_adapter`] and judged, reported and compared with its expectations the same way.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::Serialize;
@@ -176,10 +176,17 @@ pub fn scenarios_of(plan: &Plan, family: Option<Family>) -> Vec<String> {
     selected(plan, &[], wanted).into_iter().map(|(name, _)| name).collect()
 }
 
+/// The scenarios `filters` select: corpus scenarios whose name contains a filter (all without
+/// one), and each filter that names a scenario file outside the corpus (a campaign's
+/// reproduction, say), played under its path without goldens.
 fn selected(plan: &Plan, filters: &[String], wanted: impl Fn(Option<Kind>) -> bool) -> Vec<(String, Loaded)> {
-    crate::run::scenario_names(plan)
+    let (files, names): (Vec<&String>, Vec<&String>) =
+        filters.iter().partition(|filter| filter.ends_with(".toml") && Path::new(filter).is_file());
+    let corpus = crate::run::scenario_names(plan)
         .into_iter()
-        .filter(|(name, _)| filters.is_empty() || filters.iter().any(|filter| name.contains(filter.as_str())))
+        .filter(|(name, _)| filters.is_empty() || names.iter().any(|filter| name.contains(filter.as_str())));
+    corpus
+        .chain(files.into_iter().map(|file| (file.clone(), PathBuf::from(file))))
         .map(|(name, path)| {
             let loaded = crate::run::load(&path);
             let kind = match &loaded {
@@ -366,6 +373,25 @@ fn evidence(capture: &Capture) -> Value {
 mod tests {
     use super::*;
     use crate::verdict::VerdictKind;
+
+    /// A filter naming a scenario file outside the corpus (a campaign's reproduction) plays
+    /// that file, under its path, and only it when no other filter names corpus scenarios.
+    #[test]
+    fn a_filter_naming_a_scenario_file_plays_that_file() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let plan = Plan { root, bless: false };
+        let folder = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
+        let file = folder.path().join("repro.toml");
+        std::fs::write(&file, "title = \"t\"\n[[turn]]\nprompt = \"hi\"\nrespond = [{ text = [\"Hello.\"] }]\n")
+            .unwrap_or_else(|error| panic!("{error}"));
+        let name = file.display().to_string();
+        let chosen = selected(&plan, std::slice::from_ref(&name), |_| true);
+        let names: Vec<&str> = chosen.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names, [name.as_str()]);
+        assert!(matches!(chosen[0].1, Ok(AnyScenario::Turn(_))));
+        let with_corpus = selected(&plan, &[name.clone(), "turn/clean-completion".to_owned()], |_| true);
+        assert_eq!(with_corpus.len(), 2);
+    }
 
     /// gauntlet's own panic on one scenario is that scenario's `error`, named as gauntlet's
     /// bug; the run goes on.

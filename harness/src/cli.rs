@@ -130,7 +130,8 @@ pub struct CheckArgs {
     /// Milliseconds an adapter may take for one scenario.
     #[arg(long, value_name = "MS", default_value_t = 10_000, requires = "adapter")]
     pub deadline_ms: u64,
-    /// Only scenarios whose name contains one of these.
+    /// Only scenarios whose name contains one of these; a filter that is the path of a
+    /// scenario file outside the corpus (a campaign's reproduction) plays that file.
     pub filters: Vec<String>,
     /// The expectations file (default: `<profile stem>.expected.toml` beside the profile; none
     /// for an adapter).
