@@ -45,6 +45,7 @@ mod truncation_stop_reason;
 mod turns_terminated;
 mod unplaced_requests;
 mod usage_recorded;
+mod wait_outcome_truthful;
 mod workflow_ok_only_when_complete;
 mod workflow_schedule_safe;
 
@@ -119,6 +120,7 @@ pub const ALL: &[Invariant] = &[
     cancel_closes_request::INVARIANT,
     subagent_terminal_evidence::INVARIANT,
     subagent_replay_terminal_only::INVARIANT,
+    wait_outcome_truthful::INVARIANT,
     workflow_ok_only_when_complete::INVARIANT,
     workflow_schedule_safe::INVARIANT,
     delegation_acp_truthful::INVARIANT,

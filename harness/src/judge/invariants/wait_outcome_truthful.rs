@@ -1,0 +1,182 @@
+//! SUB-WAIT-OUTCOME: a `wait_agent` result tells each child as its own evidence says, and never
+//! reads as success because a child exists (seed 000: "a parent wait must not report success
+//! merely because a child exists"). Each child the wait lists is in the bucket of its last
+//! `subagent_event` before the result (`closed` counts as cancelled, queued or running as
+//! incomplete), every child the call named is in exactly one bucket, each count is its bucket's
+//! length, and the status follows from the buckets: `incomplete` while one still runs,
+//! `completed` only when every child completed (then `complete` is true), else `partial`.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::{Invariant, Scope};
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant =
+    Invariant { id: "SUB-WAIT-OUTCOME", also: &[], name: "wait_outcome_truthful", scope: Scope::Log, check };
+
+/// The buckets of a wait's outcome, in the contract's order.
+const BUCKETS: [&str; 6] = ["completed", "failed", "timed_out", "cancelled", "detached", "incomplete"];
+
+/// The bucket a child with this `subagent_event` status belongs in.
+fn bucket(status: &str) -> Option<&'static str> {
+    Some(match status {
+        "completed" => "completed",
+        "failed" => "failed",
+        "timed_out" => "timed_out",
+        "cancelled" | "closed" => "cancelled",
+        "detached" => "detached",
+        "queued" | "running" => "incomplete",
+        _ => return None,
+    })
+}
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut status: HashMap<&str, &str> = HashMap::new();
+    // The children each wait call named, by call id.
+    let mut waits: HashMap<&str, Vec<&str>> = HashMap::new();
+    for line in &evidence.lines {
+        let seq = line.seq.map_or_else(|| "?".to_owned(), |seq| seq.to_string());
+        match line.kind.as_str() {
+            "subagent_event" => {
+                if let (Some(id), Some(now)) = (line.str_field("subagent_id"), line.str_field("status")) {
+                    status.insert(id, now);
+                }
+            }
+            "tool_call" if line.str_field("name") == Some("wait_agent") => {
+                let named = line.data.pointer("/args/ids").and_then(Value::as_array);
+                let named = named.map(|ids| ids.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+                if let Some(call) = line.str_field("call_id") {
+                    waits.insert(call, named);
+                }
+            }
+            "tool_result" => {
+                let Some(named) = line.str_field("call_id").and_then(|call| waits.get(call)) else { continue };
+                let Some(outcome) = line.data.get("outcome").filter(|outcome| outcome.is_object()) else { continue };
+                problems.extend(
+                    judge_outcome(outcome, named, &status).into_iter().map(|problem| format!("seq {seq}: {problem}")),
+                );
+            }
+            _ => {}
+        }
+    }
+    problems
+}
+
+/// What is wrong with one wait's `outcome`, given the children it named and each child's last
+/// status.
+fn judge_outcome(outcome: &Value, named: &[&str], status: &HashMap<&str, &str>) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut listed: HashMap<&str, &str> = HashMap::new();
+    for name in BUCKETS {
+        let ids: Vec<&str> = outcome
+            .get(name)
+            .and_then(Value::as_array)
+            .map_or_else(Vec::new, |ids| ids.iter().filter_map(Value::as_str).collect());
+        let count = outcome.pointer(&format!("/counts/{name}")).and_then(Value::as_u64);
+        if count.is_some_and(|count| usize::try_from(count).ok() != Some(ids.len())) {
+            problems.push(format!(
+                "wait_agent counts {} `{name}`, but its `{name}` bucket lists {ids:?}",
+                count.unwrap_or(0)
+            ));
+        }
+        for id in ids {
+            if let Some(earlier) = listed.insert(id, name) {
+                problems.push(format!("wait_agent lists {id} both as `{earlier}` and as `{name}`"));
+            }
+            let truth = status.get(id).copied();
+            match truth.and_then(bucket) {
+                Some(right) if right != name => problems.push(format!(
+                    "wait_agent lists {id} as `{name}`, but its last subagent_event says `{}`",
+                    truth.unwrap_or_default()
+                )),
+                None => {
+                    problems.push(format!("wait_agent lists {id} as `{name}`, but no subagent_event gives its status"))
+                }
+                _ => {}
+            }
+        }
+    }
+    for id in named.iter().filter(|id| !listed.contains_key(**id)) {
+        problems.push(format!("wait_agent was asked for {id} but lists it in no bucket"));
+    }
+    let in_bucket = |name: &str| listed.values().filter(|bucket| **bucket == name).count();
+    let expected = if in_bucket("incomplete") > 0 {
+        "incomplete"
+    } else if !listed.is_empty() && in_bucket("completed") == listed.len() {
+        "completed"
+    } else {
+        "partial"
+    };
+    let reported = outcome.get("status").and_then(Value::as_str).unwrap_or("(none)");
+    if reported != expected {
+        problems.push(format!("wait_agent reports `{reported}`, but its buckets make it `{expected}`"));
+    }
+    if outcome.get("complete").and_then(Value::as_bool) == Some(true) && expected != "completed" {
+        problems.push("wait_agent says `complete: true` though not every child completed".to_owned());
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::judge::invariants::fixture::{capture, check};
+
+    fn waited(outcome: Value) -> Vec<String> {
+        let event = |id: &str, status: &str| ("subagent_event", json!({"subagent_id": id, "status": status}));
+        let capture = capture(
+            &[
+                ("user_message", json!({"text": "fan out"})),
+                event("sub_1", "completed"),
+                event("sub_2", "timed_out"),
+                ("tool_call", json!({"call_id": "c1", "name": "wait_agent", "args": {"ids": ["sub_1", "sub_2"]}})),
+                ("tool_result", json!({"call_id": "c1", "ok": true, "outcome": outcome})),
+            ],
+            &[],
+        );
+        check(INVARIANT, &capture)
+    }
+
+    fn outcome(completed: &[&str], timed_out: &[&str], status: &str, complete: bool) -> Value {
+        json!({
+            "status": status, "complete": complete,
+            "counts": {"completed": completed.len(), "failed": 0, "timed_out": timed_out.len(), "cancelled": 0, "detached": 0, "incomplete": 0},
+            "completed": completed, "failed": [], "timed_out": timed_out, "cancelled": [], "detached": [], "incomplete": [],
+        })
+    }
+
+    #[test]
+    fn a_truthful_partial_wait_holds() {
+        assert!(waited(outcome(&["sub_1"], &["sub_2"], "partial", false)).is_empty());
+    }
+
+    #[test]
+    fn a_timed_out_child_counted_completed_and_a_wait_reported_completed_are_caught() {
+        assert_eq!(
+            waited(outcome(&["sub_1", "sub_2"], &[], "completed", true)),
+            ["seq 4: wait_agent lists sub_2 as `completed`, but its last subagent_event says `timed_out`"]
+        );
+        assert_eq!(
+            waited(outcome(&["sub_1"], &["sub_2"], "completed", true)),
+            [
+                "seq 4: wait_agent reports `completed`, but its buckets make it `partial`",
+                "seq 4: wait_agent says `complete: true` though not every child completed",
+            ]
+        );
+        let mut miscounted = outcome(&["sub_1"], &[], "partial", false);
+        miscounted["counts"]["timed_out"] = json!(1);
+        assert_eq!(
+            waited(miscounted),
+            [
+                "seq 4: wait_agent counts 1 `timed_out`, but its `timed_out` bucket lists []",
+                "seq 4: wait_agent was asked for sub_2 but lists it in no bucket",
+                "seq 4: wait_agent reports `partial`, but its buckets make it `completed`",
+            ]
+        );
+    }
+}
