@@ -117,6 +117,9 @@ impl<'a> Evidence<'a> {
                             source: "the client cancelled it when its patience ran out",
                         };
                     }
+                    if let Some(stopped) = self.stopped_at_fault(first + offset) {
+                        return stopped;
+                    }
                     let untold = scenario.knobs.and_then(|knobs| knobs.untold(turn, scenario.config.max_retries));
                     match untold {
                         Some(source) => self.wire_turn(first + offset, turn.expect, source),
@@ -143,6 +146,24 @@ impl<'a> Evidence<'a> {
                 source: "the Log shows",
             })
             .collect()
+    }
+
+    /// Turn `turn` when its agent stopped at a fault while the script had more responses for it
+    /// (it gave up retrying before its budget was spent, which a budget allows): it failed, as
+    /// the wire shows, whatever the script's last response would have made of it.
+    fn stopped_at_fault(&self, turn: usize) -> Option<DrivenTurn> {
+        let scenario = self.scenario?;
+        let last =
+            self.capture.requests.iter().rev().find(|request| request.route == ROOT && request.turn == Some(turn))?;
+        let at = last.response_index?;
+        let end: usize = scenario.turns.iter().take(turn + 1).map(|turn| turn.respond.len()).sum();
+        let response = scenario.root_responses().nth(at).filter(|response| response.fails() && at + 1 < end)?;
+        let partial = response.status.is_none() && !response.visible_text().is_empty();
+        Some(DrivenTurn {
+            status: Some(if partial { TerminalStatus::PartialFailed } else { TerminalStatus::Failed }),
+            truncation: None,
+            source: "the wire shows: the agent stopped at a fault before the script's last response",
+        })
     }
 
     /// How turn `turn` ended as the wire shows it, for a turn whose scripted outcome rests on a
@@ -280,4 +301,40 @@ pub fn judge(name: &str, scenario: &Scenario, capture: &Capture, golden: Vec<Fin
         .map(|turn| turn.terminal_status.map_or("-", |status| status.as_str()).to_owned())
         .collect();
     Verdict::from_findings(name, states, findings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::Request;
+    use crate::judge::invariants::fixture::{body, scenario, user};
+
+    /// An agent that stops retrying at a 429 its budget would have allowed it to retry failed
+    /// that turn, as the wire shows; one that reached the script's answer is held to it.
+    #[test]
+    fn a_turn_the_agent_gave_up_at_a_fault_failed_whatever_the_script_would_have_made_of_it() {
+        let played = scenario(
+            "title = \"t\"\n[[turn]]\nprompt = \"a\"\nexpect = \"interrupted\"\ncancel = \"first_delta\"\n\
+             respond = [{ status = 429 }, { text = [\"x\", \"y\"], pause = { after = 5, ms = 60000 } }]\n",
+        );
+        let asked = |indices: &[usize]| {
+            let served: Vec<_> =
+                indices.iter().map(|index| ("root".to_owned(), Some(*index), body(vec![user("a")]))).collect();
+            let mut capture = Capture { requests: Request::chained(served), ..Capture::default() };
+            capture.requests.iter_mut().for_each(|request| request.turn = Some(0));
+            capture
+        };
+        let gave_up = asked(&[0]);
+        let turn = &Evidence::of_scenario(&gave_up, &played).driven_turns(1)[0];
+        assert_eq!(
+            (turn.status, turn.source),
+            (
+                Some(TerminalStatus::Failed),
+                "the wire shows: the agent stopped at a fault before the script's last response"
+            )
+        );
+        let went_on = asked(&[0, 1]);
+        let turn = &Evidence::of_scenario(&went_on, &played).driven_turns(1)[0];
+        assert_eq!((turn.status, turn.source), (Some(TerminalStatus::Interrupted), "the script forces"));
+    }
 }

@@ -1,5 +1,6 @@
 //! WIRE-RETRY-BOUNDED, on the wire: an agent retries a request that met a fault (an HTTP error,
-//! a stream that failed, or one it gave up on) at most as many times in a row as its budget:
+//! a stream that failed, or one it gave up on) at most as many times in a row, per kind of
+//! fault, as its budget:
 //! the scenario's `max_retries` for the reference and for an agent its profile passes it to,
 //! the profile's own `retries` otherwise. The mock answers a retry with the same fault (the
 //! provider is still failing), up to [`RETRY_CAP`] times in a row; an agent that goes past the cap
@@ -46,32 +47,52 @@ fn check(evidence: &Evidence) -> Vec<String> {
     problems
 }
 
-/// The longest run of retries in turn `turn`: requests whose request before, in the same turn,
-/// met a fault (its scripted response is one, the client gave up on its body, or the mock
-/// answered it with an error past its cap or by the script's `unscripted` policy).
+/// The kind of fault a request met. Agents keep a budget per kind (codex-acp's request and
+/// stream retries, say), and `max_retries` counts retries of HTTP errors: a failed stream after
+/// a retried 503 starts a count of its own (a retry after streamed text is
+/// WIRE-NO-RETRY-AFTER-TEXT's to judge).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    /// An HTTP error, or an error answer of the mock past the script.
+    Http,
+    /// A stream that failed, or one the client gave up on.
+    Stream,
+}
+
+/// The longest run of retries of one kind of fault in turn `turn`: requests whose request
+/// before, in the same turn, met a fault of the kind the run began with (its scripted response
+/// is one, the client gave up on its body, or the mock answered it with an error past its cap
+/// or by the script's `unscripted` policy).
 fn longest_run(evidence: &Evidence, turns: &[Option<usize>], turn: usize) -> usize {
     let capture = evidence.capture;
     let (mut run, mut longest) = (0usize, 0usize);
-    let mut previous_failed: Option<bool> = None;
+    let mut run_of: Option<Fault> = None;
+    let mut previous: Option<Fault> = None;
     for (index, request) in capture.requests.iter().enumerate() {
         if request.route != ROOT || turns.get(index).copied().flatten() != Some(turn) {
             continue;
         }
-        if previous_failed == Some(true) {
-            run += 1;
-            longest = longest.max(run);
-        } else {
-            run = 0;
+        match previous {
+            Some(fault) if run_of == Some(fault) => run += 1,
+            Some(fault) => (run, run_of) = (1, Some(fault)),
+            None => (run, run_of) = (0, None),
         }
+        longest = longest.max(run);
         let given_up = capture
             .timings
             .get(index)
             .and_then(|timing| timing.ended)
             .is_some_and(|ended| ended.how == StreamEnd::ClientClosed);
-        previous_failed = Some(match served(evidence, request) {
-            Some(response) => response.fails() || given_up,
-            None => matches!(request.unplaced, Some(After::Fault { .. } | After::Refused)),
-        });
+        previous = match served(evidence, request) {
+            Some(response) if response.status.is_some() => Some(Fault::Http),
+            Some(response) if response.fails() || given_up => Some(Fault::Stream),
+            Some(_) => None,
+            // Past the script, the mock repeats the fault it met, or refuses with an error.
+            None if matches!(request.unplaced, Some(After::Fault { .. } | After::Refused)) => {
+                previous.or(Some(Fault::Http))
+            }
+            None => None,
+        };
     }
     longest
 }
@@ -101,6 +122,27 @@ mod tests {
         capture.requests[last].response_index = None;
         capture.requests[last].unplaced = Some(After::Fault { repeats: RETRY_CAP });
         capture
+    }
+
+    /// A 503 retried once, then a stream that fails after text, retried twice: two kinds of
+    /// fault, each within a budget of 2 (the retries after text are another rule's).
+    #[test]
+    fn each_kind_of_fault_has_its_own_count() {
+        let text = "title = \"t\"\nconfig = { max_retries = 2 }\n[[turn]]\nprompt = \"a\"\n\
+                    respond = [{ status = 503 }, { text = [\"x\"], then = { failed = \"server_error\" } }]\n";
+        let indices: [usize; 4] = [0, 1, 1, 1];
+        let served: Vec<_> =
+            indices.iter().map(|index| ("root".to_owned(), Some(*index), body(vec![user("a")]))).collect();
+        let capture = Capture { requests: Request::chained(served), ..Capture::default() };
+        assert!(check_played(INVARIANT, &capture, &scenario(text)).is_empty());
+        let more: [usize; 5] = [0, 1, 1, 1, 1];
+        let served: Vec<_> =
+            more.iter().map(|index| ("root".to_owned(), Some(*index), body(vec![user("a")]))).collect();
+        let capture = Capture { requests: Request::chained(served), ..Capture::default() };
+        assert_eq!(
+            check_played(INVARIANT, &capture, &scenario(text)),
+            ["turn 1: the agent retried a fault 3 times in a row; its budget is 2 (the scenario's `max_retries`)"]
+        );
     }
 
     #[test]
