@@ -255,10 +255,11 @@ pub fn run(options: &Options, play: &Play<'_>, progress: &mut Progress<'_>) -> C
         }
     }
 
+    // Each failing requirement is confirmed and shrunk on its own, `jobs` at a time, against
+    // one deadline; the results keep the requirements' order.
     let deadline = Instant::now() + options.shrink_budget;
-    let mut reproductions = Vec::new();
-    let mut flaky = Vec::new();
-    for (requirement, indices) in &failures {
+    let reproduce = |requirement: &String, indices: &Vec<usize>| -> (Option<Reproduction>, Vec<Flaky>) {
+        let mut flaky = Vec::new();
         // The first scenario whose failure comes again; at most three tries per requirement.
         for &index in indices.iter().take(3) {
             let (name, toml) = &selected[index];
@@ -269,9 +270,37 @@ pub fn run(options: &Options, play: &Play<'_>, progress: &mut Progress<'_>) -> C
             }
             let mut reproduction = shrink(options, play, requirement, index, &title(index), deadline);
             reproduction.path = write(options, &mut reproduction);
-            reproductions.push(reproduction);
-            break;
+            return (Some(reproduction), flaky);
         }
+        (None, flaky)
+    };
+    let failures: Vec<(&String, &Vec<usize>)> = failures.iter().collect();
+    let queue = std::sync::Mutex::new(failures.iter().enumerate());
+    let mut results: Vec<Option<(Option<Reproduction>, Vec<Flaky>)>> = failures.iter().map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..options.jobs.clamp(1, failures.len().max(1)))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    while let Some((at, (requirement, indices))) = queue.lock().ok().and_then(|mut queue| queue.next())
+                    {
+                        done.push((at, reproduce(requirement, indices)));
+                    }
+                    done
+                })
+            })
+            .collect();
+        for worker in workers {
+            // A worker that panicked (gauntlet's bug) leaves its requirements unreproduced.
+            for (at, result) in worker.join().unwrap_or_default() {
+                results[at] = Some(result);
+            }
+        }
+    });
+    let (mut reproductions, mut flaky) = (Vec::new(), Vec::new());
+    for (reproduction, seen) in results.into_iter().flatten() {
+        reproductions.extend(reproduction);
+        flaky.extend(seen);
     }
     let failed = played.iter().filter(|broken| !broken.is_empty()).count();
     let errors = played.iter().filter(|broken| broken.contains_key(ERROR)).count();
