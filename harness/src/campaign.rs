@@ -394,9 +394,10 @@ fn write(options: &Options, reproduction: &mut Reproduction) -> Option<String> {
         }
     };
     let finding = reproduction.finding.replace('\n', " ");
+    // The schema beside the corpus, for editors, where the file's place says where it is.
+    let schema = if in_corpus { "#:schema ../../docs/schema/scenario.schema.json\n" } else { "" };
     let header = format!(
-        "#:schema ../../docs/schema/scenario.schema.json\n\
-         # Reproduces {requirement} on {implementation}: {finding}\n\
+        "{schema}# Reproduces {requirement} on {implementation}: {finding}\n\
          # Found by `{command} --generate {count} --seed {seed}` (scenario {index}), shrunk in {steps} steps.\n\
          # Run it: `{command} {shown}`.\n",
         requirement = reproduction.requirement,
