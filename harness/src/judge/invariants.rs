@@ -332,14 +332,18 @@ fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
     let mut exchanges: Vec<Exchange> = Vec::new();
     // Each prompt's request id (its JSON text), first use kept: a long Session has many.
     let mut ids: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    // The prompt the client waits on, and the one whose updates these are: after the running
+    // prompt's answer, a prompt the agent queued while it ran (still unanswered) streams its own.
     let mut running: Option<usize> = None;
+    let mut streaming: Option<usize> = None;
+    let mut connection_start = 0;
     for (at, entry) in transcript.iter().enumerate() {
         let Some(message) = entry.get("message") else { continue };
         let from_client = entry.get("from").and_then(Value::as_str) == Some("client");
         if from_client && message.get("method").and_then(Value::as_str) == Some("initialize") {
             // A new connection: request ids start over.
             ids.clear();
-            running = None;
+            (running, streaming, connection_start) = (None, None, exchanges.len());
         }
         if from_client && message.get("method").and_then(Value::as_str) == Some("session/prompt") {
             let text = message.pointer("/params/prompt/0/text").and_then(Value::as_str).unwrap_or_default();
@@ -355,9 +359,10 @@ fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
             ids.entry(id).or_insert(exchanges.len() - 1);
             if !busy {
                 running = Some(exchanges.len() - 1);
+                streaming = running;
             }
         } else if !from_client && let Some(update) = message.pointer("/params/update") {
-            if let Some(idx) = running {
+            if let Some(idx) = streaming {
                 exchanges[idx].updates.push(update);
             }
         } else if !from_client && let Some(&idx) = message.get("id").and_then(|id| ids.get(&id.to_string())) {
@@ -365,6 +370,10 @@ fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
             exchanges[idx].answered_at = Some(at);
             if running == Some(idx) {
                 running = None;
+                let queued = (idx + 1..exchanges.len()).find(|&later| exchanges[later].answer.is_none());
+                streaming = queued.filter(|&later| later >= connection_start);
+            } else if streaming == Some(idx) {
+                streaming = None;
             }
         }
     }
@@ -405,6 +414,37 @@ mod tests {
     const EXCEPTIONS: [(&str, &str); 1] =
         [("terminal_evidence", "reads `reported` only to count the turns this run drove; a bare Log drove none")];
 
+    /// After the running prompt's answer, a prompt the agent queued while it ran streams its
+    /// own updates; a queued prompt never answered does not make the next prompt busy.
+    #[test]
+    fn a_queued_prompt_gets_the_updates_after_the_running_answer() {
+        use super::fixture::{chunk, entry, prompt};
+        let answer = |id: i64| serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"stopReason": "end_turn"}});
+        let queued = [
+            entry("client", prompt(1, "one")),
+            entry("agent", chunk("agent_message_chunk", "a")),
+            entry("client", prompt(2, "two")),
+            entry("agent", answer(1)),
+            entry("agent", chunk("agent_message_chunk", "b")),
+            entry("agent", answer(2)),
+        ];
+        let found = exchanges(&queued);
+        assert_eq!(
+            (shown_text(&found[0]), shown_text(&found[1]), found[1].busy),
+            ("a".to_owned(), "b".to_owned(), true)
+        );
+        let folded = [
+            entry("client", prompt(1, "one")),
+            entry("client", prompt(2, "two")),
+            entry("agent", answer(1)),
+            entry("client", prompt(3, "three")),
+            entry("agent", chunk("agent_message_chunk", "c")),
+            entry("agent", answer(3)),
+        ];
+        let found = exchanges(&folded);
+        assert!(!found[2].busy);
+        assert_eq!((shown_text(&found[1]), shown_text(&found[2])), (String::new(), "c".to_owned()));
+    }
     #[test]
     fn log_only_is_exactly_the_rules_that_read_only_logs() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/judge/invariants");
