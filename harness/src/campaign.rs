@@ -268,7 +268,9 @@ pub fn run(options: &Options, play: &Play<'_>, progress: &mut Progress<'_>) -> C
                 flaky.push(Flaky { requirement: requirement.clone(), scenario: index, finding });
                 continue;
             }
-            let mut reproduction = shrink(options, play, requirement, index, &title(index), deadline);
+            // The scenario's own tree, generated again: shrinking walks it.
+            let Some(tree) = trees(options.space, options.seed, index + 1).pop() else { break };
+            let mut reproduction = shrink(options, play, requirement, index, tree, &title(index), deadline);
             reproduction.path = write(options, &mut reproduction);
             return (Some(reproduction), flaky);
         }
@@ -317,19 +319,18 @@ pub fn run(options: &Options, play: &Play<'_>, progress: &mut Progress<'_>) -> C
     }
 }
 
-/// Shrinks campaign scenario `index`, which failed `requirement` twice, to the smallest
-/// scenario that still fails it, until `deadline`; then confirms the result once more.
+/// Shrinks campaign scenario `index` (its value `tree`), which failed `requirement` twice, to
+/// the smallest scenario that still fails it, until `deadline`; then confirms the result once
+/// more.
 fn shrink(
     options: &Options,
     play: &Play<'_>,
     requirement: &str,
     index: usize,
+    mut tree: impl ValueTree<Value = Generated>,
     title: &str,
     deadline: Instant,
 ) -> Reproduction {
-    let Some(mut tree) = trees(options.space, options.seed, index + 1).pop() else {
-        unreachable!("the generator gives a tree per scenario")
-    };
     let original = tree.current();
     let name = name(options.seed, index);
     let fails = |generated: &Generated| play_toml(play, &name, &generated.toml(title)).get(requirement).cloned();

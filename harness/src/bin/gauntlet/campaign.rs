@@ -33,9 +33,7 @@ pub fn on_agent(cli: &Cli, check: &CheckArgs, count: usize) -> anyhow::Result<Ex
     let profile = profile::load(path)?;
     profile.startable()?;
     isolate(&profile.name, profile.network == Network::Loopback && !check.no_isolation);
-    let jobs = check
-        .jobs
-        .map_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get), usize::from);
+    let jobs = crate::check::jobs(check);
     let command = format!("gauntlet check --impl {}", path.display());
     let options =
         options(&check.campaign, count, &profile.name, campaign::space_of(&profile), jobs, &plan.root, command);

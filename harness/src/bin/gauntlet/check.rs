@@ -36,9 +36,7 @@ pub fn check(cli: &Cli, args: &CheckArgs) -> anyhow::Result<ExitCode> {
     if let Some(count) = args.campaign.generate {
         return crate::campaign::on_agent(cli, args, count);
     }
-    let jobs = args
-        .jobs
-        .map_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get), usize::from);
+    let jobs = jobs(args);
     let plan = cli.plan(false)?;
     let printer = Progress::new(args.format, run::scenario_names(&plan).iter().map(|(name, _)| name.as_str()));
     let mut progress = |idx: usize, total: usize, name: &str, verdict: Option<&Verdict>| match verdict {
@@ -74,6 +72,11 @@ pub fn check(cli: &Cli, args: &CheckArgs) -> anyhow::Result<ExitCode> {
         println!("{passed} passed, {failed} failed");
     }
     Ok(code)
+}
+
+/// Scenarios played at once: `--jobs`, else the number of cores.
+pub fn jobs(args: &CheckArgs) -> usize {
+    args.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get), usize::from)
 }
 
 /// An ACP agent, through its profile.
