@@ -397,27 +397,33 @@ async fn play_turn(
     Ok(Reported::from_answer(&answer))
 }
 
-/// How long the Provider must have been idle before an impatient client cancels: the cancel
-/// then falls between the agent's requests (in a retry's wait, say), never in a race with the
-/// start or the end of one, so the verdict on what the agent did with the cancel does not
-/// depend on the machine's speed.
+/// How long after the end of one of the agent's requests an impatient client cancels, when no
+/// other request started meanwhile: the cancel then falls between the agent's requests (in a
+/// retry's wait, say), never in a race with the start or the end of one, so the verdict on what
+/// the agent did with the cancel does not depend on the machine's speed.
 const IDLE_BEFORE_CANCEL: Duration = Duration::from_millis(500);
 
-/// How long an impatient client waits for such a gap before it cancels anyway (a stream that
-/// stalls stays open).
+/// How late past [`IDLE_BEFORE_CANCEL`] a gap is still fresh. A gap older than that may be about
+/// to end (a retry's wait running out), so the client waits for the next request to end instead.
+const FRESH_GAP: Duration = Duration::from_millis(300);
+
+/// How long an impatient client waits for a fresh gap before it cancels anyway (a stream that
+/// stalls stays open; an agent that stopped asking never opens another gap).
 const GAP_WAIT: Duration = Duration::from_secs(5);
 
-/// Waits, once the client's patience ran out, for a moment when the agent's Provider has been
-/// idle for [`IDLE_BEFORE_CANCEL`], at most [`GAP_WAIT`]: `None` when the client should cancel
-/// now, or the message the agent sent meanwhile (its patience starts again).
+/// Waits, once the client's patience ran out, for a fresh gap between the agent's requests
+/// ([`IDLE_BEFORE_CANCEL`] after one ended, [`FRESH_GAP`] at most later), at most [`GAP_WAIT`]:
+/// `None` when the client should cancel now, or the message the agent sent meanwhile (its
+/// patience starts again).
 async fn between_requests(
     client: &mut Client,
     mock: &MockProvider,
     waiting_for: &str,
 ) -> Result<Option<Value>, ClientError> {
     const POLL: Duration = Duration::from_millis(50);
+    let fresh = |idle: Duration| idle >= IDLE_BEFORE_CANCEL && idle < IDLE_BEFORE_CANCEL + FRESH_GAP;
     let deadline = tokio::time::Instant::now() + GAP_WAIT;
-    while tokio::time::Instant::now() < deadline && mock.idle_for().is_none_or(|idle| idle < IDLE_BEFORE_CANCEL) {
+    while tokio::time::Instant::now() < deadline && !mock.idle_for().is_some_and(fresh) {
         match client.next_within(POLL, waiting_for).await {
             Ok(message) => return Ok(Some(message)),
             Err(ClientError::Timeout { .. }) => {}
