@@ -26,7 +26,7 @@ pub fn skeleton(family: &str, name: &str) -> String {
 # One line saying what the scenario shows.
 title = "{name}"
 # What it judges: monitor.readiness, monitor.completion; bridge.normalize, bridge.merge,
-# bridge.steer, bridge.interrupted, bridge.generation, bridge.render.
+# bridge.steer, bridge.interrupted, bridge.generation, bridge.render, bridge.panel.
 kind = "{kind}"
 # Requirement ids from docs/contract.md this scenario exercises.
 covers = []

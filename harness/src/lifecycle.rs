@@ -50,6 +50,9 @@ pub enum Kind {
     /// codex-tg: nil-safe rendering.
     #[serde(rename = "bridge.render")]
     BridgeRender,
+    /// codex-tg: thread panels synced from Telegram input and the global observer.
+    #[serde(rename = "bridge.panel")]
+    BridgePanel,
 }
 
 impl Kind {
@@ -62,7 +65,8 @@ impl Kind {
             | Kind::BridgeSteer
             | Kind::BridgeInterrupted
             | Kind::BridgeGeneration
-            | Kind::BridgeRender => Family::Bridge,
+            | Kind::BridgeRender
+            | Kind::BridgePanel => Family::Bridge,
         }
     }
 
@@ -77,6 +81,7 @@ impl Kind {
             Kind::BridgeInterrupted => "bridge.interrupted",
             Kind::BridgeGeneration => "bridge.generation",
             Kind::BridgeRender => "bridge.render",
+            Kind::BridgePanel => "bridge.panel",
         }
     }
 }

@@ -90,7 +90,8 @@ impl Session {
             | Kind::BridgeSteer
             | Kind::BridgeInterrupted
             | Kind::BridgeGeneration
-            | Kind::BridgeRender => {
+            | Kind::BridgeRender
+            | Kind::BridgePanel => {
                 let config: bridge::Config =
                     serde_json::from_value(config).map_err(|source| InputError::Config { source })?;
                 Machine::Bridge(Box::new(Bridge::new(config)))

@@ -15,6 +15,7 @@
 //! - [`live`]: live notifications to turn lifecycle events.
 //! - [`generation`]: generation-aware live and poll sessions and the RPC client.
 //! - [`render`]: the nil-safe helpers behind every Telegram-visible text.
+//! - [`panel`]: thread panels, synced from Telegram input and from the global observer.
 //! - [`status`] and [`fingerprint`]: the status vocabulary and SHA-1 fingerprints.
 //!
 //! # Format
@@ -43,6 +44,7 @@
 //! | `client_payload` | `kind` (`response`, `server_request`, `resolved`, `notification`), `generation`, `id` | `delivery`, `client` |
 //! | `client_request` | `method` | `request` |
 //! | `render` | `helper`, `value` or `value_json`, `fallback`, `key`, `answer`, `ts` | `rendered` |
+//! | `panel_sync` | `source` (`telegram_input`, `global_observer`), `thread_id`, `turn_id`, `user_message_fp`, `edit_fails` | `message`s, `panel` |
 //!
 //! | config key | default | meaning |
 //! | --- | --- | --- |
@@ -54,18 +56,21 @@
 //! | `app_server` | see [`AppServer`] | `thread_read` (or `thread_read_json`), `steer_errors`, `steer_error`, `started_turn_id` |
 //! | `sessions` | both connected, generation 0 | the live and poll sessions ([`Sessions`]) |
 //! | `client` | not started, generation 0 | one RPC client ([`ClientState`]) |
+//! | `panels` | `[]` | the thread panels ([`Panel`](panel::Panel)): `id`, `thread_id`, `source_mode`, `current_turn_id`, `last_user_notice_fp` |
 //!
 //! Records: `snapshot` ([`SnapshotRecord`]), `thread` ([`ThreadRecord`]), `gate`
 //! ([`GateDecision`]), `event` ([`DiffEvent`]), `stored` ([`Stored`]), `decision`
 //! ([`Decision`]), `log` ([`Log`]), `session` ([`Sessions`]), `live_event`
 //! ([`LiveEventOutcome`]), `client` ([`ClientState`]), `delivery` ([`Delivery`]), `request`
-//! ([`RequestOutcome`]), `rendered` ([`render::Rendered`]); each type's fields are its keys.
+//! ([`RequestOutcome`]), `rendered` ([`render::Rendered`]), `message` ([`panel::Message`]), `panel`
+//! ([`panel::Panel`]); each type's fields are its keys.
 
 pub mod fingerprint;
 pub mod generation;
 pub mod interrupted;
 pub mod live;
 pub mod merge;
+pub mod panel;
 pub mod poll;
 pub mod render;
 pub mod snapshot;
@@ -106,6 +111,8 @@ pub struct Config {
     pub sessions: Sessions,
     /// The RPC client of one session.
     pub client: ClientState,
+    /// The thread panels.
+    pub panels: Vec<panel::Panel>,
 }
 
 impl Default for Config {
@@ -120,6 +127,7 @@ impl Default for Config {
             app_server: AppServer::default(),
             sessions: Sessions::default(),
             client: ClientState::default(),
+            panels: Vec::new(),
         }
     }
 }
@@ -516,6 +524,8 @@ pub enum Action {
     ClientRequest(ClientRequest),
     /// A nil-safe helper: records `rendered`.
     Render(Render),
+    /// `syncThreadPanelToTarget`: records a `message` per card sent or edited, then `panel`.
+    PanelSync(panel::PanelSync),
 }
 
 /// One timed step.
@@ -571,6 +581,10 @@ pub enum Body {
     Request(RequestOutcome),
     /// A helper's output.
     Rendered(render::Rendered),
+    /// A Telegram message a panel sync sent or edited.
+    Message(panel::Message),
+    /// The thread's panel after a sync.
+    Panel(panel::Panel),
 }
 
 /// A normalized snapshot and the phases of its entries, newest first.
@@ -708,6 +722,7 @@ pub struct Bridge {
     started_turn_id: String,
     sessions: Sessions,
     client: ClientState,
+    panels: panel::Panels,
 }
 
 impl Bridge {
@@ -728,6 +743,7 @@ impl Bridge {
             started_turn_id: config.app_server.started_turn_id,
             sessions: config.sessions,
             client: config.client,
+            panels: panel::Panels::new(config.panels),
         }
     }
 
@@ -766,6 +782,10 @@ impl Bridge {
             }
             Action::ClientRequest(request) => vec![Body::Request(self.client.request(&request.method))],
             Action::Render(call) => vec![Body::Rendered(render::call(call))],
+            Action::PanelSync(sync) => {
+                let (messages, panel) = self.panels.sync(sync, &self.markers);
+                messages.into_iter().map(Body::Message).chain([Body::Panel(panel)]).collect()
+            }
         };
         bodies.into_iter().map(|body| Record { step: step_idx, at_ms: now_ms, body }).collect()
     }

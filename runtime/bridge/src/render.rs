@@ -29,6 +29,8 @@ pub enum Helper {
     EventMsg,
     /// [`summary_messages`] of `value`.
     Summary,
+    /// [`details_messages`] of `value`.
+    Details,
     /// [`choice_options`] of `value`.
     ChoiceOptions,
     /// [`answer_choice`] of `value`.
@@ -81,6 +83,7 @@ pub fn call(render: &Render) -> Rendered {
         Helper::CleanNilLiteral => rendered.text = Some(clean_nil_literal(&plain_text(value))),
         Helper::EventMsg => rendered.text = Some(render_event_msg(&render.ts, value)),
         Helper::Summary => rendered.messages = Some(summary_messages(value)),
+        Helper::Details => rendered.messages = Some(details_messages(value)),
         Helper::ChoiceOptions => rendered.options = Some(choice_options(value)),
         Helper::AnswerChoice => rendered.text = Some(answer_choice(value)),
         Helper::UserInputResponse => rendered.payload = Some(user_input_response(value, &render.answer)),
@@ -305,6 +308,35 @@ pub fn summary_messages(summary: &Value) -> Vec<String> {
     vec![text]
 }
 
+/// The Details card: the turn's detail items oldest first, each as `[kind]` and its text (a
+/// tool as its command, an output as its cleaned text), an item with nothing meaningful left
+/// out; `No details yet.` when none remains. The nil-safe rules apply to every part (seed 003
+/// "Nil-safe rendering": "nil-like payload values do not leak into command, Details, summary,
+/// tool, output"); the layout is the reference's own.
+///
+/// `details` is `[{"kind": ..., "text": ..., "command": ..., "output": ...}]`, `kind` one of
+/// `user`, `commentary`, `plan`, `tool`, `output`, `final`.
+pub fn details_messages(details: &Value) -> Vec<String> {
+    let items = details.as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let lines: Vec<String> = items
+        .iter()
+        .filter_map(Value::as_object)
+        .filter_map(|item| {
+            let kind = map_string(item, "kind");
+            let body = match kind.as_str() {
+                "tool" => item.get("command").map(render_command).unwrap_or_default(),
+                "output" => {
+                    clean_tool_text(&clean_nil_literal(&plain_text(item.get("output").unwrap_or(&Value::Null))))
+                }
+                _ => clean_nil_literal(&payload_string(item.get("text"))).trim().to_owned(),
+            };
+            let label = if kind.is_empty() { "detail".to_owned() } else { kind };
+            (!body.is_empty()).then(|| format!("[{label}]\n{body}"))
+        })
+        .collect();
+    if lines.is_empty() { vec!["No details yet.".to_owned()] } else { vec![lines.join("\n\n")] }
+}
+
 /// `summaryAgentLabel`: `[agent]` without a phase, `[final]` for a final answer, else `[phase]`.
 fn summary_label(phase: &str) -> String {
     match phase.to_lowercase().as_str() {
@@ -350,6 +382,19 @@ mod tests {
             json!([{"text": "a"}, {"value": "b"}, {"label": "c"}, {"label": "<nil>", "text": "d"}, {}, "<nil>"]);
         assert_eq!(choice_options(&json!({ "options": options })), ["a", "b", "c", "d"]);
         assert_eq!(choice_options(&json!({"questions": [{ "options": options }]})), ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn details_skip_nil_like_parts() {
+        let details = json!([
+            { "kind": "commentary", "text": "Looking <nil>around." },
+            { "kind": "tool", "command": [null, "<nil>", "ls"] },
+            { "kind": "output", "output": "map[]" },
+            { "kind": "<nil>", "text": "<nil>" },
+            { "kind": "final", "text": "Done." }
+        ]);
+        assert_eq!(details_messages(&details), ["[commentary]\nLooking around.\n\n[tool]\nls\n\n[final]\nDone."]);
+        assert_eq!(details_messages(&json!(null)), ["No details yet."]);
     }
 
     #[test]
