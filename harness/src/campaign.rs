@@ -196,6 +196,7 @@ pub fn space_of(profile: &Profile) -> Space {
     Space {
         reasoning: profile.dialect != Dialect::ChatCompletions,
         tools: profile.capabilities.contains(&Capability::Tools) || profile.tools.contains_key(&AbstractTool::Read),
+        wait: profile.capabilities.contains(&Capability::Tools) || profile.tools.contains_key(&AbstractTool::Wait),
         cancel: profile.capabilities.contains(&Capability::Cancel),
         load: profile.capabilities.contains(&Capability::Load),
         stalls: profile.knobs().idle_timeout,
@@ -497,8 +498,20 @@ mod tests {
     }
 
     #[test]
+    fn cancels_come_while_text_streams_while_a_tool_runs_and_while_a_retry_waits() {
+        let texts: Vec<String> = trees(Space::ALL, 3, 200).iter().map(|tree| tree.current().toml("t")).collect();
+        for at in ["cancel = \"first_delta\"", "cancel = \"tool_call\"", "cancel = \"retry_wait\""] {
+            assert!(texts.iter().any(|text| text.contains(at)), "no {at} in 200 scenarios");
+        }
+        let without_wait = Space { wait: false, ..Space::ALL };
+        for tree in trees(without_wait, 3, 200) {
+            assert!(!tree.current().toml("t").contains("tool_call"), "a wait call without a mapped wait tool");
+        }
+    }
+
+    #[test]
     fn a_space_without_cancel_tools_or_stalls_never_generates_them() {
-        let space = Space { reasoning: false, tools: false, cancel: false, load: false, stalls: false };
+        let space = Space { reasoning: false, tools: false, wait: false, cancel: false, load: false, stalls: false };
         for tree in trees(space, 1, 200) {
             let text = tree.current().toml("t");
             for absent in ["cancel =", "calls =", "reasoning =", "reload =", "ms = 5000", "timed_out"] {

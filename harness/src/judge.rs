@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::audit::{self, Audit, Line};
 use crate::capture::Capture;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, Trigger};
 use crate::tool_map::{MappedCall, Outcome};
 use crate::verdict::{Finding, Layer, Verdict};
 use conversations::Conversations;
@@ -117,7 +117,16 @@ impl<'a> Evidence<'a> {
                             source: "the client cancelled it when its patience ran out",
                         };
                     }
-                    if let Some(stopped) = self.stopped_at_fault(first + offset) {
+                    let cancelled = self.capture.cancels.iter().any(|cancel| cancel.turn == first + offset);
+                    if turn.cancel == Some(Trigger::RetryWait) && !cancelled {
+                        // The agent never waited to retry, so the client never cancelled.
+                        return self.wire_turn(
+                            first + offset,
+                            TerminalStatus::Completed,
+                            "the wire shows: the agent never waited to retry, so the client never cancelled",
+                        );
+                    }
+                    if let Some(stopped) = self.stopped_at_fault(first + offset).filter(|_| !cancelled) {
                         return stopped;
                     }
                     let untold = scenario.knobs.and_then(|knobs| knobs.untold(turn, scenario.config.max_retries));

@@ -453,6 +453,10 @@ pub enum Trigger {
     Sent,
     /// After the first `agent_message_chunk`.
     FirstDelta,
+    /// While the agent waits to retry: once a Provider request of the turn was answered with an
+    /// HTTP error, in the gap before the agent asks again (as the client's patience does, half
+    /// a second after the request ended).
+    RetryWait,
     /// After the first `tool_call` update.
     ToolCall,
     /// After the prompt was answered (a cancel then must change nothing).

@@ -372,6 +372,18 @@ impl MockProvider {
         Some(self.started.elapsed().saturating_sub(last))
     }
 
+    /// Whether a request of the client's turn `turn` was answered with a scripted HTTP error and
+    /// its body has ended: the agent is then waiting to retry, or has given up.
+    pub fn http_failed_in_turn(&self, turn: usize) -> bool {
+        let state = self.lock();
+        state.journal.iter().any(|entry| {
+            let scripted = entry.response_index.and_then(|index| self.script.routes.get(&entry.route)?.get(index));
+            entry.turn == Some(turn)
+                && entry.timing.ended.is_some()
+                && scripted.is_some_and(|response| response.status.is_some())
+        })
+    }
+
     /// Whether any request arrived while the client's turn `turn` ran.
     pub fn asked_in_turn(&self, turn: usize) -> bool {
         self.lock().journal.iter().any(|entry| entry.turn == Some(turn))

@@ -1,7 +1,8 @@
 //! The space of generated scenarios: seeded, shrinkable Turn scenarios (one to four turns of
 //! HTTP errors with and without `retry-after`, reasoning, a tool call, text, and every ending
-//! of the fault table, cancels, busy prompts and reloads), each with the terminal states the
-//! contract gives it and the requirements it exercises, written as a scenario file.
+//! of the fault table, cancels while text streams, while a tool runs and while the agent waits
+//! to retry, busy prompts and reloads), each with the terminal states the contract gives it and
+//! the requirements it exercises, written as a scenario file.
 //!
 //! A [`Space`] says what an implementation can meet: an agent without `cancel` never sees a
 //! cancel, one not told the scenario's idle timeout never sees a stall past it, a Chat
@@ -17,6 +18,11 @@ const IDLE_TIMEOUT_MS: u64 = 1_000;
 const STALL_MS: u64 = 5_000;
 /// A cancel waits on a stream held open this long (virtual ms).
 const HOLD_MS: u64 = 3_600_000;
+/// A cancel during a tool waits on a `wait` call this long (virtual ms).
+const TOOL_MS: u64 = 600_000;
+/// A cancel during a retry's wait comes while the agent waits this long (the `retry-after` of
+/// the HTTP error before it, in seconds).
+const RETRY_AFTER_S: u64 = 90;
 /// A busy prompt comes while the answer pauses this long after its first delta (virtual ms),
 /// within the idle timeout.
 const BUSY_MS: u64 = 500;
@@ -34,6 +40,8 @@ pub struct Space {
     pub reasoning: bool,
     /// It runs the scenario's `read` tool (the reference, or a profile mapping it).
     pub tools: bool,
+    /// It runs the scenario's `wait` tool (the reference, or a profile mapping it).
+    pub wait: bool,
     /// It honours `session/cancel`.
     pub cancel: bool,
     /// It can `session/load` a Session in a fresh process.
@@ -44,7 +52,7 @@ pub struct Space {
 
 impl Space {
     /// Everything: what the reference meets.
-    pub const ALL: Space = Space { reasoning: true, tools: true, cancel: true, load: true, stalls: true };
+    pub const ALL: Space = Space { reasoning: true, tools: true, wait: true, cancel: true, load: true, stalls: true };
 }
 
 /// How the last response of a turn ends.
@@ -65,8 +73,19 @@ pub enum Ending {
         /// Deltas shown before the stall.
         shown: usize,
     },
-    /// The client cancels after the first delta of a held stream.
-    Cancel,
+    /// The client cancels the turn.
+    Cancel(CancelAt),
+}
+
+/// Where in a turn the client cancels it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelAt {
+    /// After the first delta of a held stream.
+    Text,
+    /// While a long `wait` tool call runs (the turn's response is that call).
+    Tool,
+    /// While the agent waits out an HTTP 429's `retry-after` (the turn's only response).
+    RetryWait,
 }
 
 /// One HTTP error answered before the real response.
@@ -113,7 +132,11 @@ fn ending(space: Space) -> BoxedStrategy<Ending> {
         choices.push((1, (0usize..3).prop_map(|shown| Ending::Stall { shown }).boxed()));
     }
     if space.cancel {
-        choices.push((1, Just(Ending::Cancel).boxed()));
+        let mut at = vec![CancelAt::Text, CancelAt::RetryWait];
+        if space.wait {
+            at.push(CancelAt::Tool);
+        }
+        choices.push((2, prop::sample::select(at).prop_map(Ending::Cancel).boxed()));
     }
     proptest::strategy::Union::new_weighted(choices).boxed()
 }
@@ -123,13 +146,21 @@ fn turn(space: Space) -> impl Strategy<Value = Turn> {
         .prop_map(|(status, retry_after)| Http { status, retry_after });
     let http = prop::collection::vec(http, 0..=MAX_RETRIES + 1);
     let flags = (any::<bool>(), prop::bool::weighted(0.15), prop::bool::weighted(0.2));
-    (http, 0usize..4, ending(space), flags).prop_map(move |(http, chunks, ending, (tool, busy, reload))| {
+    (http, 0usize..4, ending(space), flags).prop_map(move |(mut http, chunks, ending, (tool, busy, reload))| {
         // A cancel needs text to cancel after; a stall shows at most the text it has.
         let chunks = match ending {
-            Ending::Cancel => chunks.max(2),
+            Ending::Cancel(CancelAt::Text) => chunks.max(2),
+            Ending::Cancel(_) => 0,
             Ending::Stall { shown } => chunks.max(shown),
             _ => chunks,
         };
+        // A cancel in a retry's wait comes after the turn's one response, an HTTP 429 with a long
+        // `retry-after`; nothing is scripted after it, so a retry past the cancel meets it again.
+        if ending == Ending::Cancel(CancelAt::RetryWait) {
+            // Only that failure: the client cancels in the first gap after an HTTP error.
+            http.clear();
+        }
+        let tool = tool && !matches!(ending, Ending::Cancel(CancelAt::Tool | CancelAt::RetryWait));
         let busy = busy && chunks > 0 && matches!(ending, Ending::Completed { .. }) && http.len() <= MAX_RETRIES;
         // Reasoning frames would move the busy prompt's pause before the first delta.
         let ending = if busy { Ending::Completed { reasoning: false } } else { ending };
@@ -169,7 +200,7 @@ impl Turn {
             Ending::Broken("eof") => broken("incomplete_stream"),
             Ending::Broken(_) => broken("invalid_response"),
             Ending::Stall { .. } => ("timed_out", Some("stream_idle_timeout")),
-            Ending::Cancel => ("interrupted", Some("cancelled")),
+            Ending::Cancel(_) => ("interrupted", Some("cancelled")),
         }
     }
 
@@ -186,8 +217,11 @@ impl Turn {
             "interrupted" => covers.push("ACP-STOP-REASON"),
             _ => {}
         }
-        if self.tool {
+        if self.tool || self.ending == Ending::Cancel(CancelAt::Tool) {
             covers.push("ACP-TOOL-STATUS");
+        }
+        if self.ending == Ending::Cancel(CancelAt::Tool) {
+            covers.push("TURN-ORPHAN-REPAIR");
         }
         if self.busy {
             covers.push("ACP-ONE-TURN");
@@ -222,8 +256,15 @@ impl Generated {
             if turn.reload {
                 text.push_str("reload = true\n");
             }
-            if matches!(turn.ending, Ending::Cancel) && !turn.exhausted() {
-                text.push_str("cancel = \"first_delta\"\n");
+            let cancel = match turn.ending {
+                _ if turn.exhausted() => None,
+                Ending::Cancel(CancelAt::Text) => Some("first_delta"),
+                Ending::Cancel(CancelAt::Tool) => Some("tool_call"),
+                Ending::Cancel(CancelAt::RetryWait) => Some("retry_wait"),
+                _ => None,
+            };
+            if let Some(cancel) = cancel {
+                let _ = writeln!(text, "cancel = \"{cancel}\"");
             }
             if turn.busy {
                 text.push_str("busy_prompt = \"first_delta\"\n");
@@ -274,6 +315,12 @@ fn answer(n: usize, turn: &Turn) -> String {
             let after = if *shown == 0 { 2 } else { FIRST_DELTA + shown };
             format!("{{ {text}, pause = {{ after = {after}, ms = {STALL_MS} }} }}")
         }
-        Ending::Cancel => format!("{{ {text}, pause = {{ after = {}, ms = {HOLD_MS} }} }}", FIRST_DELTA + 1),
+        Ending::Cancel(CancelAt::Text) => {
+            format!("{{ {text}, pause = {{ after = {}, ms = {HOLD_MS} }} }}", FIRST_DELTA + 1)
+        }
+        Ending::Cancel(CancelAt::Tool) => {
+            format!("{{ calls = [{{ name = \"wait\", args = {{ ms = {TOOL_MS} }}, call_id = \"call_w{n}\" }}] }}")
+        }
+        Ending::Cancel(CancelAt::RetryWait) => format!("{{ status = 429, retry_after = {RETRY_AFTER_S} }}"),
     }
 }

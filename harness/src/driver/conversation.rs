@@ -349,7 +349,21 @@ async fn play_turn(
         } else {
             "the answer to session/prompt"
         };
-        let message = match client.next(waiting_for).await {
+        // A cancel in a retry's wait comes from watching the Provider, not from an update.
+        let watch_retry = turn.cancel == Some(Trigger::RetryWait) && !fired.contains(&Trigger::RetryWait);
+        let next = if watch_retry {
+            match retry_gap(client, played.mock, played.index, waiting_for).await {
+                Ok(None) => {
+                    moment = Some(Trigger::RetryWait);
+                    continue;
+                }
+                Ok(Some(message)) => Ok(message),
+                Err(error) => Err(error),
+            }
+        } else {
+            client.next(waiting_for).await
+        };
+        let message = match next {
             // The agent is working on the turn (it asked its Provider) but silent past the
             // client's patience: the client stops waiting as a user would, by cancelling the
             // turn once, and the turn is judged; an agent that then still never answers is hung.
@@ -420,10 +434,8 @@ async fn between_requests(
     mock: &MockProvider,
     waiting_for: &str,
 ) -> Result<Option<Value>, ClientError> {
-    const POLL: Duration = Duration::from_millis(50);
-    let fresh = |idle: Duration| idle >= IDLE_BEFORE_CANCEL && idle < IDLE_BEFORE_CANCEL + FRESH_GAP;
     let deadline = tokio::time::Instant::now() + GAP_WAIT;
-    while tokio::time::Instant::now() < deadline && !mock.idle_for().is_some_and(fresh) {
+    while tokio::time::Instant::now() < deadline && !in_fresh_gap(mock) {
         match client.next_within(POLL, waiting_for).await {
             Ok(message) => return Ok(Some(message)),
             Err(ClientError::Timeout { .. }) => {}
@@ -431,6 +443,41 @@ async fn between_requests(
         }
     }
     Ok(None)
+}
+
+/// How often a client that watches the Provider looks at it.
+const POLL: Duration = Duration::from_millis(50);
+
+/// Whether the agent's Provider is in a fresh gap between requests: [`IDLE_BEFORE_CANCEL`] after
+/// one ended, at most [`FRESH_GAP`] later.
+fn in_fresh_gap(mock: &MockProvider) -> bool {
+    mock.idle_for().is_some_and(|idle| idle >= IDLE_BEFORE_CANCEL && idle < IDLE_BEFORE_CANCEL + FRESH_GAP)
+}
+
+/// Waits, within the client's patience, for turn `turn`'s agent to wait for a retry: a request
+/// of the turn answered with an HTTP error, then a fresh gap (`cancel = "retry_wait"`). `None`
+/// when the client should cancel now, or the message the agent sent meanwhile.
+async fn retry_gap(
+    client: &mut Client,
+    mock: &MockProvider,
+    turn: usize,
+    waiting_for: &str,
+) -> Result<Option<Value>, ClientError> {
+    let deadline = tokio::time::Instant::now() + client.patience;
+    loop {
+        if mock.http_failed_in_turn(turn) && in_fresh_gap(mock) {
+            return Ok(None);
+        }
+        match client.next_within(POLL, waiting_for).await {
+            Ok(message) => return Ok(Some(message)),
+            Err(ClientError::Timeout { .. }) if tokio::time::Instant::now() < deadline => {}
+            Err(ClientError::Timeout { waiting_for, .. }) => {
+                let timeout_ms = u64::try_from(client.patience.as_millis()).unwrap_or(u64::MAX);
+                return Err(ClientError::Timeout { waiting_for, timeout_ms });
+            }
+            Err(error) => return Err(error),
+        }
+    }
 }
 
 /// How long the client waits for an answer that an agent gives at once or not at all (to a
