@@ -261,8 +261,11 @@ pub fn run(options: &Options, play: &Play<'_>, progress: &mut Progress<'_>) -> C
     let deadline = Instant::now() + options.shrink_budget;
     let reproduce = |requirement: &String, indices: &Vec<usize>| -> (Option<Reproduction>, Vec<Flaky>) {
         let mut flaky = Vec::new();
-        // The first scenario whose failure comes again; at most three tries per requirement.
-        for &index in indices.iter().take(3) {
+        // The smallest scenario (by its file) whose failure comes again, so shrinking starts
+        // nearest the end; at most three tries per requirement.
+        let mut smallest = indices.clone();
+        smallest.sort_by_key(|&index| selected[index].1.len());
+        for &index in smallest.iter().take(3) {
             let (name, toml) = &selected[index];
             if !play_toml(play, name, toml).contains_key(requirement) {
                 let finding = played[index].get(requirement).cloned().unwrap_or_default();
