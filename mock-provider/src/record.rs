@@ -99,11 +99,11 @@ impl Upstream {
 
     /// The URL a request to `path_and_query` goes to.
     fn uri(&self, path_and_query: &str) -> Result<Uri, hyper::http::Error> {
-        Ok(Uri::builder()
+        Uri::builder()
             .scheme("http")
             .authority(self.authority.as_str())
             .path_and_query(format!("{}{path_and_query}", self.base))
-            .build()?)
+            .build()
     }
 }
 

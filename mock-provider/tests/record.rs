@@ -229,3 +229,64 @@ async fn a_recorded_scenario_replays_identically_in_every_dialect() {
         assert_eq!(recorded_play[0].headers[2].as_deref(), Some("2"), "{dialect}: retry-after");
     }
 }
+
+/// An upstream that answers each request with the next of its canned (status, content type,
+/// body) answers, whatever was asked.
+struct Garbage {
+    answers: Vec<(u16, &'static str, &'static [u8])>,
+    next: std::sync::Mutex<usize>,
+}
+
+impl gauntlet_mock_provider::Responder for Garbage {
+    fn respond(&self, _request: gauntlet_mock_provider::MockRequest) -> gauntlet_mock_provider::MockReply {
+        let mut next = self.next.lock().unwrap();
+        let (status, content_type, body) = self.answers[*next % self.answers.len()];
+        *next += 1;
+        gauntlet_mock_provider::MockReply {
+            status,
+            headers: vec![("content-type".into(), content_type.into())],
+            steps: vec![gauntlet_mock_provider::Step::Bytes(Bytes::from_static(body))],
+            end: None,
+        }
+    }
+}
+
+/// Garbage from upstream is forwarded unchanged (the agent's experience is the Provider's, not
+/// the recorder's), and the file says what could not be read instead of failing the recording:
+/// a recording is made once, from traffic that may not come again.
+#[tokio::test]
+async fn garbage_from_upstream_is_forwarded_and_named_in_the_file() {
+    let answers: Vec<(u16, &str, &[u8])> = vec![
+        (200, "text/html", b"<html>upstream confused</html>"),
+        (
+            200,
+            "text/event-stream",
+            b"event: response.created\ndata: {\"type\":\"response.created\"}\n\ndata: <<garbage>>\n\ndata: {}\n\n",
+        ),
+        (502, "text/html", b"<html>bad gateway</html>"),
+    ];
+    let upstream = Arc::new(Garbage { answers: answers.clone(), next: std::sync::Mutex::new(0) });
+    let upstream = serve(upstream, loopback()).await.unwrap();
+    let recorder =
+        Recorder::start(Upstream::parse(&upstream.base_url()).unwrap(), Dialect::Responses, loopback()).await.unwrap();
+    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    let plays = play(&client, &recorder.base_url(), Dialect::Responses).await;
+    for (play, (status, _, body)) in plays.iter().zip(&answers) {
+        assert_eq!((play.status, play.body.as_bytes()), (*status, *body));
+    }
+    let toml = recorder.finish().toml;
+    if std::env::var_os("RECORD_DUMP").is_some() {
+        eprintln!("{toml}");
+    }
+    Script::from_scenario_toml(&toml).unwrap_or_else(|error| panic!("{error}\n{toml}"));
+    for expected in [
+        "the body is neither an event stream nor JSON (\"text/html\"), recorded as `malformed`: <html>upstream confused</html>",
+        "frame 1 is not JSON, recorded as `malformed`: <<garbage>>",
+        "the 1 frame(s) after it were left out",
+        "HTTP 502 body (the mock sends its own): <html>bad gateway</html>",
+        "{ status = 502 }",
+        "{ then = \"malformed\", cut_after = 1 }",
+    ] {
+        assert!(toml.contains(expected), "missing {expected:?} in:\n{toml}");
+    }
+}

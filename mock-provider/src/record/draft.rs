@@ -297,21 +297,26 @@ fn position(beats: &[Beat<'_>], mark: Mark, response: &Response) -> Option<usize
 
 /// Whether `dialect` sends no frame for `beat` (docs/scenario-format.md, "The same response in
 /// every dialect"): such beats are never seen, so a stream that stops before them is whole.
+/// Each arm lists the beats its wire has frames for.
 fn silent(dialect: Dialect, beat: &Beat<'_>) -> bool {
     match dialect {
         Dialect::Responses => false,
         Dialect::ChatCompletions => {
             !matches!(beat, Beat::Created | Beat::TextDelta(_) | Beat::CallAdded { .. } | Beat::ArgsDelta { .. })
         }
-        Dialect::AnthropicMessages => matches!(
+        Dialect::AnthropicMessages => !matches!(
             beat,
-            Beat::ReasoningPartAdded { .. }
-                | Beat::ReasoningTextDone { .. }
-                | Beat::ReasoningPartDone { .. }
-                | Beat::TextPartAdded
-                | Beat::TextDone
-                | Beat::TextPartDone
-                | Beat::ArgsDone { .. }
+            Beat::Created
+                | Beat::InProgress
+                | Beat::ReasoningAdded { .. }
+                | Beat::ReasoningDelta { .. }
+                | Beat::ReasoningDone { .. }
+                | Beat::MessageAdded
+                | Beat::TextDelta(_)
+                | Beat::MessageDone
+                | Beat::CallAdded { .. }
+                | Beat::ArgsDelta { .. }
+                | Beat::CallDone { .. }
         ),
         Dialect::Gemini => match beat {
             Beat::ReasoningDelta { .. } | Beat::TextDelta(_) | Beat::CallDone { .. } => false,

@@ -257,3 +257,53 @@ fn toml_of(json: &Value, notes: &mut Vec<String>) -> toml_edit::Value {
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn exchange(number: usize, method: &str, input: Value, text: &str) -> Exchange {
+        let body = Bytes::from(json!({ "model": "m", "input": input }).to_string());
+        let response = Response { text: vec![text.to_owned()], ..Response::default() };
+        let recorded = Recorded { response, notes: Vec::new() };
+        Exchange { number, method: method.to_owned(), path: "/v1/responses".to_owned(), body, recorded }
+    }
+
+    fn user(text: &str) -> Value {
+        json!({ "type": "message", "role": "user", "content": text })
+    }
+
+    /// A title request before the Session's first and one between its requests are side
+    /// requests, left out; a retry and a tool result continue a turn; a new prompt starts one.
+    #[test]
+    fn turns_follow_prompts_and_side_requests_are_left_out() {
+        let result = json!({ "type": "function_call_output", "call_id": "c1", "output": "A" });
+        let exchanges = [
+            exchange(1, "POST", json!([user("Write a title for: hi")]), "Greeting"),
+            exchange(2, "POST", json!([user("hi")]), "retry me"),
+            exchange(3, "POST", json!([user("hi")]), "call"),
+            exchange(4, "HEAD", json!([]), ""),
+            exchange(5, "POST", json!([user("hi"), result]), "Done."),
+            exchange(6, "POST", json!([user("Summarise: hi")]), "Summary"),
+            exchange(7, "POST", json!([user("hi"), result, user("next")]), "Next."),
+        ];
+        let text = render(Dialect::Responses, "http://up", &exchanges, Vec::new(), &Secrets::default());
+        let script = crate::Script::from_scenario_toml(&text).unwrap();
+        let texts: Vec<String> = script.routes[crate::ROOT].iter().map(|response| response.text.concat()).collect();
+        assert_eq!(texts, ["retry me", "call", "Done.", "Next."], "{text}");
+        let scenario: toml::Table = text.parse().unwrap();
+        let prompts: Vec<&str> =
+            scenario["turn"].as_array().unwrap().iter().map(|turn| turn["prompt"].as_str().unwrap()).collect();
+        assert_eq!(prompts, ["hi", "next"]);
+        for left_out in [
+            "request 1 (POST /v1/responses) left out as a side request",
+            "request 4 (HEAD /v1/responses) left out",
+            "request 6 (POST /v1/responses) left out as a side request",
+        ] {
+            assert!(text.contains(left_out), "{left_out}: {text}");
+        }
+    }
+}

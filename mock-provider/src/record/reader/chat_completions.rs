@@ -10,9 +10,7 @@ use crate::script::Ending;
 
 /// Reads one chunk into `draft`.
 pub fn frame(draft: &mut Draft, data: &Value) {
-    if let Some(error) = data.get("error") {
-        let code = code(draft, error);
-        draft.end(Ending::Error(code));
+    if ended_in_error(draft, data) {
         return;
     }
     usage(draft, data);
@@ -45,9 +43,7 @@ pub fn frame(draft: &mut Draft, data: &Value) {
 
 /// Reads a whole `chat.completion` into `draft`: its text is one chunk.
 pub fn whole(draft: &mut Draft, body: &Value) {
-    if let Some(error) = body.get("error") {
-        let code = code(draft, error);
-        draft.end(Ending::Error(code));
+    if ended_in_error(draft, body) {
         return;
     }
     usage(draft, body);
@@ -87,6 +83,14 @@ fn finish(draft: &mut Draft, reason: &str) -> Ending {
             Ending::Incomplete(other.to_owned())
         }
     }
+}
+
+/// Ends `draft` with the in-band error `data` is (the same object as an HTTP error body), if it is one.
+fn ended_in_error(draft: &mut Draft, data: &Value) -> bool {
+    let Some(error) = data.get("error") else { return false };
+    let code = code(draft, error);
+    draft.end(Ending::Error(code));
+    true
 }
 
 /// An error object's code (its `type` when it has none).
