@@ -87,8 +87,8 @@ fn conversations() -> Vec<Vec<Item>> {
 /// The call the model makes and its id as the mock numbers it (reasoning 1, message 2, call 3).
 const CALL_ID: &str = "call_3";
 
-/// A request's path and body in `dialect`.
-fn request(dialect: Dialect, items: &[Item]) -> (String, Value) {
+/// A request's path and body in `dialect`, streamed or asking for a whole answer.
+fn request(dialect: Dialect, items: &[Item], stream: bool) -> (String, Value) {
     let args = json!({ "path": "a.txt", "limit": 5 });
     match dialect {
         Dialect::Responses => {
@@ -101,7 +101,7 @@ fn request(dialect: Dialect, items: &[Item]) -> (String, Value) {
                     Item::Result => json!({ "type": "function_call_output", "call_id": CALL_ID, "output": "hello" }),
                 })
                 .collect();
-            ("/v1/responses".into(), json!({ "model": "gpt-test", "stream": true, "input": input }))
+            ("/v1/responses".into(), json!({ "model": "gpt-test", "stream": stream, "input": input }))
         }
         Dialect::ChatCompletions => {
             let messages: Vec<Value> = items
@@ -113,7 +113,10 @@ fn request(dialect: Dialect, items: &[Item]) -> (String, Value) {
                     Item::Result => json!({ "role": "tool", "tool_call_id": CALL_ID, "content": "hello" }),
                 })
                 .collect();
-            let body = json!({ "model": "gpt-test", "stream": true, "stream_options": { "include_usage": true }, "messages": messages });
+            let mut body = json!({ "model": "gpt-test", "stream": stream, "messages": messages });
+            if stream {
+                body["stream_options"] = json!({ "include_usage": true });
+            }
             ("/v1/chat/completions".into(), body)
         }
         Dialect::AnthropicMessages => {
@@ -128,7 +131,7 @@ fn request(dialect: Dialect, items: &[Item]) -> (String, Value) {
                 .collect();
             (
                 "/v1/messages".into(),
-                json!({ "model": "claude-test", "stream": true, "max_tokens": 1024, "messages": messages }),
+                json!({ "model": "claude-test", "stream": stream, "max_tokens": 1024, "messages": messages }),
             )
         }
         Dialect::Gemini => {
@@ -141,7 +144,8 @@ fn request(dialect: Dialect, items: &[Item]) -> (String, Value) {
                     Item::Result => json!({ "role": "user", "parts": [{ "functionResponse": { "id": CALL_ID, "name": "read", "response": { "output": "hello" } } }] }),
                 })
                 .collect();
-            let path = format!("/v1beta/models/gemini-test:streamGenerateContent?alt=sse&key={}", SECRETS[3]);
+            let method = if stream { "streamGenerateContent?alt=sse&" } else { "generateContent?" };
+            let path = format!("/v1beta/models/gemini-test:{method}key={}", SECRETS[3]);
             (path, json!({ "contents": contents }))
         }
     }
@@ -157,11 +161,18 @@ struct Play {
     dropped: bool,
 }
 
-/// Sends every request of the scenario to `base` as an agent would, credentials included.
-async fn play(client: &Client<HttpConnector, Full<Bytes>>, base: &str, dialect: Dialect) -> Vec<Play> {
+/// Sends the first `n_requests` requests of the scenario to `base` as an agent would,
+/// credentials included.
+async fn play(
+    client: &Client<HttpConnector, Full<Bytes>>,
+    base: &str,
+    dialect: Dialect,
+    stream: bool,
+    n_requests: usize,
+) -> Vec<Play> {
     let mut plays = Vec::new();
-    for items in conversations() {
-        let (path, body) = request(dialect, &items);
+    for items in conversations().into_iter().take(n_requests) {
+        let (path, body) = request(dialect, &items, stream);
         let request = Request::post(format!("{base}{path}"))
             .header("content-type", "application/json")
             .header("session_id", "session-1")
@@ -205,7 +216,7 @@ async fn a_recorded_scenario_replays_identically_in_every_dialect() {
         let upstream = serve(Arc::new(Sessions::new(script, dialect)), loopback()).await.unwrap();
         let recorder =
             Recorder::start(Upstream::parse(&upstream.base_url()).unwrap(), dialect, loopback()).await.unwrap();
-        let recorded_play = play(&client, &recorder.base_url(), dialect).await;
+        let recorded_play = play(&client, &recorder.base_url(), dialect, true, usize::MAX).await;
         let recording = recorder.finish();
         if std::env::var_os("RECORD_DUMP").is_some() {
             eprintln!("{}", recording.toml);
@@ -220,13 +231,39 @@ async fn a_recorded_scenario_replays_identically_in_every_dialect() {
         let turns: toml::Table = recording.toml.parse().unwrap();
         assert_eq!(turns["turn"].as_array().unwrap().len(), 7, "{dialect}: one turn per prompt:\n{}", recording.toml);
         let replay = serve(Arc::new(Sessions::new(replayed, dialect)), loopback()).await.unwrap();
-        let replay_play = play(&client, &replay.base_url(), dialect).await;
+        let replay_play = play(&client, &replay.base_url(), dialect, true, usize::MAX).await;
         assert_eq!(recorded_play.len(), replay_play.len());
         for (index, (recorded, replayed)) in recorded_play.iter().zip(&replay_play).enumerate() {
             assert_eq!(recorded, replayed, "{dialect}, request {}:\n{}", index + 1, recording.toml);
         }
         assert!(recorded_play.iter().any(|play| play.dropped), "{dialect}: the disconnect reached the client");
         assert_eq!(recorded_play[0].headers[2].as_deref(), Some("2"), "{dialect}: retry-after");
+    }
+}
+
+/// Whole (non-streamed) answers replay too: a 429, then reasoning, text, a call and usage in
+/// one body, then the call's follow-up, in each dialect that answers whole (the mock always
+/// streams the Responses API).
+#[tokio::test]
+async fn a_recorded_whole_answer_replays_identically() {
+    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    for dialect in [Dialect::ChatCompletions, Dialect::AnthropicMessages, Dialect::Gemini] {
+        let script = Script::from_scenario_toml(SCENARIO).unwrap();
+        let upstream = serve(Arc::new(Sessions::new(script, dialect)), loopback()).await.unwrap();
+        let recorder =
+            Recorder::start(Upstream::parse(&upstream.base_url()).unwrap(), dialect, loopback()).await.unwrap();
+        let recorded_play = play(&client, &recorder.base_url(), dialect, false, 3).await;
+        let toml = recorder.finish().toml;
+        assert!(SECRETS.iter().all(|secret| !toml.contains(secret)), "{dialect}: {toml}");
+        let replayed = Script::from_scenario_toml(&toml).unwrap_or_else(|error| panic!("{dialect}: {error}\n{toml}"));
+        let replay = serve(Arc::new(Sessions::new(replayed, dialect)), loopback()).await.unwrap();
+        let replay_play = play(&client, &replay.base_url(), dialect, false, 3).await;
+        assert_eq!(recorded_play, replay_play, "{dialect}:\n{toml}");
+        assert!(
+            recorded_play[1].body.contains("a.txt"),
+            "{dialect}: the call was answered whole: {:?}",
+            recorded_play[1]
+        );
     }
 }
 
@@ -270,7 +307,7 @@ async fn garbage_from_upstream_is_forwarded_and_named_in_the_file() {
     let recorder =
         Recorder::start(Upstream::parse(&upstream.base_url()).unwrap(), Dialect::Responses, loopback()).await.unwrap();
     let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
-    let plays = play(&client, &recorder.base_url(), Dialect::Responses).await;
+    let plays = play(&client, &recorder.base_url(), Dialect::Responses, true, 3).await;
     for (play, (status, _, body)) in plays.iter().zip(&answers) {
         assert_eq!((play.status, play.body.as_bytes()), (*status, *body));
     }
