@@ -5,14 +5,16 @@
 //! (beats count the same in every dialect, see [`crate::beat`]), left out when every beat after
 //! it is one the dialect sends no frame for.
 
+use std::collections::BTreeSet;
+
 use serde_json::Value;
 
 use crate::beat::{Beat, arguments, beats};
 use crate::dialect::Dialect;
 use crate::script::{Call, Ending, Reasoning, Response, Usage};
 
-/// The kind of the last beat a reader saw a frame for; the item it belongs to is the last of
-/// its kind (reasoning item, call) the draft holds.
+/// The kind of a beat a reader saw a frame for; the draft notes it with the item it belongs
+/// to, the last of its kind (reasoning item, call) when it came.
 #[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Mark {
@@ -64,6 +66,9 @@ pub struct Recorded {
 pub struct Draft {
     response: Response,
     last: Option<Mark>,
+    /// Every beat seen, with its item: the furthest of them is where the stream stopped, even
+    /// when a Provider sent items in another order than the mock does.
+    seen: BTreeSet<(Mark, Option<usize>)>,
     /// Each call's arguments as streamed (fragments joined).
     args: Vec<String>,
     /// A whole (non-streamed) answer: it has no beats to cut.
@@ -81,6 +86,19 @@ pub struct Draft {
 impl Draft {
     /// Notes that a frame of beat kind `mark` arrived.
     pub fn mark(&mut self, mark: Mark) {
+        let item = match mark {
+            Mark::ReasoningAdded
+            | Mark::ReasoningPartAdded
+            | Mark::ReasoningDelta
+            | Mark::ReasoningTextDone
+            | Mark::ReasoningPartDone
+            | Mark::ReasoningDone => self.response.reasoning.len().checked_sub(1),
+            Mark::CallAdded | Mark::ArgsDelta | Mark::ArgsDone | Mark::CallDone => {
+                self.response.calls.len().checked_sub(1)
+            }
+            _ => None,
+        };
+        self.seen.insert((mark, item));
         self.last = Some(mark);
     }
 
@@ -259,19 +277,19 @@ impl Draft {
         }
         let arguments = arguments(&self.response);
         let beats = beats(&self.response, &arguments);
-        let seen = match self.last {
+        let furthest = self.seen.iter().map(|&(mark, item)| position(&beats, mark, item)).max();
+        let seen = match furthest {
             None => 0,
-            Some(mark) => position(&beats, mark, &self.response)? + 1,
+            Some(position) => position? + 1,
         };
         let rest = beats.get(seen..).unwrap_or_default();
         (!rest.iter().all(|beat| silent(dialect, beat))).then_some(seen)
     }
 }
 
-/// Where the last beat of kind `mark` of the last item of its kind stands.
-fn position(beats: &[Beat<'_>], mark: Mark, response: &Response) -> Option<usize> {
-    let reasoning = response.reasoning.len().checked_sub(1);
-    let call = response.calls.len().checked_sub(1);
+/// Where the last beat of kind `mark` of `item` stands.
+fn position(beats: &[Beat<'_>], mark: Mark, item: Option<usize>) -> Option<usize> {
+    let (reasoning, call) = (item, item);
     beats.iter().rposition(|beat| match (mark, *beat) {
         (Mark::Created, Beat::Created)
         | (Mark::InProgress, Beat::InProgress)
@@ -353,5 +371,26 @@ mod tests {
         draft.text_delta("Half");
         let recorded = draft.finish(Dialect::ChatCompletions, BodyEnd::Dropped);
         assert_eq!((recorded.response.cut_after, recorded.response.then), (None, Ending::Disconnect));
+    }
+
+    /// Text after a call (Anthropic may interleave blocks) moves into the message, and the
+    /// call, seen whole, still ends the stream: no cut drops it.
+    #[test]
+    fn the_furthest_beat_seen_decides_the_cut() {
+        let mut draft = Draft::default();
+        draft.mark(Mark::Created);
+        draft.message_added();
+        draft.text_delta("Looking");
+        draft.mark(Mark::MessageDone);
+        draft.call_added("read", Some("toolu_1".into()));
+        draft.args_delta("{\"path\":\"a\"}");
+        draft.call_done(None);
+        draft.message_added();
+        draft.text_delta(" more");
+        let recorded = draft.finish(Dialect::AnthropicMessages, BodyEnd::Dropped);
+        assert_eq!(recorded.response.text, ["Looking", " more"]);
+        assert_eq!(recorded.response.calls[0].args, serde_json::json!({ "path": "a" }));
+        assert_eq!((recorded.response.cut_after, recorded.response.then), (None, Ending::Disconnect));
+        assert_eq!(recorded.notes.len(), 1, "{:?}", recorded.notes);
     }
 }

@@ -70,7 +70,7 @@ pub fn render(
     for (index, (exchange, input)) in exchanges.iter().zip(&inputs).enumerate() {
         let request = format!("request {} ({} {})", exchange.number, exchange.method, exchange.path);
         let Some(input) = input else {
-            notes.push(format!("{request} left out: not a model call in {dialect}"));
+            notes.push(format!("{request} left out: not a {dialect} model call (its method, path or body)"));
             continue;
         };
         let continues = last.is_none_or(|last| extends(last, input));
