@@ -195,7 +195,12 @@ impl Recorder {
         let mut notes = Vec::new();
         for (index, flight) in flights.iter().enumerate() {
             let number = index + 1;
-            if let Some(why) = &flight.unreached {
+            let unreached = match (&flight.unreached, flight.status) {
+                (Some(why), _) => Some(why.as_str()),
+                (None, 0) => Some("none had come when the recording stopped"),
+                (None, _) => None,
+            };
+            if let Some(why) = unreached {
                 notes.push(format!(
                     "request {number} ({} {}) left out: the upstream gave no answer: {why}",
                     flight.method, flight.path

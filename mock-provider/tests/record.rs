@@ -327,3 +327,21 @@ async fn garbage_from_upstream_is_forwarded_and_named_in_the_file() {
         assert!(toml.contains(expected), "missing {expected:?} in:\n{toml}");
     }
 }
+
+/// An upstream that cannot be reached: the agent gets the recorder's own 502 saying so, and
+/// the file names the request it left out.
+#[tokio::test]
+async fn an_unreachable_upstream_is_a_clear_502_and_a_note() {
+    let closed = std::net::TcpListener::bind(loopback()).unwrap().local_addr().unwrap();
+    let recorder =
+        Recorder::start(Upstream::parse(&format!("http://{closed}")).unwrap(), Dialect::Responses, loopback())
+            .await
+            .unwrap();
+    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    let plays = play(&client, &recorder.base_url(), Dialect::Responses, true, 1).await;
+    assert_eq!(plays[0].status, 502);
+    assert!(plays[0].body.contains("the upstream gave no answer"), "{:?}", plays[0]);
+    let toml = recorder.finish().toml;
+    assert!(toml.contains("# Note: request 1 (POST /v1/responses) left out: the upstream gave no answer"), "{toml}");
+    assert!(Upstream::parse("https://api.openai.com").unwrap_err().to_string().contains("TLS forwarder"));
+}
