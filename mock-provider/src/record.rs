@@ -228,6 +228,13 @@ impl Recorder {
     }
 }
 
+impl Drop for Recorder {
+    /// A recorder dropped unfinished stops forwarding too.
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
 struct Proxy {
     upstream: Upstream,
     client: Client<HttpConnector, Full<Bytes>>,
