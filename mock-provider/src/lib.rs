@@ -15,6 +15,8 @@
 //!   through a [`Playback`], which notes in the journal when and how its body ended ([`Timing`]).
 //!
 //! - [`SideRequest`]s (title generation, classifiers) get canned answers outside the journal.
+//! - [`Recorder`] sits between an agent and a real Provider and writes what it answered as a
+//!   scenario the mock replays.
 //!
 //! The provider knows nothing about the runtime under test and is strict: a request no script
 //! answers gets a 4xx JSON body saying what was expected.
@@ -27,6 +29,7 @@ pub mod in_process;
 pub mod increment;
 pub mod journal;
 pub mod provider;
+pub mod record;
 pub mod script;
 pub mod server;
 pub mod sessions;
@@ -39,6 +42,7 @@ pub use in_process::{Chunk, Playback, play};
 pub use increment::{Changes, Increment};
 pub use journal::{After, Ended, JournalEntry, Mismatch, MismatchReason, StreamEnd, Timing};
 pub use provider::{EndRecorder, MockProvider, MockReply, MockReport, MockRequest, SESSION_HEADER, Unconsumed};
+pub use record::{RecordError, Recorder, Recording, Upstream};
 pub use script::{Call, Ending, Exhausted, Pause, RETRY_CAP, ROOT, Reasoning, Response, Script, ScriptError, Usage};
 pub use server::{Responder, ServerHandle, serve};
 pub use sessions::Sessions;

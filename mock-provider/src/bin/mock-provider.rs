@@ -1,4 +1,5 @@
-//! Command-line front end: serve a script or scenario file over loopback HTTP until Ctrl-C.
+//! Command-line front end: serve a script or scenario file over loopback HTTP until Ctrl-C, or
+//! record a real Provider's answers into a scenario file.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -6,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use gauntlet_mock_provider::{Dialect, Script, Sessions, serve};
+use gauntlet_mock_provider::{Dialect, Recorder, Script, Sessions, Upstream, serve};
 
 /// A scripted LLM provider speaking a real Provider wire format, with faults.
 ///
@@ -35,11 +36,45 @@ enum Command {
         #[arg(long, default_value_t = Dialect::Responses)]
         dialect: Dialect,
     },
+    /// Forward every request on 127.0.0.1 to a real Provider, stream each answer back
+    /// unchanged, and on Ctrl-C write a scenario whose responses replay what it answered.
+    Record {
+        /// The Provider's base URL, plain HTTP (`http://host[:port][/base]`); a request's path
+        /// and query are appended.
+        #[arg(long)]
+        upstream: String,
+        /// The wire format the agent speaks: responses, chat_completions, anthropic_messages, gemini.
+        #[arg(long)]
+        dialect: Dialect,
+        /// Where to write the scenario TOML.
+        #[arg(long)]
+        out: PathBuf,
+        /// Port to listen on; 0 picks a free one.
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+    },
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
-    let Command::Serve { file, port, dialect } = Cli::parse().command;
+    match Cli::parse().command {
+        Command::Serve { file, port, dialect } => run_serve(file, port, dialect).await,
+        Command::Record { upstream, dialect, out, port } => run_record(&upstream, dialect, out, port).await,
+    }
+}
+
+async fn run_record(upstream: &str, dialect: Dialect, out: PathBuf, port: u16) -> anyhow::Result<()> {
+    let upstream = Upstream::parse(upstream)?;
+    let recorder = Recorder::start(upstream, dialect, SocketAddr::from((Ipv4Addr::LOCALHOST, port))).await?;
+    println!("listening on {}", recorder.base_url());
+    tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
+    let recording = recorder.finish();
+    std::fs::write(&out, &recording.toml).with_context(|| format!("writing {}", out.display()))?;
+    eprintln!("recorded {} request(s) into {}", recording.requests, out.display());
+    Ok(())
+}
+
+async fn run_serve(file: PathBuf, port: u16, dialect: Dialect) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
     let is_scenario = text.parse::<toml::Table>().is_ok_and(|table| table.contains_key("turn"));
     let script = if is_scenario { Script::from_scenario_toml(&text) } else { Script::from_toml_str(&text) }

@@ -1,0 +1,396 @@
+//! A [`Response`] rebuilt from a recorded stream, beat by beat: each dialect's reader feeds a
+//! [`Draft`] what its frames say (items, chunks, usage, the ending) and the last [`Mark`] it
+//! saw, and [`Draft::finish`] turns it into the response the mock replays. Where the stream
+//! stopped early, `cut_after` is the number of beats of the rebuilt response the Provider sent
+//! (beats count the same in every dialect, see [`crate::beat`]), left out when every beat after
+//! it is one the dialect sends no frame for.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::beat::{Beat, arguments, beats};
+use crate::dialect::Dialect;
+use crate::script::{Call, Ending, Reasoning, Response, Usage};
+
+/// The kind of a beat a reader saw a frame for; the draft notes it with the item it belongs
+/// to, the last of its kind (reasoning item, call) when it came.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Mark {
+    Created,
+    InProgress,
+    ReasoningAdded,
+    ReasoningPartAdded,
+    ReasoningDelta,
+    ReasoningTextDone,
+    ReasoningPartDone,
+    ReasoningDone,
+    MessageAdded,
+    TextPartAdded,
+    TextDelta,
+    TextDone,
+    TextPartDone,
+    MessageDone,
+    CallAdded,
+    ArgsDelta,
+    ArgsDone,
+    CallDone,
+}
+
+/// How a recorded body ended on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyEnd {
+    /// The upstream ended it cleanly.
+    Finished,
+    /// The upstream connection failed mid-body.
+    Dropped,
+    /// The agent closed it before the upstream ended it (a cancel).
+    ClientClosed,
+    /// It was still streaming when the recording stopped.
+    Unfinished,
+}
+
+/// What one recorded answer becomes: the response to replay, and what the recorder could not
+/// carry into it (written as comments).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    /// The response.
+    pub response: Response,
+    /// What was lost or guessed, one sentence each.
+    pub notes: Vec<String>,
+}
+
+/// A response being rebuilt from frames.
+#[derive(Debug, Default)]
+pub struct Draft {
+    response: Response,
+    last: Option<Mark>,
+    /// Every beat seen, with its item: the furthest of them is where the stream stopped, even
+    /// when a Provider sent items in another order than the mock does.
+    seen: BTreeSet<(Mark, Option<usize>)>,
+    /// Each call's arguments as streamed (fragments joined).
+    args: Vec<String>,
+    /// A whole (non-streamed) answer: it has no beats to cut.
+    whole: bool,
+    /// A message item started with no text yet.
+    message_started: bool,
+    ending: Option<Ending>,
+    input: Option<u64>,
+    cached: Option<u64>,
+    output: Option<u64>,
+    reasoning_tokens: Option<u64>,
+    notes: Vec<String>,
+}
+
+impl Draft {
+    /// Notes that a frame of beat kind `mark` arrived.
+    pub fn mark(&mut self, mark: Mark) {
+        let item = match mark {
+            Mark::ReasoningAdded
+            | Mark::ReasoningPartAdded
+            | Mark::ReasoningDelta
+            | Mark::ReasoningTextDone
+            | Mark::ReasoningPartDone
+            | Mark::ReasoningDone => self.response.reasoning.len().checked_sub(1),
+            Mark::CallAdded | Mark::ArgsDelta | Mark::ArgsDone | Mark::CallDone => {
+                self.response.calls.len().checked_sub(1)
+            }
+            _ => None,
+        };
+        self.seen.insert((mark, item));
+        self.last = Some(mark);
+    }
+
+    /// A reasoning item starts.
+    pub fn reasoning_added(&mut self) {
+        self.response.reasoning.push(Reasoning::default());
+        self.mark(Mark::ReasoningAdded);
+    }
+
+    /// The open reasoning item, started if none is.
+    fn reasoning(&mut self) -> &mut Reasoning {
+        if self.response.reasoning.is_empty() {
+            self.response.reasoning.push(Reasoning::default());
+        }
+        let last = self.response.reasoning.len() - 1;
+        &mut self.response.reasoning[last]
+    }
+
+    /// A summary (thinking) chunk of the open reasoning item.
+    pub fn reasoning_delta(&mut self, chunk: &str) {
+        self.reasoning().summary.push(chunk.to_owned());
+        self.mark(Mark::ReasoningDelta);
+    }
+
+    /// The open reasoning item is done, with its opaque payload.
+    pub fn reasoning_done(&mut self, encrypted: Option<String>) {
+        if encrypted.is_some() {
+            self.reasoning().encrypted = encrypted;
+        }
+        self.mark(Mark::ReasoningDone);
+    }
+
+    /// Whether any reasoning item was started.
+    pub fn has_reasoning(&self) -> bool {
+        !self.response.reasoning.is_empty()
+    }
+
+    /// The assistant message starts.
+    pub fn message_added(&mut self) {
+        self.message_started = true;
+        self.mark(Mark::MessageAdded);
+    }
+
+    /// A text chunk.
+    pub fn text_delta(&mut self, chunk: &str) {
+        if !self.response.calls.is_empty() {
+            self.note("text came after a tool call; the mock sends a response's text before its calls");
+        }
+        self.response.text.push(chunk.to_owned());
+        self.mark(Mark::TextDelta);
+    }
+
+    /// A call starts.
+    pub fn call_added(&mut self, name: &str, call_id: Option<String>) {
+        self.response.calls.push(Call { name: name.to_owned(), args: Value::Null, call_id });
+        self.args.push(String::new());
+        self.mark(Mark::CallAdded);
+    }
+
+    /// A fragment of the open call's arguments.
+    pub fn args_delta(&mut self, fragment: &str) {
+        if let Some(args) = self.args.last_mut() {
+            args.push_str(fragment);
+        }
+        self.mark(Mark::ArgsDelta);
+    }
+
+    /// The open call's arguments are done: `whole` when the frame carries them.
+    pub fn args_done(&mut self, whole: Option<&str>) {
+        if let (Some(args), Some(whole)) = (self.args.last_mut(), whole) {
+            *args = whole.to_owned();
+        }
+        self.mark(Mark::ArgsDone);
+    }
+
+    /// The open call is done (its arguments as `args_done` takes them).
+    pub fn call_done(&mut self, whole: Option<&str>) {
+        self.args_done(whole);
+        self.mark(Mark::CallDone);
+    }
+
+    /// A whole call at once (Gemini, whole answers): name, id and arguments.
+    pub fn whole_call(&mut self, name: &str, call_id: Option<String>, args: &Value) {
+        self.call_added(name, call_id);
+        self.call_done(Some(&args.to_string()));
+    }
+
+    /// Usage counts, each where the wire gave it.
+    pub fn usage(&mut self, input: Option<u64>, cached: Option<u64>, output: Option<u64>, reasoning: Option<u64>) {
+        self.input = input.or(self.input);
+        self.cached = cached.or(self.cached);
+        self.output = output.or(self.output);
+        self.reasoning_tokens = reasoning.or(self.reasoning_tokens);
+    }
+
+    /// The stream's ending, as its terminal frame says.
+    pub fn end(&mut self, ending: Ending) {
+        self.ending = Some(ending);
+    }
+
+    /// Whether a terminal frame was read.
+    pub fn ended(&self) -> bool {
+        self.ending.is_some()
+    }
+
+    /// The answer was one JSON body, not a stream.
+    pub fn whole(&mut self) {
+        self.whole = true;
+    }
+
+    /// The last beat kind seen.
+    pub fn last(&self) -> Option<Mark> {
+        self.last
+    }
+
+    /// Something the response cannot carry.
+    pub fn note(&mut self, note: impl Into<String>) {
+        let note = note.into();
+        if !self.notes.contains(&note) {
+            self.notes.push(note);
+        }
+    }
+
+    /// The response to replay in `dialect`, its body having ended as `end`.
+    pub fn finish(mut self, dialect: Dialect, end: BodyEnd) -> Recorded {
+        let ending = match (self.ending.take(), end) {
+            (Some(ending), _) => ending,
+            (None, BodyEnd::Dropped) => Ending::Disconnect,
+            (None, BodyEnd::Finished) => Ending::Eof,
+            (None, BodyEnd::ClientClosed) => {
+                self.note("the agent closed the stream before the Provider ended it (a cancel?): recorded as far as it went, ending `eof`");
+                Ending::Eof
+            }
+            (None, BodyEnd::Unfinished) => {
+                self.note("still streaming when the recording stopped: recorded as far as it went, ending `eof`");
+                Ending::Eof
+            }
+        };
+        self.response.then = ending;
+        for (index, args) in std::mem::take(&mut self.args).into_iter().enumerate() {
+            let parsed = match serde_json::from_str::<Value>(&args) {
+                Ok(value) => value,
+                Err(_) if args.trim().is_empty() => Value::Object(serde_json::Map::new()),
+                Err(_) => {
+                    self.note(format!("call {index}'s arguments were cut at {args:?}: recorded as `{{}}`"));
+                    Value::Object(serde_json::Map::new())
+                }
+            };
+            if let Some(call) = self.response.calls.get_mut(index) {
+                call.args = parsed;
+            }
+        }
+        if self.message_started && self.response.text.is_empty() {
+            // The message item was sent without text: an empty chunk keeps its item.
+            self.response.text.push(String::new());
+        }
+        let seen = [self.input, self.cached, self.output, self.reasoning_tokens];
+        if seen.iter().any(Option::is_some) {
+            let usage = Usage {
+                input: self.input.unwrap_or(Usage::DEFAULT.input),
+                cached: self.cached.unwrap_or(Usage::DEFAULT.cached),
+                output: self.output.unwrap_or(Usage::DEFAULT.output),
+                reasoning: self.reasoning_tokens.unwrap_or(Usage::DEFAULT.reasoning),
+            };
+            self.response.usage = (usage != Usage::DEFAULT).then_some(usage);
+        }
+        self.response.cut_after = self.cut(dialect);
+        Recorded { response: self.response, notes: self.notes }
+    }
+
+    /// The beats the Provider sent, when the stream stopped before the rebuilt response's last
+    /// beat that `dialect` sends a frame for.
+    fn cut(&self, dialect: Dialect) -> Option<usize> {
+        if self.whole {
+            return None;
+        }
+        let arguments = arguments(&self.response);
+        let beats = beats(&self.response, &arguments);
+        let furthest = self.seen.iter().map(|&(mark, item)| position(&beats, mark, item)).max();
+        let seen = match furthest {
+            None => 0,
+            Some(position) => position? + 1,
+        };
+        let rest = beats.get(seen..).unwrap_or_default();
+        (!rest.iter().all(|beat| silent(dialect, beat))).then_some(seen)
+    }
+}
+
+/// Where the last beat of kind `mark` of `item` stands.
+fn position(beats: &[Beat<'_>], mark: Mark, item: Option<usize>) -> Option<usize> {
+    let (reasoning, call) = (item, item);
+    beats.iter().rposition(|beat| match (mark, *beat) {
+        (Mark::Created, Beat::Created)
+        | (Mark::InProgress, Beat::InProgress)
+        | (Mark::MessageAdded, Beat::MessageAdded)
+        | (Mark::TextPartAdded, Beat::TextPartAdded)
+        | (Mark::TextDelta, Beat::TextDelta(_))
+        | (Mark::TextDone, Beat::TextDone)
+        | (Mark::TextPartDone, Beat::TextPartDone)
+        | (Mark::MessageDone, Beat::MessageDone) => true,
+        (Mark::ReasoningAdded, Beat::ReasoningAdded { index, .. })
+        | (Mark::ReasoningPartAdded, Beat::ReasoningPartAdded { index })
+        | (Mark::ReasoningDelta, Beat::ReasoningDelta { index, .. })
+        | (Mark::ReasoningTextDone, Beat::ReasoningTextDone { index, .. })
+        | (Mark::ReasoningPartDone, Beat::ReasoningPartDone { index, .. })
+        | (Mark::ReasoningDone, Beat::ReasoningDone { index, .. }) => Some(index) == reasoning,
+        (Mark::CallAdded, Beat::CallAdded { index, .. })
+        | (Mark::ArgsDelta, Beat::ArgsDelta { index, .. })
+        | (Mark::ArgsDone, Beat::ArgsDone { index, .. })
+        | (Mark::CallDone, Beat::CallDone { index, .. }) => Some(index) == call,
+        _ => false,
+    })
+}
+
+/// Whether `dialect` sends no frame for `beat` (docs/scenario-format.md, "The same response in
+/// every dialect"): such beats are never seen, so a stream that stops before them is whole.
+/// Each arm lists the beats its wire has frames for.
+fn silent(dialect: Dialect, beat: &Beat<'_>) -> bool {
+    match dialect {
+        Dialect::Responses => false,
+        Dialect::ChatCompletions => {
+            !matches!(beat, Beat::Created | Beat::TextDelta(_) | Beat::CallAdded { .. } | Beat::ArgsDelta { .. })
+        }
+        Dialect::AnthropicMessages => !matches!(
+            beat,
+            Beat::Created
+                | Beat::InProgress
+                | Beat::ReasoningAdded { .. }
+                | Beat::ReasoningDelta { .. }
+                | Beat::ReasoningDone { .. }
+                | Beat::MessageAdded
+                | Beat::TextDelta(_)
+                | Beat::MessageDone
+                | Beat::CallAdded { .. }
+                | Beat::ArgsDelta { .. }
+                | Beat::CallDone { .. }
+        ),
+        Dialect::Gemini => match beat {
+            Beat::ReasoningDelta { .. } | Beat::TextDelta(_) | Beat::CallDone { .. } => false,
+            Beat::ReasoningDone { reasoning, .. } => reasoning.encrypted.is_none(),
+            _ => true,
+        },
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_stopped_mid_text_is_cut_where_a_frame_was_due() {
+        let mut draft = Draft::default();
+        draft.mark(Mark::Created);
+        draft.mark(Mark::InProgress);
+        draft.message_added();
+        draft.mark(Mark::TextPartAdded);
+        draft.text_delta("Useful ");
+        draft.end(Ending::Error("server_error".into()));
+        let recorded = draft.finish(Dialect::Responses, BodyEnd::Finished);
+        assert_eq!(recorded.response.cut_after, Some(5));
+        assert_eq!(recorded.response.text, ["Useful "]);
+        assert_eq!(recorded.response.then, Ending::Error("server_error".into()));
+    }
+
+    #[test]
+    fn silent_beats_after_the_last_frame_are_no_cut() {
+        let mut draft = Draft::default();
+        draft.mark(Mark::Created);
+        draft.text_delta("Half");
+        let recorded = draft.finish(Dialect::ChatCompletions, BodyEnd::Dropped);
+        assert_eq!((recorded.response.cut_after, recorded.response.then), (None, Ending::Disconnect));
+    }
+
+    /// Text after a call (Anthropic may interleave blocks) moves into the message, and the
+    /// call, seen whole, still ends the stream: no cut drops it.
+    #[test]
+    fn the_furthest_beat_seen_decides_the_cut() {
+        let mut draft = Draft::default();
+        draft.mark(Mark::Created);
+        draft.message_added();
+        draft.text_delta("Looking");
+        draft.mark(Mark::MessageDone);
+        draft.call_added("read", Some("toolu_1".into()));
+        draft.args_delta("{\"path\":\"a\"}");
+        draft.call_done(None);
+        draft.message_added();
+        draft.text_delta(" more");
+        let recorded = draft.finish(Dialect::AnthropicMessages, BodyEnd::Dropped);
+        assert_eq!(recorded.response.text, ["Looking", " more"]);
+        assert_eq!(recorded.response.calls[0].args, serde_json::json!({ "path": "a" }));
+        assert_eq!((recorded.response.cut_after, recorded.response.then), (None, Ending::Disconnect));
+        assert_eq!(recorded.notes.len(), 1, "{:?}", recorded.notes);
+    }
+}
