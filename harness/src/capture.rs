@@ -114,6 +114,15 @@ impl Request {
     }
 }
 
+/// How soon after `session/cancel` a Provider request still streaming must end
+/// (ACP-CANCEL-CLOSES-REQUEST). A second is far longer than closing a socket takes, and far
+/// shorter than the scenarios' held streams (an hour of scenario time, over half a minute at the
+/// external profiles' time scale of 0.01). It is the same on every clock: a profile's time scale
+/// shrinks scripted pauses and timeouts, not the real work of reacting to a cancel (reading it,
+/// closing a socket, the mock hearing of it). The driver keeps the agent running this long after
+/// a cancel while such a request is open, so stopping the agent never closes it in time for it.
+pub const CANCEL_CLOSE_BOUND: Duration = Duration::from_millis(1000);
+
 /// A `session/cancel` the client sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cancel {

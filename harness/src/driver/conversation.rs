@@ -14,7 +14,7 @@ use gauntlet_mock_provider::provider::MockProvider;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::capture::{Reported, TornTail};
+use crate::capture::{CANCEL_CLOSE_BOUND, Reported, TornTail};
 use crate::driver::acp_client::{AcpClient, ClientError, Settings, is_response, session_update};
 use crate::scenario::{Scenario, Trigger, Turn};
 
@@ -256,9 +256,23 @@ async fn live<L: Error + 'static, S: Error + 'static>(
             break;
         }
     }
+    settle_after_cancels(mock, &conversation.cancels).await;
     let finished = finish(client, ended, &mut conversation.live).await;
     outcome?;
     Ok(finished?)
+}
+
+/// Keeps the agent running, while a Provider request is still open, until
+/// [`CANCEL_CLOSE_BOUND`] has passed since the last cancel: stopping the agent closes every
+/// request it left open, and ACP-CANCEL-CLOSES-REQUEST must see when the agent itself closed
+/// it, not when the scenario ended.
+async fn settle_after_cancels(mock: &MockProvider, cancels: &[SentCancel]) {
+    let Some(last) = cancels.iter().map(|cancel| cancel.sent).max() else { return };
+    // A little past the bound, so a request left open ends past it.
+    let until = last + CANCEL_CLOSE_BOUND + POLL;
+    while tokio::time::Instant::now() < until && mock.idle_for().is_none() {
+        tokio::time::sleep(POLL).await;
+    }
 }
 
 /// A fresh agent that only loads the Session, for the replay transcript.

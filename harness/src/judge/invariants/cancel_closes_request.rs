@@ -1,5 +1,6 @@
 //! ACP-CANCEL-CLOSES-REQUEST: after `session/cancel`, a Provider response still streaming ends
-//! within [`bound`]. ACP asks an agent to stop model work as soon as possible on cancel
+//! within [`CANCEL_CLOSE_BOUND`] (opencode closes in 250 to 350 ms: a bound scaled with the
+//! profile's time scale, 250 ms, judged scheduling noise). ACP asks an agent to stop model work as soon as possible on cancel
 //! (peers.md, "Cancellation"); a request left open keeps the Provider generating, and billing,
 //! for a turn the user already stopped.
 //!
@@ -13,31 +14,15 @@ use std::time::Duration;
 use gauntlet_mock_provider::Timing;
 
 use super::{Invariant, Scope, request_turns};
-use crate::capture::Cancel;
+use crate::capture::{CANCEL_CLOSE_BOUND, Cancel};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-CANCEL-CLOSES-REQUEST", also: &[], name: "cancel_closes_request", scope: Scope::Run, check };
 
-/// The bound in scenario time: a second is far longer than closing a socket takes, and far
-/// shorter than the scenarios' held streams (an hour), so a request left open cannot pass.
-pub const BOUND_MS: u64 = 1000;
-
-/// The least bound on any clock: a profile's time scale shrinks scripted pauses and timeouts,
-/// not the real work of reacting to a cancel (reading it, closing a socket, the mock hearing
-/// of it), so a scaled bound stays above scheduling noise on a busy machine.
-pub const FLOOR_MS: u64 = 250;
-
-/// [`BOUND_MS`] on the scenario's clock (scaled by its time scale), never below [`FLOOR_MS`].
-pub fn bound(time_scale: f64) -> Duration {
-    #[allow(clippy::cast_precision_loss)]
-    let scaled = Duration::try_from_secs_f64(BOUND_MS as f64 / 1000.0 * time_scale).unwrap_or(Duration::ZERO);
-    scaled.max(Duration::from_millis(FLOOR_MS))
-}
-
 fn check(evidence: &Evidence) -> Vec<String> {
     let capture = evidence.capture;
-    let bound = bound(evidence.scenario.map_or(1.0, |scenario| scenario.time_scale));
+    let bound = CANCEL_CLOSE_BOUND;
     let turns = request_turns(evidence);
     capture
         .timings
@@ -146,16 +131,12 @@ mod tests {
     }
 
     #[test]
-    fn the_bound_follows_the_time_scale_down_to_a_floor() {
-        assert_eq!(bound(1.0), ms(1000));
-        assert_eq!(bound(2.0), ms(2000));
-        assert_eq!(bound(0.01), ms(FLOOR_MS));
-        assert_eq!(bound(f64::NAN), ms(FLOOR_MS));
+    fn the_bound_is_real_reaction_time_whatever_the_time_scale() {
         let text =
             "title = \"t\"\n[[turn]]\nprompt = \"a\"\ncancel = \"first_delta\"\nrespond = [{ text = [\"x\"] }]\n";
         let fast = scenario(text).scaled(0.01);
         let closed_at = |end: u64| cancelled(Some((end, StreamEnd::ClientClosed)));
-        assert!(check_played(INVARIANT, &closed_at(300), &fast).is_empty());
-        assert_eq!(check_played(INVARIANT, &closed_at(400), &fast).len(), 1);
+        assert!(check_played(INVARIANT, &closed_at(450), &fast).is_empty());
+        assert_eq!(check_played(INVARIANT, &closed_at(1200), &fast).len(), 1);
     }
 }
