@@ -33,9 +33,6 @@ struct Checked {
 /// Checks the implementation `args` name, writes its reports, and prints the summary; exit 0
 /// when it failed only where expected (or `--update-expectations`), 1 otherwise.
 pub fn check(cli: &Cli, args: &CheckArgs) -> anyhow::Result<ExitCode> {
-    if let Some(count) = args.campaign.generate {
-        return crate::campaign::on_agent(cli, args, count);
-    }
     let jobs = jobs(args);
     let plan = cli.plan(false)?;
     let printer = Progress::new(args.format, run::scenario_names(&plan).iter().map(|(name, _)| name.as_str()));

@@ -22,7 +22,10 @@ fn main() -> ExitCode {
             Some(count) => campaign::on_reference(&cli, campaign, count, *format),
             None => run::run(&cli, filters, *bless, *format),
         },
-        Command::Check(args) => check::check(&cli, args),
+        Command::Check(args) => match args.campaign.generate {
+            Some(count) => campaign::on_agent(&cli, args, count),
+            None => check::check(&cli, args),
+        },
         Command::Accept => corpus::accept(&cli),
         Command::Audit { logs, json } => Ok(audit::audit(logs, *json)),
         Command::New { name, from_log } => new::new(&cli, name, from_log.as_deref()),
