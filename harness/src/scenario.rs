@@ -194,6 +194,24 @@ pub struct SessionExpect {
     /// Each `run_workflow` call's outcome, in call order.
     #[serde(default, rename = "workflow")]
     pub workflows: Vec<WorkflowExpect>,
+    /// The to-do list the client shows at the end: the entries of the last ACP `plan` update,
+    /// in order.
+    #[serde(default)]
+    pub plan: Option<Vec<PlanEntryExpect>>,
+}
+
+/// One entry of the to-do list the client must show.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanEntryExpect {
+    /// Its text.
+    pub content: String,
+    /// `pending`, `in_progress` or `completed`.
+    pub status: String,
+    /// `high`, `medium` or `low`; unchecked when absent (an agent whose to-do tool has no
+    /// priority picks its own).
+    #[serde(default)]
+    pub priority: Option<String>,
 }
 
 /// What one `run_workflow` call must come to.
@@ -295,6 +313,12 @@ impl Scenario {
         needs.contains(&Capability::Subagents) || needs.contains(&Capability::Workflows)
     }
 
+    /// True when the scenario's model keeps a to-do list (calls the `plan` tool), so the
+    /// reference offers it.
+    pub fn plans(&self) -> bool {
+        self.needs().contains(&Capability::Plans)
+    }
+
     /// What an implementation must be able to do to play this scenario; one lacking any of
     /// these gets `skipped`, not a failure.
     pub fn needs(&self) -> BTreeSet<Capability> {
@@ -322,6 +346,9 @@ impl Scenario {
                     }
                     "run_workflow" => {
                         needs.insert(Capability::Workflows);
+                    }
+                    "plan" => {
+                        needs.insert(Capability::Plans);
                     }
                     _ => {}
                 }
@@ -427,6 +454,9 @@ pub enum Capability {
     Subagents,
     /// Workflows.
     Workflows,
+    /// A to-do tool the scripted model calls as `plan`, its list shown as ACP `plan` updates;
+    /// a profile has it when its `[tools]` maps `plan`.
+    Plans,
 }
 
 impl Capability {
@@ -441,6 +471,7 @@ impl Capability {
             Capability::Permissions => "permissions",
             Capability::Subagents => "subagents",
             Capability::Workflows => "workflows",
+            Capability::Plans => "plans",
         }
     }
 }

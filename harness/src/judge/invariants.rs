@@ -31,6 +31,7 @@ mod no_partial_text_replayed;
 mod no_retry_after_text;
 mod orphan_calls_repaired;
 mod partial_keeps_streamed_text;
+mod plan_whole_list;
 mod prompts_answered;
 mod provider_script_strict;
 mod reasoning_same_model;
@@ -129,6 +130,7 @@ pub const ALL: &[Invariant] = &[
     load_matches_live::INVARIANT,
     usage_recorded::INVARIANT,
     reasoning_same_model::INVARIANT,
+    plan_whole_list::INVARIANT,
 ];
 
 /// The invariants that need nothing but a Log ([`Scope::Log`]): `gauntlet audit` runs exactly

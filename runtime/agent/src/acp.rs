@@ -45,6 +45,7 @@ use crate::provider::{Provider, ProviderConfig, Transport};
 use crate::recovery;
 use crate::session::{Session, SessionConfig};
 use crate::tools::Toolbox;
+use crate::tools::plan::Plan;
 use lines::{Line, Lines};
 use message::{Incoming, decode};
 use projection::Projector;
@@ -70,6 +71,8 @@ pub struct AgentConfig {
     pub delegation: bool,
     /// At most this many Subagents of a Session run at once.
     pub max_subagents: usize,
+    /// Offer the `plan` tool, whose lists are shown as ACP `plan` updates.
+    pub plans: bool,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -305,7 +308,8 @@ impl Agent {
     }
 
     /// Opens a Session with its tools: a Turn the last process left open is closed first
-    /// (TURN-RESTART-RECOVERY), then the workspace tools, and delegation when configured.
+    /// (TURN-RESTART-RECOVERY), then the workspace tools, and delegation and the `plan` tool
+    /// when configured.
     fn open(&self, session_id: &str, cwd: PathBuf) -> Result<Open, Error> {
         check_cwd(&cwd)?;
         let mut config = SessionConfig::new(session_id, &cwd);
@@ -318,6 +322,9 @@ impl Agent {
         let mut tools = Toolbox::workspace();
         if self.config.delegation {
             tools = tools.with(Delegation::open(&mut session, self.config.max_subagents).map_err(log_error)?);
+        }
+        if self.config.plans {
+            tools = tools.with(Plan);
         }
         Ok(Open { session, tools })
     }
@@ -524,6 +531,7 @@ mod tests {
             clock: Clock::System,
             delegation: false,
             max_subagents: 1,
+            plans: false,
         }
     }
 

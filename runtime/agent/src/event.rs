@@ -379,6 +379,11 @@ impl Payload {
     pub fn reasoning_delta(chunk: &str) -> Payload {
         Payload::new(EventType::ReasoningDelta, json!({ "chunk": chunk }))
     }
+    /// The model's complete current to-do list, ACP `PlanEntry` objects (ephemeral: a plan
+    /// never enters the Log, LOG-NO-EPHEMERAL; each one is the whole list, ACP-PLAN-WHOLE-LIST).
+    pub fn plan(entries: Vec<Value>) -> Payload {
+        Payload::new(EventType::Plan, json!({ "entries": entries }))
+    }
     /// A coarse status transition (ephemeral).
     pub fn status(status: &str) -> Payload {
         Payload::new(EventType::Status, json!({ "status": status }))
