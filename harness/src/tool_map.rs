@@ -214,7 +214,7 @@ impl ToolMapping {
         for (string, in_entry) in args.chain(entry_strings.into_iter().map(|string| (string, true))) {
             for name in placeholders(string) {
                 let known = tool.placeholders().contains(&name) || LOCATIONS.contains(&name);
-                if !known && !(in_entry && entry_known(name)) {
+                if !(known || (in_entry && entry_known(name))) {
                     return Err(UnknownPlaceholder(name.to_owned()));
                 }
             }
@@ -307,7 +307,9 @@ fn fill_value(template: &Value, values: &BTreeMap<String, Value>) -> Value {
         Value::String(text) => {
             // A string that is one numeric or list placeholder becomes the number or the list.
             let whole = text.strip_prefix('{').and_then(|rest| rest.strip_suffix('}'));
-            if let Some(number) = whole.and_then(|name| values.get(name)).filter(|value| value.is_number() || value.is_array()) {
+            if let Some(number) =
+                whole.and_then(|name| values.get(name)).filter(|value| value.is_number() || value.is_array())
+            {
                 return number.clone();
             }
             Value::String(fill(text, values))

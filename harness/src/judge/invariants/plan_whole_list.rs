@@ -9,8 +9,9 @@
 //! that drops such an entry leaves the client showing less than the model's list, which is
 //! what a delta does. Entries are compared by `content`: a status or priority may change, an
 //! entry the model's latest call removed may go. The latest call is the first call, from the
-//! last one matched on, whose entries include every entry of the update; an update no call
-//! contains (an agent's own entries) is matched to the last call matched on.
+//! last one matched on, that holds exactly the update's entries, else the first that holds
+//! them all (a delta shows a part of its call); an update no call holds (an agent's own
+//! entries) is matched to the last call matched on.
 //! An agent that shows no plan at all breaks nothing here (ACP lets an agent share a plan; it
 //! does not require it): that is the expectation's to say, against a MAY row.
 
@@ -67,10 +68,9 @@ fn judge(updates: &[Vec<String>], calls: &[Vec<String>]) -> Vec<String> {
     for (idx, pair) in updates.windows(2).enumerate() {
         let (previous, update) = (&pair[0], &pair[1]);
         let shown: BTreeSet<&str> = update.iter().map(String::as_str).collect();
-        if let Some(call) = (latest..calls.len()).find(|&call| {
-            let held: BTreeSet<&str> = calls[call].iter().map(String::as_str).collect();
-            shown.is_subset(&held)
-        }) {
+        let holds = |call: usize| -> BTreeSet<&str> { calls[call].iter().map(String::as_str).collect() };
+        let same = (latest..calls.len()).find(|&call| holds(call) == shown);
+        if let Some(call) = same.or_else(|| (latest..calls.len()).find(|&call| shown.is_subset(&holds(call)))) {
             latest = call;
         }
         let Some(call) = calls.get(latest) else { continue };
