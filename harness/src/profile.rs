@@ -349,7 +349,9 @@ impl Profile {
             .filter_map(|capability| match capability {
                 Capability::Tools if unmapped.is_empty() => None,
                 Capability::Plans if self.tools.contains_key(&AbstractTool::Plan) => None,
-                Capability::Plans if !self.tools.is_empty() => Some("plans (a to-do tool shown as ACP `plan` updates: its `[tools]` maps no `plan`)".to_owned()),
+                Capability::Plans if !self.tools.is_empty() => {
+                    Some("plans (a to-do tool shown as ACP `plan` updates: its `[tools]` maps no `plan`)".to_owned())
+                }
                 Capability::Tools if !self.tools.is_empty() => {
                     let names: Vec<String> = unmapped.iter().map(|name| format!("`{name}`")).collect();
                     Some(format!("tools (its `[tools]` maps no {})", names.join(", ")))

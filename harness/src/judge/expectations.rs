@@ -98,14 +98,18 @@ fn check_plan(expected: &[PlanEntryExpect], evidence: &Evidence) -> Vec<Finding>
         return vec![Finding::new(
             Layer::Expectation,
             Some("ACP-PLAN-SHOWN"),
-            "the agent sent no ACP `plan` update: its to-do tool's list is not shown to the client as a plan".to_owned(),
+            "the agent sent no ACP `plan` update: its to-do tool's list is not shown to the client as a plan"
+                .to_owned(),
         )];
     };
     let text = |entry: &serde_json::Value, key: &str| {
         entry.get(key).and_then(serde_json::Value::as_str).unwrap_or_default().to_owned()
     };
-    let shown: Vec<&serde_json::Value> =
-        last.get("entries").and_then(serde_json::Value::as_array).map(|entries| entries.iter().collect()).unwrap_or_default();
+    let shown: Vec<&serde_json::Value> = last
+        .get("entries")
+        .and_then(serde_json::Value::as_array)
+        .map(|entries| entries.iter().collect())
+        .unwrap_or_default();
     let matches = shown.len() == expected.len()
         && shown.iter().zip(expected).all(|(entry, expected)| {
             text(entry, "content") == expected.content
@@ -116,13 +120,17 @@ fn check_plan(expected: &[PlanEntryExpect], evidence: &Evidence) -> Vec<Finding>
         return Vec::new();
     }
     let describe = |content: String, status: String| format!("{content} ({status})");
-    let shown: Vec<String> = shown.iter().map(|entry| describe(text(entry, "content"), text(entry, "status"))).collect();
+    let shown: Vec<String> =
+        shown.iter().map(|entry| describe(text(entry, "content"), text(entry, "status"))).collect();
     let wanted: Vec<String> =
         expected.iter().map(|entry| describe(entry.content.clone(), entry.status.clone())).collect();
     vec![Finding::new(
         Layer::Expectation,
         None,
-        format!("the last ACP plan update (of {}) shows {shown:?}, expected the model's last list {wanted:?}", updates.len()),
+        format!(
+            "the last ACP plan update (of {}) shows {shown:?}, expected the model's last list {wanted:?}",
+            updates.len()
+        ),
     )]
 }
 

@@ -19,8 +19,8 @@ use serde_json::Value;
 
 use super::plan_whole_list::plan_updates;
 use super::{Invariant, Scope};
-use crate::tool_map::AbstractTool;
 use crate::judge::Evidence;
+use crate::tool_map::AbstractTool;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-TOOL-STATUS", also: &[], name: "tool_calls_projected", scope: Scope::Run, check };
