@@ -214,6 +214,16 @@ pub struct PlanEntryExpect {
     pub priority: Option<String>,
 }
 
+/// An image of a prompt, inline: small enough for a scenario file (a pixel does).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptImage {
+    /// Its MIME type (`image/png`).
+    pub mime_type: String,
+    /// The image bytes, standard base64.
+    pub data: String,
+}
+
 /// What one `run_workflow` call must come to.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -240,6 +250,10 @@ pub struct WorkflowExpect {
 pub struct Turn {
     /// The user's text.
     pub prompt: String,
+    /// Images the prompt carries after its text, as ACP `image` content blocks; sent only to
+    /// an agent that declares `promptCapabilities.image` (else the play is `skipped`).
+    #[serde(default)]
+    pub images: Vec<PromptImage>,
     /// The terminal state the Log must show for this turn.
     #[serde(default = "completed")]
     pub expect: TerminalStatus,
@@ -556,8 +570,23 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, LoadError> {
         return Err(invalid("a scenario needs at least one [[turn]]".to_owned()));
     }
     check_covers(text, path, &scenario.covers)?;
+    check_images(text, path, &scenario)?;
     scenario.script().validate().map_err(|error| script_error(text, path, &scenario, error))?;
     Ok(scenario)
+}
+
+/// Every prompt image must be an image MIME type and base64, as the reference decodes it; a
+/// bad one is an error at its own line, not a refused prompt at run time.
+fn check_images(text: &str, path: &Path, scenario: &Scenario) -> Result<(), LoadError> {
+    for (turn_idx, turn) in scenario.turns.iter().enumerate() {
+        for (image_idx, image) in turn.images.iter().enumerate() {
+            if let Err(error) = gauntlet_agent::resource::Image::from_base64(&image.mime_type, &image.data) {
+                let steps = [Step::Key("turn"), Step::Index(turn_idx), Step::Key("images"), Step::Index(image_idx)];
+                return Err(invalid_at(text, path, &steps, "images", error.to_string()));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every `covers` id must be a requirement of the registry (docs/contract.md); an unknown one

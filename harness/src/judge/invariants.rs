@@ -19,11 +19,13 @@ mod diagnostic_not_answer;
 mod error_data_complete;
 mod failure_evidence_complete;
 mod failure_not_end_turn;
+mod image_reaches_provider;
 mod jsonrpc_errors_standard;
 mod load_matches_live;
 mod load_replays_clean_transcript;
 mod log_canonical_only;
 mod log_ids_unique;
+mod log_no_resource_bytes;
 mod log_seq_gapless;
 mod log_seq_monotonic;
 mod no_duplicate_assistant;
@@ -131,6 +133,8 @@ pub const ALL: &[Invariant] = &[
     usage_recorded::INVARIANT,
     reasoning_same_model::INVARIANT,
     plan_whole_list::INVARIANT,
+    log_no_resource_bytes::INVARIANT,
+    image_reaches_provider::INVARIANT,
 ];
 
 /// The invariants that need nothing but a Log ([`Scope::Log`]): `gauntlet audit` runs exactly

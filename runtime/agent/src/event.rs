@@ -6,6 +6,7 @@
 
 pub mod subagent;
 
+use crate::resource::Image;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -314,6 +315,15 @@ impl Payload {
     /// User input that opens a Turn.
     pub fn user_message(text: &str) -> Payload {
         Payload::new(EventType::UserMessage, json!({ "text": text }))
+    }
+    /// User input with attached images: `resources` holds each one's descriptor, never its
+    /// bytes (LOG-NO-RESOURCE-BYTES); omitted when nothing is attached.
+    pub fn user_message_with(text: &str, images: &[Image]) -> Payload {
+        let mut payload = Payload::user_message(text);
+        if !images.is_empty() {
+            payload.data.insert("resources".into(), images.iter().map(Image::descriptor).collect());
+        }
+        payload
     }
     /// A clean final answer; `metadata` is omitted when empty.
     pub fn assistant_message(text: &str, metadata: Data) -> Payload {

@@ -17,6 +17,7 @@ use crate::ids::{self, Clock, IdSource};
 use crate::log::{self, Entry, Log, LogError, TornTail};
 use crate::provider::{Call, Provider, Transcript, WireRequest};
 use crate::replay::Replay;
+use crate::resource::Image;
 
 /// Folder inside the workspace that holds gauntlet's own files (Logs); hidden from the tools.
 pub const STATE_DIR: &str = ".gauntlet";
@@ -146,7 +147,7 @@ impl Session {
     pub fn set_model(&mut self, model: &str) {
         model.clone_into(&mut self.config.model);
         if self.replay.model() != model {
-            self.replay = Replay::new(model);
+            self.replay = self.replay.for_model(model);
             self.transcript = Transcript::new(self.provider.config().dialect);
         }
     }
@@ -186,6 +187,14 @@ impl Session {
         let Session { replay, transcript, history, .. } = self;
         replay.advance(history, &mut |item| transcript.push(&item));
         transcript.request(call, &replay.tail())
+    }
+
+    /// Keeps the bytes of a prompt's images for the Provider requests, which carry each image
+    /// where its `user_message` names it; the Log holds only descriptors.
+    pub(crate) fn attach(&mut self, images: &[Image]) {
+        for image in images {
+            self.replay.attach(image.clone());
+        }
     }
 
     /// Publishes an ephemeral Event to listeners; it never reaches the Log.
