@@ -27,60 +27,71 @@ pub const INVARIANT: Invariant =
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let Some(scenario) = evidence.scenario else { return Vec::new() };
-    let calls: Vec<Vec<String>> = scenario
+    let calls: Vec<Vec<Entry>> = scenario
         .root_responses()
         .flat_map(|response| &response.calls)
         .filter(|call| call.name == "plan")
-        .map(|call| contents(call.args.get("entries")))
+        .map(|call| entries(call.args.get("entries")))
         .collect();
     judge(&plan_updates(evidence), &calls)
 }
 
-/// The entry contents of each live `plan` update, in order.
-pub(crate) fn plan_updates(evidence: &Evidence) -> Vec<Vec<String>> {
+/// One entry of a list: its `content` and `status`.
+pub(crate) type Entry = (String, String);
+
+/// The entries of each live `plan` update, in order.
+pub(crate) fn plan_updates(evidence: &Evidence) -> Vec<Vec<Entry>> {
     evidence
         .capture
         .acp
         .iter()
         .filter_map(|entry| entry.pointer("/message/params/update"))
         .filter(|update| update.get("sessionUpdate").and_then(Value::as_str) == Some("plan"))
-        .map(|update| contents(update.get("entries")))
+        .map(|update| entries(update.get("entries")))
         .collect()
 }
 
-/// The `content` of each entry of a list.
-fn contents(entries: Option<&Value>) -> Vec<String> {
-    entries
-        .and_then(Value::as_array)
-        .map(|entries| {
-            entries
-                .iter()
-                .map(|entry| entry.get("content").and_then(Value::as_str).unwrap_or_default().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
+/// The `content` and `status` of each entry of a list.
+fn entries(list: Option<&Value>) -> Vec<Entry> {
+    let text = |entry: &Value, key: &str| entry.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let list = list.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    list.iter().map(|entry| (text(entry, "content"), text(entry, "status"))).collect()
 }
 
-/// The findings over `updates` (each update's contents) given the model's `calls`.
-fn judge(updates: &[Vec<String>], calls: &[Vec<String>]) -> Vec<String> {
+/// The findings over the `updates` given the model's `calls`. An update is matched to a call
+/// by its entries with their statuses (the call it shows, whole or in part), then by content
+/// alone (an agent that words a status its own way); it is judged by content.
+fn judge(updates: &[Vec<Entry>], calls: &[Vec<Entry>]) -> Vec<String> {
     let mut problems = Vec::new();
     let mut latest = 0;
     for (idx, pair) in updates.windows(2).enumerate() {
         let (previous, update) = (&pair[0], &pair[1]);
-        let shown: BTreeSet<&str> = update.iter().map(String::as_str).collect();
-        let holds = |call: usize| -> BTreeSet<&str> { calls[call].iter().map(String::as_str).collect() };
-        let same = (latest..calls.len()).find(|&call| holds(call) == shown);
-        if let Some(call) = same.or_else(|| (latest..calls.len()).find(|&call| shown.is_subset(&holds(call)))) {
+        let shown_pairs: BTreeSet<&Entry> = update.iter().collect();
+        let shown: BTreeSet<&str> = update.iter().map(|(content, _)| content.as_str()).collect();
+        let pairs = |call: usize| -> BTreeSet<&Entry> { calls[call].iter().collect() };
+        let contents =
+            |call: usize| -> BTreeSet<&str> { calls[call].iter().map(|(content, _)| content.as_str()).collect() };
+        let candidates = latest..calls.len();
+        let matched = candidates
+            .clone()
+            .find(|&call| pairs(call) == shown_pairs)
+            .or_else(|| candidates.clone().find(|&call| shown_pairs.is_subset(&pairs(call))))
+            .or_else(|| candidates.clone().find(|&call| contents(call) == shown))
+            .or_else(|| candidates.clone().find(|&call| shown.is_subset(&contents(call))));
+        if let Some(call) = matched {
             latest = call;
         }
-        let Some(call) = calls.get(latest) else { continue };
-        let held: BTreeSet<&str> = call.iter().map(String::as_str).collect();
+        if latest >= calls.len() {
+            continue;
+        }
+        let held = contents(latest);
         let dropped: Vec<&str> = previous
             .iter()
-            .map(String::as_str)
+            .map(|(content, _)| content.as_str())
             .filter(|content| held.contains(content) && !shown.contains(content))
             .collect();
         if !dropped.is_empty() {
+            let update: Vec<&str> = shown_order(update);
             problems.push(format!(
                 "plan update {} shows {update:?} and drops {dropped:?}, entries of plan update {} that the model's latest plan call (call {}) still holds: ACP replaces the client's whole list with each update, so this update is a delta, not the complete list",
                 idx + 2,
@@ -92,12 +103,17 @@ fn judge(updates: &[Vec<String>], calls: &[Vec<String>]) -> Vec<String> {
     problems
 }
 
+/// An update's contents, in its order.
+fn shown_order(update: &[Entry]) -> Vec<&str> {
+    update.iter().map(|(content, _)| content.as_str()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn list(items: &[&str]) -> Vec<String> {
-        items.iter().map(|item| (*item).to_owned()).collect()
+    fn list(items: &[&str]) -> Vec<Entry> {
+        items.iter().map(|item| ((*item).to_owned(), "pending".to_owned())).collect()
     }
 
     #[test]
@@ -116,6 +132,17 @@ mod tests {
         assert!(problems[0].starts_with(r#"plan update 2 shows ["b"] and drops ["a", "c"]"#), "{}", problems[0]);
         assert!(problems[1].contains(r#"drops ["b"]"#), "{}", problems[1]);
         assert!(problems[1].contains("(call 3)"), "{}", problems[1]);
+    }
+
+    #[test]
+    fn a_status_change_is_matched_to_the_call_that_made_it() {
+        let entry = |content: &str, status: &str| (content.to_owned(), status.to_owned());
+        let first = vec![entry("a", "in_progress"), entry("b", "pending"), entry("c", "pending")];
+        let second = vec![entry("a", "completed"), entry("b", "in_progress"), entry("c", "pending")];
+        let delta = vec![entry("a", "completed"), entry("b", "in_progress")];
+        let problems = judge(&[first.clone(), delta], &[first, second]);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains(r#"drops ["c"]"#) && problems[0].contains("(call 2)"), "{}", problems[0]);
     }
 
     #[test]
