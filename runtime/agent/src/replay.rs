@@ -235,7 +235,7 @@ mod tests {
                 {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="},
             ]})]
         );
-        // A fresh process has the descriptor only: the text is replayed alone.
+        // Without the bytes (a store that lost them), the text is replayed alone.
         assert_eq!(fold(&events, "m"), [json!({"role": "user", "content": [{"type": "input_text", "text": "look"}]})]);
     }
 

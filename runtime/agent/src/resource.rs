@@ -4,9 +4,14 @@
 //! Log"; ADR 0021).
 //!
 //! The Log records a [`Image::descriptor`]: `kind`, `mime_type`, `byte_length` and `sha256`
-//! of the decoded bytes. The bytes stay in memory with the Session's replay fold, which carries
-//! the image to the Provider in every request of the process (each dialect in its own form);
-//! a Session loaded in a fresh process has the descriptor only, and replays the prompt's text.
+//! of the decoded bytes. The bytes go to the Session's resource store beside the Logs
+//! (`.gauntlet/resources/<sha256>`, content-addressed: the descriptor's hash is the file's
+//! local identity) and stay in memory with the Session's replay fold, which carries the image
+//! to the Provider in every request (each dialect in its own form). A Session loaded in a fresh
+//! process takes the bytes back from the store ([`restore`]); an image the store lost (or a
+//! file whose hash no longer matches) is replayed as the prompt's text alone.
+
+use std::path::Path;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -44,8 +49,22 @@ impl Image {
             return Err(ImageError::NotAnImage(mime_type.to_owned()));
         }
         let bytes = STANDARD.decode(data).map_err(|error| ImageError::NotBase64(error.to_string()))?;
-        let sha256 = Sha256::digest(&bytes).iter().map(|byte| format!("{byte:02x}")).collect();
-        Ok(Image { mime_type: mime_type.to_owned(), data: data.to_owned(), byte_length: bytes.len(), sha256 })
+        Ok(Image {
+            mime_type: mime_type.to_owned(),
+            data: data.to_owned(),
+            byte_length: bytes.len(),
+            sha256: hex_sha256(&bytes),
+        })
+    }
+
+    /// An image from its bytes.
+    pub fn from_bytes(mime_type: &str, bytes: &[u8]) -> Image {
+        Image {
+            mime_type: mime_type.to_owned(),
+            data: STANDARD.encode(bytes),
+            byte_length: bytes.len(),
+            sha256: hex_sha256(bytes),
+        }
     }
 
     /// What the Log keeps of it: identity and hash, never the bytes.
@@ -57,6 +76,42 @@ impl Image {
     pub fn data_url(&self) -> String {
         format!("data:{};base64,{}", self.mime_type, self.data)
     }
+}
+
+/// The lowercase hex SHA-256 of `bytes`.
+fn hex_sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// Keeps an image's bytes in the store folder `dir` as `<sha256>` (once: the name is the
+/// content's hash). Never through a symlink.
+pub fn store(dir: &Path, image: &Image) -> std::io::Result<()> {
+    let bytes = STANDARD.decode(&image.data).map_err(std::io::Error::other)?;
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(&image.sha256);
+    match std::fs::symlink_metadata(&path) {
+        Ok(meta) if meta.is_file() => Ok(()),
+        Ok(_) => Err(std::io::Error::other(format!("{} is not a file", path.display()))),
+        Err(_) => std::fs::write(&path, bytes),
+    }
+}
+
+/// The image a Log descriptor names, from the store folder `dir`: `None` when the descriptor
+/// is not an image's, names no 64-hex-digit hash (a Log is input: its hash never becomes a
+/// path otherwise), or the file is missing, a symlink, or no longer has that hash.
+pub fn restore(dir: &Path, descriptor: &Value) -> Option<Image> {
+    let sha256 = descriptor.get("sha256")?.as_str()?;
+    let hex = sha256.len() == 64 && sha256.bytes().all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f'));
+    let mime_type = descriptor.get("mime_type")?.as_str()?;
+    if !hex || descriptor.get("kind")?.as_str()? != "image" || !mime_type.starts_with("image/") {
+        return None;
+    }
+    let path = dir.join(sha256);
+    if !std::fs::symlink_metadata(&path).ok()?.is_file() {
+        return None;
+    }
+    let image = Image::from_bytes(mime_type, &std::fs::read(&path).ok()?);
+    (image.sha256 == sha256).then_some(image)
 }
 
 #[cfg(test)]
@@ -75,6 +130,20 @@ mod tests {
         assert_eq!(descriptor["sha256"].as_str().unwrap().len(), 64);
         assert!(!descriptor.to_string().contains(PIXEL));
         assert_eq!(image.data_url(), format!("data:image/png;base64,{PIXEL}"));
+    }
+
+    #[test]
+    fn the_store_gives_back_what_it_kept_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let image = Image::from_base64("image/png", PIXEL).unwrap();
+        store(dir.path(), &image).unwrap();
+        store(dir.path(), &image).unwrap();
+        assert_eq!(restore(dir.path(), &image.descriptor()), Some(image.clone()));
+        let mut traversal = image.descriptor();
+        traversal["sha256"] = json!("../../etc/passwd");
+        assert_eq!(restore(dir.path(), &traversal), None);
+        std::fs::write(dir.path().join(&image.sha256), b"changed").unwrap();
+        assert_eq!(restore(dir.path(), &image.descriptor()), None);
     }
 
     #[test]
