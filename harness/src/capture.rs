@@ -64,6 +64,9 @@ pub struct Capture {
     /// The script's abstract tool calls as the driver rendered them for the agent's own tools
     /// (its profile's `[tools]`); empty when nothing was mapped (evidence only: not golden).
     pub mapped_calls: Vec<MappedCall>,
+    /// A prompt's images were not sent, because the agent does not declare
+    /// `promptCapabilities.image`: the play is `skipped` (evidence only: not golden).
+    pub images_withheld: bool,
 }
 
 /// The requests golden of a dialect: the raw bodies differ by wire, everything else is shared.

@@ -321,6 +321,15 @@ fn check_one(plan: &Plan, profile: &Profile, driver: &dyn Driver, name: &str, lo
         Ok(played) => played,
         Err(why) => return Checked::of(Verdict::skipped(name, why)),
     };
+    // Known only once the agent answered `initialize`: a prompt's image was not sent, so the
+    // scenario was not played as written, and nothing of it is judged.
+    if capture.images_withheld {
+        let why = format!(
+            "{} does not declare `promptCapabilities.image` at initialize, so the prompt's image was not sent (ACP: a client sends image content only to an agent that declares it)",
+            profile.name
+        );
+        return Checked::of(Verdict::skipped(name, why));
+    }
     let files = capture.golden_files();
     let mut masks_matched = BTreeSet::new();
     let dir = Path::new("golden").join(name);

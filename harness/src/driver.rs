@@ -142,6 +142,7 @@ pub fn assemble(conversation: Conversation, log_path: Option<&Path>, mock: &Mock
         reported: conversation.reported,
         torn_tail: conversation.torn_tail,
         faults: conversation.faults,
+        images_withheld: conversation.images_withheld,
         ..Capture::default()
     };
     if let Some(path) = log_path {

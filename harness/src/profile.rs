@@ -16,7 +16,7 @@ use crate::driver::acp_client::Permission;
 use crate::driver::external::External;
 use crate::locate::{self, Step};
 use crate::scenario::{self, Capability, Knobs, LoadError, RetryBudget, Scenario};
-use crate::tool_map::{self, ToolMap};
+use crate::tool_map::{self, AbstractTool, ToolMap};
 
 /// The placeholders gauntlet fills in a profile's command, arguments, environment and files.
 pub const PLACEHOLDERS: &[&str] = &[
@@ -341,11 +341,17 @@ impl Profile {
     /// all needs no `tools` capability; one calling a tool it does not map names the tool.
     pub fn missing(&self, scenario: &Scenario) -> Vec<String> {
         let needs = scenario.needs();
-        let unmapped = scenario.unmapped_tools(&self.tools);
+        // A to-do tool is the `plans` capability, not `tools`.
+        let mut unmapped = scenario.unmapped_tools(&self.tools);
+        unmapped.retain(|name| name != AbstractTool::Plan.as_str());
         needs
             .difference(&self.capabilities)
             .filter_map(|capability| match capability {
                 Capability::Tools if unmapped.is_empty() => None,
+                Capability::Plans if self.tools.contains_key(&AbstractTool::Plan) => None,
+                Capability::Plans if !self.tools.is_empty() => {
+                    Some("plans (a to-do tool shown as ACP `plan` updates: its `[tools]` maps no `plan`)".to_owned())
+                }
                 Capability::Tools if !self.tools.is_empty() => {
                     let names: Vec<String> = unmapped.iter().map(|name| format!("`{name}`")).collect();
                     Some(format!("tools (its `[tools]` maps no {})", names.join(", ")))

@@ -194,6 +194,34 @@ pub struct SessionExpect {
     /// Each `run_workflow` call's outcome, in call order.
     #[serde(default, rename = "workflow")]
     pub workflows: Vec<WorkflowExpect>,
+    /// The to-do list the client shows at the end: the entries of the last ACP `plan` update,
+    /// in order.
+    #[serde(default)]
+    pub plan: Option<Vec<PlanEntryExpect>>,
+}
+
+/// One entry of the to-do list the client must show.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanEntryExpect {
+    /// Its text.
+    pub content: String,
+    /// `pending`, `in_progress` or `completed`.
+    pub status: String,
+    /// `high`, `medium` or `low`; unchecked when absent (an agent whose to-do tool has no
+    /// priority picks its own).
+    #[serde(default)]
+    pub priority: Option<String>,
+}
+
+/// An image of a prompt, inline: small enough for a scenario file (a pixel does).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptImage {
+    /// Its MIME type (`image/png`).
+    pub mime_type: String,
+    /// The image bytes, standard base64.
+    pub data: String,
 }
 
 /// What one `run_workflow` call must come to.
@@ -222,6 +250,10 @@ pub struct WorkflowExpect {
 pub struct Turn {
     /// The user's text.
     pub prompt: String,
+    /// Images the prompt carries after its text, as ACP `image` content blocks; sent only to
+    /// an agent that declares `promptCapabilities.image` (else the play is `skipped`).
+    #[serde(default)]
+    pub images: Vec<PromptImage>,
     /// The terminal state the Log must show for this turn.
     #[serde(default = "completed")]
     pub expect: TerminalStatus,
@@ -295,6 +327,12 @@ impl Scenario {
         needs.contains(&Capability::Subagents) || needs.contains(&Capability::Workflows)
     }
 
+    /// True when the scenario's model keeps a to-do list (calls the `plan` tool), so the
+    /// reference offers it.
+    pub fn plans(&self) -> bool {
+        self.needs().contains(&Capability::Plans)
+    }
+
     /// What an implementation must be able to do to play this scenario; one lacking any of
     /// these gets `skipped`, not a failure.
     pub fn needs(&self) -> BTreeSet<Capability> {
@@ -322,6 +360,9 @@ impl Scenario {
                     }
                     "run_workflow" => {
                         needs.insert(Capability::Workflows);
+                    }
+                    "plan" => {
+                        needs.insert(Capability::Plans);
                     }
                     _ => {}
                 }
@@ -427,6 +468,9 @@ pub enum Capability {
     Subagents,
     /// Workflows.
     Workflows,
+    /// A to-do tool the scripted model calls as `plan`, its list shown as ACP `plan` updates;
+    /// a profile has it when its `[tools]` maps `plan`.
+    Plans,
 }
 
 impl Capability {
@@ -441,6 +485,7 @@ impl Capability {
             Capability::Permissions => "permissions",
             Capability::Subagents => "subagents",
             Capability::Workflows => "workflows",
+            Capability::Plans => "plans",
         }
     }
 }
@@ -529,8 +574,23 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, LoadError> {
         return Err(invalid("a scenario needs at least one [[turn]]".to_owned()));
     }
     check_covers(text, path, &scenario.covers)?;
+    check_images(text, path, &scenario)?;
     scenario.script().validate().map_err(|error| script_error(text, path, &scenario, error))?;
     Ok(scenario)
+}
+
+/// Every prompt image must be an image MIME type and base64, as the reference decodes it; a
+/// bad one is an error at its own line, not a refused prompt at run time.
+fn check_images(text: &str, path: &Path, scenario: &Scenario) -> Result<(), LoadError> {
+    for (turn_idx, turn) in scenario.turns.iter().enumerate() {
+        for (image_idx, image) in turn.images.iter().enumerate() {
+            if let Err(error) = gauntlet_agent::resource::Image::from_base64(&image.mime_type, &image.data) {
+                let steps = [Step::Key("turn"), Step::Index(turn_idx), Step::Key("images"), Step::Index(image_idx)];
+                return Err(invalid_at(text, path, &steps, "images", error.to_string()));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every `covers` id must be a requirement of the registry (docs/contract.md); an unknown one

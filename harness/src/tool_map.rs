@@ -1,11 +1,12 @@
 //! Portable tools: a profile maps the corpus's abstract tools (`read`, `write`, `list`,
-//! `wait`, the reference's workspace tools) to the agent's own, so the scripted model calls
+//! `wait`, the reference's workspace tools, and `plan`, its to-do list) to the agent's own, so the scripted model calls
 //! the agent's real tools and the tool scenarios run against any agent
 //! (docs/implementations.md "Tools").
 //!
 //! A mapping is three things: the agent's tool name, an argument template whose strings hold
 //! the abstract call's arguments as placeholders (`{path}`, `{content}`, `{ms}`, `{seconds}`,
-//! and `{workspace}`, `{home}`, `{tmp}`), and how to read the result the agent sends back to
+//! and `{workspace}`, `{home}`, `{tmp}`; a `plan` call's `{entries}`, each entry rendered
+//! through the mapping's `entry` template), and how to read the result the agent sends back to
 //! the model in its next request: which text marks success or failure, and where the content
 //! sits. Rendering happens in the driver (only it knows the scratch workspace); the judge reads
 //! results through the same mapping, never through the reference's tool names.
@@ -29,12 +30,16 @@ pub enum AbstractTool {
     /// Runs for a while, a slow tool to cancel: `{ms}`, `{seconds}` (scaled by the profile's
     /// `time_scale`, like every scenario duration, and rounded up).
     Wait,
+    /// Replaces the to-do list with the complete current one: `{entries}`, each entry through
+    /// the mapping's `entry` template (`{content}`, `{status}`, `{priority}`, `{index}`), so
+    /// the agent shows it as an ACP `plan` (ACP-PLAN-WHOLE-LIST).
+    Plan,
 }
 
 impl AbstractTool {
     /// Every abstract tool.
-    pub const ALL: [AbstractTool; 4] =
-        [AbstractTool::Read, AbstractTool::Write, AbstractTool::List, AbstractTool::Wait];
+    pub const ALL: [AbstractTool; 5] =
+        [AbstractTool::Read, AbstractTool::Write, AbstractTool::List, AbstractTool::Wait, AbstractTool::Plan];
 
     /// Its name in scripts and profiles.
     pub fn as_str(self) -> &'static str {
@@ -43,6 +48,7 @@ impl AbstractTool {
             AbstractTool::Write => "write",
             AbstractTool::List => "list",
             AbstractTool::Wait => "wait",
+            AbstractTool::Plan => "plan",
         }
     }
 
@@ -57,9 +63,14 @@ impl AbstractTool {
             AbstractTool::Read | AbstractTool::List => &["path"],
             AbstractTool::Write => &["path", "content"],
             AbstractTool::Wait => &["ms", "seconds"],
+            AbstractTool::Plan => &["entries"],
         }
     }
 }
+
+/// The placeholders of a `plan` mapping's `entry` template: one entry of the call's list
+/// (`index` counts from 1; `priority` is `medium` when the call gives none).
+pub const ENTRY_PLACEHOLDERS: &[&str] = &["content", "status", "priority", "index"];
 
 /// The placeholders every template may use: where the scenario runs.
 pub const LOCATIONS: &[&str] = &["workspace", "home", "tmp"];
@@ -97,6 +108,12 @@ pub struct ToolMapping {
     /// is not content.
     #[serde(default)]
     pub numbered_lines: Option<String>,
+    /// For `plan`: one entry of the agent's list, a table whose strings may hold
+    /// `{content}`, `{status}`, `{priority}` and `{index}`; the string `{entries}` in `args`
+    /// becomes the list of the call's entries rendered through it.
+    #[serde(default)]
+    #[schemars(with = "Option<BTreeMap<String, serde_json::Value>>")]
+    pub entry: Option<Value>,
 }
 
 fn no_args() -> Value {
@@ -165,7 +182,19 @@ impl ToolMapping {
         locations: &BTreeMap<&str, String>,
         time_scale: f64,
     ) -> Value {
-        let values = values(tool, args, locations, time_scale);
+        let mut values = values(tool, args, locations, time_scale);
+        if tool == AbstractTool::Plan {
+            let entry = self.entry.clone().unwrap_or_else(no_args);
+            let entries = plan_entries(args)
+                .into_iter()
+                .map(|entry_values| {
+                    let mut entry_values: BTreeMap<String, Value> = entry_values;
+                    entry_values.extend(values.iter().map(|(key, value)| (key.clone(), value.clone())));
+                    fill_value(&entry, &entry_values)
+                })
+                .collect();
+            values.insert("entries".to_owned(), Value::Array(entries));
+        }
         fill_value(&self.args, &values)
     }
 
@@ -173,9 +202,19 @@ impl ToolMapping {
     pub fn check(&self, tool: AbstractTool) -> Result<(), UnknownPlaceholder> {
         let mut strings = Vec::new();
         collect_strings(&self.args, &mut strings);
-        for string in strings {
+        let entry_strings = {
+            let mut entry_strings = Vec::new();
+            if let Some(entry) = &self.entry {
+                collect_strings(entry, &mut entry_strings);
+            }
+            entry_strings
+        };
+        let entry_known = |name: &str| tool == AbstractTool::Plan && ENTRY_PLACEHOLDERS.contains(&name);
+        let args = strings.into_iter().map(|string| (string, false));
+        for (string, in_entry) in args.chain(entry_strings.into_iter().map(|string| (string, true))) {
             for name in placeholders(string) {
-                if !tool.placeholders().contains(&name) && !LOCATIONS.contains(&name) {
+                let known = tool.placeholders().contains(&name) || LOCATIONS.contains(&name);
+                if !(known || (in_entry && entry_known(name))) {
                     return Err(UnknownPlaceholder(name.to_owned()));
                 }
             }
@@ -212,6 +251,25 @@ pub fn render_script(
     mapped
 }
 
+/// The placeholder values of each entry of a `plan` call's `entries`, in order.
+fn plan_entries(args: &Value) -> Vec<BTreeMap<String, Value>> {
+    let list = args.get("entries").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    list.iter()
+        .enumerate()
+        .map(|(idx, entry)| {
+            let text = |key: &str, default: &str| {
+                Value::String(entry.get(key).and_then(Value::as_str).unwrap_or(default).to_owned())
+            };
+            BTreeMap::from([
+                ("content".to_owned(), text("content", "")),
+                ("status".to_owned(), text("status", "pending")),
+                ("priority".to_owned(), text("priority", "medium")),
+                ("index".to_owned(), Value::String((idx + 1).to_string())),
+            ])
+        })
+        .collect()
+}
+
 /// The values of one call's placeholders.
 fn values(
     tool: AbstractTool,
@@ -238,6 +296,8 @@ fn values(
             values.insert("ms".to_owned(), Value::from(scaled));
             values.insert("seconds".to_owned(), Value::from(scaled.div_ceil(1000)));
         }
+        // Filled by `render`, from the `entry` template.
+        AbstractTool::Plan => {}
     }
     values
 }
@@ -245,9 +305,11 @@ fn values(
 fn fill_value(template: &Value, values: &BTreeMap<String, Value>) -> Value {
     match template {
         Value::String(text) => {
-            // A string that is one numeric placeholder becomes the number.
+            // A string that is one numeric or list placeholder becomes the number or the list.
             let whole = text.strip_prefix('{').and_then(|rest| rest.strip_suffix('}'));
-            if let Some(number) = whole.and_then(|name| values.get(name)).filter(|value| value.is_number()) {
+            if let Some(number) =
+                whole.and_then(|name| values.get(name)).filter(|value| value.is_number() || value.is_array())
+            {
                 return number.clone();
             }
             Value::String(fill(text, values))
@@ -338,6 +400,7 @@ mod tests {
             content_after: None,
             content_before: None,
             numbered_lines: None,
+            entry: None,
         }
     }
 
@@ -368,6 +431,25 @@ mod tests {
             list.render(AbstractTool::List, &json!({}), &locations(), 1.0),
             json!({"dir": ".", "json": "{\"a\": 1}"})
         );
+    }
+
+    #[test]
+    fn a_plan_renders_each_entry_through_its_template() {
+        let mut todo = mapping("update_plan", json!({"plan": "{entries}", "note": "{workspace}"}));
+        todo.entry = Some(json!({"step": "{content}", "status": "{status}", "id": "{index}", "p": "{priority}"}));
+        let args = json!({"entries": [{"content": "a", "status": "completed", "priority": "high"}, {"content": "b", "status": "pending"}]});
+        assert_eq!(
+            todo.render(AbstractTool::Plan, &args, &locations(), 1.0),
+            json!({"plan": [
+                {"step": "a", "status": "completed", "id": "1", "p": "high"},
+                {"step": "b", "status": "pending", "id": "2", "p": "medium"},
+            ], "note": "/w"})
+        );
+        assert_eq!(todo.check(AbstractTool::Plan), Ok(()));
+        assert_eq!(todo.check(AbstractTool::Read), Err(UnknownPlaceholder("entries".to_owned())));
+        let mut stray = mapping("update_plan", json!({"plan": "{content}"}));
+        stray.entry = None;
+        assert_eq!(stray.check(AbstractTool::Plan), Err(UnknownPlaceholder("content".to_owned())));
     }
 
     #[test]

@@ -92,6 +92,8 @@ fn main() {
         );
     }
     let root = plan.root.clone();
+    trials.push(Trial::test("check/skips-images-undeclared", move || skips_images(&root)).with_kind("check"));
+    let root = plan.root.clone();
     trials.push(Trial::test("check/campaign/combination-bug", move || combination_bug(&root)).with_kind("check"));
     let root = plan.root.clone();
     trials.push(Trial::test("check/adapter/gauntlet-lifecycle", move || reference_adapter(&root)).with_kind("check"));
@@ -384,7 +386,7 @@ struct Bug {
     evidence: &'static str,
 }
 
-const BUGS: [Bug; 7] = [
+const BUGS: [Bug; 9] = [
     Bug {
         name: "late",
         scenario: "turn/two-turn-conversation",
@@ -427,6 +429,18 @@ const BUGS: [Bug; 7] = [
         requirement: "ACP-JSONRPC-ERRORS",
         evidence: "which is not JSON, got no Parse error (-32700 with id null)",
     },
+    Bug {
+        name: "plan-delta",
+        scenario: "acp/plan-whole-list",
+        requirement: "ACP-PLAN-WHOLE-LIST",
+        evidence: r#"drops ["Write an index"], entries of plan update 1 that the model's latest plan call (call 2) still holds"#,
+    },
+    Bug {
+        name: "drops-image",
+        scenario: "acp/image-prompt",
+        requirement: "REPLAY-CARRIES-IMAGE",
+        evidence: "turn 1: the prompt carried 1 image(s), but none of the turn's 1 Provider request(s)",
+    },
 ];
 
 /// Each buggy agent is `nonconformant` on its scenario, caught by the named requirement with
@@ -456,6 +470,22 @@ fn buggy_check(root: &Path, bug: &Bug) -> Result<(), Failed> {
             )
             .into());
         }
+    }
+    Ok(())
+}
+
+/// An agent that does not declare `promptCapabilities.image` is not sent a prompt's image, and
+/// its play of an image scenario is `skipped` with that reason, not judged as a conversation
+/// the scenario did not mean.
+fn skips_images(root: &Path) -> Result<(), Failed> {
+    let plan = Plan { root: root.to_owned(), bless: false };
+    let profile = profile::load(&root.join("harness/tests/fixtures/agents/late.toml"))?;
+    let filters = ["acp/image-prompt".to_owned()];
+    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);
+    let [checked] = &run.scenarios[..] else { return Err(format!("{:#?}", run.verdicts()).into()) };
+    let why = checked.verdict.skipped.as_deref().unwrap_or_default();
+    if checked.verdict.kind != VerdictKind::Skipped || !why.contains("does not declare `promptCapabilities.image`") {
+        return Err(format!("expected a skip naming the capability: {:#?}", checked.verdict).into());
     }
     Ok(())
 }

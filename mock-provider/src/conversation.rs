@@ -54,6 +54,12 @@ pub enum Message {
         /// The output text.
         output: String,
     },
+    /// An image the body carries in a user message, after that message's text.
+    Image {
+        /// A `data:<mime>;base64,<payload>` URL for an inline image (whatever form the wire
+        /// gave it), or the URL it names.
+        url: String,
+    },
     /// Anything else the body carries as conversation input, by its wire type.
     Other {
         /// The wire type or role.
@@ -90,9 +96,14 @@ impl Message {
         match self {
             Message::User { text } | Message::Assistant { text } | Message::Reasoning { text, .. } => Some(text),
             Message::ToolResult { output, .. } => Some(output),
-            Message::ToolCall { .. } | Message::Other { .. } => None,
+            Message::ToolCall { .. } | Message::Image { .. } | Message::Other { .. } => None,
         }
     }
+}
+
+/// The `data:` URL of an inline image.
+pub fn data_url(mime_type: &str, data: &str) -> String {
+    format!("data:{mime_type};base64,{data}")
 }
 
 /// The texts of a message `content`: a string, or an array of parts with `text`, joined.

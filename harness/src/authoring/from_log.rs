@@ -169,6 +169,9 @@ pub fn scenario(file: &LogFile, source: &str) -> Written {
         let end = starts.get(turn_idx + 1).copied().unwrap_or(events.len());
         let user = &events[start];
         let audit = audited.turns.iter().find(|turn| Some(turn.user_seq) == user.line.seq);
+        if let Some(note) = image_note(turn_idx, &user.line.data) {
+            notes.push(note);
+        }
         turns.push(draft_turn(user, &events[start + 1..end], audit, &mut config, &mut model));
     }
     let children = children::scripts(file, &all, resume, &audited, &mut config, &mut notes);
@@ -232,6 +235,26 @@ fn workspace_files(events: &[Event]) -> BTreeMap<String, String> {
         }
     }
     workspace
+}
+
+/// What to add by hand for a prompt that carried images: the Log keeps each one's descriptor,
+/// never its bytes (LOG-NO-RESOURCE-BYTES), so no scenario written from it can send them.
+fn image_note(turn_idx: usize, data: &Value) -> Option<String> {
+    let resources = data.get("resources")?.as_array().filter(|resources| !resources.is_empty())?;
+    let described: Vec<String> = resources
+        .iter()
+        .map(|resource| {
+            let text = |key: &str| resource.get(key).and_then(Value::as_str).unwrap_or("?").to_owned();
+            let bytes = resource.get("byte_length").and_then(Value::as_u64).unwrap_or_default();
+            format!("{}, {bytes} bytes, sha256 {}", text("mime_type"), text("sha256"))
+        })
+        .collect();
+    Some(format!(
+        "turn {}'s prompt carried {} image(s) ({}): the Log keeps their descriptors, never their bytes, so add them to the turn by hand as `images = [{{ mime_type, data }}]`",
+        turn_idx + 1,
+        resources.len(),
+        described.join("; ")
+    ))
 }
 
 /// One Turn's draft: `user` its `user_message`, `events` what follows it up to the next.
@@ -594,6 +617,16 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+
+    #[test]
+    fn a_prompts_images_are_a_note_since_the_log_has_no_bytes() {
+        let data = serde_json::json!({"text": "look", "resources": [
+            {"kind": "image", "mime_type": "image/png", "byte_length": 70, "sha256": "c414"},
+        ]});
+        let note = image_note(0, &data).unwrap();
+        assert!(note.starts_with("turn 1's prompt carried 1 image(s) (image/png, 70 bytes, sha256 c414)"), "{note}");
+        assert_eq!(image_note(0, &serde_json::json!({"text": "look"})), None);
+    }
 
     /// A Log file of `(type, data)` events, stamped `ts` second by second as given.
     fn log(events: &[(&str, &str, u32)]) -> LogFile {

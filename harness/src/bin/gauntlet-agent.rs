@@ -54,6 +54,10 @@ struct Flags {
     /// At most this many subagents of a session run at once; more wait queued.
     #[arg(long, env = "GAUNTLET_MAX_SUBAGENTS", default_value_t = 6)]
     max_subagents: usize,
+    /// Offer the `plan` tool: the model's to-do list, shown to the client as ACP `plan`
+    /// updates (each the whole list) and never written to the Log.
+    #[arg(long, env = "GAUNTLET_PLANS")]
+    plans: bool,
 }
 
 fn main() -> ExitCode {
@@ -85,6 +89,7 @@ fn main() -> ExitCode {
             clock,
             delegation: flags.delegation,
             max_subagents: flags.max_subagents,
+            plans: flags.plans,
         };
         match acp::serve(tokio::io::stdin(), tokio::io::stdout(), config).await {
             Ok(()) => ExitCode::SUCCESS,

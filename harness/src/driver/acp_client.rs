@@ -71,6 +71,9 @@ pub struct AcpClient<R, W> {
     pub patience: Duration,
     /// How permission requests are answered.
     pub permission: Permission,
+    /// The agent declared `promptCapabilities.image` at `initialize`: only then may a prompt
+    /// carry an image (ACP "Prompt Capabilities").
+    pub accepts_images: bool,
 }
 
 /// How the client behaves: how long it waits, and how it answers permission requests.
@@ -121,6 +124,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> AcpClient<R, W> {
             transcript: Vec::new(),
             patience: settings.patience,
             permission: settings.permission,
+            accepts_images: false,
         }
     }
 

@@ -126,6 +126,8 @@ pub struct Conversation {
     pub faults: Vec<String>,
     /// Each `session/cancel` the client sent.
     pub cancels: Vec<SentCancel>,
+    /// A prompt's images were not sent: the agent does not declare `promptCapabilities.image`.
+    pub images_withheld: bool,
 }
 
 /// One `session/cancel` the client sent.
@@ -183,7 +185,11 @@ async fn connect<L: Error + 'static, S: Error + 'static>(
     let mut client = AcpClient::new(connection.reader, connection.writer, settings);
     let params = json!({"protocolVersion": 1, "clientCapabilities": {}});
     let problem = match client.request("initialize", params).await {
-        Ok(answer) if answer.get("error").is_none() => return Ok((client, connection.ended)),
+        Ok(answer) if answer.get("error").is_none() => {
+            let image = answer.pointer("/result/agentCapabilities/promptCapabilities/image");
+            client.accepts_images = image == Some(&Value::Bool(true));
+            return Ok((client, connection.ended));
+        }
         Ok(answer) => InitializeError::Refused { error: answer["error"].clone() },
         Err(error) => InitializeError::Client(error),
     };
@@ -241,6 +247,9 @@ async fn live<L: Error + 'static, S: Error + 'static>(
             }
         }
         let mut cancels = Vec::new();
+        if !turn.images.is_empty() && !client.accepts_images {
+            conversation.images_withheld = true;
+        }
         // The mock answers this turn's requests from this turn's responses only.
         mock.begin_turn(turn_idx);
         let played =
@@ -338,7 +347,17 @@ async fn play_turn(
         client.request("session/set_config_option", params).await?;
     }
     let prompt = |text: &str| json!({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]});
-    let id = client.send_request("session/prompt", prompt(&turn.prompt)).await?;
+    // The prompt's images follow its text, to an agent that declared it takes them; another
+    // gets the text alone, and the play is `skipped` (`Capture::images_withheld`).
+    let mut first = prompt(&turn.prompt);
+    if client.accepts_images
+        && let Some(blocks) = first.get_mut("prompt").and_then(Value::as_array_mut)
+    {
+        blocks.extend(
+            turn.images.iter().map(|image| json!({"type": "image", "mimeType": image.mime_type, "data": image.data})),
+        );
+    }
+    let id = client.send_request("session/prompt", first).await?;
     let mut busy_id = None;
     let mut fired: Vec<Trigger> = Vec::new();
     let mut moment = Some(Trigger::Sent);

@@ -131,9 +131,10 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
         ids: Arc::new(Sequential::default()),
         clock: Clock::virtual_from_now(),
         // The Turn corpus's requests offer the workspace tools only; scenarios that delegate
-        // get the delegation tools too.
+        // get the delegation tools too, and scenarios that keep a to-do list the `plan` tool.
         delegation: scenario.delegates(),
         max_subagents: scenario.config.max_subagents,
+        plans: scenario.plans(),
     };
     let mut launch = || -> Result<Connection<InProcessStopError>, Infallible> {
         let (client, agent) = tokio::io::duplex(64 * 1024);

@@ -5,7 +5,7 @@
 //! TURN-TERMINAL-EVIDENCE invariant.
 
 use crate::judge::Evidence;
-use crate::scenario::Scenario;
+use crate::scenario::{PlanEntryExpect, Scenario};
 use crate::tool_map::AbstractTool;
 use crate::verdict::{Finding, Layer};
 
@@ -71,6 +71,7 @@ pub fn check(scenario: &Scenario, evidence: &Evidence) -> Vec<Finding> {
         }
     }
     check_workflows(scenario, evidence, &mut fail);
+    let plan = scenario.expect.plan.as_ref().map(|expected| check_plan(expected, evidence));
     if let Some(offset) = scenario.expect.torn_tail_offset {
         match &evidence.capture.torn_tail {
             Some(torn) if torn.offset == offset => {}
@@ -78,7 +79,59 @@ pub fn check(scenario: &Scenario, evidence: &Evidence) -> Vec<Finding> {
             None => fail(format!("expected a torn tail at byte {offset}, none was reported")),
         }
     }
+    findings.extend(plan.into_iter().flatten());
     findings
+}
+
+/// The to-do list the client is shown last against `[[expect.plan]]`. An agent that shows no
+/// plan at all is a finding against ACP-PLAN-SHOWN, a MAY (ACP lets an agent share its plan;
+/// it does not require it): true, and `conformant` at worst.
+fn check_plan(expected: &[PlanEntryExpect], evidence: &Evidence) -> Vec<Finding> {
+    let updates: Vec<&serde_json::Value> = evidence
+        .capture
+        .acp
+        .iter()
+        .filter_map(|entry| entry.pointer("/message/params/update"))
+        .filter(|update| update.get("sessionUpdate").and_then(serde_json::Value::as_str) == Some("plan"))
+        .collect();
+    let Some(last) = updates.last() else {
+        return vec![Finding::new(
+            Layer::Expectation,
+            Some("ACP-PLAN-SHOWN"),
+            "the agent sent no ACP `plan` update: its to-do tool's list is not shown to the client as a plan"
+                .to_owned(),
+        )];
+    };
+    let text = |entry: &serde_json::Value, key: &str| {
+        entry.get(key).and_then(serde_json::Value::as_str).unwrap_or_default().to_owned()
+    };
+    let shown: Vec<&serde_json::Value> = last
+        .get("entries")
+        .and_then(serde_json::Value::as_array)
+        .map(|entries| entries.iter().collect())
+        .unwrap_or_default();
+    let matches = shown.len() == expected.len()
+        && shown.iter().zip(expected).all(|(entry, expected)| {
+            text(entry, "content") == expected.content
+                && text(entry, "status") == expected.status
+                && expected.priority.as_ref().is_none_or(|priority| text(entry, "priority") == *priority)
+        });
+    if matches {
+        return Vec::new();
+    }
+    let describe = |content: String, status: String| format!("{content} ({status})");
+    let shown: Vec<String> =
+        shown.iter().map(|entry| describe(text(entry, "content"), text(entry, "status"))).collect();
+    let wanted: Vec<String> =
+        expected.iter().map(|entry| describe(entry.content.clone(), entry.status.clone())).collect();
+    vec![Finding::new(
+        Layer::Expectation,
+        None,
+        format!(
+            "the last ACP plan update (of {}) shows {shown:?}, expected the model's last list {wanted:?}",
+            updates.len()
+        ),
+    )]
 }
 
 /// Each `run_workflow` result, in call order, against the scenario's `[[expect.workflow]]`.

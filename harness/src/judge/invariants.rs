@@ -19,11 +19,13 @@ mod diagnostic_not_answer;
 mod error_data_complete;
 mod failure_evidence_complete;
 mod failure_not_end_turn;
+mod image_reaches_provider;
 mod jsonrpc_errors_standard;
 mod load_matches_live;
 mod load_replays_clean_transcript;
 mod log_canonical_only;
 mod log_ids_unique;
+mod log_no_resource_bytes;
 mod log_seq_gapless;
 mod log_seq_monotonic;
 mod no_duplicate_assistant;
@@ -31,6 +33,7 @@ mod no_partial_text_replayed;
 mod no_retry_after_text;
 mod orphan_calls_repaired;
 mod partial_keeps_streamed_text;
+mod plan_whole_list;
 mod prompts_answered;
 mod provider_script_strict;
 mod reasoning_same_model;
@@ -129,6 +132,9 @@ pub const ALL: &[Invariant] = &[
     load_matches_live::INVARIANT,
     usage_recorded::INVARIANT,
     reasoning_same_model::INVARIANT,
+    plan_whole_list::INVARIANT,
+    log_no_resource_bytes::INVARIANT,
+    image_reaches_provider::INVARIANT,
 ];
 
 /// The invariants that need nothing but a Log ([`Scope::Log`]): `gauntlet audit` runs exactly

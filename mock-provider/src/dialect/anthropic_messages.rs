@@ -258,7 +258,7 @@ pub fn http_error_json(status: u16) -> Value {
 /// A Messages request body read into the dialect-neutral [`Conversation`]: `system` (a string
 /// or text blocks), then each message's blocks in order: text, `thinking` /
 /// `redacted_thinking` (reasoning with its signature or data), `tool_use`, `tool_result` (its
-/// text content joined), anything else by its type.
+/// text content joined), `image` (as a `data:` URL), anything else by its type.
 ///
 /// Consecutive text blocks of an assistant message are one answer (a client may keep the
 /// pieces it streamed), but each text block of a user message is one user message: roles
@@ -321,6 +321,16 @@ pub fn read(body: &Value) -> Result<Conversation, ViewError> {
                     call_id: field("id"),
                     name: field("name"),
                     args: block.get("input").cloned().unwrap_or(Value::Null),
+                },
+                // A base64 source as its `data:` URL, a `url` source as its URL.
+                "image" => Message::Image {
+                    url: match block.pointer("/source/type").and_then(Value::as_str) {
+                        Some("base64") => crate::conversation::data_url(
+                            block.pointer("/source/media_type").and_then(Value::as_str).unwrap_or_default(),
+                            block.pointer("/source/data").and_then(Value::as_str).unwrap_or_default(),
+                        ),
+                        _ => block.pointer("/source/url").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                    },
                 },
                 "tool_result" => Message::ToolResult {
                     call_id: field("tool_use_id"),
@@ -542,7 +552,7 @@ mod tests {
                 ]},
                 { "role": "user", "content": [
                     { "type": "tool_result", "tool_use_id": "c1", "content": [{ "type": "text", "text": "A" }] },
-                    { "type": "image", "source": {} },
+                    { "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": "iVBO" } },
                     { "type": "text", "text": "A notice" }, { "type": "text", "text": "next" },
                 ]},
             ],
@@ -560,7 +570,7 @@ mod tests {
                 Message::Assistant { text: "Looking".into() },
                 Message::ToolCall { call_id: "c1".into(), name: "read".into(), args: json!({ "path": "a" }) },
                 Message::ToolResult { call_id: "c1".into(), output: "A".into() },
-                Message::Other { kind: "image".into() },
+                Message::Image { url: "data:image/png;base64,iVBO".into() },
                 Message::User { text: "A notice".into() },
                 Message::User { text: "next".into() },
             ]

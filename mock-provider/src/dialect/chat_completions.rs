@@ -209,7 +209,8 @@ fn usage_json(u: Usage) -> Value {
     })
 }
 
-/// Reads a Chat Completions request body: `system` / `developer` messages, `user` messages,
+/// Reads a Chat Completions request body: `system` / `developer` messages, `user` messages
+/// (their `image_url` parts as images),
 /// `assistant` messages with their `tool_calls`, and `tool` messages.
 pub fn read(body: &Value) -> Result<Conversation, ViewError> {
     let object = body.as_object().ok_or_else(|| ViewError("the body is not a JSON object".to_owned()))?;
@@ -226,7 +227,15 @@ pub fn read(body: &Value) -> Result<Conversation, ViewError> {
         let text = content_text(message.get("content"));
         match message.get("role").and_then(Value::as_str).unwrap_or_default() {
             "system" | "developer" => conversation.system.push(text),
-            "user" => conversation.messages.push(Message::User { text }),
+            "user" => {
+                conversation.messages.push(Message::User { text });
+                // Its `image_url` parts follow its text.
+                let parts = message.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+                for part in parts.iter().filter(|part| part.get("type").and_then(Value::as_str) == Some("image_url")) {
+                    let url = part.pointer("/image_url/url").and_then(Value::as_str).unwrap_or_default().to_owned();
+                    conversation.messages.push(Message::Image { url });
+                }
+            }
             "assistant" => {
                 if !text.is_empty() {
                     conversation.messages.push(Message::Assistant { text });
@@ -378,7 +387,7 @@ mod tests {
     fn reads_a_request() {
         let body = json!({ "model": "m", "messages": [
             { "role": "system", "content": "Be brief." },
-            { "role": "user", "content": [{ "type": "text", "text": "Hi" }] },
+            { "role": "user", "content": [{ "type": "text", "text": "Hi" }, { "type": "image_url", "image_url": { "url": "data:image/png;base64,iVBO" } }] },
             { "role": "assistant", "content": null, "tool_calls": [{ "id": "c1", "type": "function", "function": { "name": "read", "arguments": "{}" } }] },
             { "role": "tool", "tool_call_id": "c1", "content": "A" },
             { "role": "assistant", "content": "Done." },
@@ -389,6 +398,7 @@ mod tests {
             conversation.messages,
             [
                 Message::User { text: "Hi".into() },
+                Message::Image { url: "data:image/png;base64,iVBO".into() },
                 Message::ToolCall { call_id: "c1".into(), name: "read".into(), args: json!("{}") },
                 Message::ToolResult { call_id: "c1".into(), output: "A".into() },
                 Message::Assistant { text: "Done.".into() },

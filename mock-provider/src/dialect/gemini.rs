@@ -207,7 +207,7 @@ pub fn http_error_json(status: u16) -> Value {
 /// client may keep the chunks it streamed, while each text part of a `user` content is one
 /// user message), thoughts as
 /// reasoning with their `thoughtSignature` (a signature on another part is reasoning without
-/// text), `functionCall`, `functionResponse` (its `response.output`, else the response's JSON),
+/// text), `functionCall`, `functionResponse`, `inlineData` (an image, as a `data:` URL) (its `response.output`, else the response's JSON),
 /// anything else by its field name. The model is in the path, not the body.
 pub fn read(body: &Value) -> Result<Conversation, ViewError> {
     let body = body.as_object().ok_or_else(|| ViewError("a Gemini request body is a JSON object".to_owned()))?;
@@ -269,6 +269,11 @@ pub fn read(body: &Value) -> Result<Conversation, ViewError> {
                     None => answer.get("response").map(Value::to_string).unwrap_or_default(),
                 };
                 read.push(Message::ToolResult { call_id: field(answer, "id"), output });
+            } else if let Some(inline) = part.get("inlineData").or_else(|| part.get("inline_data")) {
+                // Inline bytes, camelCase or snake_case (the API reads both), as a `data:` URL.
+                let mime_type = inline.get("mimeType").or_else(|| inline.get("mime_type")).and_then(Value::as_str);
+                let data = inline.get("data").and_then(Value::as_str).unwrap_or_default();
+                read.push(Message::Image { url: crate::conversation::data_url(mime_type.unwrap_or_default(), data) });
             } else if signature.is_some() && part.get("text").is_some() {
                 // A text part that carried a signature: its text was taken above.
                 read.push(Message::Reasoning { text: String::new(), opaque: signature });
@@ -432,7 +437,7 @@ mod tests {
                     { "functionResponse": { "id": "c1", "name": "read", "response": { "output": "A" } } },
                     { "text": "A notice" }, { "text": "next" },
                 ]},
-                { "parts": [{ "inlineData": {} }] },
+                { "parts": [{ "inlineData": { "mimeType": "image/png", "data": "iVBO" } }, { "inline_data": { "mime_type": "image/gif", "data": "R0lG" } }, { "fileData": {} }] },
             ],
         });
         let conversation = read(&body).unwrap();
@@ -448,7 +453,9 @@ mod tests {
                 Message::ToolResult { call_id: "c1".into(), output: "A".into() },
                 Message::User { text: "A notice".into() },
                 Message::User { text: "next".into() },
-                Message::Other { kind: "inlineData".into() },
+                Message::Image { url: "data:image/png;base64,iVBO".into() },
+                Message::Image { url: "data:image/gif;base64,R0lG".into() },
+                Message::Other { kind: "fileData".into() },
             ]
         );
         assert!(read(&json!({ "contents": [{ "role": "system", "parts": [] }] })).is_err());

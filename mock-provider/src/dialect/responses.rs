@@ -239,7 +239,22 @@ pub fn read(body: &Value) -> Result<Conversation, ViewError> {
         let field = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
         let kind = item.get("type").and_then(Value::as_str).unwrap_or("message");
         let message = match (kind, item.get("role").and_then(Value::as_str)) {
-            ("message", Some("user")) => Message::User { text: content_text(item.get("content")) },
+            ("message", Some("user")) => {
+                conversation.messages.push(Message::User { text: content_text(item.get("content")) });
+                // Its `input_image` parts follow its text.
+                let parts = item.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+                for part in parts.iter().filter(|part| part.get("type").and_then(Value::as_str) == Some("input_image"))
+                {
+                    let url = match part.get("image_url") {
+                        Some(Value::String(url)) => url.clone(),
+                        other => {
+                            other.and_then(|url| url.get("url")).and_then(Value::as_str).unwrap_or_default().to_owned()
+                        }
+                    };
+                    conversation.messages.push(Message::Image { url });
+                }
+                continue;
+            }
             ("message", Some("assistant")) => Message::Assistant { text: content_text(item.get("content")) },
             ("message", Some("system" | "developer")) => {
                 conversation.system.push(content_text(item.get("content")));
@@ -344,6 +359,18 @@ pub fn http_error_json(status: u16) -> Value {
 mod tests {
     use super::*;
     use crate::script::{Call, Pause, Reasoning};
+
+    #[test]
+    fn a_user_messages_images_follow_its_text() {
+        let body = json!({ "input": [{ "role": "user", "content": [
+            { "type": "input_text", "text": "Look" },
+            { "type": "input_image", "image_url": "data:image/png;base64,iVBO" },
+        ]}]});
+        assert_eq!(
+            read(&body).unwrap().messages,
+            [Message::User { text: "Look".into() }, Message::Image { url: "data:image/png;base64,iVBO".into() }]
+        );
+    }
 
     fn ctx() -> EncodeContext {
         EncodeContext { response_id: "resp_1".into(), model: "m".into(), item_base: 5 }

@@ -25,8 +25,8 @@ use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::rpc::{JsonRpcMessage, Notification};
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, CancelNotification, ContentBlock, Error, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
-    RequestId, Response, SessionConfigOption, SessionConfigSelectOption, SessionNotification,
+    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
+    PromptResponse, RequestId, Response, SessionConfigOption, SessionConfigSelectOption, SessionNotification,
     SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
 };
 use serde::Serialize;
@@ -43,8 +43,10 @@ use crate::ids::{self, Clock, IdSource};
 use crate::log::LogError;
 use crate::provider::{Provider, ProviderConfig, Transport};
 use crate::recovery;
+use crate::resource::Image;
 use crate::session::{Session, SessionConfig};
 use crate::tools::Toolbox;
+use crate::tools::plan::Plan;
 use lines::{Line, Lines};
 use message::{Incoming, decode};
 use projection::Projector;
@@ -70,6 +72,8 @@ pub struct AgentConfig {
     pub delegation: bool,
     /// At most this many Subagents of a Session run at once.
     pub max_subagents: usize,
+    /// Offer the `plan` tool, whose lists are shown as ACP `plan` updates.
+    pub plans: bool,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -272,7 +276,13 @@ impl Agent {
                 let result = parse::<InitializeRequest>(params).map(|_| {
                     self.initialized = true;
                     InitializeResponse::new(ProtocolVersion::V1)
-                        .agent_capabilities(AgentCapabilities::new().load_session(true))
+                        // Image prompts are accepted (LOG-NO-RESOURCE-BYTES); audio and embedded
+                        // resources are not.
+                        .agent_capabilities(
+                            AgentCapabilities::new()
+                                .load_session(true)
+                                .prompt_capabilities(PromptCapabilities::new().image(true)),
+                        )
                         .agent_info(Implementation::new("gauntlet-agent", env!("CARGO_PKG_VERSION")))
                 });
                 self.outbox.respond(id, result);
@@ -305,7 +315,8 @@ impl Agent {
     }
 
     /// Opens a Session with its tools: a Turn the last process left open is closed first
-    /// (TURN-RESTART-RECOVERY), then the workspace tools, and delegation when configured.
+    /// (TURN-RESTART-RECOVERY), then the workspace tools, and delegation and the `plan` tool
+    /// when configured.
     fn open(&self, session_id: &str, cwd: PathBuf) -> Result<Open, Error> {
         check_cwd(&cwd)?;
         let mut config = SessionConfig::new(session_id, &cwd);
@@ -318,6 +329,9 @@ impl Agent {
         let mut tools = Toolbox::workspace();
         if self.config.delegation {
             tools = tools.with(Delegation::open(&mut session, self.config.max_subagents).map_err(log_error)?);
+        }
+        if self.config.plans {
+            tools = tools.with(Plan);
         }
         Ok(Open { session, tools })
     }
@@ -390,12 +404,23 @@ impl Agent {
             })
             .collect();
         let text = text.join("\n");
+        // Every image block, decoded before the Turn starts, so a bad one is refused with
+        // nothing recorded.
+        let images = request
+            .prompt
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Image(image) => Some(Image::from_base64(&image.mime_type, &image.data)),
+                _ => None,
+            })
+            .collect::<Result<Vec<Image>, _>>()
+            .map_err(|error| Error::invalid_params().data(json!({"reason": error.to_string()})))?;
         let (cancel, signal) = CancelSignal::pair();
         let Slot::Idle(open) = std::mem::replace(slot, Slot::Busy(cancel)) else { return Ok(()) };
         let outbox = self.outbox.clone();
         let done = self.done.clone();
         let context_window = self.config.context_window;
-        let turn = tokio::spawn(run_turn(*open, text, signal, id.clone(), outbox, context_window));
+        let turn = tokio::spawn(run_turn(*open, Prompt { text, images }, signal, id.clone(), outbox, context_window));
         tokio::spawn(async move {
             let finished = match turn.await {
                 Ok(finished) => finished,
@@ -428,10 +453,16 @@ impl Agent {
     }
 }
 
+/// What a `session/prompt` asks: its text blocks joined, and its images.
+struct Prompt {
+    text: String,
+    images: Vec<Image>,
+}
+
 /// Runs a Turn, forwarding its Events as updates in order; the answer goes back with the Session.
 async fn run_turn(
     mut open: Open,
-    text: String,
+    prompt: Prompt,
     mut cancel: CancelSignal,
     id: RequestId,
     outbox: Outbox,
@@ -448,7 +479,7 @@ async fn run_turn(
         }
     };
     let result = {
-        let turn = open.session.prompt(&mut open.tools, &text, &mut cancel);
+        let turn = open.session.prompt_with(&mut open.tools, &prompt.text, &prompt.images, &mut cancel);
         tokio::pin!(turn);
         loop {
             tokio::select! {
@@ -524,6 +555,7 @@ mod tests {
             clock: Clock::System,
             delegation: false,
             max_subagents: 1,
+            plans: false,
         }
     }
 
@@ -700,6 +732,22 @@ mod tests {
         assert_eq!((error_code(&out[1]), &out[1]["id"]), (Some(-32700), &Value::Null));
         assert!(out[1]["error"]["data"]["reason"].as_str().unwrap().contains("8388608-byte limit"));
         assert_eq!((error_code(&out[2]), &out[2]["id"]), (Some(-32601), &json!(2)));
+    }
+
+    #[tokio::test]
+    async fn images_are_declared_and_a_bad_one_is_refused_before_the_turn() {
+        let workspace = tempfile::tempdir().unwrap();
+        let new = request(1, "session/new", json!({"cwd": workspace.path(), "mcpServers": []}));
+        let prompt = json!({"sessionId": "root", "prompt": [
+            {"type": "text", "text": "look"},
+            {"type": "image", "mimeType": "image/png", "data": "not base64!"},
+        ]});
+        let out = exchange(&[initialize(), new, request(2, "session/prompt", prompt)]).await;
+        assert_eq!(out[0]["result"]["agentCapabilities"]["promptCapabilities"]["image"], true);
+        assert_eq!(error_code(&out[2]), Some(-32602), "{out:?}");
+        assert!(out[2]["error"]["data"]["reason"].as_str().unwrap().contains("not base64"), "{}", out[2]);
+        let log = std::fs::read_to_string(workspace.path().join(".gauntlet/sessions/root.ndjson")).unwrap_or_default();
+        assert!(!log.contains("user_message"), "a refused prompt was recorded: {log}");
     }
 
     #[tokio::test]

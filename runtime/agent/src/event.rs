@@ -6,6 +6,7 @@
 
 pub mod subagent;
 
+use crate::resource::Image;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -315,6 +316,15 @@ impl Payload {
     pub fn user_message(text: &str) -> Payload {
         Payload::new(EventType::UserMessage, json!({ "text": text }))
     }
+    /// User input with attached images: `resources` holds each one's descriptor, never its
+    /// bytes (LOG-NO-RESOURCE-BYTES); omitted when nothing is attached.
+    pub fn user_message_with(text: &str, images: &[Image]) -> Payload {
+        let mut payload = Payload::user_message(text);
+        if !images.is_empty() {
+            payload.data.insert("resources".into(), images.iter().map(Image::descriptor).collect());
+        }
+        payload
+    }
     /// A clean final answer; `metadata` is omitted when empty.
     pub fn assistant_message(text: &str, metadata: Data) -> Payload {
         let mut data = object(json!({ "text": text }));
@@ -378,6 +388,11 @@ impl Payload {
     /// A streamed chunk of reasoning text (ephemeral).
     pub fn reasoning_delta(chunk: &str) -> Payload {
         Payload::new(EventType::ReasoningDelta, json!({ "chunk": chunk }))
+    }
+    /// The model's complete current to-do list, ACP `PlanEntry` objects (ephemeral: a plan
+    /// never enters the Log, LOG-NO-EPHEMERAL; each one is the whole list, ACP-PLAN-WHOLE-LIST).
+    pub fn plan(entries: Vec<Value>) -> Payload {
+        Payload::new(EventType::Plan, json!({ "entries": entries }))
     }
     /// A coarse status transition (ephemeral).
     pub fn status(status: &str) -> Payload {

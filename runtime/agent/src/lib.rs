@@ -33,6 +33,7 @@ pub mod log;
 pub mod provider;
 pub mod recovery;
 pub mod replay;
+pub mod resource;
 pub mod session;
 pub mod subagents;
 pub mod tools;

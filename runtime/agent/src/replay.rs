@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::canonical;
 use crate::event::{Event, EventType, LifecycleEvent};
+use crate::resource::Image;
 
 /// Folds History (Events in seq order) into `input` items for a request to `model`.
 pub fn fold(history: &[Event], model: &str) -> Vec<Value> {
@@ -34,12 +35,26 @@ pub struct Replay {
     folded: usize,
     /// call_id -> tool name, for calls whose result has not been seen yet.
     pending: BTreeMap<String, String>,
+    /// The images attached in this process, by `sha256`: a `user_message` whose resources
+    /// name one carries it (LOG-NO-RESOURCE-BYTES keeps the bytes out of History).
+    images: BTreeMap<String, Image>,
 }
 
 impl Replay {
     /// A fold for requests to `model`, before any Event.
     pub fn new(model: &str) -> Replay {
-        Replay { model: model.to_owned(), folded: 0, pending: BTreeMap::new() }
+        Replay { model: model.to_owned(), folded: 0, pending: BTreeMap::new(), images: BTreeMap::new() }
+    }
+
+    /// A fold for requests to `model` from the start of History, keeping the images attached.
+    #[must_use]
+    pub fn for_model(&self, model: &str) -> Replay {
+        Replay { images: self.images.clone(), ..Replay::new(model) }
+    }
+
+    /// Keeps an image's bytes, for the `user_message` that names it.
+    pub fn attach(&mut self, image: Image) {
+        self.images.insert(image.sha256.clone(), image);
     }
 
     /// The model whose reasoning it replays.
@@ -103,7 +118,17 @@ impl Replay {
             EventType::UserMessage => {
                 close_orphans(pending, emit);
                 let text = event.str_field("text").unwrap_or_default();
-                emit(json!({"role": "user", "content": [{"type": "input_text", "text": text}]}));
+                let mut content = vec![json!({"type": "input_text", "text": text})];
+                // Each attached image whose bytes this process holds, as a Responses
+                // `input_image`; each dialect converts it to its own form.
+                let resources = data.get("resources").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+                content.extend(
+                    resources
+                        .iter()
+                        .filter_map(|resource| self.images.get(resource.get("sha256")?.as_str()?))
+                        .map(|image| json!({"type": "input_image", "image_url": image.data_url()})),
+                );
+                emit(json!({"role": "user", "content": content}));
             }
             EventType::AssistantMessage => {
                 close_orphans(pending, emit);
@@ -193,6 +218,25 @@ mod tests {
         data.insert("ok".into(), json!(true));
         data.insert("output".into(), json!(output));
         data
+    }
+
+    #[test]
+    fn a_prompts_image_is_replayed_while_the_process_holds_its_bytes() {
+        let image = Image::from_base64("image/png", "iVBORw0KGgo=").unwrap();
+        let events = history(vec![Payload::user_message_with("look", std::slice::from_ref(&image))]);
+        let mut replay = Replay::new("m");
+        replay.attach(image.clone());
+        let mut items = Vec::new();
+        replay.for_model("m2").advance(&events, &mut |item| items.push(item));
+        assert_eq!(
+            items,
+            [json!({"role": "user", "content": [
+                {"type": "input_text", "text": "look"},
+                {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="},
+            ]})]
+        );
+        // Without the bytes (a store that lost them), the text is replayed alone.
+        assert_eq!(fold(&events, "m"), [json!({"role": "user", "content": [{"type": "input_text", "text": "look"}]})]);
     }
 
     #[test]

@@ -17,6 +17,7 @@ use crate::ids::{self, Clock, IdSource};
 use crate::log::{self, Entry, Log, LogError, TornTail};
 use crate::provider::{Call, Provider, Transcript, WireRequest};
 use crate::replay::Replay;
+use crate::resource::{self, Image};
 
 /// Folder inside the workspace that holds gauntlet's own files (Logs); hidden from the tools.
 pub const STATE_DIR: &str = ".gauntlet";
@@ -61,6 +62,16 @@ impl SessionConfig {
         let path = sessions.join(format!("{}.ndjson", self.session_id));
         log::refuse_link(&path, Entry::File)?;
         Ok(path)
+    }
+
+    /// Where prompts' images are kept, content-addressed: `<workspace>/.gauntlet/resources`,
+    /// when neither folder is a symlink (resource.rs).
+    pub fn resource_dir(&self) -> Result<PathBuf, LogError> {
+        let state = self.workspace.join(STATE_DIR);
+        let resources = state.join("resources");
+        log::refuse_link(&state, Entry::Directory)?;
+        log::refuse_link(&resources, Entry::Directory)?;
+        Ok(resources)
     }
 }
 
@@ -116,8 +127,17 @@ impl Session {
         for event in &folded.events {
             track_call(&mut open_calls, event);
         }
+        // The images History's prompts carried, from the store: requests carry them again.
+        let mut replay = Replay::new(&config.model);
+        if let Ok(dir) = config.resource_dir() {
+            let prompts = folded.events.iter().filter(|event| event.kind() == EventType::UserMessage);
+            let resources = prompts.filter_map(|event| event.data().get("resources")?.as_array()).flatten();
+            for image in resources.filter_map(|descriptor| resource::restore(&dir, descriptor)) {
+                replay.attach(image);
+            }
+        }
         Ok(Session {
-            replay: Replay::new(&config.model),
+            replay,
             transcript: Transcript::new(provider.config().dialect),
             config,
             provider,
@@ -146,7 +166,7 @@ impl Session {
     pub fn set_model(&mut self, model: &str) {
         model.clone_into(&mut self.config.model);
         if self.replay.model() != model {
-            self.replay = Replay::new(model);
+            self.replay = self.replay.for_model(model);
             self.transcript = Transcript::new(self.provider.config().dialect);
         }
     }
@@ -186,6 +206,20 @@ impl Session {
         let Session { replay, transcript, history, .. } = self;
         replay.advance(history, &mut |item| transcript.push(&item));
         transcript.request(call, &replay.tail())
+    }
+
+    /// Keeps the bytes of a prompt's images for the Provider requests, which carry each image
+    /// where its `user_message` names it; the Log holds only descriptors.
+    pub(crate) fn attach(&mut self, images: &[Image]) {
+        let dir = self.config.resource_dir().ok();
+        for image in images {
+            // The store is for a later process: one it cannot keep costs only that process
+            // the image (it then replays the prompt's text), never this Turn.
+            if let Some(dir) = &dir {
+                let _ = resource::store(dir, image);
+            }
+            self.replay.attach(image.clone());
+        }
     }
 
     /// Publishes an ephemeral Event to listeners; it never reaches the Log.

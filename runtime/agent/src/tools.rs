@@ -1,9 +1,10 @@
 //! The tool seam: the Turn loop sees tools only through a [`Toolbox`], a list of
 //! [`ToolSet`]s registered when a Session is set up (the workspace tools always, the delegation
-//! tools when the Session delegates). The Turn offers the definitions, runs a call by name,
+//! tools when the Session delegates, the `plan` tool when the agent offers it). The Turn offers the definitions, runs a call by name,
 //! and lets each set catch up on background work only at the points where a parent may
 //! record it (SUB-REPLAY-TERMINAL-ONLY), so the loop names no tool and imports no tool family.
 
+pub mod plan;
 pub mod workspace;
 
 use std::future::Future;

@@ -22,6 +22,7 @@ use crate::control::{CancelSignal, TurnOutcome};
 use crate::event::{Data, ErrorKind, Payload, TerminalStatus, object};
 use crate::log::LogError;
 use crate::provider::{Call, Delta, Finish, OutputItem, Provider, ProviderFailure, Reply, Usage, WireRequest};
+use crate::resource::Image;
 use crate::session::Session;
 use crate::tools::Toolbox;
 
@@ -47,9 +48,22 @@ impl Session {
         text: &str,
         cancel: &mut CancelSignal,
     ) -> Result<TurnOutcome, LogError> {
+        self.prompt_with(tools, text, &[], cancel).await
+    }
+
+    /// [`Session::prompt`] with images attached: the Log records their descriptors, the
+    /// Provider requests carry them (LOG-NO-RESOURCE-BYTES).
+    pub async fn prompt_with(
+        &mut self,
+        tools: &mut Toolbox,
+        text: &str,
+        images: &[Image],
+        cancel: &mut CancelSignal,
+    ) -> Result<TurnOutcome, LogError> {
         self.repair_orphans("before_start_turn")?;
         tools.catch_up(self)?;
-        self.record(Payload::user_message(text))?;
+        self.attach(images);
+        self.record(Payload::user_message_with(text, images))?;
         let started = tokio::time::Instant::now();
         let budget = self.config.turn_timeout;
         let mut iteration = 0u32;

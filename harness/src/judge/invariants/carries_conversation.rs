@@ -9,7 +9,8 @@
 //! runtime's `replay.rs`. A request is placed in its turn by the last user message of the Log
 //! it carries; it must then equal the fold of the Log up to some point of that turn (the
 //! request of a tool loop carries the calls and results recorded so far). Reasoning items are
-//! left out on both sides (REPLAY-REASONING-SAME-MODEL judges them). Judged on every Log: the
+//! left out on both sides (REPLAY-REASONING-SAME-MODEL judges them), and so are a prompt's
+//! images (REPLAY-CARRIES-IMAGE). Judged on every Log: the
 //! root's and each child Session's, with the requests of its route.
 
 use std::borrow::Cow;
@@ -212,10 +213,11 @@ fn subagent_summary(line: &Line) -> Option<String> {
     ))
 }
 
-/// A message as an item of the conversation; reasoning is not one.
+/// A message as an item of the conversation; reasoning is not one, nor an attached image
+/// (REPLAY-CARRIES-IMAGE judges those).
 fn item(message: &Message) -> Option<Item<'_>> {
     match message {
-        Message::Reasoning { .. } => None,
+        Message::Reasoning { .. } | Message::Image { .. } => None,
         Message::ToolCall { call_id, name, args } => {
             // Most wires send arguments as JSON text.
             let args = match args {

@@ -5,7 +5,8 @@
 //! A call left open by a turn answered `cancelled` is no finding: ACP's cancellation section has
 //! the client mark every unfinished tool call of the turn `cancelled` itself, "since the Agent
 //! is not required to do so". A status that contradicts the result is a finding either way.
-//! Subagent items and delegation results have their own rule (SUB-ACP-ITEM).
+//! Subagent items and delegation results have their own rule (SUB-ACP-ITEM). A mapped to-do
+//! tool (`plan`) may be shown as the ACP plan instead of a tool item.
 //!
 //! An agent without a gauntlet Log is judged on the results it sends back to its model: each
 //! scripted call the profile's `[tools]` rendered as one of the agent's tools, its result read
@@ -16,8 +17,10 @@ use std::collections::BTreeMap;
 use gauntlet_agent::event::subagent::reports_partial;
 use serde_json::Value;
 
+use super::plan_whole_list::plan_updates;
 use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::tool_map::AbstractTool;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-TOOL-STATUS", also: &[], name: "tool_calls_projected", scope: Scope::Run, check };
@@ -71,6 +74,9 @@ fn from_the_wire(evidence: &Evidence, shown: &BTreeMap<&str, &str>) -> Vec<Strin
         let (id, n, tool, name) = (&result.call_id, result.request, result.call.tool.as_str(), &result.call.name);
         let read = if result.outcome.ok { "a success" } else { "a failure" };
         match item_of(shown, id) {
+            // A to-do tool shown as the ACP plan instead of a tool item (claude-agent-acp's
+            // `TodoWrite`): the plan is its presentation (ACP-PLAN-WHOLE-LIST judges it).
+            None if result.call.tool == AbstractTool::Plan && !plan_updates(evidence).is_empty() => {}
             None => problems.push(format!(
                 "the tool call `{id}` (`{tool}` as `{name}`, its result in request {n}) is never shown to the client"
             )),

@@ -31,6 +31,11 @@ impl Projector<'_> {
         match event.kind() {
             EventType::TextDelta => Some(SessionUpdate::AgentMessageChunk(chunk(event.str_field("chunk")?))),
             EventType::ReasoningDelta => Some(SessionUpdate::AgentThoughtChunk(chunk(event.str_field("chunk")?))),
+            // The whole list, as the tool published it (ACP-PLAN-WHOLE-LIST).
+            EventType::Plan => {
+                let entries = event.data().get("entries")?.clone();
+                serde_json::from_value(serde_json::json!({ "entries": entries })).ok().map(SessionUpdate::Plan)
+            }
             EventType::ProviderUsage => {
                 let used = event.data().get("usage_summary")?.get("total_tokens")?.as_u64()?;
                 Some(SessionUpdate::UsageUpdate(UsageUpdate::new(used, self.context_window?)))

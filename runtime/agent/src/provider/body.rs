@@ -9,6 +9,22 @@ use serde_json::{Map, Value};
 
 use crate::canonical;
 
+/// The images of a replayed user message: each `input_image` part's `data:` URL as its MIME
+/// type and base64 payload, for the dialects whose wire takes the two apart
+/// (LOG-NO-RESOURCE-BYTES: the bytes reach the Provider, never the Log).
+pub fn images(item: &Value) -> Vec<(&str, &str)> {
+    let parts = item.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    parts
+        .iter()
+        .filter(|part| part.get("type").and_then(Value::as_str) == Some("input_image"))
+        .filter_map(|part| {
+            let url = part.get("image_url")?.as_str()?.strip_prefix("data:")?;
+            let (mime_type, data) = url.split_once(";base64,")?;
+            Some((mime_type, data))
+        })
+        .collect()
+}
+
 /// The request of one attempt: path (after the base URL), headers and canonical JSON body.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WireRequest {
@@ -111,4 +127,22 @@ impl Envelope {
 /// streamed request in every dialect but Anthropic's, which adds its own.
 pub fn sse_headers() -> Vec<(String, String)> {
     vec![("content-type".into(), "application/json".into()), ("accept".into(), "text/event-stream".into())]
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn images_are_the_data_urls_of_input_image_parts() {
+        let item = json!({"role": "user", "content": [
+            {"type": "input_text", "text": "look"},
+            {"type": "input_image", "image_url": "data:image/png;base64,iVBO"},
+            {"type": "input_image", "image_url": "https://example.com/a.png"},
+        ]});
+        assert_eq!(images(&item), [("image/png", "iVBO")]);
+        assert!(images(&json!({"role": "user", "content": "text"})).is_empty());
+    }
 }

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::provider::body::{Envelope, Messages};
+use crate::provider::body::{Envelope, Messages, images};
 use crate::provider::decode::Decode;
 use crate::provider::{Call, Delta, Finish, OutputItem, ProviderFailure, Reply, Usage, reasoning, sse};
 
@@ -106,6 +106,11 @@ pub(crate) fn push_item(messages: &mut Messages, item: &Value) {
         _ => return,
     };
     messages.join_or_push(role, "content", block);
+    // A user message's images follow its text, each a base64 `image` block.
+    for (mime_type, data) in images(item) {
+        let source = json!({"type": "base64", "media_type": mime_type, "data": data});
+        messages.join_or_push("user", "content", json!({"type": "image", "source": source}));
+    }
 }
 
 /// The text of a Responses message item: its `input_text` / `output_text` parts joined.

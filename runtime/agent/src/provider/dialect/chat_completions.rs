@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::provider::body::{Envelope, Messages, sse_headers};
+use crate::provider::body::{Envelope, Messages, images, sse_headers};
 use crate::provider::decode::Decode;
 use crate::provider::{Call, Delta, Finish, OutputItem, ProviderFailure, Reply, Usage, sse};
 
@@ -78,6 +78,15 @@ pub(crate) fn push_item(messages: &mut Messages, item: &Value) {
         })),
         (Some("reasoning"), _) => {}
         (_, Some("assistant")) => messages.push(json!({"role": "assistant", "content": text()})),
+        // A user message with images is content parts: its text, then each image as a
+        // `data:` URL.
+        (_, Some(role)) if !images(item).is_empty() => {
+            let mut parts = vec![json!({"type": "text", "text": text()})];
+            parts.extend(images(item).into_iter().map(|(mime_type, data)| {
+                json!({"type": "image_url", "image_url": {"url": format!("data:{mime_type};base64,{data}")}})
+            }));
+            messages.push(json!({"role": role, "content": parts}));
+        }
         (_, Some(role)) => messages.push(json!({"role": role, "content": text()})),
         _ => {}
     }

@@ -18,7 +18,7 @@
 
 use serde_json::{Value, json};
 
-use crate::provider::body::{CallNames, Envelope, Messages, sse_headers};
+use crate::provider::body::{CallNames, Envelope, Messages, images, sse_headers};
 use crate::provider::decode::Decode;
 use crate::provider::{Call, Delta, Finish, OutputItem, ProviderFailure, Reply, Usage, reasoning, sse};
 
@@ -96,6 +96,11 @@ pub(crate) fn push_item(contents: &mut Messages, names: &CallNames, item: &Value
         _ => return,
     };
     contents.join_or_push(role, "parts", part);
+    // A user message's images follow its text, each an `inlineData` part (camelCase, as the
+    // rest of the body; the API also reads `inline_data`).
+    for (mime_type, data) in images(item) {
+        contents.join_or_push("user", "parts", json!({"inlineData": {"mimeType": mime_type, "data": data}}));
+    }
 }
 
 /// The text of a Responses message item: its `input_text` / `output_text` parts joined.

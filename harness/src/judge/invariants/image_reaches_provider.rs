@@ -1,0 +1,45 @@
+//! REPLAY-CARRIES-IMAGE: a prompt's image reaches the model: a Provider request of its turn
+//! carries an image (in the dialect's own form: Responses `input_image`, Chat Completions
+//! `image_url`, Anthropic `image`, Gemini `inlineData`). An agent that declares
+//! `promptCapabilities.image` takes image prompts; one that then drops the image answers a
+//! question about a picture it never showed its model.
+//!
+//! Evidence: the scenario's prompt images and each request's images, read by the mock in the
+//! capture's dialect, placed in turns ([`super::request_turns`]). An image the agent resized or
+//! re-encoded is still an image: the rule asks for one, not for the same bytes. A play whose
+//! images were not sent (`Capture::images_withheld`) and a turn that asked nothing are not
+//! judged.
+
+use gauntlet_mock_provider::Message;
+
+use super::{Invariant, Scope, request_turns};
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant =
+    Invariant { id: "REPLAY-CARRIES-IMAGE", also: &[], name: "image_reaches_provider", scope: Scope::Run, check };
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    let Some(scenario) = evidence.scenario else { return Vec::new() };
+    if evidence.capture.images_withheld || scenario.turns.iter().all(|turn| turn.images.is_empty()) {
+        return Vec::new();
+    }
+    let turns = request_turns(evidence);
+    let mut problems = Vec::new();
+    for (turn_idx, turn) in scenario.turns.iter().enumerate().filter(|(_, turn)| !turn.images.is_empty()) {
+        let requests: Vec<usize> = (0..turns.len()).filter(|&idx| turns[idx] == Some(turn_idx)).collect();
+        let Some(&first) = requests.first() else { continue };
+        let carries_image = evidence.conversations.iter().enumerate().filter(|(idx, _)| requests.contains(idx)).any(
+            |(_, conversation)| conversation.messages.iter().any(|message| matches!(message, Message::Image { .. })),
+        );
+        if !carries_image {
+            problems.push(format!(
+                "turn {}: the prompt carried {} image(s), but none of the turn's {} Provider request(s) (from request {}) carries an image",
+                turn_idx + 1,
+                turn.images.len(),
+                requests.len(),
+                first + 1
+            ));
+        }
+    }
+    problems
+}

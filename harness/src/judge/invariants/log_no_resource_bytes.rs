@@ -1,0 +1,66 @@
+//! LOG-NO-RESOURCE-BYTES: no Log line holds an image's bytes: no `data:` URL with a base64
+//! payload, and none of the base64 payloads the scenario's prompts carried (seed 004
+//! `Pixir.Event.user_message`: "raw image bytes or base64 payloads must never be placed in
+//! the Log"; ADR 0021, Session Resources). A prompt's image is recorded as a descriptor:
+//! identity and hash only.
+//!
+//! Evidence: every Log line as text, so the rule holds whatever key the bytes would hide
+//! under; without a scenario (`gauntlet audit`), the `data:` URL check alone.
+
+use super::{Invariant, Scope};
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant =
+    Invariant { id: "LOG-NO-RESOURCE-BYTES", also: &[], name: "log_no_resource_bytes", scope: Scope::Log, check };
+
+/// What marks a base64 `data:` URL in JSON text.
+const BASE64_URL: &str = ";base64,";
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    let payloads: Vec<&str> = evidence
+        .scenario
+        .map(|scenario| scenario.turns.iter().flat_map(|turn| &turn.images).map(|image| image.data.as_str()).collect())
+        .unwrap_or_default();
+    let mut problems = Vec::new();
+    for (idx, text) in evidence.capture.log.iter().enumerate() {
+        let line = idx + 1;
+        if let Some(at) = text.find(BASE64_URL)
+            && text[..at].contains("data:")
+        {
+            problems.push(format!("log line {line} holds a base64 `data:` URL: {}", excerpt(text, at)));
+        } else if let Some(n) = payloads.iter().position(|payload| !payload.is_empty() && text.contains(payload)) {
+            problems.push(format!("log line {line} holds the base64 payload of prompt image {}", n + 1));
+        }
+    }
+    problems
+}
+
+/// The text around `at`, short.
+fn excerpt(text: &str, at: usize) -> String {
+    let start = text[..at].char_indices().rev().nth(40).map_or(0, |(idx, _)| idx);
+    let end = text[at..].char_indices().nth(40).map_or(text.len(), |(idx, _)| at + idx);
+    format!("…{}…", &text[start..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::judge::invariants::fixture::{capture, check};
+
+    #[test]
+    fn a_descriptor_passes() {
+        let descriptor = json!({"kind": "image", "mime_type": "image/png", "byte_length": 70, "sha256": "ab"});
+        let events = [("user_message", json!({"text": "look", "resources": [descriptor]}))];
+        assert!(check(INVARIANT, &capture(&events, &[])).is_empty());
+    }
+
+    #[test]
+    fn a_data_url_is_named() {
+        let events = [("user_message", json!({"text": "look", "image": "data:image/png;base64,iVBORw0KGgo="}))];
+        let problems = check(INVARIANT, &capture(&events, &[]));
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0].starts_with("log line 1 holds a base64 `data:` URL: "), "{}", problems[0]);
+    }
+}
