@@ -371,6 +371,11 @@ impl Payload {
     pub fn workflow_event(data: Data) -> Payload {
         Payload { kind: EventType::WorkflowEvent, data }
     }
+    /// A durable History compaction checkpoint: the range it covers and the summary the replay
+    /// fold sends in its place (LOG-COMPACTION-RECORD).
+    pub fn history_compaction(data: Data) -> Payload {
+        Payload { kind: EventType::HistoryCompaction, data }
+    }
     /// A streamed chunk of assistant text (ephemeral).
     pub fn text_delta(chunk: &str) -> Payload {
         Payload::new(EventType::TextDelta, json!({ "chunk": chunk }))

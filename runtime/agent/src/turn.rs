@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::compaction;
 use crate::control::{CancelSignal, TurnOutcome};
 use crate::event::{Data, ErrorKind, Payload, TerminalStatus, object};
 use crate::log::LogError;
@@ -58,10 +59,15 @@ impl Session {
             self.publish(Payload::status("thinking"));
             tools.catch_up(self)?;
             let request = self.call(tools.definitions());
+            let deadline = started + budget;
+            if let Some(due) = compaction::due(self.history(), self.config.compact_at_tokens)
+                && let Race::Cancelled = self.compact(&request, &due, cancel, deadline, iteration).await?
+            {
+                return self.fail(cancelled(), "", started);
+            }
             let wire = self.wire_request(&request);
             let mut streamed = String::new();
             let provider = self.provider.clone();
-            let deadline = started + budget;
             let streaming = tokio::time::timeout_at(deadline, stream_live(self, &provider, &wire, &mut streamed));
             let call = match race(cancel, streaming).await {
                 Race::Done(call) => call,
@@ -122,6 +128,36 @@ impl Session {
                 truncation,
             });
         }
+    }
+
+    /// Asks the model for a summary of the range `due` names and records it with the call's
+    /// usage (crate::compaction). Nothing it streams is shown: a summary is not an answer. A
+    /// summary call that fails, or runs past the Turn's deadline, leaves History uncompacted
+    /// (the Log stays the source of truth; the next call meets the same conditions).
+    async fn compact(
+        &mut self,
+        call: &Call,
+        due: &compaction::Due,
+        cancel: &mut CancelSignal,
+        deadline: tokio::time::Instant,
+        iteration: u32,
+    ) -> Result<Race<()>, LogError> {
+        let wire = self.wire_request_with(call, &[compaction::instruction_item()]);
+        let provider = self.provider.clone();
+        let mut hidden = |_| {};
+        let summarizing = tokio::time::timeout_at(deadline, provider.stream(&wire, &mut hidden));
+        let reply = match race(cancel, summarizing).await {
+            Race::Cancelled => return Ok(Race::Cancelled),
+            Race::Done(Ok(Ok(reply))) => reply,
+            Race::Done(_) => return Ok(Race::Done(())),
+        };
+        let mut usage = self.usage_data(&reply, iteration, call);
+        usage.insert("purpose".into(), json!("compaction"));
+        self.record(Payload::provider_usage(usage))?;
+        if !reply.text.is_empty() {
+            self.record(compaction::record(due, &reply.text))?;
+        }
+        Ok(Race::Done(()))
     }
 
     /// The next Provider call, before any wire format and without the conversation

@@ -31,6 +31,8 @@ impl Projector<'_> {
         match event.kind() {
             EventType::TextDelta => Some(SessionUpdate::AgentMessageChunk(chunk(event.str_field("chunk")?))),
             EventType::ReasoningDelta => Some(SessionUpdate::AgentThoughtChunk(chunk(event.str_field("chunk")?))),
+            // A summary call's usage is not the conversation's size (crate::compaction).
+            EventType::ProviderUsage if event.str_field("purpose") == Some("compaction") => None,
             EventType::ProviderUsage => {
                 let used = event.data().get("usage_summary")?.get("total_tokens")?.as_u64()?;
                 Some(SessionUpdate::UsageUpdate(UsageUpdate::new(used, self.context_window?)))
