@@ -376,6 +376,15 @@ impl Payload {
     pub fn history_compaction(data: Data) -> Payload {
         Payload { kind: EventType::HistoryCompaction, data }
     }
+    /// A fork's lossy summary of its parent's prefix, replayed where it stands
+    /// (REPLAY-BRANCH-SUMMARY).
+    pub fn branch_summary(data: Data) -> Payload {
+        Payload { kind: EventType::BranchSummary, data }
+    }
+    /// A forked Session's lineage: never replayed (REPLAY-FORK-LINEAGE).
+    pub fn session_fork(data: Data) -> Payload {
+        Payload { kind: EventType::SessionFork, data }
+    }
     /// A streamed chunk of assistant text (ephemeral).
     pub fn text_delta(chunk: &str) -> Payload {
         Payload::new(EventType::TextDelta, json!({ "chunk": chunk }))

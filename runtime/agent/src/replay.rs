@@ -416,6 +416,71 @@ mod tests {
         }
     }
 
+    fn compaction(from: u64, to: u64, summary: &str) -> Payload {
+        let data = json!({"range": {"from_seq": from, "to_seq": to}, "strategy": "s", "summary": summary});
+        Payload::history_compaction(crate::event::object(data))
+    }
+
+    fn texts(items: &[Value]) -> Vec<String> {
+        items
+            .iter()
+            .map(|item| {
+                item.pointer("/content/0/text")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| item["type"].as_str().unwrap_or_default().to_owned(), str::to_owned)
+            })
+            .collect()
+    }
+
+    /// The latest compaction's summary stands where its range began; a call of the range whose
+    /// result comes after it is carried beside that result; folding as History grows agrees.
+    #[test]
+    fn the_latest_compaction_replaces_its_range_and_keeps_split_pairs() {
+        let events = history(vec![
+            Payload::user_message("one"),
+            Payload::assistant_message("a", Data::new()),
+            Payload::user_message("two"),
+            Payload::tool_call("c1", "read", json!({"path": "a"})),
+            compaction(0, 1, "old"),
+            compaction(0, 3, "sum"),
+            Payload::tool_result("c1", ok("A")),
+            Payload::assistant_message("b", Data::new()),
+            Payload::user_message("three"),
+        ]);
+        let items = fold(&events, "m1");
+        let summary = "Compressed session memory\nRange: seq 0..3 (4 events)\nStrategy: s\n\nSummary:\nsum";
+        assert_eq!(texts(&items), [summary, "function_call", "function_call_output", "b", "three"]);
+        let mut replay = Replay::new("m1");
+        let mut grown = Vec::new();
+        for end in 0..=events.len() {
+            if replay.compacted_since(&events[..end]) {
+                replay = Replay::new("m1");
+                grown.clear();
+            }
+            replay.advance(&events[..end], &mut |item| grown.push(item));
+            let mut now = grown.clone();
+            now.extend(replay.tail());
+            assert_eq!(now, fold(&events[..end], "m1"), "after {end} events");
+        }
+    }
+
+    #[test]
+    fn a_branch_summary_replays_where_it_stands_and_a_fork_never() {
+        let mut summary = Data::new();
+        summary.insert("summary".into(), json!("parent work"));
+        summary.insert("parent_session_id".into(), json!("p"));
+        let fork = Payload::session_fork(crate::event::object(json!({"parent_session_id": "p"})));
+        let events = history(vec![
+            fork,
+            Payload::branch_summary(summary),
+            Payload::user_message("go"),
+        ]);
+        let items = fold(&events, "m1");
+        assert_eq!(texts(&items).len(), 2);
+        assert!(texts(&items)[0].starts_with("Branch summary from forked parent prefix\nParent: p\n"));
+        assert!(texts(&items)[0].ends_with("Summary:\nparent work"));
+    }
+
     #[test]
     fn reasoning_replays_only_for_its_model() {
         let events = history(vec![Payload::user_message("q"), Payload::reasoning(json!({"id": "rs_1"}), "m1")]);

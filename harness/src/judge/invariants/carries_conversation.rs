@@ -459,6 +459,35 @@ mod tests {
     }
 
     #[test]
+    fn after_a_compaction_the_summary_stands_for_its_range() {
+        let events = vec![
+            ("user_message", json!({"text": "first"})),
+            ("assistant_message", json!({"text": "one"})),
+            ("user_message", json!({"text": "second"})),
+            ("provider_usage", json!({})),
+            (
+                "history_compaction",
+                json!({"range": {"from_seq": 0, "to_seq": 1}, "summary": "sum", "instruction": "Summarise"}),
+            ),
+            ("assistant_message", json!({"text": "two"})),
+        ];
+        let asked = body(vec![user("first"), assistant("one"), user("second"), user("Summarise")]);
+        let start = [body(vec![user("first")]), body(vec![user("first"), assistant("one"), user("second")]), asked];
+        let with = |last: Value| {
+            let mut bodies = start.to_vec();
+            bodies.push(last);
+            check(INVARIANT, &capture(&events, &bodies))
+        };
+        assert_eq!(with(body(vec![user("Memory:\nsum"), user("second")])), Vec::<String>::new());
+        assert_eq!(
+            with(body(vec![user("second")])),
+            [
+                "request 4 parts from the Log's conversation at item 1: the Log has user \"first\", the request has user \"second\""
+            ]
+        );
+    }
+
+    #[test]
     fn requests_carrying_the_fold_at_their_point_pass() {
         let bodies = [
             body(vec![user("first")]),

@@ -46,7 +46,11 @@ mod tests {
             body(vec![user("one"), assistant("a"), user("two"), user("Summarise")]),
             body(after),
         ];
-        check_played(INVARIANT, &Capture { requests: requests(bodies), ..Capture::default() }, &scenario(text))
+        let mut requests = requests(bodies);
+        for (request, turn) in requests.iter_mut().zip([0, 1, 1, 1]) {
+            request.turn = Some(turn);
+        }
+        check_played(INVARIANT, &Capture { requests, ..Capture::default() }, &scenario(text))
     }
 
     #[test]
