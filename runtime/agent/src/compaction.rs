@@ -94,14 +94,7 @@ pub fn record(due: &Due, summary: &str) -> Payload {
 mod tests {
     use super::*;
     use crate::event::Data;
-
-    fn history(payloads: Vec<Payload>) -> Vec<Event> {
-        payloads
-            .into_iter()
-            .enumerate()
-            .map(|(seq, payload)| Event::stamp(payload, "s", format!("{seq}"), "t".into(), Some(seq as u64)))
-            .collect()
-    }
+    use crate::replay::tests::history;
 
     fn usage(input: u64) -> Payload {
         Payload::provider_usage(object(json!({"usage_summary": {"input_tokens": input}})))

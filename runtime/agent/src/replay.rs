@@ -249,7 +249,9 @@ fn summary_body(event: &Event) -> String {
     };
     text.push_str(&format!("Strategy: {}\n\nSummary:\n", event.str_field("strategy").unwrap_or("unknown")));
     text.push_str(event.str_field("summary").unwrap_or_default());
-    for (key, title) in [("files_touched", "Files touched"), ("open_tasks", "Open tasks"), ("limitations", "Limitations")] {
+    for (key, title) in
+        [("files_touched", "Files touched"), ("open_tasks", "Open tasks"), ("limitations", "Limitations")]
+    {
         let Some(list) = data.get(key).and_then(Value::as_array) else { continue };
         text.push_str(&format!("\n\n{title}:"));
         let bullets: Vec<String> = list
@@ -314,11 +316,12 @@ fn close_orphans(pending: &mut BTreeMap<String, String>, emit: &mut dyn FnMut(Va
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::event::{Data, ErrorKind, Payload, TerminalStatus};
 
-    fn history(payloads: Vec<Payload>) -> Vec<Event> {
+    /// History of `payloads`, seq from 0.
+    pub(crate) fn history(payloads: Vec<Payload>) -> Vec<Event> {
         payloads
             .into_iter()
             .enumerate()
@@ -470,11 +473,7 @@ mod tests {
         summary.insert("summary".into(), json!("parent work"));
         summary.insert("parent_session_id".into(), json!("p"));
         let fork = Payload::session_fork(crate::event::object(json!({"parent_session_id": "p"})));
-        let events = history(vec![
-            fork,
-            Payload::branch_summary(summary),
-            Payload::user_message("go"),
-        ]);
+        let events = history(vec![fork, Payload::branch_summary(summary), Payload::user_message("go")]);
         let items = fold(&events, "m1");
         assert_eq!(texts(&items).len(), 2);
         assert!(texts(&items)[0].starts_with("Branch summary from forked parent prefix\nParent: p\n"));

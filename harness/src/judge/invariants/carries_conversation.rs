@@ -254,10 +254,7 @@ impl<'a> Fold<'a> {
     /// The conversation as it would be sent right after line `at`, item by item.
     fn at(&self, at: usize) -> impl Iterator<Item = Item<'a>> + '_ {
         let (epoch, len, pending) = &self.points[at];
-        self.epochs[*epoch][..*len]
-            .iter()
-            .cloned()
-            .chain(pending.iter().map(|(id, output)| Item::Result(id, *output)))
+        self.epochs[*epoch][..*len].iter().cloned().chain(pending.iter().map(|(id, output)| Item::Result(id, *output)))
     }
 
     /// `carried` is exactly the conversation right after line `at`, given that its first

@@ -20,7 +20,8 @@ fn check(evidence: &Evidence) -> Vec<String> {
         match (bound("from_seq"), bound("to_seq")) {
             (Some(from), Some(to)) if from <= to && line.seq.is_none_or(|seq| to < seq) => {
                 if let Some(missing) = (from..=to).find(|seq| !seqs.contains(seq)) {
-                    problems.push(format!("the compaction at {at} covers seq {missing}, which the Log no longer holds"));
+                    problems
+                        .push(format!("the compaction at {at} covers seq {missing}, which the Log no longer holds"));
                 }
             }
             (Some(from), Some(to)) => {
@@ -44,13 +45,23 @@ mod tests {
     #[test]
     fn a_compaction_needs_a_range_before_it_and_a_summary() {
         let log = |data: Value| {
-            capture(&[("user_message", json!({"text": "q"})), ("assistant_message", json!({"text": "a"})), ("history_compaction", data)], &[])
+            capture(
+                &[
+                    ("user_message", json!({"text": "q"})),
+                    ("assistant_message", json!({"text": "a"})),
+                    ("history_compaction", data),
+                ],
+                &[],
+            )
         };
         let good = json!({"range": {"from_seq": 0, "to_seq": 1}, "summary": "s"});
         assert_eq!(check(INVARIANT, &log(good)), Vec::<String>::new());
         assert_eq!(
             check(INVARIANT, &log(json!({"range": {"from_seq": 0, "to_seq": 2}, "summary": ""}))),
-            ["the compaction at seq 2 covers seq 0..2, not a range before it", "the compaction at seq 2 records no summary"]
+            [
+                "the compaction at seq 2 covers seq 0..2, not a range before it",
+                "the compaction at seq 2 records no summary"
+            ]
         );
         assert_eq!(
             check(INVARIANT, &log(json!({"summary": "s"}))),

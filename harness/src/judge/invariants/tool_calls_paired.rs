@@ -10,8 +10,13 @@ use gauntlet_mock_provider::Message;
 use super::{Invariant, Scope, read_new_messages};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "REPLAY-TOOL-PAIRING", also: &["REPLAY-COMPACTION-KEEPS-PAIRS"], name: "tool_calls_paired", scope: Scope::Replay, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "REPLAY-TOOL-PAIRING",
+    also: &["REPLAY-COMPACTION-KEEPS-PAIRS"],
+    name: "tool_calls_paired",
+    scope: Scope::Replay,
+    check,
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut runs: BTreeMap<usize, Pairing> = BTreeMap::new();
