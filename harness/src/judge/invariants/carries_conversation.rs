@@ -110,9 +110,19 @@ impl Eq for Output<'_> {}
 struct Fold<'a> {
     /// The items of each epoch: before the first compaction, then after each.
     epochs: Vec<Vec<Item<'a>>>,
-    /// For each line: (epoch, number of items, pending calls with the output a request may
-    /// carry for each: the one the Log records for it later, if any; else any synthetic text).
-    points: Vec<(usize, usize, Vec<(&'a str, Output<'a>)>)>,
+    /// For each line, the conversation right after it.
+    points: Vec<Point<'a>>,
+}
+
+/// The conversation right after one line of the Log.
+struct Point<'a> {
+    /// Its epoch.
+    epoch: usize,
+    /// How many of the epoch's items it has.
+    len: usize,
+    /// Calls pending, with the output a request may carry for each: the one the Log records
+    /// for it later, if any; else any synthetic text.
+    pending: Vec<(&'a str, Output<'a>)>,
 }
 
 /// The fold of one epoch as it grows line by line.
@@ -245,7 +255,7 @@ impl<'a> Fold<'a> {
             }
             // Only a tool loop leaves calls pending, so this stays short.
             let waiting = epoch.pending.keys().map(|id| (*id, recorded.get(id).copied().unwrap_or(Output::Any)));
-            points.push((epochs.len(), epoch.items.len(), waiting.collect()));
+            points.push(Point { epoch: epochs.len(), len: epoch.items.len(), pending: waiting.collect() });
         }
         epochs.push(epoch.items);
         Fold { epochs, points }
@@ -253,14 +263,14 @@ impl<'a> Fold<'a> {
 
     /// The conversation as it would be sent right after line `at`, item by item.
     fn at(&self, at: usize) -> impl Iterator<Item = Item<'a>> + '_ {
-        let (epoch, len, pending) = &self.points[at];
+        let Point { epoch, len, pending } = &self.points[at];
         self.epochs[*epoch][..*len].iter().cloned().chain(pending.iter().map(|(id, output)| Item::Result(id, *output)))
     }
 
     /// `carried` is exactly the conversation right after line `at`, given that its first
     /// `agreed[epoch]` items are known to be the epoch's: only the calls pending then are compared.
     fn is_at(&self, at: usize, carried: &[Item<'a>], agreed: &[usize]) -> bool {
-        let (epoch, len, pending) = &self.points[at];
+        let Point { epoch, len, pending } = &self.points[at];
         let agreed = agreed.get(*epoch).copied().unwrap_or_default().min(carried.len());
         carried.len() == len + pending.len()
             && *len <= agreed
