@@ -384,7 +384,7 @@ struct Bug {
     evidence: &'static str,
 }
 
-const BUGS: [Bug; 7] = [
+const BUGS: [Bug; 8] = [
     Bug {
         name: "late",
         scenario: "turn/two-turn-conversation",
@@ -420,6 +420,12 @@ const BUGS: [Bug; 7] = [
         scenario: "turn/partial-then-error",
         requirement: "REPLAY-NO-DIAGNOSTIC",
         evidence: "request 2 carries the Provider's error message (request 1) back to the model as assistant content: \"The server had an error while processing your request.\"",
+    },
+    Bug {
+        name: "compacts-partial",
+        scenario: "compaction/after-failed-turn",
+        requirement: "REPLAY-COMPACTION-NO-PARTIAL",
+        evidence: "request 4 carries the partial text of the failed response to request 1 beside a compaction: \"Half-written summary of the log\"",
     },
     Bug {
         name: "ignores-malformed",
