@@ -363,6 +363,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
         .filter_map(|line| line.str_field("instruction"))
         .collect();
     let mut runs: BTreeMap<usize, Run> = BTreeMap::new();
+    let mut floors: BTreeMap<&str, usize> = BTreeMap::new();
     let mut problems = Vec::new();
     for (idx, (request, conversation, new)) in read_new_messages(evidence).enumerate() {
         // The root's Log judges the root's requests; a child's capture holds only its own.
@@ -372,11 +373,16 @@ fn check(evidence: &Evidence) -> Vec<String> {
         let run = runs.entry(conversation.run).or_default();
         run.grow(new, &fold, &prompts);
         let mut carried = &run.items[..run.counts[conversation.messages.len()]];
-        if let Some((Item::User(text), conversation)) = carried.split_last()
-            && instructions.contains(&text.as_ref())
-        {
-            carried = conversation;
-        }
+        let asks_summary = match carried.split_last() {
+            Some((Item::User(text), conversation)) if instructions.contains(&text.as_ref()) => {
+                carried = conversation;
+                true
+            }
+            _ => false,
+        };
+        // After a request that asked for a summary, the next of its route comes after the
+        // compaction that recorded it.
+        let floor = floors.remove(request.route.as_str()).unwrap_or_default();
         let n = idx + 1;
         // The turn: the last of the Log's user messages the request carries (a run's requests
         // grow, so the latest request of a run carries all it has read).
@@ -385,13 +391,17 @@ fn check(evidence: &Evidence) -> Vec<String> {
             continue;
         };
         let end = users.get(turn + 1).copied().unwrap_or(lines.len());
-        let points = users[turn]..end;
-        if points.clone().any(|at| fold.is_at(at, carried, &run.agreed)) {
+        let points = users[turn].max(floor)..end.max(floor + 1).min(lines.len());
+        if let Some(at) = points.clone().find(|&at| fold.is_at(at, carried, &run.agreed)) {
+            let compaction = lines.iter().skip(at + 1).position(|line| compaction_range(line).is_some());
+            if let Some(after) = compaction.filter(|_| asks_summary) {
+                floors.insert(&request.route, at + 1 + after);
+            }
             continue;
         }
         // Evidence: where it parts from the closest point of the turn (the earliest among equals).
         let same = |at: usize| fold.at(at).zip(carried).take_while(|(a, b)| a == *b).count();
-        let closest = points.rev().max_by_key(|&at| same(at)).unwrap_or(users[turn]);
+        let closest = points.rev().max_by_key(|&at| same(at)).unwrap_or(users[turn].min(lines.len() - 1));
         let same = same(closest);
         let show = |item: Option<&Item>| item.map_or_else(|| "nothing".to_owned(), Item::to_string);
         problems.push(format!(
@@ -486,10 +496,17 @@ mod tests {
             check(INVARIANT, &capture(&events, &bodies))
         };
         assert_eq!(with(body(vec![user("Memory:\nsum"), user("second")])), Vec::<String>::new());
+        // Asked for a summary, then sent the conversation as if nothing was compacted.
+        assert_eq!(
+            with(body(vec![user("first"), assistant("one"), user("second")])),
+            [
+                "request 4 parts from the Log's conversation at item 1: the Log has a user message with the summary \"sum\", the request has user \"first\""
+            ]
+        );
         assert_eq!(
             with(body(vec![user("second")])),
             [
-                "request 4 parts from the Log's conversation at item 1: the Log has user \"first\", the request has user \"second\""
+                "request 4 parts from the Log's conversation at item 1: the Log has a user message with the summary \"sum\", the request has user \"second\""
             ]
         );
     }
