@@ -6,7 +6,8 @@
 //! one's summary stands in place of the range it covers, and a call of the range whose result
 //! comes after it is carried beside that result (REPLAY-COMPACTION-SUMMARY,
 //! REPLAY-BRANCH-SUMMARY, REPLAY-FORK-LINEAGE). A request that asks for a summary carries the
-//! conversation and then the `instruction` its compaction records. A summary is matched by
+//! conversation and then the `instruction` its compaction records (a failed summary call's
+//! `turn_failed` records it as `details.compaction_instruction`). A summary is matched by
 //! containment: the user message that carries it may frame it as the runtime likes. The other
 //! replay rules say what must not be there; this one says what must.
 //!
@@ -357,10 +358,15 @@ fn check(evidence: &Evidence) -> Vec<String> {
     }
     let fold = Fold::of(lines);
     // What a request that asks for a summary carries after the conversation.
+    // What a request that asks for a summary carries after the conversation: the instruction
+    // its compaction records, or the `turn_failed` of a summary call that failed.
     let instructions: Vec<&str> = lines
         .iter()
-        .filter(|line| line.kind == "history_compaction")
-        .filter_map(|line| line.str_field("instruction"))
+        .filter_map(|line| match line.kind.as_str() {
+            "history_compaction" => line.str_field("instruction"),
+            "turn_failed" => line.data.get("details")?.get("compaction_instruction")?.as_str(),
+            _ => None,
+        })
         .collect();
     let mut runs: BTreeMap<usize, Run> = BTreeMap::new();
     let mut floors: BTreeMap<&str, usize> = BTreeMap::new();
@@ -393,7 +399,9 @@ fn check(evidence: &Evidence) -> Vec<String> {
         let end = users.get(turn + 1).copied().unwrap_or(lines.len());
         let points = users[turn].max(floor)..end.max(floor + 1).min(lines.len());
         if let Some(at) = points.clone().find(|&at| fold.is_at(at, carried, &run.agreed)) {
-            let compaction = lines.iter().skip(at + 1).position(|line| compaction_range(line).is_some());
+            // The compaction of the same turn: a summary call that failed records none.
+            let compaction =
+                lines.get(at + 1..end).unwrap_or_default().iter().position(|line| compaction_range(line).is_some());
             if let Some(after) = compaction.filter(|_| asks_summary) {
                 floors.insert(&request.route, at + 1 + after);
             }
