@@ -28,6 +28,7 @@ pub const PLACEHOLDERS: &[&str] = &[
     "max_retries",
     "stream_idle_timeout_ms",
     "turn_timeout_ms",
+    "compact_at_tokens",
     "profile_dir",
     "dialect",
     "now",

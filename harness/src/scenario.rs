@@ -149,6 +149,10 @@ pub struct Config {
     pub turn_timeout_ms: u64,
     /// At most this many Subagents run at once; more wait `queued`.
     pub max_subagents: usize,
+    /// Input tokens a Provider call reports at or above which the agent compacts History
+    /// before its next call (0: never); the default is 90% of the reference's 400,000-token
+    /// context window.
+    pub compact_at_tokens: u64,
     /// The Provider wire format of a plain run (`gauntlet run`, `mock-provider serve`); the
     /// corpus also plays the scenario in every other dialect.
     pub dialect: Dialect,
@@ -170,6 +174,7 @@ impl Default for Config {
             stream_idle_timeout_ms: 180_000,
             turn_timeout_ms: 600_000,
             max_subagents: 6,
+            compact_at_tokens: 360_000,
             dialect: Dialect::default(),
             skip_dialects: BTreeMap::new(),
             exhausted: Exhausted::default(),

@@ -386,7 +386,7 @@ struct Bug {
     evidence: &'static str,
 }
 
-const BUGS: [Bug; 9] = [
+const BUGS: [Bug; 10] = [
     Bug {
         name: "late",
         scenario: "turn/two-turn-conversation",
@@ -422,6 +422,12 @@ const BUGS: [Bug; 9] = [
         scenario: "turn/partial-then-error",
         requirement: "REPLAY-NO-DIAGNOSTIC",
         evidence: "request 2 carries the Provider's error message (request 1) back to the model as assistant content: \"The server had an error while processing your request.\"",
+    },
+    Bug {
+        name: "compacts-partial",
+        scenario: "compaction/after-failed-turn",
+        requirement: "REPLAY-COMPACTION-NO-PARTIAL",
+        evidence: "request 4 carries the partial text of the failed response to request 1 beside a compaction: \"Half-written summary of the log\"",
     },
     Bug {
         name: "ignores-malformed",

@@ -43,6 +43,10 @@ struct Flags {
     /// The model's context window in tokens, reported in `usage_update` (0: report none).
     #[arg(long, env = "GAUNTLET_CONTEXT_WINDOW", default_value_t = 400_000)]
     context_window: u64,
+    /// Compact a Session's History before a Provider call when the last call reported at least
+    /// this many input tokens (0: never).
+    #[arg(long, env = "GAUNTLET_COMPACT_AT_TOKENS", default_value_t = 360_000)]
+    compact_at_tokens: u64,
     /// Sequential ids (sessions `root`, `session-2`, ...; events `0000000000000001`, ...) and
     /// timestamps from 2026-01-01T00:00:00Z, so conformance runs compare byte for byte.
     #[arg(long, env = "GAUNTLET_DETERMINISTIC_IDS")]
@@ -85,6 +89,7 @@ fn main() -> ExitCode {
             model: flags.model,
             turn_timeout: Duration::from_millis(flags.turn_timeout_ms),
             context_window: (flags.context_window > 0).then_some(flags.context_window),
+            compact_at_tokens: (flags.compact_at_tokens > 0).then_some(flags.compact_at_tokens),
             ids,
             clock,
             delegation: flags.delegation,

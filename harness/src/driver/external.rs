@@ -75,6 +75,7 @@ impl External {
             "--max-retries={max_retries}",
             "--stream-idle-timeout-ms={stream_idle_timeout_ms}",
             "--turn-timeout-ms={turn_timeout_ms}",
+            "--compact-at-tokens={compact_at_tokens}",
             "--dialect={dialect}",
             "--deterministic-ids",
         ];
@@ -160,6 +161,7 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
         ("max_retries", config.max_retries.to_string()),
         ("stream_idle_timeout_ms", config.stream_idle_timeout_ms.to_string()),
         ("turn_timeout_ms", config.turn_timeout_ms.to_string()),
+        ("compact_at_tokens", config.compact_at_tokens.to_string()),
         ("tmp", home.join("tmp").display().to_string()),
         ("profile_dir", external.profile_dir.display().to_string()),
         ("dialect", dialect.key().to_owned()),

@@ -127,6 +127,7 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
         model: scenario.config.model.clone(),
         turn_timeout: Duration::from_millis(scenario.config.turn_timeout_ms),
         context_window: Some(CONTEXT_WINDOW),
+        compact_at_tokens: (scenario.config.compact_at_tokens > 0).then_some(scenario.config.compact_at_tokens),
         // One id source for every agent of the run, so a reloaded Session continues its ids.
         ids: Arc::new(Sequential::default()),
         clock: Clock::virtual_from_now(),

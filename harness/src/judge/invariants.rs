@@ -13,6 +13,9 @@ mod busy_prompt_refused;
 mod cancel_closes_request;
 mod carries_conversation;
 mod client_text_once;
+mod compaction_keeps_prompt;
+mod compaction_no_partial;
+mod compaction_recorded;
 mod completed_needs_terminal_event;
 mod delegation_acp_truthful;
 mod diagnostic_not_answer;
@@ -102,6 +105,9 @@ pub const ALL: &[Invariant] = &[
     no_partial_text_replayed::INVARIANT,
     diagnostic_not_answer::INVARIANT,
     carries_conversation::INVARIANT,
+    compaction_recorded::INVARIANT,
+    compaction_keeps_prompt::INVARIANT,
+    compaction_no_partial::INVARIANT,
     audit_only_not_replayed::INVARIANT,
     tool_calls_paired::INVARIANT,
     orphan_calls_repaired::INVARIANT,
@@ -203,6 +209,31 @@ fn read_new_messages<'e>(
         *seen = (*seen).max(conversation.messages.len());
         (request, conversation, new)
     })
+}
+
+/// Whether each request rewrote its route's conversation, as a compaction does: its messages
+/// (reasoning left out, which a model switch may drop) no longer start with those of the
+/// previous request of its route (REPLAY-COMPACTION-KEEPS-PROMPT, REPLAY-COMPACTION-NO-PARTIAL).
+/// A request that extends its run did not; only a request that starts a run is compared.
+fn rewrites(evidence: &Evidence) -> Vec<bool> {
+    let mut last: HashMap<&str, (usize, &[Message])> = HashMap::new();
+    read_requests(evidence)
+        .map(|(request, conversation)| {
+            let rewritten = match last.get(request.route.as_str()) {
+                Some((run, previous)) if *run != conversation.run => !starts_with(conversation.messages, previous),
+                _ => false,
+            };
+            last.insert(&request.route, (conversation.run, conversation.messages));
+            rewritten
+        })
+        .collect()
+}
+
+/// `messages` start with `prefix`, reasoning left out of both.
+fn starts_with(messages: &[Message], prefix: &[Message]) -> bool {
+    let spoken = |message: &&Message| !matches!(message, Message::Reasoning { .. });
+    let mut messages = messages.iter().filter(spoken);
+    prefix.iter().filter(spoken).all(|wanted| messages.next() == Some(wanted))
 }
 
 /// The Log's prompts (its `user_message` lines), to place a request in its turn: the turn of

@@ -64,6 +64,8 @@ pub struct AgentConfig {
     pub turn_timeout: Duration,
     /// The model's context window, reported in `usage_update`.
     pub context_window: Option<u64>,
+    /// Compact a Session's History when a call reports this many input tokens (crate::compaction).
+    pub compact_at_tokens: Option<u64>,
     /// Event and Session ids.
     pub ids: Arc<dyn IdSource>,
     /// Event timestamps.
@@ -322,6 +324,7 @@ impl Agent {
         let mut config = SessionConfig::new(session_id, &cwd);
         config.model.clone_from(&self.config.model);
         config.turn_timeout = self.config.turn_timeout;
+        config.compact_at_tokens = self.config.compact_at_tokens;
         let provider = Provider::new(self.config.transport.clone(), self.config.provider.clone());
         let mut session =
             Session::open(config, provider, self.config.ids.clone(), self.config.clock.clone()).map_err(log_error)?;
@@ -551,6 +554,7 @@ mod tests {
             model: "gpt-5.5".into(),
             turn_timeout: Duration::from_secs(60),
             context_window: None,
+            compact_at_tokens: None,
             ids: Arc::new(Sequential::default()),
             clock: Clock::System,
             delegation: false,

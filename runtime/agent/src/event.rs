@@ -381,6 +381,20 @@ impl Payload {
     pub fn workflow_event(data: Data) -> Payload {
         Payload { kind: EventType::WorkflowEvent, data }
     }
+    /// A durable History compaction checkpoint: the range it covers and the summary the replay
+    /// fold sends in its place (LOG-COMPACTION-RECORD).
+    pub fn history_compaction(data: Data) -> Payload {
+        Payload { kind: EventType::HistoryCompaction, data }
+    }
+    /// A fork's lossy summary of its parent's prefix, replayed where it stands
+    /// (REPLAY-BRANCH-SUMMARY).
+    pub fn branch_summary(data: Data) -> Payload {
+        Payload { kind: EventType::BranchSummary, data }
+    }
+    /// A forked Session's lineage: never replayed (REPLAY-FORK-LINEAGE).
+    pub fn session_fork(data: Data) -> Payload {
+        Payload { kind: EventType::SessionFork, data }
+    }
     /// A streamed chunk of assistant text (ephemeral).
     pub fn text_delta(chunk: &str) -> Payload {
         Payload::new(EventType::TextDelta, json!({ "chunk": chunk }))

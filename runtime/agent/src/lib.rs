@@ -9,6 +9,7 @@
 //!   streamed answers decoded to dialect-neutral evidence, retries, the [`Transport`] seam.
 //! - [`session`] and [`turn`]: one Turn at a time, exactly one terminal outcome ([`TurnOutcome`],
 //!   with [`CancelHandle`] in [`control`]).
+//! - [`compaction`]: when the Session compacts History at its context budget, and the record.
 //! - [`recovery`]: on resume, a Turn a crash left open is closed `interrupted` first.
 //! - [`tools`]: the tool seam ([`Toolbox`]) and `read`, `write`, `list` over the workspace folder.
 //! - [`subagents`]: child Sessions the model spawns, waits on and closes; their lifecycle.
@@ -25,6 +26,7 @@
 
 pub mod acp;
 pub mod canonical;
+pub mod compaction;
 pub mod control;
 pub mod delegation;
 pub mod event;

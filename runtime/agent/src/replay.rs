@@ -6,6 +6,12 @@
 //! `provider_usage` and other audit-only events never reach the model (REPLAY-NO-PARTIAL,
 //! REPLAY-AUDIT-ONLY). A call left without a result gets a synthetic output so every request
 //! is balanced (REPLAY-TOOL-PAIRING).
+//!
+//! The latest `history_compaction` replaces the range it covers with its summary, one user
+//! item where the range began (REPLAY-COMPACTION-SUMMARY); a call of the range whose result
+//! comes after it is replayed beside that result, so no pair is split
+//! (REPLAY-COMPACTION-KEEPS-PAIRS). A `branch_summary` is a user item where it stands
+//! (REPLAY-BRANCH-SUMMARY); `session_fork` is lineage, never replayed (REPLAY-FORK-LINEAGE).
 
 use std::collections::BTreeMap;
 
@@ -35,6 +41,9 @@ pub struct Replay {
     folded: usize,
     /// call_id -> tool name, for calls whose result has not been seen yet.
     pending: BTreeMap<String, String>,
+    /// Calls the latest compaction covers whose result it does not: call_id -> (tool name, the
+    /// call's item), replayed beside their result when it comes (REPLAY-COMPACTION-KEEPS-PAIRS).
+    compacted: BTreeMap<String, (String, Value)>,
     /// The images attached in this process, by `sha256`: a `user_message` whose resources
     /// name one carries it (LOG-NO-RESOURCE-BYTES keeps the bytes out of History).
     images: BTreeMap<String, Image>,
@@ -43,7 +52,13 @@ pub struct Replay {
 impl Replay {
     /// A fold for requests to `model`, before any Event.
     pub fn new(model: &str) -> Replay {
-        Replay { model: model.to_owned(), folded: 0, pending: BTreeMap::new(), images: BTreeMap::new() }
+        Replay {
+            model: model.to_owned(),
+            folded: 0,
+            pending: BTreeMap::new(),
+            compacted: BTreeMap::new(),
+            images: BTreeMap::new(),
+        }
     }
 
     /// A fold for requests to `model` from the start of History, keeping the images attached.
@@ -62,12 +77,69 @@ impl Replay {
         &self.model
     }
 
-    /// Folds the Events of `history` after the ones already folded, emitting each new item.
+    /// Whether `history` gained a `history_compaction` since the last fold: the items emitted
+    /// so far no longer hold, and the fold starts again from a new [`Replay`].
+    pub fn compacted_since(&self, history: &[Event]) -> bool {
+        self.folded > 0
+            && history.get(self.folded..).unwrap_or_default().iter().any(|event| compaction_range(event).is_some())
+    }
+
+    /// Folds the Events of `history` after the ones already folded, emitting each new item. The
+    /// first fold of a History with compactions folds it around the latest one.
     pub fn advance(&mut self, history: &[Event], emit: &mut dyn FnMut(Value)) {
-        for event in history.get(self.folded..).unwrap_or_default() {
-            self.fold_event(event, emit);
+        if self.folded == 0
+            && let Some(latest) = history.iter().rev().find(|event| compaction_range(event).is_some())
+        {
+            self.fold_compacted(history, latest, emit);
+        } else {
+            for event in history.get(self.folded..).unwrap_or_default() {
+                self.fold_event(event, emit);
+            }
         }
         self.folded = self.folded.max(history.len());
+    }
+
+    /// Folds `history` with the range of `compaction` replaced by its summary; other
+    /// compactions are replayed only through the latest one's summary.
+    fn fold_compacted(&mut self, history: &[Event], compaction: &Event, emit: &mut dyn FnMut(Value)) {
+        let Some((from, to)) = compaction_range(compaction) else { return };
+        let mut summarized = false;
+        let summarize = |replay: &mut Replay, emit: &mut dyn FnMut(Value)| {
+            close_orphans(&mut replay.pending, emit);
+            emit(user_item(&compaction_text(compaction)));
+        };
+        for event in history {
+            if event.kind() == EventType::HistoryCompaction {
+                continue;
+            }
+            let seq = event.seq().unwrap_or_default();
+            if seq < from {
+                self.fold_event(event, emit);
+                continue;
+            }
+            if !summarized {
+                summarize(self, emit);
+                summarized = true;
+            }
+            let call_id = event.str_field("call_id").unwrap_or_default();
+            if seq <= to {
+                match event.kind() {
+                    EventType::ToolCall => {
+                        let name = event.str_field("name").unwrap_or_default().to_owned();
+                        self.compacted.insert(call_id.to_owned(), (name, call_item(event)));
+                    }
+                    EventType::ToolResult => {
+                        self.compacted.remove(call_id);
+                    }
+                    _ => {}
+                }
+                continue;
+            }
+            self.fold_event(event, emit);
+        }
+        if !summarized {
+            summarize(self, emit);
+        }
     }
 
     /// The outputs that close the calls still pending, so a request is balanced
@@ -85,17 +157,15 @@ impl Replay {
             EventType::ToolCall => {
                 let call_id = event.str_field("call_id").unwrap_or_default();
                 let name = event.str_field("name").unwrap_or_default();
-                let args = data.get("args").cloned().unwrap_or_else(|| json!({}));
-                emit(json!({
-                    "type": "function_call",
-                    "call_id": call_id,
-                    "name": name,
-                    "arguments": canonical::to_string(&args),
-                }));
+                emit(call_item(event));
                 pending.insert(call_id.to_owned(), name.to_owned());
             }
             EventType::ToolResult => {
                 let call_id = event.str_field("call_id").unwrap_or_default();
+                if let Some((name, item)) = self.compacted.remove(call_id) {
+                    emit(item);
+                    pending.insert(call_id.to_owned(), name);
+                }
                 if pending.remove(call_id).is_some() {
                     emit(json!({
                         "type": "function_call_output",
@@ -110,25 +180,30 @@ impl Replay {
                 if pending.is_empty()
                     && let Some(text) = subagent_summary(event)
                 {
-                    emit(json!({"role": "user", "content": [{"type": "input_text", "text": text}]}));
+                    emit(user_item(&text));
                 }
             }
             // Transparent while a call is pending, and never model input themselves.
             EventType::ProviderUsage | EventType::PermissionDecision | EventType::WorkflowEvent => {}
             EventType::UserMessage => {
                 close_orphans(pending, emit);
-                let text = event.str_field("text").unwrap_or_default();
-                let mut content = vec![json!({"type": "input_text", "text": text})];
+                let mut item = user_item(event.str_field("text").unwrap_or_default());
                 // Each attached image whose bytes this process holds, as a Responses
                 // `input_image`; each dialect converts it to its own form.
                 let resources = data.get("resources").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-                content.extend(
-                    resources
-                        .iter()
-                        .filter_map(|resource| self.images.get(resource.get("sha256")?.as_str()?))
-                        .map(|image| json!({"type": "input_image", "image_url": image.data_url()})),
-                );
-                emit(json!({"role": "user", "content": content}));
+                let images = resources
+                    .iter()
+                    .filter_map(|resource| self.images.get(resource.get("sha256")?.as_str()?))
+                    .map(|image| json!({"type": "input_image", "image_url": image.data_url()}));
+                if let Some(content) = item.get_mut("content").and_then(Value::as_array_mut) {
+                    content.extend(images);
+                }
+                emit(item);
+            }
+            // A fork's summary of its parent's prefix is conversation where it stands.
+            EventType::BranchSummary => {
+                close_orphans(pending, emit);
+                emit(user_item(&summary_text(event)));
             }
             EventType::AssistantMessage => {
                 close_orphans(pending, emit);
@@ -152,6 +227,78 @@ impl Replay {
             _ => close_orphans(pending, emit),
         }
     }
+}
+
+/// A user message item.
+fn user_item(text: &str) -> Value {
+    json!({"role": "user", "content": [{"type": "input_text", "text": text}]})
+}
+
+/// A `tool_call` as the model made it, its arguments re-encoded with sorted keys.
+fn call_item(event: &Event) -> Value {
+    let args = event.data().get("args").cloned().unwrap_or_else(|| json!({}));
+    json!({
+        "type": "function_call",
+        "call_id": event.str_field("call_id").unwrap_or_default(),
+        "name": event.str_field("name").unwrap_or_default(),
+        "arguments": canonical::to_string(&args),
+    })
+}
+
+/// The `range {from_seq, to_seq}` of a `history_compaction`; `None` for any other Event or a
+/// compaction without a valid range, which then replaces nothing.
+pub fn compaction_range(event: &Event) -> Option<(u64, u64)> {
+    if event.kind() != EventType::HistoryCompaction {
+        return None;
+    }
+    let range = event.data().get("range")?;
+    let from = range.get("from_seq")?.as_u64()?;
+    let to = range.get("to_seq")?.as_u64()?;
+    (from <= to).then_some((from, to))
+}
+
+/// The replayed text of a `history_compaction` (pixir.md 3.2): `Compressed session memory`, its
+/// range and strategy, then the summary and the lists the record carries.
+pub fn compaction_text(event: &Event) -> String {
+    format!("Compressed session memory\n{}", summary_body(event))
+}
+
+/// The replayed text of a `branch_summary` (pixir.md 3.2), laid out like a compaction's.
+fn summary_text(event: &Event) -> String {
+    let parent = event.str_field("parent_session_id").unwrap_or("unknown");
+    format!("Branch summary from forked parent prefix\nParent: {parent}\n{}", summary_body(event))
+}
+
+fn summary_body(event: &Event) -> String {
+    let data = event.data();
+    let seq = |key: &str| data.get("range").and_then(|range| range.get(key)).and_then(Value::as_u64);
+    let mut text = match (seq("from_seq"), seq("to_seq")) {
+        (Some(from), Some(to)) => {
+            let count = data.get("source_event_count").and_then(Value::as_u64).unwrap_or(to.saturating_sub(from) + 1);
+            format!("Range: seq {from}..{to} ({count} events)\n")
+        }
+        _ => String::new(),
+    };
+    text.push_str(&format!("Strategy: {}\n\nSummary:\n", event.str_field("strategy").unwrap_or("unknown")));
+    text.push_str(event.str_field("summary").unwrap_or_default());
+    for (key, title) in
+        [("files_touched", "Files touched"), ("open_tasks", "Open tasks"), ("limitations", "Limitations")]
+    {
+        let Some(list) = data.get(key).and_then(Value::as_array) else { continue };
+        text.push_str(&format!("\n\n{title}:"));
+        let bullets: Vec<String> = list
+            .iter()
+            .take(20)
+            .map(|entry| entry.as_str().map_or_else(|| canonical::to_string(entry), str::to_owned))
+            .collect();
+        if bullets.is_empty() {
+            text.push_str("\n- none");
+        }
+        for bullet in bullets {
+            text.push_str(&format!("\n- {bullet}"));
+        }
+    }
+    text
 }
 
 /// The replay line of a terminal `subagent_event` (pixir.md 3.2):
@@ -201,11 +348,12 @@ fn close_orphans(pending: &mut BTreeMap<String, String>, emit: &mut dyn FnMut(Va
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::event::{Data, ErrorKind, Payload, TerminalStatus};
 
-    fn history(payloads: Vec<Payload>) -> Vec<Event> {
+    /// History of `payloads`, seq from 0.
+    pub(crate) fn history(payloads: Vec<Payload>) -> Vec<Event> {
         payloads
             .into_iter()
             .enumerate()
@@ -320,6 +468,67 @@ mod tests {
             now.extend(replay.tail());
             assert_eq!(now, fold(&events[..end], "m1"), "after {end} events");
         }
+    }
+
+    fn compaction(from: u64, to: u64, summary: &str) -> Payload {
+        let data = json!({"range": {"from_seq": from, "to_seq": to}, "strategy": "s", "summary": summary});
+        Payload::history_compaction(crate::event::object(data))
+    }
+
+    fn texts(items: &[Value]) -> Vec<String> {
+        items
+            .iter()
+            .map(|item| {
+                item.pointer("/content/0/text")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| item["type"].as_str().unwrap_or_default().to_owned(), str::to_owned)
+            })
+            .collect()
+    }
+
+    /// The latest compaction's summary stands where its range began; a call of the range whose
+    /// result comes after it is carried beside that result; folding as History grows agrees.
+    #[test]
+    fn the_latest_compaction_replaces_its_range_and_keeps_split_pairs() {
+        let events = history(vec![
+            Payload::user_message("one"),
+            Payload::assistant_message("a", Data::new()),
+            Payload::user_message("two"),
+            Payload::tool_call("c1", "read", json!({"path": "a"})),
+            compaction(0, 1, "old"),
+            compaction(0, 3, "sum"),
+            Payload::tool_result("c1", ok("A")),
+            Payload::assistant_message("b", Data::new()),
+            Payload::user_message("three"),
+        ]);
+        let items = fold(&events, "m1");
+        let summary = "Compressed session memory\nRange: seq 0..3 (4 events)\nStrategy: s\n\nSummary:\nsum";
+        assert_eq!(texts(&items), [summary, "function_call", "function_call_output", "b", "three"]);
+        let mut replay = Replay::new("m1");
+        let mut grown = Vec::new();
+        for end in 0..=events.len() {
+            if replay.compacted_since(&events[..end]) {
+                replay = Replay::new("m1");
+                grown.clear();
+            }
+            replay.advance(&events[..end], &mut |item| grown.push(item));
+            let mut now = grown.clone();
+            now.extend(replay.tail());
+            assert_eq!(now, fold(&events[..end], "m1"), "after {end} events");
+        }
+    }
+
+    #[test]
+    fn a_branch_summary_replays_where_it_stands_and_a_fork_never() {
+        let mut summary = Data::new();
+        summary.insert("summary".into(), json!("parent work"));
+        summary.insert("parent_session_id".into(), json!("p"));
+        let fork = Payload::session_fork(crate::event::object(json!({"parent_session_id": "p"})));
+        let events = history(vec![fork, Payload::branch_summary(summary), Payload::user_message("go")]);
+        let items = fold(&events, "m1");
+        assert_eq!(texts(&items).len(), 2);
+        assert!(texts(&items)[0].starts_with("Branch summary from forked parent prefix\nParent: p\n"));
+        assert!(texts(&items)[0].ends_with("Summary:\nparent work"));
     }
 
     #[test]

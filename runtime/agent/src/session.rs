@@ -35,6 +35,9 @@ pub struct SessionConfig {
     pub instructions: String,
     /// The whole-turn time budget (TURN-TIMEOUT-EVIDENCE).
     pub turn_timeout: Duration,
+    /// Compact History before a Provider call when the last call reported at least this many
+    /// input tokens (`crate::compaction`); `None` never compacts.
+    pub compact_at_tokens: Option<u64>,
 }
 
 impl SessionConfig {
@@ -46,6 +49,7 @@ impl SessionConfig {
             model: "gpt-5.5".to_owned(),
             instructions: "You are a helpful coding assistant.".to_owned(),
             turn_timeout: Duration::from_millis(600_000),
+            compact_at_tokens: None,
         }
     }
 
@@ -203,9 +207,23 @@ impl Session {
     /// The request of `call` with the conversation as History now stands, in the Provider's
     /// dialect: folds and converts only the Events recorded since the last request.
     pub(crate) fn wire_request(&mut self, call: &Call) -> WireRequest {
-        let Session { replay, transcript, history, .. } = self;
+        self.wire_request_with(call, &[])
+    }
+
+    /// [`Session::wire_request`] with `extra` items after the conversation, for this request
+    /// only. A compaction recorded since the last request starts the fold again: it changes
+    /// what every earlier item of the conversation is.
+    pub(crate) fn wire_request_with(&mut self, call: &Call, extra: &[Value]) -> WireRequest {
+        let Session { replay, transcript, history, provider, .. } = self;
+        if replay.compacted_since(history) {
+            // A fresh fold, keeping the images this process holds.
+            *replay = replay.for_model(&replay.model().to_owned());
+            *transcript = Transcript::new(provider.config().dialect);
+        }
         replay.advance(history, &mut |item| transcript.push(&item));
-        transcript.request(call, &replay.tail())
+        let mut tail = replay.tail();
+        tail.extend_from_slice(extra);
+        transcript.request(call, &tail)
     }
 
     /// Keeps the bytes of a prompt's images for the Provider requests, which carry each image

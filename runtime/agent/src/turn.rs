@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::compaction;
 use crate::control::{CancelSignal, TurnOutcome};
 use crate::event::{Data, ErrorKind, Payload, TerminalStatus, object};
 use crate::log::LogError;
@@ -72,27 +73,24 @@ impl Session {
             self.publish(Payload::status("thinking"));
             tools.catch_up(self)?;
             let request = self.call(tools.definitions());
+            let deadline = started + budget;
+            if let Some(due) = compaction::due(self.history(), self.config.compact_at_tokens) {
+                match self.compact(&request, &due, cancel, deadline, iteration).await? {
+                    Race::Cancelled => return self.fail(cancelled(), "", started),
+                    Race::Done(Some(failure)) => return self.fail(failure, "", started),
+                    Race::Done(None) => {}
+                }
+            }
             let wire = self.wire_request(&request);
             let mut streamed = String::new();
             let provider = self.provider.clone();
-            let deadline = started + budget;
             let streaming = tokio::time::timeout_at(deadline, stream_live(self, &provider, &wire, &mut streamed));
             let call = match race(cancel, streaming).await {
                 Race::Done(call) => call,
                 Race::Cancelled => return self.fail(cancelled(), &streamed, started),
             };
             let reply = match call {
-                Err(_elapsed) => {
-                    let failure = ProviderFailure {
-                        kind: ErrorKind::TurnTimeout,
-                        message: "the turn exceeded its time budget".to_owned(),
-                        details: object(json!({
-                            "timeout_ms": millis(budget),
-                            "next_actions": ["retry_turn", "raise_turn_timeout"],
-                        })),
-                    };
-                    return self.fail(failure, &streamed, started);
-                }
+                Err(_elapsed) => return self.fail(turn_timeout(budget), &streamed, started),
                 Ok(Err(failure)) => return self.fail(failure, &streamed, started),
                 Ok(Ok(reply)) => reply,
             };
@@ -136,6 +134,48 @@ impl Session {
                 truncation,
             });
         }
+    }
+
+    /// Asks the model for a summary of the range `due` names and records it with the call's
+    /// usage (crate::compaction). Nothing it streams is shown: a summary is not an answer. A
+    /// summary call that fails, runs past the Turn's deadline or answers no text is the Turn's
+    /// failure (`failed`: no answer text was streamed), its `turn_failed` details naming the
+    /// `compaction_instruction` it asked, so the Log explains that request too; History stays
+    /// uncompacted, and the next Turn meets the same conditions.
+    async fn compact(
+        &mut self,
+        call: &Call,
+        due: &compaction::Due,
+        cancel: &mut CancelSignal,
+        deadline: tokio::time::Instant,
+        iteration: u32,
+    ) -> Result<Race<Option<ProviderFailure>>, LogError> {
+        let wire = self.wire_request_with(call, &[compaction::instruction_item()]);
+        let provider = self.provider.clone();
+        let mut hidden = |_| {};
+        let summarizing = tokio::time::timeout_at(deadline, provider.stream(&wire, &mut hidden));
+        let asked = |mut failure: ProviderFailure| {
+            failure.details.insert("compaction_instruction".into(), json!(compaction::INSTRUCTION));
+            Ok(Race::Done(Some(failure)))
+        };
+        let reply = match race(cancel, summarizing).await {
+            Race::Cancelled => return Ok(Race::Cancelled),
+            Race::Done(Ok(Ok(reply))) => reply,
+            Race::Done(Ok(Err(failure))) => return asked(failure),
+            Race::Done(Err(_elapsed)) => return asked(turn_timeout(self.config.turn_timeout)),
+        };
+        let mut usage = self.usage_data(&reply, iteration, call);
+        usage.insert("purpose".into(), json!("compaction"));
+        self.record(Payload::provider_usage(usage))?;
+        if reply.text.is_empty() {
+            return asked(ProviderFailure {
+                kind: ErrorKind::InvalidResponse,
+                message: "the model answered the compaction request with no summary".to_owned(),
+                details: object(json!({"next_actions": ["retry_turn"]})),
+            });
+        }
+        self.record(compaction::record(due, &reply.text))?;
+        Ok(Race::Done(None))
     }
 
     /// The next Provider call, before any wire format and without the conversation
@@ -213,6 +253,18 @@ impl Session {
             next_actions,
             truncation: None,
         })
+    }
+}
+
+/// The failure of a Turn past its whole-turn budget (TURN-TIMEOUT-EVIDENCE).
+fn turn_timeout(budget: Duration) -> ProviderFailure {
+    ProviderFailure {
+        kind: ErrorKind::TurnTimeout,
+        message: "the turn exceeded its time budget".to_owned(),
+        details: object(json!({
+            "timeout_ms": millis(budget),
+            "next_actions": ["retry_turn", "raise_turn_timeout"],
+        })),
     }
 }
 

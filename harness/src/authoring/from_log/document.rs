@@ -72,6 +72,7 @@ fn config_table(config: &Config) -> Option<Table> {
         ("turn_timeout_ms", config.turn_timeout_ms, defaults.turn_timeout_ms),
         ("max_retries", config.max_retries.into(), defaults.max_retries.into()),
         ("max_subagents", config.max_subagents as u64, defaults.max_subagents as u64),
+        ("compact_at_tokens", config.compact_at_tokens, defaults.compact_at_tokens),
     ];
     for (key, number, default) in numbers {
         if number != default {

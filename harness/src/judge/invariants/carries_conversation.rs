@@ -1,9 +1,15 @@
 //! REPLAY-CARRIES-CONVERSATION: each Provider request carries the Session's conversation as
 //! the Log stood when it was sent: every user message so far, every clean answer, every tool
 //! call (its name and arguments) with its result (the output the Log recorded, as recorded),
-//! every terminal Subagent summary recorded while no call was pending, in order, and nothing
-//! else. The other replay rules say what must not be there; this one
-//! says what must.
+//! every terminal Subagent summary recorded while no call was pending, every `branch_summary`'s
+//! summary where it stands, in order, and nothing else. After a `history_compaction` the latest
+//! one's summary stands in place of the range it covers, and a call of the range whose result
+//! comes after it is carried beside that result (REPLAY-COMPACTION-SUMMARY,
+//! REPLAY-BRANCH-SUMMARY, REPLAY-FORK-LINEAGE). A request that asks for a summary carries the
+//! conversation and then the `instruction` its compaction records (a failed summary call's
+//! `turn_failed` records it as `details.compaction_instruction`). A summary is matched by
+//! containment: the user message that carries it may frame it as the runtime likes. The other
+//! replay rules say what must not be there; this one says what must.
 //!
 //! The expected conversation is the contract's fold of the Log, computed here, apart from the
 //! runtime's `replay.rs`. A request is placed in its turn by the last user message of the Log
@@ -25,7 +31,7 @@ use crate::judge::{Evidence, LogRole};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-CARRIES-CONVERSATION",
-    also: &["REPLAY-CLEAN-ANSWER"],
+    also: &["REPLAY-CLEAN-ANSWER", "REPLAY-COMPACTION-SUMMARY", "REPLAY-BRANCH-SUMMARY", "REPLAY-FORK-LINEAGE"],
     name: "carries_conversation",
     scope: Scope::Replay,
     check,
@@ -33,9 +39,11 @@ pub const INVARIANT: Invariant = Invariant {
 
 /// One item of a conversation, as much as the contract fixes of it, borrowed from the Log or
 /// the request it was read from (a long Session's requests are not copied to be compared).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 enum Item<'a> {
     User(Cow<'a, str>),
+    /// A compaction's or branch's summary: a user message that contains it.
+    Summary(&'a str),
     Assistant(&'a str),
     /// A call: its id, tool name and arguments (parsed when the wire sends them as text).
     Call(&'a str, &'a str, Cow<'a, Value>),
@@ -49,11 +57,29 @@ impl std::fmt::Display for Item<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Item::User(text) => write!(f, "user {text:?}"),
+            Item::Summary(text) => write!(f, "a user message with the summary {text:?}"),
             Item::Assistant(text) => write!(f, "assistant {text:?}"),
             Item::Call(id, name, args) => write!(f, "call `{id}` of {name} with {args}"),
             Item::Result(id, Output::Text(output)) => write!(f, "result of `{id}` {output:?}"),
             Item::Result(id, Output::Any) => write!(f, "result of `{id}`"),
             Item::Other(kind) => write!(f, "{kind}"),
+        }
+    }
+}
+
+impl PartialEq for Item<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Item::Summary(summary), Item::User(text)) | (Item::User(text), Item::Summary(summary)) => {
+                text.contains(*summary)
+            }
+            (Item::Summary(a), Item::Summary(b)) => a == b,
+            (Item::User(a), Item::User(b)) => a == b,
+            (Item::Assistant(a), Item::Assistant(b)) => a == b,
+            (Item::Call(a, b, c), Item::Call(x, y, z)) => a == x && b == y && c == z,
+            (Item::Result(a, b), Item::Result(x, y)) => a == x && b == y,
+            (Item::Other(a), Item::Other(b)) => a == b,
+            _ => false,
         }
     }
 }
@@ -79,20 +105,140 @@ impl PartialEq for Output<'_> {
 
 impl Eq for Output<'_> {}
 
-/// The contract's fold of a Log, point by point: after each line, how many items the
-/// conversation has and which calls still wait for their result (they would be closed as
-/// orphans if the conversation were sent then).
+/// The contract's fold of a Log, point by point: after each line, which epoch of the
+/// conversation stands (each compaction starts one), how many items it has and which calls
+/// still wait for their result (they would be closed as orphans if the conversation were sent
+/// then).
 struct Fold<'a> {
+    /// The items of each epoch: before the first compaction, then after each.
+    epochs: Vec<Vec<Item<'a>>>,
+    /// For each line, the conversation right after it.
+    points: Vec<Point<'a>>,
+}
+
+/// The conversation right after one line of the Log.
+struct Point<'a> {
+    /// Its epoch.
+    epoch: usize,
+    /// How many of the epoch's items it has.
+    len: usize,
+    /// Calls pending, with the output a request may carry for each: the one the Log records
+    /// for it later, if any; else any synthetic text.
+    pending: Vec<(&'a str, Output<'a>)>,
+}
+
+/// The fold of one epoch as it grows line by line.
+#[derive(Default)]
+struct Epoch<'a> {
     items: Vec<Item<'a>>,
-    /// For each line: (number of items, pending calls with the output a request may carry for
-    /// each: the one the Log records for it later, if any; else any synthetic text).
-    points: Vec<(usize, Vec<(&'a str, Output<'a>)>)>,
+    pending: BTreeMap<&'a str, ()>,
+    /// Calls the epoch's compaction covers without their result: carried beside it.
+    compacted: BTreeMap<&'a str, Item<'a>>,
+}
+
+impl<'a> Epoch<'a> {
+    fn close(&mut self) {
+        self.items.extend(std::mem::take(&mut self.pending).into_keys().map(|id| Item::Result(id, Output::Any)));
+    }
+
+    fn step(&mut self, line: &'a Line) {
+        let call_id = line.str_field("call_id").unwrap_or_default();
+        match line.kind.as_str() {
+            "tool_call" => {
+                self.items.push(call(line));
+                self.pending.insert(call_id, ());
+            }
+            "tool_result" => {
+                if let Some(call) = self.compacted.remove(call_id) {
+                    self.items.push(call);
+                    self.pending.insert(call_id, ());
+                }
+                if self.pending.remove(call_id).is_some() {
+                    let output = line.str_field("output").map_or(Output::Any, Output::Text);
+                    self.items.push(Item::Result(call_id, output));
+                }
+            }
+            "subagent_event" => {
+                if self.pending.is_empty()
+                    && let Some(text) = subagent_summary(line)
+                {
+                    self.items.push(Item::User(Cow::Owned(text)));
+                }
+            }
+            "provider_usage" | "permission_decision" | "workflow_event" => {}
+            "user_message" => {
+                self.close();
+                self.items.push(Item::User(Cow::Borrowed(line.str_field("text").unwrap_or_default())));
+            }
+            "assistant_message" => {
+                self.close();
+                if !line.is_partial_assistant() {
+                    self.items.push(Item::Assistant(line.str_field("text").unwrap_or_default()));
+                }
+            }
+            "branch_summary" => {
+                self.close();
+                self.items.push(Item::Summary(line.str_field("summary").unwrap_or_default()));
+            }
+            _ => self.close(),
+        }
+    }
+
+    /// The fold of `before` (the lines before `compaction`) with the range `from..=to` in the
+    /// place of its summary; other compactions count only through it.
+    fn compacted(before: &'a [Line], compaction: &'a Line, (from, to): (u64, u64)) -> Epoch<'a> {
+        let mut epoch = Epoch::default();
+        let mut summarized = false;
+        let summary = Item::Summary(compaction.str_field("summary").unwrap_or_default());
+        for line in before.iter().filter(|line| line.kind != "history_compaction") {
+            let seq = line.seq.unwrap_or_default();
+            if seq < from {
+                epoch.step(line);
+                continue;
+            }
+            if !summarized {
+                epoch.close();
+                epoch.items.push(summary.clone());
+                summarized = true;
+            }
+            let call_id = line.str_field("call_id").unwrap_or_default();
+            match line.kind.as_str() {
+                "tool_call" if seq <= to => {
+                    epoch.compacted.insert(call_id, call(line));
+                }
+                "tool_result" if seq <= to => {
+                    epoch.compacted.remove(call_id);
+                }
+                _ if seq <= to => {}
+                _ => epoch.step(line),
+            }
+        }
+        if !summarized {
+            epoch.close();
+            epoch.items.push(summary);
+        }
+        epoch
+    }
+}
+
+/// A `tool_call` line as an item; a call recorded without arguments was made with none: `{}`.
+fn call(line: &Line) -> Item<'_> {
+    let args = line.data.get("args").map_or_else(|| Cow::Owned(Value::Object(Default::default())), Cow::Borrowed);
+    Item::Call(line.str_field("call_id").unwrap_or_default(), line.str_field("name").unwrap_or_default(), args)
+}
+
+/// The `range` of a `history_compaction` line, when it has a valid one.
+fn compaction_range(line: &Line) -> Option<(u64, u64)> {
+    let bound = |key: &str| line.data.get("range")?.get(key)?.as_u64();
+    (line.kind == "history_compaction").then_some(())?;
+    let (from, to) = (bound("from_seq")?, bound("to_seq")?);
+    (from <= to).then_some((from, to))
 }
 
 impl<'a> Fold<'a> {
     fn of(lines: &'a [Line]) -> Fold<'a> {
-        let mut items = Vec::new();
-        let mut pending: BTreeMap<&'a str, ()> = BTreeMap::new();
+        let mut epochs = Vec::new();
+        let mut epoch = Epoch::default();
         let mut points = Vec::with_capacity(lines.len());
         let recorded: BTreeMap<&'a str, Output<'a>> = lines
             .iter()
@@ -101,64 +247,33 @@ impl<'a> Fold<'a> {
                 Some((line.str_field("call_id")?, line.str_field("output").map_or(Output::Any, Output::Text)))
             })
             .collect();
-        let close = |pending: &mut BTreeMap<&'a str, ()>, items: &mut Vec<Item<'a>>| {
-            items.extend(std::mem::take(pending).into_keys().map(|id| Item::Result(id, Output::Any)));
-        };
-        for line in lines {
-            let call_id = line.str_field("call_id").unwrap_or_default();
-            match line.kind.as_str() {
-                "tool_call" => {
-                    // A call recorded without arguments was made with none: `{}`.
-                    let args = line
-                        .data
-                        .get("args")
-                        .map_or_else(|| Cow::Owned(Value::Object(Default::default())), Cow::Borrowed);
-                    items.push(Item::Call(call_id, line.str_field("name").unwrap_or_default(), args));
-                    pending.insert(call_id, ());
+        for (at, line) in lines.iter().enumerate() {
+            match compaction_range(line) {
+                Some(range) => {
+                    let compacted = Epoch::compacted(&lines[..at], line, range);
+                    epochs.push(std::mem::replace(&mut epoch, compacted).items);
                 }
-                "tool_result" => {
-                    if pending.remove(call_id).is_some() {
-                        let output = line.str_field("output").map_or(Output::Any, Output::Text);
-                        items.push(Item::Result(call_id, output));
-                    }
-                }
-                "subagent_event" => {
-                    if pending.is_empty()
-                        && let Some(text) = subagent_summary(line)
-                    {
-                        items.push(Item::User(Cow::Owned(text)));
-                    }
-                }
-                "provider_usage" | "permission_decision" | "workflow_event" => {}
-                "user_message" => {
-                    close(&mut pending, &mut items);
-                    items.push(Item::User(Cow::Borrowed(line.str_field("text").unwrap_or_default())));
-                }
-                "assistant_message" => {
-                    close(&mut pending, &mut items);
-                    if !line.is_partial_assistant() {
-                        items.push(Item::Assistant(line.str_field("text").unwrap_or_default()));
-                    }
-                }
-                _ => close(&mut pending, &mut items),
+                None => epoch.step(line),
             }
             // Only a tool loop leaves calls pending, so this stays short.
-            let waiting = pending.keys().map(|id| (*id, recorded.get(id).copied().unwrap_or(Output::Any)));
-            points.push((items.len(), waiting.collect()));
+            let waiting = epoch.pending.keys().map(|id| (*id, recorded.get(id).copied().unwrap_or(Output::Any)));
+            points.push(Point { epoch: epochs.len(), len: epoch.items.len(), pending: waiting.collect() });
         }
-        Fold { items, points }
+        epochs.push(epoch.items);
+        Fold { epochs, points }
     }
 
     /// The conversation as it would be sent right after line `at`, item by item.
     fn at(&self, at: usize) -> impl Iterator<Item = Item<'a>> + '_ {
-        let (len, pending) = &self.points[at];
-        self.items[..*len].iter().cloned().chain(pending.iter().map(|(id, output)| Item::Result(id, *output)))
+        let Point { epoch, len, pending } = &self.points[at];
+        self.epochs[*epoch][..*len].iter().cloned().chain(pending.iter().map(|(id, output)| Item::Result(id, *output)))
     }
 
     /// `carried` is exactly the conversation right after line `at`, given that its first
-    /// `agreed` items are known to be the fold's: only the calls pending then are compared.
-    fn is_at(&self, at: usize, carried: &[Item<'a>], agreed: usize) -> bool {
-        let (len, pending) = &self.points[at];
+    /// `agreed[epoch]` items are known to be the epoch's: only the calls pending then are compared.
+    fn is_at(&self, at: usize, carried: &[Item<'a>], agreed: &[usize]) -> bool {
+        let Point { epoch, len, pending } = &self.points[at];
+        let agreed = agreed.get(*epoch).copied().unwrap_or_default().min(carried.len());
         carried.len() == len + pending.len()
             && *len <= agreed
             && pending.iter().zip(&carried[*len..]).all(|((id, output), item)| *item == Item::Result(id, *output))
@@ -172,8 +287,8 @@ struct Run<'a> {
     items: Vec<Item<'a>>,
     /// For each number of the run's messages read, how many items they give.
     counts: Vec<usize>,
-    /// How many leading items are the fold's.
-    agreed: usize,
+    /// For each epoch of the fold, how many leading items are the epoch's.
+    agreed: Vec<usize>,
     /// The last of the Log's user messages whose text the messages read so far carry (an
     /// index into them): the turn of the run's latest request.
     turn: Option<usize>,
@@ -190,8 +305,11 @@ impl<'a> Run<'a> {
             self.items.extend(item(message));
             self.counts.push(self.items.len());
         }
-        while self.agreed < self.items.len() && fold.items.get(self.agreed) == Some(&self.items[self.agreed]) {
-            self.agreed += 1;
+        self.agreed.resize(fold.epochs.len(), 0);
+        for (agreed, items) in self.agreed.iter_mut().zip(&fold.epochs) {
+            while *agreed < self.items.len() && items.get(*agreed) == Some(&self.items[*agreed]) {
+                *agreed += 1;
+            }
         }
     }
 }
@@ -241,7 +359,19 @@ fn check(evidence: &Evidence) -> Vec<String> {
         return Vec::new(); // no Log, or nothing asked yet: nothing to carry
     }
     let fold = Fold::of(lines);
+    // What a request that asks for a summary carries after the conversation.
+    // What a request that asks for a summary carries after the conversation: the instruction
+    // its compaction records, or the `turn_failed` of a summary call that failed.
+    let instructions: Vec<&str> = lines
+        .iter()
+        .filter_map(|line| match line.kind.as_str() {
+            "history_compaction" => line.str_field("instruction"),
+            "turn_failed" => line.data.get("details")?.get("compaction_instruction")?.as_str(),
+            _ => None,
+        })
+        .collect();
     let mut runs: BTreeMap<usize, Run> = BTreeMap::new();
+    let mut floors: BTreeMap<&str, usize> = BTreeMap::new();
     let mut problems = Vec::new();
     for (idx, (request, conversation, new)) in read_new_messages(evidence).enumerate() {
         // The root's Log judges the root's requests; a child's capture holds only its own.
@@ -250,8 +380,17 @@ fn check(evidence: &Evidence) -> Vec<String> {
         }
         let run = runs.entry(conversation.run).or_default();
         run.grow(new, &fold, &prompts);
-        let carried = &run.items[..run.counts[conversation.messages.len()]];
-        let agreed = run.agreed.min(carried.len());
+        let mut carried = &run.items[..run.counts[conversation.messages.len()]];
+        let asks_summary = match carried.split_last() {
+            Some((Item::User(text), conversation)) if instructions.contains(&text.as_ref()) => {
+                carried = conversation;
+                true
+            }
+            _ => false,
+        };
+        // After a request that asked for a summary, the next of its route comes after the
+        // compaction that recorded it.
+        let floor = floors.remove(request.route.as_str()).unwrap_or_default();
         let n = idx + 1;
         // The turn: the last of the Log's user messages the request carries (a run's requests
         // grow, so the latest request of a run carries all it has read).
@@ -260,13 +399,19 @@ fn check(evidence: &Evidence) -> Vec<String> {
             continue;
         };
         let end = users.get(turn + 1).copied().unwrap_or(lines.len());
-        let points = users[turn]..end;
-        if points.clone().any(|at| fold.is_at(at, carried, agreed)) {
+        let points = users[turn].max(floor)..end.max(floor + 1).min(lines.len());
+        if let Some(at) = points.clone().find(|&at| fold.is_at(at, carried, &run.agreed)) {
+            // The compaction of the same turn: a summary call that failed records none.
+            let compaction =
+                lines.get(at + 1..end).unwrap_or_default().iter().position(|line| compaction_range(line).is_some());
+            if let Some(after) = compaction.filter(|_| asks_summary) {
+                floors.insert(&request.route, at + 1 + after);
+            }
             continue;
         }
         // Evidence: where it parts from the closest point of the turn (the earliest among equals).
         let same = |at: usize| fold.at(at).zip(carried).take_while(|(a, b)| a == *b).count();
-        let closest = points.rev().max_by_key(|&at| same(at)).unwrap_or(users[turn]);
+        let closest = points.rev().max_by_key(|&at| same(at)).unwrap_or(users[turn].min(lines.len() - 1));
         let same = same(closest);
         let show = |item: Option<&Item>| item.map_or_else(|| "nothing".to_owned(), Item::to_string);
         problems.push(format!(
@@ -336,6 +481,42 @@ mod tests {
             check(INVARIANT, &capture(&events, &wrong_args)),
             [
                 "request 3 parts from the Log's conversation at item 4: the Log has nothing, the request has call `c1` of list with {\"path\":\"..\"}"
+            ]
+        );
+    }
+
+    #[test]
+    fn after_a_compaction_the_summary_stands_for_its_range() {
+        let events = vec![
+            ("user_message", json!({"text": "first"})),
+            ("assistant_message", json!({"text": "one"})),
+            ("user_message", json!({"text": "second"})),
+            ("provider_usage", json!({})),
+            (
+                "history_compaction",
+                json!({"range": {"from_seq": 0, "to_seq": 1}, "summary": "sum", "instruction": "Summarise"}),
+            ),
+            ("assistant_message", json!({"text": "two"})),
+        ];
+        let asked = body(vec![user("first"), assistant("one"), user("second"), user("Summarise")]);
+        let start = [body(vec![user("first")]), body(vec![user("first"), assistant("one"), user("second")]), asked];
+        let with = |last: Value| {
+            let mut bodies = start.to_vec();
+            bodies.push(last);
+            check(INVARIANT, &capture(&events, &bodies))
+        };
+        assert_eq!(with(body(vec![user("Memory:\nsum"), user("second")])), Vec::<String>::new());
+        // Asked for a summary, then sent the conversation as if nothing was compacted.
+        assert_eq!(
+            with(body(vec![user("first"), assistant("one"), user("second")])),
+            [
+                "request 4 parts from the Log's conversation at item 1: the Log has a user message with the summary \"sum\", the request has user \"first\""
+            ]
+        );
+        assert_eq!(
+            with(body(vec![user("second")])),
+            [
+                "request 4 parts from the Log's conversation at item 1: the Log has a user message with the summary \"sum\", the request has user \"second\""
             ]
         );
     }

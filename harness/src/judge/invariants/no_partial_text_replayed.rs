@@ -13,16 +13,7 @@ pub const INVARIANT: Invariant =
     Invariant { id: "REPLAY-NO-PARTIAL", also: &[], name: "no_partial_text_replayed", scope: Scope::Replay, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
-    let (clean, partials) = if evidence.capture.log.is_empty() { from_script(evidence) } else { from_log(evidence) };
-    // A set: a long Session has many clean answers, and every carried text is looked up.
-    let clean: HashSet<String> = clean.into_iter().collect();
-    // Each partial text once, named by its first origin: a failing provider retried streams the
-    // same text again, and one carried copy is one finding, not one per failed attempt.
-    let mut seen = HashSet::new();
-    let partials: Vec<(String, String)> = partials
-        .into_iter()
-        .filter(|(_, text)| !text.is_empty() && !clean.contains(text) && seen.insert(text.clone()))
-        .collect();
+    let (clean, partials) = partial_texts(evidence);
     judge_messages(evidence, |_, message, found| {
         let Message::Assistant { text } = message else { return };
         for (origin, partial) in &partials {
@@ -34,6 +25,23 @@ fn check(evidence: &Evidence) -> Vec<String> {
             }
         }
     })
+}
+
+/// The clean answers, and each partial text once with its first origin (from the Log, or from
+/// the script for an implementation without one); a partial text that is also a clean answer
+/// is not one.
+pub(super) fn partial_texts(evidence: &Evidence) -> (HashSet<String>, Vec<(String, String)>) {
+    let (clean, partials) = if evidence.capture.log.is_empty() { from_script(evidence) } else { from_log(evidence) };
+    // A set: a long Session has many clean answers, and every carried text is looked up.
+    let clean: HashSet<String> = clean.into_iter().collect();
+    // Each partial text once, named by its first origin: a failing provider retried streams the
+    // same text again, and one carried copy is one finding, not one per failed attempt.
+    let mut seen = HashSet::new();
+    let partials = partials
+        .into_iter()
+        .filter(|(_, text)| !text.is_empty() && !clean.contains(text) && seen.insert(text.clone()))
+        .collect();
+    (clean, partials)
 }
 
 /// Clean answers and partial texts (with where they come from) as the Log records them.

@@ -1,6 +1,7 @@
 //! REPLAY-TOOL-PAIRING: in every request, each tool call (`function_call`, an assistant
 //! `tool_calls` entry, ...) has exactly one result after it, each result has its call, and no
 //! call id is empty, read in any dialect as a [`Conversation`](gauntlet_mock_provider::Conversation).
+//! A request after a compaction is one of them (REPLAY-COMPACTION-KEEPS-PAIRS).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -9,8 +10,13 @@ use gauntlet_mock_provider::Message;
 use super::{Invariant, Scope, read_new_messages};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "REPLAY-TOOL-PAIRING", also: &[], name: "tool_calls_paired", scope: Scope::Replay, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "REPLAY-TOOL-PAIRING",
+    also: &["REPLAY-COMPACTION-KEEPS-PAIRS"],
+    name: "tool_calls_paired",
+    scope: Scope::Replay,
+    check,
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut runs: BTreeMap<usize, Pairing> = BTreeMap::new();

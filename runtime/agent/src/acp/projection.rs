@@ -36,6 +36,8 @@ impl Projector<'_> {
                 let entries = event.data().get("entries")?.clone();
                 serde_json::from_value(serde_json::json!({ "entries": entries })).ok().map(SessionUpdate::Plan)
             }
+            // A summary call's usage is not the conversation's size (crate::compaction).
+            EventType::ProviderUsage if event.str_field("purpose") == Some("compaction") => None,
             EventType::ProviderUsage => {
                 let used = event.data().get("usage_summary")?.get("total_tokens")?.as_u64()?;
                 Some(SessionUpdate::UsageUpdate(UsageUpdate::new(used, self.context_window?)))

@@ -1,0 +1,110 @@
+//! REPLAY-COMPACTION-NO-PARTIAL: no failed attempt's text reaches the model through a
+//! compaction. From the request before the first rewritten conversation ([`rewrites`]: the one
+//! that asks for a summary) on, no message that is not assistant content (a summary is user
+//! content; assistant content anywhere is REPLAY-NO-PARTIAL's) carries a partial text, and no
+//! `history_compaction` of the Log holds one in its summary. Partial texts come from the Log
+//! or, for an agent without one, from the script ([`partial_texts`]).
+
+use std::collections::{BTreeMap, HashMap};
+
+use gauntlet_mock_provider::Message;
+
+use super::no_partial_text_replayed::partial_texts;
+use super::{Invariant, Scope, read_new_messages, read_requests, rewrites};
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant = Invariant {
+    id: "REPLAY-COMPACTION-NO-PARTIAL",
+    also: &[],
+    name: "compaction_no_partial",
+    scope: Scope::Replay,
+    check,
+};
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    let (_, partials) = partial_texts(evidence);
+    if partials.is_empty() {
+        return Vec::new();
+    }
+    let mut problems = Vec::new();
+    for line in evidence.lines.iter().filter(|line| line.kind == "history_compaction") {
+        let summary = line.str_field("summary").unwrap_or_default();
+        for (origin, partial) in &partials {
+            if summary.contains(partial.as_str()) {
+                let at = line.seq.map_or_else(String::new, |seq| format!(" at seq {seq}"));
+                problems.push(format!("the compaction{at} summarises the partial text of {origin}: {partial:?}"));
+            }
+        }
+    }
+    let Some(from) = first_judged(evidence) else { return problems };
+    let mut found: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for (idx, (_, conversation, new)) in read_new_messages(evidence).enumerate() {
+        let found = found.entry(conversation.run).or_default();
+        for message in new {
+            let Some(text) = message.text().filter(|_| !matches!(message, Message::Assistant { .. })) else { continue };
+            for (origin, partial) in &partials {
+                if text.contains(partial.as_str()) {
+                    found.push(format!("carries the partial text of {origin} beside a compaction: {partial:?}"));
+                }
+            }
+        }
+        if idx >= from {
+            problems.extend(found.iter().map(|what| format!("request {} {what}", idx + 1)));
+        }
+    }
+    problems
+}
+
+/// The first request judged: the one before the first rewritten conversation on its route.
+fn first_judged(evidence: &Evidence) -> Option<usize> {
+    let rewritten = rewrites(evidence);
+    let mut last: HashMap<&str, usize> = HashMap::new();
+    for (idx, (request, _)) in read_requests(evidence).enumerate() {
+        if rewritten[idx] {
+            return Some(last.get(request.route.as_str()).copied().unwrap_or(idx));
+        }
+        last.insert(&request.route, idx);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::invariants::fixture::{assistant, body, capture, check, user};
+    use serde_json::json;
+
+    fn log(summary: &str) -> Vec<(&'static str, serde_json::Value)> {
+        vec![
+            ("user_message", json!({"text": "one"})),
+            ("assistant_message", json!({"text": "Useful partial", "metadata": {"partial": true}})),
+            ("turn_failed", json!({"terminal_status": "partial_failed"})),
+            ("user_message", json!({"text": "two"})),
+            ("history_compaction", json!({"range": {"from_seq": 0, "to_seq": 2}, "summary": summary})),
+        ]
+    }
+
+    #[test]
+    fn a_summary_carrying_partial_text_is_caught_in_the_log_and_on_the_wire() {
+        let bodies = |summary: &str| {
+            [
+                body(vec![user("one")]),
+                body(vec![user("one"), user("two")]),
+                body(vec![user("one"), user("two"), user("Summarise")]),
+                body(vec![user(summary), user("two")]),
+                body(vec![user(summary), user("two"), assistant("b"), user("three")]),
+            ]
+        };
+        let clean = "The user asked one thing.";
+        assert_eq!(check(INVARIANT, &capture(&log(clean), &bodies(clean))), Vec::<String>::new());
+        let leaked = "The answer began: Useful partial";
+        assert_eq!(
+            check(INVARIANT, &capture(&log(leaked), &bodies(leaked))),
+            [
+                "the compaction at seq 4 summarises the partial text of seq 1: \"Useful partial\"",
+                "request 4 carries the partial text of seq 1 beside a compaction: \"Useful partial\"",
+                "request 5 carries the partial text of seq 1 beside a compaction: \"Useful partial\"",
+            ]
+        );
+    }
+}
