@@ -350,6 +350,11 @@ impl Profile {
             .filter_map(|capability| match capability {
                 Capability::Tools if unmapped.is_empty() => None,
                 Capability::Plans if self.tools.contains_key(&AbstractTool::Plan) => None,
+                Capability::Compaction if self.passes("{compact_at_tokens}") => None,
+                Capability::Compaction => Some(
+                    "compaction (its profile does not pass `{compact_at_tokens}`, so when the agent compacts is not known and the script's summary call has no place)"
+                        .to_owned(),
+                ),
                 Capability::Plans if !self.tools.is_empty() => {
                     Some("plans (a to-do tool shown as ACP `plan` updates: its `[tools]` maps no `plan`)".to_owned())
                 }

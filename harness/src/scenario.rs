@@ -376,6 +376,11 @@ impl Scenario {
         if !self.children.is_empty() && !needs.contains(&Capability::Workflows) {
             needs.insert(Capability::Subagents);
         }
+        let budget = self.config.compact_at_tokens;
+        if budget > 0 && self.root_responses().any(|response| response.usage.is_some_and(|usage| usage.input >= budget))
+        {
+            needs.insert(Capability::Compaction);
+        }
         needs
     }
 
@@ -476,6 +481,11 @@ pub enum Capability {
     /// A to-do tool the scripted model calls as `plan`, its list shown as ACP `plan` updates;
     /// a profile has it when its `[tools]` maps `plan`.
     Plans,
+    /// Compacting the conversation when a Provider call reports input tokens at or over the
+    /// scenario's `compact_at_tokens`; a profile has it when it passes `{compact_at_tokens}` to
+    /// the agent. A scenario that reports such usage scripts the summary call the compaction
+    /// makes, which an agent compacting at another point would take for an answer.
+    Compaction,
 }
 
 impl Capability {
@@ -491,6 +501,7 @@ impl Capability {
             Capability::Subagents => "subagents",
             Capability::Workflows => "workflows",
             Capability::Plans => "plans",
+            Capability::Compaction => "compaction",
         }
     }
 }

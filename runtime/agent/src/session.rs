@@ -217,7 +217,7 @@ impl Session {
         let Session { replay, transcript, history, provider, .. } = self;
         if replay.compacted_since(history) {
             // A fresh fold, keeping the images this process holds.
-            *replay = replay.for_model(&replay.model().to_owned());
+            *replay = replay.for_model(replay.model());
             *transcript = Transcript::new(provider.config().dialect);
         }
         replay.advance(history, &mut |item| transcript.push(&item));

@@ -30,7 +30,14 @@ fn check(evidence: &Evidence) -> Vec<String> {
         let turn = driven.get(idx);
         let completed = turn.and_then(|turn| turn.status) == Some(TerminalStatus::Completed);
         let answer = if completed { pieces.iter().rposition(|piece| piece.clean) } else { None };
-        if made_of(&shown, pieces, answer) {
+        let scripted: Vec<String> = scenario
+            .turns
+            .iter()
+            .flat_map(|turn| turn.respond.iter().chain(&turn.busy_respond))
+            .map(|response| response.visible_text())
+            .filter(|text| !text.is_empty())
+            .collect();
+        if made_of(&shown, pieces, answer) || after_own_notice(&shown, pieces, answer, &scripted) {
             continue;
         }
         let n = idx + 1;
@@ -90,6 +97,17 @@ fn made_of(shown: &str, pieces: &[Streamed], whole: Option<usize>) -> bool {
         reachable = next;
     }
     reachable.contains(&shown.len())
+}
+
+/// True when `shown` is a notice of the agent's own (codex's "Context compacted" before the
+/// answer of a turn it compacted in), then text [`made_of`] `pieces`. ACP lets an agent show
+/// its own messages during a prompt; the notice holds none of the script's text, so it is no
+/// other turn's answer, and the streamed text after it is judged as if it stood alone.
+fn after_own_notice(shown: &str, pieces: &[Streamed], whole: Option<usize>, scripted: &[String]) -> bool {
+    shown.char_indices().skip(1).any(|(at, _)| {
+        let notice = &shown[..at];
+        !scripted.iter().any(|text| notice.contains(text.as_str())) && made_of(&shown[at..], pieces, whole)
+    })
 }
 
 /// The length in bytes of the longest common prefix of two strings, on a character boundary.
@@ -176,6 +194,17 @@ mod tests {
         assert_eq!(
             check_played(INVARIANT, &capture, &scenario(TWO_TURNS)),
             ["turn 1: the client saw \"All done.\", which is not made of what the script streamed for the turn ([])"]
+        );
+    }
+
+    #[test]
+    fn a_notice_of_the_agents_own_before_the_answer_passes_but_never_another_turns_text() {
+        let notice = shown(&["Context compacted.\n", "Seven."], &["Eleven."]);
+        assert!(check_played(INVARIANT, &notice, &scenario(TWO_TURNS)).is_empty());
+        let stale = shown(&["Eleven.", "Seven."], &["Eleven."]);
+        assert_eq!(
+            check_played(INVARIANT, &stale, &scenario(TWO_TURNS)),
+            ["turn 1 was shown turn 2's answer \"Eleven.\": the client saw \"Eleven.Seven.\""]
         );
     }
 
