@@ -412,7 +412,8 @@ impl Scenario {
 
     /// The scenario on a clock `scale` times as fast: timeouts and scripted pauses shrink
     /// together, so an implementation on real time plays a ten-minute stall in a moment. A
-    /// duration in milliseconds never shrinks below 1 ms.
+    /// duration in milliseconds never shrinks below 1 ms, and the pause a busy prompt comes in
+    /// never below [`CLIENT_WINDOW_MS`] (or half the scaled idle timeout, if less).
     pub fn scaled(&self, scale: f64) -> Scenario {
         let shrink = |ms: u64| {
             // Durations in scenarios are far below 2^52 ms, where f64 stays exact.
@@ -424,12 +425,19 @@ impl Scenario {
         scenario.time_scale = self.time_scale * scale;
         scenario.config.stream_idle_timeout_ms = shrink(scenario.config.stream_idle_timeout_ms);
         scenario.config.turn_timeout_ms = shrink(scenario.config.turn_timeout_ms);
-        let children = scenario.children.values_mut().flat_map(|child| child.respond.iter_mut());
-        let root =
-            scenario.turns.iter_mut().flat_map(|turn| turn.respond.iter_mut().chain(turn.busy_respond.iter_mut()));
-        for response in root.chain(children) {
+        // The pause of a turn whose client sends a busy prompt during it is the client's window
+        // to act in: a time scale shrinks scripted waits, not how long an agent takes to read a
+        // second prompt, so the window keeps up to half a second of real time (under the idle
+        // timeout, which a pause must not reach).
+        let window = CLIENT_WINDOW_MS.min(scenario.config.stream_idle_timeout_ms / 2);
+        let children = scenario.children.values_mut().flat_map(|child| child.respond.iter_mut().map(|r| (r, false)));
+        let root = scenario.turns.iter_mut().flat_map(|turn| {
+            let busy = turn.busy_prompt.is_some();
+            turn.respond.iter_mut().map(move |r| (r, busy)).chain(turn.busy_respond.iter_mut().map(|r| (r, false)))
+        });
+        for (response, busy) in root.chain(children) {
             if let Some(pause) = &mut response.pause {
-                pause.ms = shrink(pause.ms);
+                pause.ms = if busy { shrink(pause.ms).max(pause.ms.min(window)) } else { shrink(pause.ms) };
             }
             // `retry-after` is whole seconds on the wire: it rounds, to 0 on a fast clock.
             if let Some(seconds) = &mut response.retry_after {
@@ -441,6 +449,11 @@ impl Scenario {
         scenario
     }
 }
+
+/// How much real time a scaled scenario leaves a client to act in a pause (a busy prompt at
+/// the first delta): enough for an agent to read the second prompt while the first turn's
+/// stream still waits, whatever the machine's speed.
+pub const CLIENT_WINDOW_MS: u64 = 500;
 
 /// A scenario its file says a dialect cannot express (`skip_dialects`): the reason of a
 /// `skipped` verdict.

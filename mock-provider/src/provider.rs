@@ -46,10 +46,10 @@ struct State {
     /// responses were served, when the script binds them to turns.
     turn: Option<usize>,
     root_served: Vec<bool>,
-    /// The turn of a busy prompt the client sent ([`MockProvider::queue_turn`]): once the
-    /// current turn's responses are used up after its answer, the agent's next request is that
-    /// prompt's, queued as a turn of its own.
-    queued: Option<usize>,
+    /// The turn of a busy prompt the client sent, and its text ([`MockProvider::queue_turn`]):
+    /// a request whose latest user text is that prompt, or any request once the current turn's
+    /// responses are used up after its answer, is that prompt's, queued as a turn of its own.
+    queued: Option<(usize, String)>,
 }
 
 /// A request, independent of the transport.
@@ -206,10 +206,19 @@ impl MockProvider {
         state.queued = None;
     }
 
-    /// The client sent a busy prompt whose own turn is `turn`: a request that comes after the
-    /// current turn's answer is answered from it, as an agent that queued the prompt asks.
-    pub fn queue_turn(&self, turn: usize) {
-        self.lock().queued = Some(turn);
+    /// The client sent a busy prompt `prompt` whose own turn is `turn`: a request that carries
+    /// it as its latest user text (an agent that stopped the running turn for it asks at once),
+    /// or one that comes after the current turn's answer (an agent that queued it), is answered
+    /// from that turn.
+    pub fn queue_turn(&self, turn: usize, prompt: &str) {
+        self.lock().queued = Some((turn, prompt.to_owned()));
+    }
+
+    /// Whether `body`'s latest user text holds `prompt`.
+    fn asks(&self, body: &Body, prompt: &str) -> bool {
+        let conversation = body.json().and_then(|value| self.dialect.read(value).ok());
+        conversation
+            .is_some_and(|conversation| conversation.user_texts().last().is_some_and(|text| text.contains(prompt)))
     }
 
     /// The root responses of turn `turn`, as a range of indices.
@@ -275,9 +284,17 @@ impl MockProvider {
         };
         // The increment first: it checks, part by part, that the body is JSON.
         let increment = state.bodies.push(&journal_route, body.clone());
+        if matches!(route, Ok(Some(ROOT)))
+            && let Some((queued, prompt)) = &state.queued
+            && self.asks(&body, prompt)
+        {
+            // The busy prompt's own request, however the running turn ended.
+            state.turn = Some(*queued);
+            state.queued = None;
+        }
         let mut decision = route.and_then(|route| self.decide(&state, &request.method, route, &body));
         if let Err(MismatchReason::TurnExhausted { after: After::Answer, .. }) = &decision
-            && let Some(queued) = state.queued.take()
+            && let Some((queued, _)) = state.queued.take()
         {
             // The running turn is answered: this is the queued busy prompt's request.
             state.turn = Some(queued);
@@ -586,7 +603,7 @@ mod tests {
         script.optional_from = Some(1);
         let provider = MockProvider::new(script.clone());
         provider.begin_turn(0);
-        provider.queue_turn(1);
+        provider.queue_turn(1, "second");
         provider.respond(post("/v1/responses", "{}"));
         provider.respond(post("/v1/responses", "{}"));
         let report = provider.report();
@@ -596,9 +613,34 @@ mod tests {
         // A refused busy prompt leaves its optional turn unasked, and that is no leftover.
         let refused = MockProvider::new(script);
         refused.begin_turn(0);
-        refused.queue_turn(1);
+        refused.queue_turn(1, "second");
         refused.respond(post("/v1/responses", "{}"));
         assert!(refused.report().unconsumed.is_empty());
+    }
+
+    /// An agent that stops the running turn for a busy prompt asks for it at once, before the
+    /// running turn's answer: its request is the busy prompt's, not a retry of the turn it cut.
+    #[test]
+    fn a_request_carrying_the_busy_prompt_is_its_own_turns_whatever_came_before() {
+        let text = |t: &str| Response { text: vec![t.into()], ..Response::default() };
+        let failed = Response { status: Some(500), ..Response::default() };
+        let mut script = Script::root(vec![failed, text("queued")]);
+        script.turns = vec![1, 1];
+        script.optional_from = Some(1);
+        let provider = MockProvider::new(script);
+        provider.begin_turn(0);
+        provider.queue_turn(1, "second prompt");
+        let asking = |prompt: &str| {
+            let body =
+                serde_json::json!({"input": [{"role": "user", "content": [{"type": "input_text", "text": prompt}]}]});
+            post("/v1/responses", &body.to_string())
+        };
+        provider.respond(asking("first prompt"));
+        // After a fault, a request of the running turn would be its retry; this one carries the
+        // busy prompt.
+        provider.respond(asking("second prompt"));
+        let served: Vec<_> = provider.report().journal.iter().map(|entry| (entry.turn, entry.response_index)).collect();
+        assert_eq!(served, [(Some(0), Some(0)), (Some(1), Some(1))]);
     }
 
     /// A reachability probe is side traffic, answered and kept out of the script and journal.

@@ -368,10 +368,9 @@ async fn play_turn(
                 cancels.push((client.cancel(session_id).await?, false));
             }
             if turn.busy_prompt == Some(now) {
-                let id =
-                    client.send_request("session/prompt", prompt("(a second prompt while the first runs)")).await?;
+                let id = client.send_request("session/prompt", prompt(BUSY_PROMPT)).await?;
                 if let Some(queued) = played.queued {
-                    played.mock.queue_turn(queued);
+                    played.mock.queue_turn(queued, BUSY_PROMPT);
                 }
                 busy_id = Some((id, played.mock.request_count()));
             }
@@ -443,6 +442,9 @@ async fn play_turn(
     }
     Ok(Reported::from_answer(&answer))
 }
+
+/// The text of the second prompt a client sends while a turn runs (`busy_prompt`).
+const BUSY_PROMPT: &str = "(a second prompt while the first runs)";
 
 /// How long after the end of one of the agent's requests an impatient client cancels, when no
 /// other request started meanwhile: the cancel then falls between the agent's requests (in a

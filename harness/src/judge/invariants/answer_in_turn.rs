@@ -49,11 +49,22 @@ fn check(evidence: &Evidence) -> Vec<String> {
                 .find(|text| !text.is_empty() && shown.contains(text.as_str()) && !own(text))
                 .map(|text| (other + 1, text))
         });
+        // The answer to a prompt the client sent while a turn ran, streamed before that turn
+        // was answered (an agent that queued the prompt and ran it first).
+        let busy = scenario
+            .turns
+            .iter()
+            .flat_map(|turn| turn.busy_respond.iter())
+            .map(|response| response.visible_text())
+            .find(|text| !text.is_empty() && shown.contains(text.as_str()) && !own(text));
         let streamed_text: Vec<&str> = pieces.iter().map(|piece| piece.text.as_str()).collect();
         problems.push(match (other, answer.map(|idx| &pieces[idx].text)) {
             (Some((other, text)), _) => {
                 format!("turn {n} was shown turn {other}'s answer {text:?}: the client saw {shown:?}")
             }
+            (None, _) if let Some(text) = busy => format!(
+                "turn {n} was shown {text:?}, the answer to the prompt sent while it ran, before turn {n} was answered: the client saw {shown:?}"
+            ),
             (None, Some(answer)) if shown.is_empty() => format!(
                 "turn {n} completed ({}) but its answer {answer:?} was never shown: no agent_message_chunk during the prompt",
                 turn.map_or("", |turn| turn.source)
