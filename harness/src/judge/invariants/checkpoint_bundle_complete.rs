@@ -2,7 +2,8 @@
 //! lists, in pixir.md 8's version 2: it names its step, source Subagent id and child Session
 //! id as its Step Outcome does, its `status` is the step's `checkpoint_status`,
 //! `dependent_safe` is true exactly when that is `checkpoint_ready`, `known_limitations` is
-//! empty only then, and `verification` names its source and the step's Subagent status; the
+//! empty only then and names why it is not ready (`checkpoint_not_ready` for a step that ran,
+//! the held reason for a held one, `timed_out` for a step out of time), and `verification` names its source and the step's Subagent status; the
 //! result's `usable_checkpoints` are the bundles of exactly the ready steps; and each
 //! `checkpoint_decided` of the spine gives `dependent_safe` by the same rule (WF-CHECKPOINT).
 
@@ -102,7 +103,21 @@ fn judge_bundle(bundle: &Value, step: &Value) -> Vec<String> {
         Some(limitations) if limitations.is_empty() != ready => {
             problems.push(format!("its bundle is `{status}` with known_limitations {limitations:?}"))
         }
-        _ => {}
+        Some(limitations) => {
+            let ran = step.get("agent_id").is_some_and(|id| !id.is_null());
+            let why = [
+                (ran && !ready).then_some("checkpoint_not_ready"),
+                (!ran).then(|| text(step, "held_reason")),
+                (text(step, "status") == "timed_out").then_some("timed_out"),
+            ];
+            for limitation in why.into_iter().flatten() {
+                if !limitations.iter().any(|known| known == limitation) {
+                    problems.push(format!(
+                        "its bundle is `{status}`, but its known_limitations {limitations:?} do not name `{limitation}`"
+                    ));
+                }
+            }
+        }
     }
     let verification = bundle.get("verification").unwrap_or(&Value::Null);
     if text(verification, "source").is_empty()

@@ -6,7 +6,9 @@
 //! time; a Subagent that ended without completing gives the step an `error` whose kind is its
 //! terminal reason. Also WF-CHECKPOINT: the derived `checkpoint_status` is `checkpoint_ready`
 //! for a completed Subagent unless its summary declares `checkpoint_status: partial`, `failed`
-//! or `needs_orchestrator`, and `failed` for every other end; a step never started is `held`.
+//! or `needs_orchestrator`, and `failed` for every other end; a step never started is `held`,
+//! with no elapsed time of its own. Each step's safe next actions are pixir.md 8's for its
+//! checkpoint: none when ready, a retry when failed or timed out, a rerun when held.
 
 use serde_json::Value;
 
@@ -151,10 +153,12 @@ mod tests {
     fn a_failed_step_without_its_error_or_elapsed_time_is_caught() {
         let honest = json!({"step_id": "a", "agent_id": "sub_1", "child_session_id": "wf_1-a", "wave": 1,
             "status": "failed", "subagent_status": "failed", "checkpoint_status": "failed", "summary": "boom",
-            "elapsed_ms": 7, "error": {"kind": "provider_error", "details": "boom"}});
+            "elapsed_ms": 7, "error": {"kind": "provider_error", "details": "boom"},
+            "safe_next_actions": ["inspect_step_failure", "retry_failed_step"]});
         assert_eq!(run(honest.clone()), Vec::<String>::new());
         let mut dishonest = honest;
         dishonest["checkpoint_status"] = json!("checkpoint_ready");
+        dishonest["safe_next_actions"] = json!([]);
         dishonest.as_object_mut().unwrap().remove("error");
         dishonest.as_object_mut().unwrap().remove("elapsed_ms");
         assert_eq!(
