@@ -53,7 +53,7 @@ fn judge_step(run: &WorkflowRun, step: &Value) -> Vec<String> {
         problems.push(format!("names Subagent `{agent_id}`, which no subagent_event before the result records"));
         return problems;
     };
-    if !step.get("wave").is_some_and(|wave| wave.as_u64().is_some_and(|wave| wave > 0)) {
+    if step.get("wave").is_none_or(|wave| wave.as_u64().is_none_or(|wave| wave == 0)) {
         problems.push("ran, but names no wave".to_owned());
     }
     for (key, theirs) in
