@@ -215,6 +215,11 @@ impl<'e> WorkflowRun<'e> {
         self.workflow.get("steps").and_then(Value::as_array).map_or(&[], Vec::as_slice)
     }
 
+    /// How findings name it: `workflow <id> (seq <seq>)`.
+    fn name(&self) -> String {
+        format!("workflow {} (seq {})", self.id, self.seq)
+    }
+
     /// The Subagent a step ran as, by the step's `agent_id`.
     fn subagent_of(&self, step: &Value) -> Option<&'e Value> {
         step.get("agent_id").and_then(Value::as_str).and_then(|id| self.subagents.get(id).copied())
@@ -224,6 +229,11 @@ impl<'e> WorkflowRun<'e> {
 /// A string field of a JSON object, `""` when absent.
 fn text<'v>(value: &'v Value, key: &str) -> &'v str {
     value.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// The strings of an array field of a JSON object, none when absent.
+fn strings<'v>(value: &'v Value, key: &str) -> Vec<&'v str> {
+    value.get(key).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect()
 }
 
 /// Every `run_workflow` result of the Log, in order.

@@ -25,7 +25,7 @@ pub const INVARIANT: Invariant = Invariant {
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
     for run in workflow_runs(evidence) {
-        let prefix = format!("workflow {} (seq {})", run.id, run.seq);
+        let prefix = run.name();
         let mut ready = BTreeSet::new();
         for step in run.steps() {
             let step_id = text(step, "step_id");

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, strings};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -138,8 +138,7 @@ fn judge_summary(outcome: &Value, expected: &str, in_bucket: &dyn Fn(&str) -> us
     if !summary.starts_with(&head) || !unnamed.is_empty() {
         problems.push(format!("wait_agent's summary {summary:?} does not say `{head}` with {unnamed:?}"));
     }
-    let actions: Vec<&str> =
-        outcome.get("next_actions").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+    let actions = strings(outcome, "next_actions");
     let needs = [
         (in_bucket("failed") + in_bucket("timed_out") > 0, "inspect_child_session_log"),
         (in_bucket("detached") > 0, "inspect_detached_child_session_log"),

@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, WorkflowRun, text, workflow_runs};
+use super::{Invariant, Scope, WorkflowRun, strings, text, workflow_runs};
 use crate::audit::WorkflowTerminal;
 use crate::judge::Evidence;
 
@@ -29,7 +29,7 @@ pub const INVARIANT: Invariant = Invariant {
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
     for run in workflow_runs(evidence) {
-        let prefix = format!("workflow {} (seq {})", run.id, run.seq);
+        let prefix = run.name();
         let audited = evidence
             .audit
             .workflows
@@ -150,23 +150,11 @@ fn judge_actions(workflow: &Value, lists: &[(&str, Vec<&str>); 6], status: &str)
     if n("needs_orchestrator_steps") > 0 {
         expected.insert("ask_user_or_orchestrator");
     }
-    let reported: BTreeSet<&str> = workflow
-        .get("safe_next_actions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+    let reported: BTreeSet<&str> = strings(workflow, "safe_next_actions").into_iter().collect();
     if reported != expected {
         problems.push(format!("its safe next actions are {reported:?}, but its steps call for {expected:?}"));
     }
-    let proofs: Vec<&str> = workflow
-        .get("proof_states")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+    let proofs: Vec<&str> = strings(workflow, "proof_states");
     let last = match status {
         "completed" => Some("completion_ready"),
         "failed" => None,

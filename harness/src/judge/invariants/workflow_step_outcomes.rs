@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, WorkflowRun, text, workflow_runs};
+use super::{Invariant, Scope, WorkflowRun, strings, text, workflow_runs};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant = Invariant {
@@ -31,20 +31,43 @@ fn check(evidence: &Evidence) -> Vec<String> {
     for run in workflow_runs(evidence) {
         for step in run.steps() {
             let step_id = text(step, "step_id");
-            let prefix = format!("workflow {} (seq {}) step `{step_id}`", run.id, run.seq);
+            let prefix = format!("{} step `{step_id}`", run.name());
             problems.extend(judge_step(&run, step).into_iter().map(|problem| format!("{prefix}: {problem}")));
         }
     }
     problems
 }
 
+/// pixir.md 8's step-level safe next actions for a step so decided.
+fn safe_next_actions(checkpoint: &str, status: &str, held_reason: &str) -> &'static [&'static str] {
+    match checkpoint {
+        "checkpoint_ready" => &[],
+        "partial" => &["synthesize_from_partial_or_retry_step"],
+        "needs_orchestrator" => &["ask_user_or_orchestrator"],
+        "failed" if status == "timed_out" => &["retry_failed_step"],
+        "failed" => &["inspect_step_failure", "retry_failed_step"],
+        "held" if held_reason == "workflow_timeout" => &["retry_workflow_with_larger_timeout"],
+        _ => &["rerun_after_dependencies_checkpoint_ready"],
+    }
+}
+
 fn judge_step(run: &WorkflowRun, step: &Value) -> Vec<String> {
     let mut problems = Vec::new();
     let checkpoint = text(step, "checkpoint_status");
+    let expected_actions = safe_next_actions(checkpoint, text(step, "status"), text(step, "held_reason"));
+    let actions = strings(step, "safe_next_actions");
+    if actions != expected_actions {
+        problems.push(format!(
+            "its safe next actions are {actions:?}, but a `{checkpoint}` step's are {expected_actions:?}"
+        ));
+    }
     if step.get("agent_id").is_none_or(Value::is_null) {
         if checkpoint != "held" || text(step, "status") != "held" {
             problems
                 .push(format!("never ran, but is `{}` with checkpoint `{checkpoint}`, not held", text(step, "status")));
+        }
+        if let Some(key) = ["elapsed_ms", "timeout_ms", "error"].into_iter().find(|key| step.get(*key).is_some()) {
+            problems.push(format!("never ran, but has `{key}`"));
         }
         return problems;
     }

@@ -20,7 +20,7 @@ const CLOSED_BY_WORKFLOW: &str = "closed_by_workflow_timeout";
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
     for run in workflow_runs(evidence) {
-        let prefix = format!("workflow {} (seq {})", run.id, run.seq);
+        let prefix = run.name();
         problems.extend(judge_run(&run).into_iter().map(|problem| format!("{prefix}: {problem}")));
     }
     problems
