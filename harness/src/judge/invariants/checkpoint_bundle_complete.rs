@@ -3,7 +3,7 @@
 //! id as its Step Outcome does, its `status` is the step's `checkpoint_status`,
 //! `dependent_safe` is true exactly when that is `checkpoint_ready`, `known_limitations` is
 //! empty only then and names why it is not ready (`checkpoint_not_ready` for a step that ran,
-//! the held reason for a held one, `timed_out` for a step out of time), and `verification` names its source and the step's Subagent status; the
+//! the held reason for a held one, `timed_out` for a step out of time and only then), and `verification` names its source and the step's Subagent status; the
 //! result's `usable_checkpoints` are the bundles of exactly the ready steps; and each
 //! `checkpoint_decided` of the spine gives `dependent_safe` by the same rule (WF-CHECKPOINT).
 
@@ -110,6 +110,10 @@ fn judge_bundle(bundle: &Value, step: &Value) -> Vec<String> {
                 (!ran).then(|| text(step, "held_reason")),
                 (text(step, "status") == "timed_out").then_some("timed_out"),
             ];
+            let timed_out = text(step, "status") == "timed_out";
+            if !timed_out && limitations.iter().any(|known| known == "timed_out") {
+                problems.push(format!("its bundle is `{status}`, but its known_limitations {limitations:?} say `timed_out` of a step that did not run out of time"));
+            }
             for limitation in why.into_iter().flatten() {
                 if !limitations.iter().any(|known| known == limitation) {
                     problems.push(format!(
