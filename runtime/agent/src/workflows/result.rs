@@ -418,6 +418,26 @@ mod tests {
     }
 
     #[test]
+    fn a_workflow_whose_every_step_failed_is_failed_and_owes_its_dependents() {
+        let spec =
+            parse(&json!({"steps": [{"id": "a", "task": "x"}, {"id": "b", "task": "y", "depends_on": ["a"]}]}), 1)
+                .unwrap();
+        let failed = result(
+            &spec,
+            &[outcome("a", CheckpointStatus::Failed, true), outcome("b", CheckpointStatus::Held, false)],
+            &[],
+            false,
+        );
+        assert_eq!((failed["ok"].clone(), failed["status"].clone()), (json!(false), json!("failed")));
+        assert!(!failed["proof_states"].as_array().unwrap().iter().any(|proof| proof == "partial_outcome_ready"));
+        assert_eq!(
+            failed["unresolved_seam_obligations"],
+            json!([{"step_id": "b", "depends_on": "a", "dependency_checkpoint_status": "failed", "obligation": "checkpoint_ready"}])
+        );
+        assert!(output(&failed).starts_with("Workflow wf_1 failed: 0 checkpoint-ready, 1 failed, 0 timed out, 1 held"));
+    }
+
+    #[test]
     fn ok_only_when_every_step_is_ready() {
         let spec =
             parse(&serde_json::json!({"steps": [{"id": "a", "task": "x"}, {"id": "b", "task": "y"}]}), 1).unwrap();
