@@ -62,10 +62,10 @@ fn check(evidence: &Evidence) -> Vec<String> {
             problems.push(format!("{id} is `{status}` at seq {seq} without {}", missing.join(", ")));
         }
         // SUB-EVENT-FIELDS, SUB-CHILD-LOG: the child's Log path, when given, names its Session.
-        if let (Some(path), Some(child)) = (line.str_field("child_log_path"), line.str_field("child_session_id")) {
-            if !path.ends_with(&format!("/{child}.ndjson")) {
-                problems.push(format!("{id}'s child_log_path {path:?} at seq {seq} is not its child Session's Log"));
-            }
+        if let (Some(path), Some(child)) = (line.str_field("child_log_path"), line.str_field("child_session_id"))
+            && !path.ends_with(&format!("/{child}.ndjson"))
+        {
+            problems.push(format!("{id}'s child_log_path {path:?} at seq {seq} is not its child Session's Log"));
         }
     }
     for subagent in &evidence.audit.subagents {
