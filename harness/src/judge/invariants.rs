@@ -12,6 +12,7 @@ mod audit_only_not_replayed;
 mod busy_prompt_refused;
 mod cancel_closes_request;
 mod carries_conversation;
+mod checkpoint_bundle_complete;
 mod client_text_once;
 mod compaction_keeps_prompt;
 mod compaction_no_partial;
@@ -42,6 +43,7 @@ mod provider_script_strict;
 mod reasoning_same_model;
 mod retries_bounded;
 mod stop_reason_matches_log;
+mod subagent_completed_evidence;
 mod subagent_replay_terminal_only;
 mod subagent_terminal_evidence;
 mod terminal_evidence;
@@ -53,7 +55,10 @@ mod unplaced_requests;
 mod usage_recorded;
 mod wait_outcome_truthful;
 mod workflow_ok_only_when_complete;
+mod workflow_result_agrees;
 mod workflow_schedule_safe;
+mod workflow_step_outcomes;
+mod workflow_timeout_evidence;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -128,9 +133,14 @@ pub const ALL: &[Invariant] = &[
     failure_not_end_turn::INVARIANT,
     cancel_closes_request::INVARIANT,
     subagent_terminal_evidence::INVARIANT,
+    subagent_completed_evidence::INVARIANT,
     subagent_replay_terminal_only::INVARIANT,
     wait_outcome_truthful::INVARIANT,
     workflow_ok_only_when_complete::INVARIANT,
+    workflow_result_agrees::INVARIANT,
+    workflow_step_outcomes::INVARIANT,
+    workflow_timeout_evidence::INVARIANT,
+    checkpoint_bundle_complete::INVARIANT,
     workflow_schedule_safe::INVARIANT,
     delegation_acp_truthful::INVARIANT,
     tool_calls_projected::INVARIANT,
@@ -188,6 +198,102 @@ fn detached_children<'a>(evidence: &'a Evidence) -> Vec<&'a str> {
         .filter(|line| line.kind == "subagent_event" && line.str_field("status") == Some("detached"))
         .filter_map(|line| line.str_field("child_session_id"))
         .collect()
+}
+
+/// One `run_workflow` result of a Log (a `tool_result` whose `workflow` has `steps`), with
+/// what the Log said before it: each Subagent's last `subagent_event`, and its workflow's
+/// `workflow_started` graph and `workflow_finished`. The workflow rules judge the result
+/// against this evidence, not against each other's claims.
+struct WorkflowRun<'e> {
+    /// The result's seq, for messages.
+    seq: u64,
+    /// The workflow's id.
+    id: &'e str,
+    /// The tool result's `output` line.
+    output: &'e str,
+    /// The `workflow` object.
+    workflow: &'e Value,
+    /// Each Subagent's last `subagent_event` data before the result, by id.
+    subagents: HashMap<&'e str, &'e Value>,
+    /// The `workflow_started` graph's steps.
+    graph: &'e [Value],
+    /// The `workflow_finished` data, if recorded.
+    finished: Option<&'e Value>,
+}
+
+impl<'e> WorkflowRun<'e> {
+    /// The Step Outcomes.
+    fn steps(&self) -> &'e [Value] {
+        self.workflow.get("steps").and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    }
+
+    /// How findings name it: `workflow <id> (seq <seq>)`.
+    fn name(&self) -> String {
+        format!("workflow {} (seq {})", self.id, self.seq)
+    }
+
+    /// The Subagent a step ran as, by the step's `agent_id`.
+    fn subagent_of(&self, step: &Value) -> Option<&'e Value> {
+        step.get("agent_id").and_then(Value::as_str).and_then(|id| self.subagents.get(id).copied())
+    }
+}
+
+/// A string field of a JSON object, `""` when absent.
+fn text<'v>(value: &'v Value, key: &str) -> &'v str {
+    value.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// The strings of an array field of a JSON object, none when absent.
+fn strings<'v>(value: &'v Value, key: &str) -> Vec<&'v str> {
+    value.get(key).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect()
+}
+
+/// Every `run_workflow` result of the Log, in order.
+fn workflow_runs<'e>(evidence: &'e Evidence) -> Vec<WorkflowRun<'e>> {
+    let mut runs = Vec::new();
+    let mut subagents: HashMap<&str, &Value> = HashMap::new();
+    let mut graphs: HashMap<&str, &[Value]> = HashMap::new();
+    let mut finished: HashMap<&str, &Value> = HashMap::new();
+    for line in &evidence.lines {
+        match line.kind.as_str() {
+            "subagent_event" => {
+                if let Some(id) = line.str_field("subagent_id") {
+                    subagents.insert(id, &line.data);
+                }
+            }
+            "workflow_event" => {
+                let Some(id) = line.str_field("workflow_id") else { continue };
+                match line.str_field("kind") {
+                    Some("workflow_started") => {
+                        let steps = line.data.pointer("/graph/steps").and_then(Value::as_array);
+                        graphs.insert(id, steps.map_or(&[], Vec::as_slice));
+                        finished.remove(id);
+                    }
+                    Some("workflow_finished") => {
+                        finished.insert(id, &line.data);
+                    }
+                    _ => {}
+                }
+            }
+            "tool_result" => {
+                let Some(workflow) = line.data.get("workflow").filter(|workflow| workflow["steps"].is_array()) else {
+                    continue;
+                };
+                let id = text(workflow, "workflow_id");
+                runs.push(WorkflowRun {
+                    seq: line.seq.unwrap_or_default(),
+                    id,
+                    output: line.str_field("output").unwrap_or_default(),
+                    workflow,
+                    subagents: subagents.clone(),
+                    graph: graphs.get(id).copied().unwrap_or_default(),
+                    finished: finished.get(id).copied(),
+                });
+            }
+            _ => {}
+        }
+    }
+    runs
 }
 
 /// Each request with its dialect-neutral reading, in order.

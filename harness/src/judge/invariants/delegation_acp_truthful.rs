@@ -4,7 +4,10 @@
 //! it shows follow the child's lifecycle in the Log: a child shown failed while it ran is caught.
 //! Also WF-ACP-PARTIAL: a `run_workflow` call whose workflow is not `ok` in the Log never ends
 //! `completed` in ACP (ADR 0014 "run_workflow renders partial status without claiming
-//! completion"; pixir.md 5.1).
+//! completion"; pixir.md 5.1), and its last live update shows the result's output line, which
+//! names the workflow's status, so completed, partial, timed-out, held and failed workflows read
+//! apart ("ACP presentation distinguishes completed, partial, held, and failed outcomes";
+//! `workflow_result_agrees` judges the line itself).
 
 use std::collections::BTreeMap;
 
@@ -24,6 +27,16 @@ pub const INVARIANT: Invariant = Invariant {
 fn check(evidence: &Evidence) -> Vec<String> {
     // The last ACP status of each tool item, live and on load.
     let mut last: BTreeMap<String, String> = BTreeMap::new();
+    // The text of each tool item's last live update that has content.
+    let mut shown_text: BTreeMap<&str, String> = BTreeMap::new();
+    for entry in &evidence.capture.acp {
+        let Some(update) = entry.pointer("/message/params/update") else { continue };
+        let Some(id) = update.get("toolCallId").and_then(Value::as_str) else { continue };
+        let Some(content) = update.get("content").and_then(Value::as_array) else { continue };
+        let text: Vec<&str> =
+            content.iter().filter_map(|item| item.pointer("/content/text").and_then(Value::as_str)).collect();
+        shown_text.insert(id, text.join("\n"));
+    }
     for entry in evidence.capture.acp.iter().chain(&evidence.capture.acp_load) {
         let Some(update) = entry.pointer("/message/params/update") else { continue };
         let (Some(id), Some(status)) =
@@ -60,6 +73,13 @@ fn check(evidence: &Evidence) -> Vec<String> {
                 "ACP shows the run_workflow call {call_id} completed, but workflow {} is not ok",
                 workflow.get("workflow_id").and_then(Value::as_str).unwrap_or("?")
             ));
+        }
+        let output = line.str_field("output").unwrap_or_default();
+        match shown_text.get(call_id) {
+            Some(text) if text.contains(output) => {}
+            shown => problems.push(format!(
+                "ACP shows the run_workflow call {call_id} as {shown:?}, not its result's line {output:?}"
+            )),
         }
     }
     problems
@@ -146,7 +166,7 @@ mod tests {
                 ("subagent_event", json!({"event": "timed_out", "status": "timed_out", "subagent_id": "sub_1"})),
                 (
                     "tool_result",
-                    json!({"call_id": "call_1", "ok": true, "workflow": {"workflow_id": "wf_1", "ok": false}}),
+                    json!({"call_id": "call_1", "ok": true, "output": "Workflow wf_1 partial: 1 held", "workflow": {"workflow_id": "wf_1", "ok": false}}),
                 ),
             ],
             &[],
@@ -159,6 +179,7 @@ mod tests {
                 "ACP shows sub_1 completed, which does not follow its lifecycle in the Log (failed)",
                 "ACP shows sub_1 completed, but the Log ends it `timed_out`",
                 "ACP shows the run_workflow call call_1 completed, but workflow wf_1 is not ok",
+                "ACP shows the run_workflow call call_1 as None, not its result's line \"Workflow wf_1 partial: 1 held\"",
             ]
         );
     }

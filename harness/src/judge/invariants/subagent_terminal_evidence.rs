@@ -2,7 +2,8 @@
 //! transition table, and its terminal event carries actionable evidence: a timed-out child
 //! has `timeout_ms`, `deadline_at`, `elapsed_ms`, `reason` and `next_actions`; a failed or
 //! cancelled one `elapsed_ms`, `reason` and `next_actions` (ADR 0026; pixir.md 6, 7). A child
-//! whose own Log does not show a completed Turn is never `completed` in its parent.
+//! whose own Log does not show a completed Turn is never `completed` in its parent. A
+//! `child_log_path`, when given, is the child Session's own Log (`<child_session_id>.ndjson`).
 
 use gauntlet_agent::TerminalStatus;
 use gauntlet_agent::event::SubagentStatus;
@@ -59,6 +60,12 @@ fn check(evidence: &Evidence) -> Vec<String> {
             .collect();
         if !missing.is_empty() {
             problems.push(format!("{id} is `{status}` at seq {seq} without {}", missing.join(", ")));
+        }
+        // SUB-EVENT-FIELDS, SUB-CHILD-LOG: the child's Log path, when given, names its Session.
+        if let (Some(path), Some(child)) = (line.str_field("child_log_path"), line.str_field("child_session_id"))
+            && !path.ends_with(&format!("/{child}.ndjson"))
+        {
+            problems.push(format!("{id}'s child_log_path {path:?} at seq {seq} is not its child Session's Log"));
         }
     }
     for subagent in &evidence.audit.subagents {

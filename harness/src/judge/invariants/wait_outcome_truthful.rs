@@ -5,12 +5,15 @@
 //! incomplete), every child the call named is in exactly one bucket, each count is its bucket's
 //! length, and the status follows from the buckets: `incomplete` while one still runs,
 //! `completed` only when every child completed (then `complete` is true), else `partial`.
+//! Its summary line names the status and each non-empty bucket with its count, and its next
+//! actions are there exactly when something is left to do: inspect a failed or timed-out
+//! child, inspect a detached one, wait again while one runs (pixir.md 7).
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, strings};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -117,6 +120,39 @@ fn judge_outcome(outcome: &Value, named: &[&str], status: &HashMap<&str, &str>) 
     if outcome.get("complete").and_then(Value::as_bool) == Some(true) && expected != "completed" {
         problems.push("wait_agent says `complete: true` though not every child completed".to_owned());
     }
+    problems.extend(judge_summary(outcome, expected, &in_bucket));
+    problems
+}
+
+/// The summary line and next actions of a wait whose buckets make it `expected`.
+fn judge_summary(outcome: &Value, expected: &str, in_bucket: &dyn Fn(&str) -> usize) -> Vec<String> {
+    let mut problems = Vec::new();
+    let summary = outcome.get("summary").and_then(Value::as_str).unwrap_or_default();
+    let head = format!("wait_agent {expected}");
+    let unnamed: Vec<String> = BUCKETS
+        .iter()
+        .filter(|name| expected != "completed" && in_bucket(name) > 0)
+        .map(|name| format!("{} {name}", in_bucket(name)))
+        .filter(|phrase| !summary.contains(phrase.as_str()))
+        .collect();
+    if !summary.starts_with(&head) || !unnamed.is_empty() {
+        problems.push(format!("wait_agent's summary {summary:?} does not say `{head}` with {unnamed:?}"));
+    }
+    let actions = strings(outcome, "next_actions");
+    let needs = [
+        (in_bucket("failed") + in_bucket("timed_out") > 0, "inspect_child_session_log"),
+        (in_bucket("detached") > 0, "inspect_detached_child_session_log"),
+        (in_bucket("incomplete") > 0, "wait_again"),
+    ];
+    for (needed, action) in needs {
+        if needed != actions.contains(&action) {
+            let verb = if needed { "lacks" } else { "offers" };
+            problems.push(format!("wait_agent's next actions {actions:?} {verb} `{action}`"));
+        }
+    }
+    if expected == "completed" && !actions.is_empty() {
+        problems.push(format!("wait_agent completed, but offers next actions {actions:?}"));
+    }
     problems
 }
 
@@ -147,6 +183,9 @@ mod tests {
             "status": status, "complete": complete,
             "counts": {"completed": completed.len(), "failed": 0, "timed_out": timed_out.len(), "cancelled": 0, "detached": 0, "incomplete": 0},
             "completed": completed, "failed": [], "timed_out": timed_out, "cancelled": [], "detached": [], "incomplete": [],
+            "summary": if status == "completed" { format!("wait_agent completed: {} subagents.", completed.len()) }
+                else { format!("wait_agent {status}: {} completed, {} timed_out.", completed.len(), timed_out.len()) },
+            "next_actions": if timed_out.is_empty() { json!([]) } else { json!(["inspect_child_session_log"]) },
         })
     }
 
@@ -166,6 +205,7 @@ mod tests {
             [
                 "seq 4: wait_agent reports `completed`, but its buckets make it `partial`",
                 "seq 4: wait_agent says `complete: true` though not every child completed",
+                "seq 4: wait_agent's summary \"wait_agent completed: 1 subagents.\" does not say `wait_agent partial` with [\"1 completed\", \"1 timed_out\"]",
             ]
         );
         let mut miscounted = outcome(&["sub_1"], &[], "partial", false);
@@ -176,6 +216,7 @@ mod tests {
                 "seq 4: wait_agent counts 1 `timed_out`, but its `timed_out` bucket lists []",
                 "seq 4: wait_agent was asked for sub_2 but lists it in no bucket",
                 "seq 4: wait_agent reports `partial`, but its buckets make it `completed`",
+                "seq 4: wait_agent's summary \"wait_agent partial: 1 completed, 0 timed_out.\" does not say `wait_agent completed` with []",
             ]
         );
     }

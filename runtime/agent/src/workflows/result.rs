@@ -1,13 +1,77 @@
 //! The Workflow result: Step Outcomes, usable Checkpoint Bundles, the lists of steps that
-//! failed, timed out, were held, are partial or need an orchestrator, and safe next actions.
-//! `ok: true` only for full completion: a partial workflow is valid data, never success
-//! (ADR 0014 "Partial Workflow Outcome"; ADR 0026 "Workflow terminal states"; WF-RESULT).
+//! failed, timed out, were held, are partial or need an orchestrator, the unresolved Seam
+//! Obligations, and safe next actions. `ok: true` only for full completion: a partial workflow
+//! is valid data, never success (ADR 0014 "Partial Workflow Outcome"; ADR 0026 "Workflow
+//! terminal states"; WF-RESULT, WF-SEAM-OBLIGATIONS).
+//!
+//! A seam is where one step consumes another's result: a `depends_on` edge. Its obligation
+//! (the dependency owes its dependent a `checkpoint_ready` result) is unresolved when the
+//! dependency was decided anything else; the seed names Seam Obligations without more, and a
+//! dependency edge is the one place the reference's workflows join two steps' work.
 
 use serde_json::{Value, json};
 
 use super::checkpoint::{self, BundleInput, CheckpointStatus, bundle};
 use super::spec::Spec;
 use crate::event::{Data, SubagentStatus};
+
+/// How a whole workflow ended, in ADR 0026's names, derived from its Step Outcomes the way
+/// the auditor derives it from the spine (WF-RESULT).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkflowStatus {
+    /// Every step is `checkpoint_ready`.
+    Completed,
+    /// A step or the workflow ran out of time.
+    TimedOut,
+    /// A step asks for a human or parent decision.
+    NeedsOrchestrator,
+    /// Some checkpoint is usable (ready or partial), not all.
+    Partial,
+    /// Nothing usable without a rerun.
+    Failed,
+}
+
+impl WorkflowStatus {
+    /// The contract string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkflowStatus::Completed => "completed",
+            WorkflowStatus::TimedOut => "timed_out",
+            WorkflowStatus::NeedsOrchestrator => "needs_orchestrator",
+            WorkflowStatus::Partial => "partial",
+            WorkflowStatus::Failed => "failed",
+        }
+    }
+
+    /// How the `output` line names it.
+    fn words(self) -> &'static str {
+        match self {
+            WorkflowStatus::Completed => "completed",
+            WorkflowStatus::TimedOut => "timed out",
+            WorkflowStatus::NeedsOrchestrator => "held for an orchestrator",
+            WorkflowStatus::Partial => "partial",
+            WorkflowStatus::Failed => "failed",
+        }
+    }
+
+    /// The status of a run whose steps ended `outcomes`.
+    pub fn of(outcomes: &[StepOutcome], n_steps: usize, workflow_timed_out: bool) -> WorkflowStatus {
+        let any = |status: CheckpointStatus| outcomes.iter().any(|outcome| outcome.checkpoint_status == status);
+        let n_ready =
+            outcomes.iter().filter(|outcome| outcome.checkpoint_status == CheckpointStatus::CheckpointReady).count();
+        if n_ready == n_steps {
+            WorkflowStatus::Completed
+        } else if workflow_timed_out || outcomes.iter().any(|outcome| outcome.timed_out) {
+            WorkflowStatus::TimedOut
+        } else if any(CheckpointStatus::NeedsOrchestrator) {
+            WorkflowStatus::NeedsOrchestrator
+        } else if any(CheckpointStatus::CheckpointReady) || any(CheckpointStatus::Partial) {
+            WorkflowStatus::Partial
+        } else {
+            WorkflowStatus::Failed
+        }
+    }
+}
 
 /// How one step ended, as the scheduler saw it.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,6 +164,16 @@ impl StepOutcome {
         }
     }
 
+    /// The error kind of a step whose Subagent ended without completing (seed 001 "Step
+    /// Outcome": "error kind/details when terminal failure occurred"): its Subagent's terminal
+    /// reason, or the workflow's close.
+    pub fn error_kind(&self) -> Option<&str> {
+        match self.subagent_status {
+            None | Some(SubagentStatus::Completed) => None,
+            Some(_) => Some(self.reason.as_deref().unwrap_or("subagent_not_completed")),
+        }
+    }
+
     /// Why this step's checkpoint is not ready, for its bundle.
     fn limitations(&self) -> Vec<&str> {
         match self.checkpoint_status {
@@ -137,7 +211,8 @@ pub fn result(spec: &Spec, outcomes: &[StepOutcome], waves: &[Vec<String>], work
     let partial = with(CheckpointStatus::Partial);
     let needs_orchestrator = with(CheckpointStatus::NeedsOrchestrator);
     let timed_out = ids(&|outcome: &StepOutcome| outcome.status() == "timed_out");
-    let complete = ready.len() == spec.steps.len();
+    let status = WorkflowStatus::of(outcomes, spec.steps.len(), workflow_timed_out);
+    let complete = status == WorkflowStatus::Completed;
     let mut safe_next_actions = Vec::new();
     if failed.len() > timed_out.len() {
         safe_next_actions.push("retry_failed_steps");
@@ -154,17 +229,21 @@ pub fn result(spec: &Spec, outcomes: &[StepOutcome], waves: &[Vec<String>], work
     if !needs_orchestrator.is_empty() {
         safe_next_actions.push("ask_user_or_orchestrator");
     }
-    // The proof trail ends in what the workflow can honestly claim.
-    let last_proof = if complete { "completion_ready" } else { "partial_outcome_ready" };
-    let proof_states = [
+    // The proof trail ends in what the workflow can honestly claim: a failed workflow has no
+    // outcome ready at all.
+    let mut proof_states = vec![
         "intent_declared",
         "workflow_validated",
         "subagents_scheduled",
         "dependencies_resolved",
         "conflicts_serialized",
         "summaries_collected",
-        last_proof,
     ];
+    match status {
+        WorkflowStatus::Completed => proof_states.push("completion_ready"),
+        WorkflowStatus::Failed => {}
+        _ => proof_states.push("partial_outcome_ready"),
+    }
     let steps: Vec<Value> = outcomes
         .iter()
         .map(|outcome| {
@@ -186,6 +265,12 @@ pub fn result(spec: &Spec, outcomes: &[StepOutcome], waves: &[Vec<String>], work
                 "checkpoint": outcome.bundle(),
                 "safe_next_actions": outcome.checkpoint_status.safe_next_actions(outcome.timed_out),
             });
+            if outcome.wave.is_some() {
+                value["elapsed_ms"] = json!(outcome.elapsed_ms);
+            }
+            if let Some(kind) = outcome.error_kind() {
+                value["error"] = json!({"kind": kind, "details": outcome.summary});
+            }
             if let Some(reason) = &outcome.reason {
                 let key = if outcome.checkpoint_status == CheckpointStatus::Held { "held_reason" } else { "reason" };
                 value[key] = json!(reason);
@@ -194,7 +279,6 @@ pub fn result(spec: &Spec, outcomes: &[StepOutcome], waves: &[Vec<String>], work
                 value["timeout_ms"] = json!(spec.timeout_ms.min(outcome.step_timeout_ms));
                 value["workflow_timeout_ms"] = json!(spec.timeout_ms);
                 value["step_timeout_ms"] = json!(outcome.step_timeout_ms);
-                value["elapsed_ms"] = json!(outcome.elapsed_ms);
                 value["next_actions"] = json!(["inspect_child_session_log", "retry_failed_step"]);
             }
             value
@@ -210,7 +294,7 @@ pub fn result(spec: &Spec, outcomes: &[StepOutcome], waves: &[Vec<String>], work
         "mode": "run",
         "workflow_id": spec.id,
         "name": spec.name,
-        "status": if complete { "completed" } else { "partial" },
+        "status": status.as_str(),
         "timed_out": workflow_timed_out,
         "proof_states": proof_states,
         "waves": waves,
@@ -221,6 +305,7 @@ pub fn result(spec: &Spec, outcomes: &[StepOutcome], waves: &[Vec<String>], work
         "timeout_steps": timed_out,
         "partial_steps": partial,
         "needs_orchestrator_steps": needs_orchestrator,
+        "unresolved_seam_obligations": seam_obligations(spec, outcomes),
         "safe_next_actions": safe_next_actions,
         "summary": {
             "steps": spec.steps.len(),
@@ -235,18 +320,53 @@ pub fn result(spec: &Spec, outcomes: &[StepOutcome], waves: &[Vec<String>], work
     })
 }
 
-/// The `output` line of the tool result: it says `partial` whenever the workflow is not
-/// complete, never "completed" (WF-RESULT).
+/// Each dependency edge whose dependency was not decided `checkpoint_ready`, in spec order
+/// (WF-SEAM-OBLIGATIONS).
+fn seam_obligations(spec: &Spec, outcomes: &[StepOutcome]) -> Vec<Value> {
+    let decided = |step_id: &str| outcomes.iter().find(|outcome| outcome.step_id == step_id);
+    let mut unresolved = Vec::new();
+    for step in &spec.steps {
+        for dependency in &step.depends_on {
+            let status = decided(dependency).map_or(CheckpointStatus::Held, |outcome| outcome.checkpoint_status);
+            if status != CheckpointStatus::CheckpointReady {
+                unresolved.push(json!({
+                    "step_id": step.id,
+                    "depends_on": dependency,
+                    "dependency_checkpoint_status": status.as_str(),
+                    "obligation": "checkpoint_ready",
+                }));
+            }
+        }
+    }
+    unresolved
+}
+
+/// The `output` line of the tool result: it names the workflow's status, so completed,
+/// partial, timed out, needing an orchestrator and failed read apart, and never says
+/// "completed" unless it is (WF-RESULT, WF-ACP-PARTIAL).
 pub fn output(result: &Value) -> String {
     let count = |key: &str| result.pointer(&format!("/summary/{key}")).and_then(Value::as_u64).unwrap_or(0);
     let id = result["workflow_id"].as_str().unwrap_or_default();
-    if result["ok"] == json!(true) {
+    let status = result["status"].as_str().unwrap_or_default();
+    let status = [
+        WorkflowStatus::Completed,
+        WorkflowStatus::TimedOut,
+        WorkflowStatus::NeedsOrchestrator,
+        WorkflowStatus::Partial,
+        WorkflowStatus::Failed,
+    ]
+    .into_iter()
+    .find(|known| known.as_str() == status)
+    .unwrap_or(WorkflowStatus::Failed);
+    if status == WorkflowStatus::Completed {
         format!("Workflow {id} completed: {} step(s), {} wave(s).", count("steps"), count("waves"))
     } else {
         format!(
-            "Workflow {id} partial: {} checkpoint-ready, {} failed, {} held, {} partial, {} needing orchestrator.",
+            "Workflow {id} {}: {} checkpoint-ready, {} failed, {} timed out, {} held, {} partial, {} needing orchestrator.",
+            status.words(),
             count("checkpoint_ready_steps"),
             count("failed_steps"),
+            count("timeout_steps"),
             count("held_steps"),
             count("partial_steps"),
             count("needs_orchestrator_steps")
@@ -298,6 +418,26 @@ mod tests {
     }
 
     #[test]
+    fn a_workflow_whose_every_step_failed_is_failed_and_owes_its_dependents() {
+        let spec =
+            parse(&json!({"steps": [{"id": "a", "task": "x"}, {"id": "b", "task": "y", "depends_on": ["a"]}]}), 1)
+                .unwrap();
+        let failed = result(
+            &spec,
+            &[outcome("a", CheckpointStatus::Failed, true), outcome("b", CheckpointStatus::Held, false)],
+            &[],
+            false,
+        );
+        assert_eq!((failed["ok"].clone(), failed["status"].clone()), (json!(false), json!("failed")));
+        assert!(!failed["proof_states"].as_array().unwrap().iter().any(|proof| proof == "partial_outcome_ready"));
+        assert_eq!(
+            failed["unresolved_seam_obligations"],
+            json!([{"step_id": "b", "depends_on": "a", "dependency_checkpoint_status": "failed", "obligation": "checkpoint_ready"}])
+        );
+        assert!(output(&failed).starts_with("Workflow wf_1 failed: 0 checkpoint-ready, 1 failed, 0 timed out, 1 held"));
+    }
+
+    #[test]
     fn ok_only_when_every_step_is_ready() {
         let spec =
             parse(&serde_json::json!({"steps": [{"id": "a", "task": "x"}, {"id": "b", "task": "y"}]}), 1).unwrap();
@@ -322,7 +462,7 @@ mod tests {
         assert_eq!(partial["usable_checkpoints"][0]["step_id"], "a");
         assert_eq!(
             output(&partial),
-            "Workflow wf_1 partial: 1 checkpoint-ready, 0 failed, 1 held, 0 partial, 0 needing orchestrator."
+            "Workflow wf_1 partial: 1 checkpoint-ready, 0 failed, 0 timed out, 1 held, 0 partial, 0 needing orchestrator."
         );
         assert_eq!(
             partial["safe_next_actions"],

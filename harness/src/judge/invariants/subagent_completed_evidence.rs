@@ -1,0 +1,67 @@
+//! SUB-COMPLETED-EVIDENCE: a Subagent is `completed` only with its evidence: its terminal
+//! `subagent_event` carries a non-empty `summary` (or a `checkpoint`) and `elapsed_ms` (seed
+//! 000, ADR 0026 "Subagent terminal states": `completed` requires "summary or checkpoint
+//! evidence, elapsed time when available"). A child that ended with nothing to show is not a
+//! completion the parent can build on.
+
+use serde_json::Value;
+
+use super::{Invariant, Scope};
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant = Invariant {
+    id: "SUB-COMPLETED-EVIDENCE",
+    also: &[],
+    name: "subagent_completed_evidence",
+    scope: Scope::Log,
+    check,
+};
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    let mut problems = Vec::new();
+    let completed = evidence
+        .lines
+        .iter()
+        .filter(|line| line.kind == "subagent_event" && line.str_field("status") == Some("completed"));
+    for line in completed {
+        let id = line.str_field("subagent_id").unwrap_or("?");
+        let seq = line.seq.unwrap_or_default();
+        let summary = line.str_field("summary").is_some_and(|summary| !summary.trim().is_empty());
+        let checkpoint = line.data.get("checkpoint").is_some_and(|checkpoint| !checkpoint.is_null());
+        if !summary && !checkpoint {
+            problems.push(format!("{id} is `completed` at seq {seq} without a summary or checkpoint evidence"));
+        }
+        if !line.data.get("elapsed_ms").is_some_and(Value::is_u64) {
+            problems.push(format!("{id} is `completed` at seq {seq} without `elapsed_ms`"));
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::judge::invariants::fixture::{capture, check};
+
+    #[test]
+    fn a_completion_without_summary_or_elapsed_time_is_caught() {
+        let event = |data: Value| ("subagent_event", data);
+        let capture = capture(
+            &[
+                event(json!({"subagent_id": "sub_1", "status": "completed", "summary": "done", "elapsed_ms": 5})),
+                event(json!({"subagent_id": "sub_2", "status": "completed", "summary": " "})),
+                event(json!({"subagent_id": "sub_3", "status": "failed"})),
+            ],
+            &[],
+        );
+        assert_eq!(
+            check(INVARIANT, &capture),
+            [
+                "sub_2 is `completed` at seq 1 without a summary or checkpoint evidence",
+                "sub_2 is `completed` at seq 1 without `elapsed_ms`",
+            ]
+        );
+    }
+}
