@@ -15,7 +15,7 @@
 //! | `invalid_response` | `then = "malformed"` |
 //! | `stream_idle_timeout` | a pause twice the idle timeout, which `[config]` takes from `details.timeout_ms` |
 //! | `turn_timeout` | a pause as long as the turn budget, from `details.timeout_ms` |
-//! | `cancelled` | a long pause, and `cancel` at the first text chunk (or when sent); `cancel` at the tool call when a tool was interrupted; in a child script the pause alone (its parent cancels it) |
+//! | `cancelled` | a long pause, and `cancel` at the first text chunk (or when sent); `cancel` at the tool call when a tool was interrupted; in a child script the pause alone (its parent cancels it); no response and `cancel` when sent when the Log holds nothing the Provider sent for the turn |
 //!
 //! Text is cut into as many chunks as the failure's frame count says were streamed, so the
 //! failure's details match too; a finished call that took time before its `provider_usage`
@@ -551,6 +551,12 @@ fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut 
                 config.stream_idle_timeout_ms = timeout.saturating_mul(2);
             }
             vec![long_pause(timeout, 1)]
+        }
+        // Nothing the Provider sent reached the Log (a cancel while the runtime waited to
+        // retry, say): the client cancels as it sends the prompt, and no response is scripted.
+        "cancelled" if call.text.is_none() && call.calls.is_empty() && call.reasoning.is_empty() => {
+            turn.cancel = Some("sent");
+            Vec::new()
         }
         "cancelled" => {
             turn.cancel = Some(if call.text.is_some() { "first_delta" } else { "sent" });
