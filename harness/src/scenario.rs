@@ -413,7 +413,8 @@ impl Scenario {
     /// The scenario on a clock `scale` times as fast: timeouts and scripted pauses shrink
     /// together, so an implementation on real time plays a ten-minute stall in a moment. A
     /// duration in milliseconds never shrinks below 1 ms, and the pause a busy prompt comes in
-    /// never below [`CLIENT_WINDOW_MS`] (or half the scaled idle timeout, if less).
+    /// keeps up to [`CLIENT_WINDOW_MS`] of real time (never more than it was, nor more than half
+    /// the scaled idle timeout).
     pub fn scaled(&self, scale: f64) -> Scenario {
         let shrink = |ms: u64| {
             // Durations in scenarios are far below 2^52 ms, where f64 stays exact.
@@ -604,6 +605,12 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, LoadError> {
     }
     check_covers(text, path, &scenario.covers)?;
     check_images(text, path, &scenario)?;
+    // The client watches the Provider for a retry's wait only to cancel in it.
+    if let Some(turn_idx) = scenario.turns.iter().position(|turn| turn.busy_prompt == Some(Trigger::RetryWait)) {
+        let steps = [Step::Key("turn"), Step::Index(turn_idx), Step::Key("busy_prompt")];
+        let message = "`retry_wait` is a moment for `cancel` only".to_owned();
+        return Err(invalid_at(text, path, &steps, "busy_prompt", message));
+    }
     scenario.script().validate().map_err(|error| script_error(text, path, &scenario, error))?;
     Ok(scenario)
 }

@@ -235,6 +235,7 @@ async fn live<L: Error + 'static, S: Error + 'static>(
     let mut outcome = Ok(());
     for (turn_idx, turn) in scenario.turns.iter().enumerate() {
         if turn.reload {
+            settle_after_cancels(mock, &conversation.cancels).await;
             finish(client, ended, &mut conversation.live).await?;
             (client, ended) = connect(launch, settings, &mut conversation.live).await?;
             match load(&mut client, &session_id, workspace).await {

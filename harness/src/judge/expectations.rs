@@ -124,9 +124,10 @@ fn check_plan(expected: &[PlanEntryExpect], evidence: &Evidence) -> Vec<Finding>
         shown.iter().map(|entry| describe(text(entry, "content"), text(entry, "status"))).collect();
     let wanted: Vec<String> =
         expected.iter().map(|entry| describe(entry.content.clone(), entry.status.clone())).collect();
+    // ACP-PLAN-SHOWN's too: how an agent words or orders its own list is its presentation.
     vec![Finding::new(
         Layer::Expectation,
-        None,
+        Some("ACP-PLAN-SHOWN"),
         format!(
             "the last ACP plan update (of {}) shows {shown:?}, expected the model's last list {wanted:?}",
             updates.len()

@@ -115,7 +115,7 @@ pub struct Panels {
 impl Panels {
     /// The panels a config gives.
     pub fn new(panels: Vec<Panel>) -> Panels {
-        let next_id = panels.iter().map(|panel| panel.id).max().unwrap_or(0) + 1;
+        let next_id = panels.iter().map(|panel| panel.id).max().unwrap_or(0).saturating_add(1);
         Panels { panels, next_id }
     }
 
@@ -171,7 +171,7 @@ impl Panels {
     /// A new panel for the sync's thread, its status card sent; its index.
     fn create(&mut self, sync: &PanelSync, messages: &mut Vec<Message>) -> usize {
         let id = self.next_id;
-        self.next_id += 1;
+        self.next_id = self.next_id.saturating_add(1);
         messages.push(Message { kind: MessageKind::StatusCard, delivery: Delivery::Sent, panel_id: id });
         self.panels.push(Panel {
             id,

@@ -3,7 +3,8 @@
 //! that asks for a summary) on, no message that is not assistant content (a summary is user
 //! content; assistant content anywhere is REPLAY-NO-PARTIAL's) carries a partial text, and no
 //! `history_compaction` of the Log holds one in its summary. Partial texts come from the Log
-//! or, for an agent without one, from the script ([`partial_texts`]).
+//! or, for an agent without one, from the script ([`partial_texts`]); one shorter than
+//! [`SEARCHED_FROM_CHARS`] counts only as a whole message.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -30,7 +31,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     for line in evidence.lines.iter().filter(|line| line.kind == "history_compaction") {
         let summary = line.str_field("summary").unwrap_or_default();
         for (origin, partial) in &partials {
-            if summary.contains(partial.as_str()) {
+            if holds(summary, partial) {
                 let at = line.seq.map_or_else(String::new, |seq| format!(" at seq {seq}"));
                 problems.push(format!("the compaction{at} summarises the partial text of {origin}: {partial:?}"));
             }
@@ -43,7 +44,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
         for message in new {
             let Some(text) = message.text().filter(|_| !matches!(message, Message::Assistant { .. })) else { continue };
             for (origin, partial) in &partials {
-                if text.contains(partial.as_str()) {
+                if holds(text, partial) {
                     found.push(format!("carries the partial text of {origin} beside a compaction: {partial:?}"));
                 }
             }
@@ -53,6 +54,20 @@ fn check(evidence: &Evidence) -> Vec<String> {
         }
     }
     problems
+}
+
+/// How long a partial text must be to be looked for inside other text: a shorter one (a cut
+/// first delta such as "The") is found only as a whole message, so an agent's own words (its
+/// summary instruction) are not taken for it.
+const SEARCHED_FROM_CHARS: usize = 12;
+
+/// Whether `text` carries `partial`.
+fn holds(text: &str, partial: &str) -> bool {
+    if partial.trim().chars().count() >= SEARCHED_FROM_CHARS {
+        text.contains(partial)
+    } else {
+        !partial.trim().is_empty() && text.trim() == partial.trim()
+    }
 }
 
 /// The first request judged: the one before the first rewritten conversation on its route.

@@ -5,7 +5,8 @@
 //! identity and hash only.
 //!
 //! Evidence: every Log line as text, so the rule holds whatever key the bytes would hide
-//! under; without a scenario (`gauntlet audit`), the `data:` URL check alone.
+//! under: a `user_message` line with a base64 `data:` URL, or any line with a prompt image's
+//! payload; without a scenario (`gauntlet audit`), the `data:` URL check alone.
 
 use super::{Invariant, Scope};
 use crate::judge::Evidence;
@@ -24,15 +25,28 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
     for (idx, text) in evidence.capture.log.iter().enumerate() {
         let line = idx + 1;
-        if let Some(at) = text.find(BASE64_URL)
-            && text[..at].contains("data:")
-        {
+        // A prompt's image as a data URL; file contents a tool read (a page embedding one) are
+        // what the runtime must record, not a Session Resource.
+        let prompt = serde_json::from_str::<serde_json::Value>(text)
+            .is_ok_and(|event| event.get("type").and_then(serde_json::Value::as_str) == Some("user_message"));
+        if prompt && let Some(at) = data_url(text) {
             problems.push(format!("log line {line} holds a base64 `data:` URL: {}", excerpt(text, at)));
         } else if let Some(n) = payloads.iter().position(|payload| !payload.is_empty() && text.contains(payload)) {
             problems.push(format!("log line {line} holds the base64 payload of prompt image {}", n + 1));
         }
     }
     problems
+}
+
+/// Where `text` holds a base64 `data:` URL (`data:<media type>;base64,`), if it does.
+fn data_url(text: &str) -> Option<usize> {
+    text.match_indices(BASE64_URL).map(|(at, _)| at).find(|&at| {
+        let before = &text[..at];
+        before.rfind("data:").is_some_and(|start| {
+            let media = &before[start + "data:".len()..];
+            media.chars().all(|c| c.is_ascii_alphanumeric() || "/+.-".contains(c))
+        })
+    })
 }
 
 /// The text around `at`, short.
@@ -62,5 +76,12 @@ mod tests {
         let problems = check(INVARIANT, &capture(&events, &[]));
         assert_eq!(problems.len(), 1);
         assert!(problems[0].starts_with("log line 1 holds a base64 `data:` URL: "), "{}", problems[0]);
+    }
+
+    #[test]
+    fn a_file_a_tool_read_may_embed_a_data_url() {
+        let page = "<img src=\"data:image/png;base64,iVBORw0KGgo=\">";
+        let events = [("tool_result", json!({"call_id": "c1", "ok": true, "output": page}))];
+        assert!(check(INVARIANT, &capture(&events, &[])).is_empty());
     }
 }
