@@ -806,6 +806,28 @@ mod tests {
     }
 
     #[test]
+    fn a_busy_prompts_pause_keeps_the_clients_window_under_the_idle_timeout() {
+        let busy = |idle: u64, ms: u64| {
+            format!(
+                "title = \"t\"\n[config]\nstream_idle_timeout_ms = {idle}\n[[turn]]\nprompt = \"hi\"\nbusy_prompt = \"first_delta\"\nrespond = [{{ text = [\"a\"], pause = {{ after = 5, ms = {ms} }} }}]\n"
+            )
+        };
+        let pause =
+            |text: String| parse(&text, Path::new("x")).unwrap().scaled(0.01).turns[0].respond[0].pause.unwrap().ms;
+        assert_eq!(pause(busy(180_000, 1000)), 500, "half a second of real time, not 10 ms");
+        assert_eq!(pause(busy(180_000, 200)), 200, "never longer than scripted");
+        assert_eq!(pause(busy(1000, 500)), 5, "never reaching half the scaled idle timeout");
+    }
+
+    #[test]
+    fn retry_wait_is_a_moment_for_cancel_only() {
+        let text =
+            "title = \"t\"\n[[turn]]\nprompt = \"hi\"\nbusy_prompt = \"retry_wait\"\nrespond = [{ text = [\"a\"] }]\n";
+        let error = parse(text, Path::new("x")).unwrap_err().to_string();
+        assert!(error.contains("x:4:15: key `busy_prompt`: `retry_wait` is a moment for `cancel` only"), "{error}");
+    }
+
+    #[test]
     fn a_misspelt_key_names_file_line_column_and_key() {
         let message = error("title = \"t\"\n[[turn]]\nprompt = \"hi\"\nexpct = \"completed\"\n");
         assert!(message.starts_with("scenarios/turn/x.toml:4:1: key `expct`: unknown field `expct`"), "{message}");

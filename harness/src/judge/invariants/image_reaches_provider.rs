@@ -28,9 +28,10 @@ fn check(evidence: &Evidence) -> Vec<String> {
     for (turn_idx, turn) in scenario.turns.iter().enumerate().filter(|(_, turn)| !turn.images.is_empty()) {
         let requests: Vec<usize> = (0..turns.len()).filter(|&idx| turns[idx] == Some(turn_idx)).collect();
         let Some(&first) = requests.first() else { continue };
-        let carries_image = evidence.conversations.iter().enumerate().filter(|(idx, _)| requests.contains(idx)).any(
-            |(_, conversation)| conversation.messages.iter().any(|message| matches!(message, Message::Image { .. })),
-        );
+        let carries_image = requests
+            .iter()
+            .filter_map(|&idx| evidence.conversations.get(idx))
+            .any(|conversation| conversation.messages.iter().any(|message| matches!(message, Message::Image { .. })));
         if !carries_image {
             problems.push(format!(
                 "turn {}: the prompt carried {} image(s), but none of the turn's {} Provider request(s) (from request {}) carries an image",
