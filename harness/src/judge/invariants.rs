@@ -44,6 +44,7 @@ mod reasoning_same_model;
 mod retries_bounded;
 mod stop_reason_matches_log;
 mod subagent_completed_evidence;
+mod subagent_elapsed_time;
 mod subagent_replay_terminal_only;
 mod subagent_terminal_evidence;
 mod terminal_evidence;
@@ -55,6 +56,7 @@ mod unplaced_requests;
 mod usage_recorded;
 mod wait_outcome_truthful;
 mod workflow_ok_only_when_complete;
+mod workflow_outcome_details;
 mod workflow_result_agrees;
 mod workflow_schedule_safe;
 mod workflow_step_outcomes;
@@ -134,11 +136,13 @@ pub const ALL: &[Invariant] = &[
     cancel_closes_request::INVARIANT,
     subagent_terminal_evidence::INVARIANT,
     subagent_completed_evidence::INVARIANT,
+    subagent_elapsed_time::INVARIANT,
     subagent_replay_terminal_only::INVARIANT,
     wait_outcome_truthful::INVARIANT,
     workflow_ok_only_when_complete::INVARIANT,
     workflow_result_agrees::INVARIANT,
     workflow_step_outcomes::INVARIANT,
+    workflow_outcome_details::INVARIANT,
     workflow_timeout_evidence::INVARIANT,
     checkpoint_bundle_complete::INVARIANT,
     workflow_schedule_safe::INVARIANT,
@@ -235,6 +239,41 @@ impl<'e> WorkflowRun<'e> {
     /// The Subagent a step ran as, by the step's `agent_id`.
     fn subagent_of(&self, step: &Value) -> Option<&'e Value> {
         step.get("agent_id").and_then(Value::as_str).and_then(|id| self.subagents.get(id).copied())
+    }
+
+    /// The steps of each list a result gives (WF-RESULT), keyed as the result and its summary
+    /// key them, read from the Step Outcomes.
+    fn lists(&self) -> [(&'static str, Vec<&'e str>); 6] {
+        let ids = |pick: &dyn Fn(&Value) -> bool| -> Vec<&'e str> {
+            self.steps().iter().filter(|step| pick(step)).map(|step| text(step, "step_id")).collect()
+        };
+        let checkpoint = |status: &'static str| move |step: &Value| text(step, "checkpoint_status") == status;
+        [
+            ("held_steps", ids(&checkpoint("held"))),
+            ("failed_steps", ids(&checkpoint("failed"))),
+            ("partial_steps", ids(&checkpoint("partial"))),
+            ("needs_orchestrator_steps", ids(&checkpoint("needs_orchestrator"))),
+            ("timeout_steps", ids(&|step| text(step, "status") == "timed_out")),
+            ("checkpoint_ready_steps", ids(&checkpoint("checkpoint_ready"))),
+        ]
+    }
+
+    /// The status ADR 0026 gives a workflow whose steps ended as its Step Outcomes say.
+    fn derived_status(&self) -> &'static str {
+        let steps = self.steps();
+        let any = |pick: &dyn Fn(&Value) -> bool| steps.iter().any(pick);
+        let checkpoint = |status: &'static str| move |step: &Value| text(step, "checkpoint_status") == status;
+        if !steps.is_empty() && steps.iter().all(checkpoint("checkpoint_ready")) {
+            "completed"
+        } else if any(&|step| text(step, "status") == "timed_out" || text(step, "held_reason") == "workflow_timeout") {
+            "timed_out"
+        } else if any(&checkpoint("needs_orchestrator")) {
+            "needs_orchestrator"
+        } else if any(&checkpoint("checkpoint_ready")) || any(&checkpoint("partial")) {
+            "partial"
+        } else {
+            "failed"
+        }
     }
 }
 
@@ -615,7 +654,6 @@ pub(crate) mod fixture {
     use crate::capture::{Capture, Request};
     use crate::judge::Evidence;
 
-    /// A capture whose Log holds `events` as `(type, data)` with seqs from 0.
     /// A Log of one Turn whose clean answer the Provider cut short for `reason`.
     pub fn truncated_answer(reason: &str) -> Capture {
         let truncation = json!({"reason": reason});
@@ -628,6 +666,46 @@ pub(crate) mod fixture {
         )
     }
 
+    /// A Log of one honest `failed` workflow `wf_1` (seq 3 its result): step `a` ran as
+    /// Subagent `sub_1`, which failed (`provider_error`, 7 ms), and step `b`, which depends on
+    /// it, is held. `edit` changes the `tool_result`'s data (`output`, `workflow`) before it is
+    /// logged; `workflow_finished` records the status it leaves.
+    pub fn failed_workflow(edit: impl FnOnce(&mut Value)) -> Capture {
+        let step_a = json!({"step_id": "a", "agent_id": "sub_1", "child_session_id": "wf_1-a", "wave": 1,
+            "status": "failed", "subagent_status": "failed", "checkpoint_status": "failed", "summary": "boom",
+            "elapsed_ms": 7, "error": {"kind": "provider_error", "details": "boom"},
+            "safe_next_actions": ["inspect_step_failure", "retry_failed_step"]});
+        let step_b = json!({"step_id": "b", "status": "held", "checkpoint_status": "held",
+            "held_reason": "dependency_not_checkpoint_ready", "safe_next_actions": ["rerun_after_dependencies_checkpoint_ready"]});
+        let summary = json!({"steps": 2, "waves": 1, "checkpoint_ready_steps": 0, "held_steps": 1, "failed_steps": 1,
+            "timeout_steps": 0, "partial_steps": 0, "needs_orchestrator_steps": 0});
+        let workflow = json!({"workflow_id": "wf_1", "status": "failed", "ok": false, "steps": [step_a, step_b],
+            "waves": [["a"]], "held_steps": ["b"], "failed_steps": ["a"], "partial_steps": [],
+            "needs_orchestrator_steps": [], "timeout_steps": [], "summary": summary,
+            "safe_next_actions": ["retry_failed_steps", "rerun_after_dependencies_checkpoint_ready"],
+            "proof_states": ["summaries_collected"],
+            "unresolved_seam_obligations": [{"step_id": "b", "depends_on": "a", "dependency_checkpoint_status": "failed"}]});
+        let output = "Workflow wf_1 failed: 0 checkpoint-ready, 1 failed, 0 timed out, 1 held, 0 partial, 0 needing orchestrator.";
+        let mut result = json!({"call_id": "c", "output": output, "workflow": workflow});
+        edit(&mut result);
+        let graph = json!({"steps": [{"id": "a", "depends_on": []}, {"id": "b", "depends_on": ["a"]}]});
+        let finished = json!({"kind": "workflow_finished", "workflow_id": "wf_1", "status": result["workflow"]["status"], "ok": false});
+        capture(
+            &[
+                (
+                    "subagent_event",
+                    json!({"subagent_id": "sub_1", "status": "failed", "reason": "provider_error",
+                        "child_session_id": "wf_1-a", "summary": "boom", "elapsed_ms": 7}),
+                ),
+                ("workflow_event", json!({"kind": "workflow_started", "workflow_id": "wf_1", "graph": graph})),
+                ("workflow_event", finished),
+                ("tool_result", result),
+            ],
+            &[],
+        )
+    }
+
+    /// A capture whose Log holds `events` as `(type, data)` with seqs from 0.
     pub fn capture(events: &[(&str, Value)], bodies: &[Value]) -> Capture {
         let log = events
             .iter()

@@ -1,18 +1,18 @@
 //! WF-STEP-OUTCOME: each Step Outcome of a `run_workflow` result tells its step as the Log
 //! does (seed 001, ADR 0014 "Step Outcome": step id, agent id, child Session id, wave, raw
 //! Subagent status, derived checkpoint status, summary, "elapsed time when available; error
-//! kind/details when terminal failure occurred"). A step that ran names a Subagent whose last
-//! `subagent_event` before the result gives its child Session, status, summary and elapsed
-//! time; a Subagent that ended without completing gives the step an `error` whose kind is its
-//! terminal reason. Also WF-CHECKPOINT: the derived `checkpoint_status` is `checkpoint_ready`
-//! for a completed Subagent unless its summary declares `checkpoint_status: partial`, `failed`
-//! or `needs_orchestrator`, and `failed` for every other end; a step never started is `held`,
-//! with no elapsed time of its own. Each step's safe next actions are pixir.md 8's for its
-//! checkpoint: none when ready, a retry when failed or timed out, a rerun when held.
+//! kind/details when terminal failure occurred"). A step that ran names a wave and a Subagent
+//! whose last `subagent_event` before the result gives its child Session, status and summary,
+//! and its elapsed time when the step gives one; a Subagent that ended without completing
+//! gives the step an `error` with a kind and details. Also WF-CHECKPOINT and WF-HELD as seed
+//! 001 defines them: a step whose Subagent did not complete is never `checkpoint_ready`, a step
+//! that ran is never `held`, and a step never started is `held`, with no elapsed time of its
+//! own. How pixir.md 8 fills each in (the actions, the error's kind, a checkpoint a summary
+//! declares) is WF-OUTCOME-DETAILS'; that a step that ran gives its elapsed time, SUB-ELAPSED-TIME's.
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, WorkflowRun, strings, text, workflow_runs};
+use super::{Invariant, Scope, WorkflowRun, text, workflow_runs};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant = Invariant {
@@ -38,29 +38,9 @@ fn check(evidence: &Evidence) -> Vec<String> {
     problems
 }
 
-/// pixir.md 8's step-level safe next actions for a step so decided.
-fn safe_next_actions(checkpoint: &str, status: &str, held_reason: &str) -> &'static [&'static str] {
-    match checkpoint {
-        "checkpoint_ready" => &[],
-        "partial" => &["synthesize_from_partial_or_retry_step"],
-        "needs_orchestrator" => &["ask_user_or_orchestrator"],
-        "failed" if status == "timed_out" => &["retry_failed_step"],
-        "failed" => &["inspect_step_failure", "retry_failed_step"],
-        "held" if held_reason == "workflow_timeout" => &["retry_workflow_with_larger_timeout"],
-        _ => &["rerun_after_dependencies_checkpoint_ready"],
-    }
-}
-
 fn judge_step(run: &WorkflowRun, step: &Value) -> Vec<String> {
     let mut problems = Vec::new();
     let checkpoint = text(step, "checkpoint_status");
-    let expected_actions = safe_next_actions(checkpoint, text(step, "status"), text(step, "held_reason"));
-    let actions = strings(step, "safe_next_actions");
-    if actions != expected_actions {
-        problems.push(format!(
-            "its safe next actions are {actions:?}, but a `{checkpoint}` step's are {expected_actions:?}"
-        ));
-    }
     if step.get("agent_id").is_none_or(Value::is_null) {
         if checkpoint != "held" || text(step, "status") != "held" {
             problems
@@ -76,7 +56,7 @@ fn judge_step(run: &WorkflowRun, step: &Value) -> Vec<String> {
         problems.push(format!("names Subagent `{agent_id}`, which no subagent_event before the result records"));
         return problems;
     };
-    if step.get("wave").is_none_or(|wave| wave.as_u64().is_none_or(|wave| wave == 0)) {
+    if step.get("wave").is_none_or(|wave| wave.as_u64().is_none()) {
         problems.push("ran, but names no wave".to_owned());
     }
     for (key, theirs) in
@@ -90,12 +70,11 @@ fn judge_step(run: &WorkflowRun, step: &Value) -> Vec<String> {
             ));
         }
     }
-    match (step.get("elapsed_ms").and_then(Value::as_u64), subagent.get("elapsed_ms").and_then(Value::as_u64)) {
-        (None, _) => problems.push("ran, but has no `elapsed_ms`".to_owned()),
-        (Some(mine), Some(theirs)) if mine != theirs => {
-            problems.push(format!("`elapsed_ms` is {mine}, but its Subagent {agent_id} ran {theirs} ms"))
-        }
-        _ => {}
+    if let (Some(mine), Some(theirs)) =
+        (step.get("elapsed_ms").and_then(Value::as_u64), subagent.get("elapsed_ms").and_then(Value::as_u64))
+        && mine != theirs
+    {
+        problems.push(format!("`elapsed_ms` is {mine}, but its Subagent {agent_id} ran {theirs} ms"));
     }
     let subagent_status = text(subagent, "status");
     let error = step.get("error").filter(|error| !error.is_null());
@@ -106,21 +85,21 @@ fn judge_step(run: &WorkflowRun, step: &Value) -> Vec<String> {
     } else {
         let kind = error.map(|error| text(error, "kind")).unwrap_or_default();
         let details = error.map(|error| text(error, "details")).unwrap_or_default();
-        if kind != text(subagent, "reason") || details.is_empty() {
+        if kind.is_empty() || details.is_empty() {
             problems.push(format!(
                 "its Subagent {agent_id} ended `{subagent_status}` ({}), but the step's error is {}",
                 text(subagent, "reason"),
                 error.unwrap_or(&Value::Null)
             ));
         }
+        if checkpoint == "checkpoint_ready" {
+            problems.push(format!("its Subagent {agent_id} ended `{subagent_status}`, but its checkpoint is ready"));
+        }
+    }
+    if checkpoint == "held" {
+        problems.push(format!("ran as Subagent {agent_id}, but is held"));
     }
     let closed = subagent_status == "cancelled" && text(subagent, "reason") == CLOSED_BY_WORKFLOW;
-    let expected = if subagent_status == "completed" { declared(text(subagent, "summary")) } else { "failed" };
-    if checkpoint != expected {
-        problems.push(format!(
-            "its Subagent {agent_id} ended `{subagent_status}`, so its checkpoint is `{expected}`, not `{checkpoint}`"
-        ));
-    }
     let status = if closed || subagent_status == "timed_out" { "timed_out" } else { subagent_status };
     if text(step, "status") != status {
         problems.push(format!("its status is `{}`, but its Subagent's end makes it `{status}`", text(step, "status")));
@@ -128,76 +107,43 @@ fn judge_step(run: &WorkflowRun, step: &Value) -> Vec<String> {
     problems
 }
 
-/// The checkpoint a completed Subagent's summary declares: the first `checkpoint_status:`
-/// followed by `partial`, `failed`, `needs_orchestrator` or `checkpoint_ready` (any case),
-/// else `checkpoint_ready`.
-fn declared(summary: &str) -> &'static str {
-    let lower = summary.to_lowercase();
-    for (at, _) in lower.match_indices("checkpoint_status:") {
-        let word: String = lower[at + "checkpoint_status:".len()..]
-            .trim_start()
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        for known in ["checkpoint_ready", "partial", "failed", "needs_orchestrator"] {
-            if word == known {
-                return known;
-            }
-        }
-    }
-    "checkpoint_ready"
-}
-
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::invariants::fixture::{check, failed_workflow};
 
-    fn run(step: Value) -> Vec<String> {
-        let capture = capture(
-            &[
-                (
-                    "subagent_event",
-                    json!({"subagent_id": "sub_1", "status": "failed", "reason": "provider_error", "child_session_id": "wf_1-a", "summary": "boom", "elapsed_ms": 7}),
-                ),
-                (
-                    "tool_result",
-                    json!({"call_id": "c", "ok": true, "workflow": {"workflow_id": "wf_1", "steps": [step]}}),
-                ),
-            ],
-            &[],
-        );
-        check(INVARIANT, &capture)
+    fn step_a(edit: impl FnOnce(&mut Value)) -> Vec<String> {
+        check(INVARIANT, &failed_workflow(|result| edit(&mut result["workflow"]["steps"][0])))
     }
 
     #[test]
-    fn a_failed_step_without_its_error_or_elapsed_time_is_caught() {
-        let honest = json!({"step_id": "a", "agent_id": "sub_1", "child_session_id": "wf_1-a", "wave": 1,
-            "status": "failed", "subagent_status": "failed", "checkpoint_status": "failed", "summary": "boom",
-            "elapsed_ms": 7, "error": {"kind": "provider_error", "details": "boom"},
-            "safe_next_actions": ["inspect_step_failure", "retry_failed_step"]});
-        assert_eq!(run(honest.clone()), Vec::<String>::new());
-        let mut dishonest = honest;
-        dishonest["checkpoint_status"] = json!("checkpoint_ready");
-        dishonest["safe_next_actions"] = json!([]);
-        dishonest.as_object_mut().unwrap().remove("error");
-        dishonest.as_object_mut().unwrap().remove("elapsed_ms");
+    fn a_failed_step_without_its_error_or_with_a_ready_checkpoint_is_caught() {
+        assert_eq!(step_a(|_| {}), Vec::<String>::new());
+        let dishonest = step_a(|step| {
+            step["checkpoint_status"] = json!("checkpoint_ready");
+            step["elapsed_ms"] = json!(9);
+            step.as_object_mut().map(|step| step.remove("error"));
+        });
         assert_eq!(
-            run(dishonest),
+            dishonest,
             [
-                "workflow wf_1 (seq 1) step `a`: ran, but has no `elapsed_ms`",
-                "workflow wf_1 (seq 1) step `a`: its Subagent sub_1 ended `failed` (provider_error), but the step's error is null",
-                "workflow wf_1 (seq 1) step `a`: its Subagent sub_1 ended `failed`, so its checkpoint is `failed`, not `checkpoint_ready`",
+                "workflow wf_1 (seq 3) step `a`: `elapsed_ms` is 9, but its Subagent sub_1 ran 7 ms",
+                "workflow wf_1 (seq 3) step `a`: its Subagent sub_1 ended `failed` (provider_error), but the step's error is null",
+                "workflow wf_1 (seq 3) step `a`: its Subagent sub_1 ended `failed`, but its checkpoint is ready",
             ]
         );
     }
 
     #[test]
-    fn a_summary_declares_its_checkpoint() {
-        assert_eq!(declared("Half. Checkpoint_Status: PARTIAL"), "partial");
-        assert_eq!(declared("checkpoint_status: held; checkpoint_status: needs_orchestrator"), "needs_orchestrator");
-        assert_eq!(declared("all good"), "checkpoint_ready");
+    fn what_the_seed_leaves_open_is_not_judged_here() {
+        let pixir_details = step_a(|step| {
+            step["wave"] = json!(0);
+            step["error"]["kind"] = json!("timeout");
+            step["safe_next_actions"] = json!(["retry"]);
+            step.as_object_mut().map(|step| step.remove("elapsed_ms"));
+        });
+        assert_eq!(pixir_details, Vec::<String>::new(), "WF-OUTCOME-DETAILS' and SUB-ELAPSED-TIME's");
     }
 }
