@@ -45,6 +45,7 @@ mod retries_bounded;
 mod stop_reason_matches_log;
 mod subagent_completed_evidence;
 mod subagent_elapsed_time;
+mod subagent_event_fields;
 mod subagent_replay_terminal_only;
 mod subagent_terminal_evidence;
 mod terminal_evidence;
@@ -61,6 +62,7 @@ mod workflow_result_agrees;
 mod workflow_schedule_safe;
 mod workflow_step_outcomes;
 mod workflow_timeout_evidence;
+mod workflow_waves;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -135,6 +137,7 @@ pub const ALL: &[Invariant] = &[
     failure_not_end_turn::INVARIANT,
     cancel_closes_request::INVARIANT,
     subagent_terminal_evidence::INVARIANT,
+    subagent_event_fields::INVARIANT,
     subagent_completed_evidence::INVARIANT,
     subagent_elapsed_time::INVARIANT,
     subagent_replay_terminal_only::INVARIANT,
@@ -146,6 +149,7 @@ pub const ALL: &[Invariant] = &[
     workflow_timeout_evidence::INVARIANT,
     checkpoint_bundle_complete::INVARIANT,
     workflow_schedule_safe::INVARIANT,
+    workflow_waves::INVARIANT,
     delegation_acp_truthful::INVARIANT,
     tool_calls_projected::INVARIANT,
     answer_in_turn::INVARIANT,

@@ -1,9 +1,10 @@
 //! SUB-TERMINAL-EVIDENCE: every Subagent's lifecycle in the parent's Log follows the
-//! transition table, and its terminal event carries actionable evidence: a timed-out child
-//! has `timeout_ms`, `deadline_at`, `elapsed_ms`, `reason` and `next_actions`; a failed or
-//! cancelled one `elapsed_ms`, `reason` and `next_actions` (ADR 0026; pixir.md 6, 7). A child
-//! whose own Log does not show a completed Turn is never `completed` in its parent. A
-//! `child_log_path`, when given, is the child Session's own Log (`<child_session_id>.ndjson`).
+//! transition table, and each `subagent_event` carries the evidence seed 000 (ADR 0026
+//! "Subagent terminal states") asks of its status: every one its child Session and status; a
+//! failed child its `reason` and `next_actions`; a timed-out one `timeout_ms`, `elapsed_ms`,
+//! `reason` and `next_actions`; a cancelled one its `reason`; a detached one how to inspect or
+//! resume it (`next_actions`). A child whose own Log does not show a completed Turn is never
+//! `completed` in its parent. The further keys pixir.md 7 gives are SUB-EVENT-FIELDS'.
 
 use gauntlet_agent::TerminalStatus;
 use gauntlet_agent::event::SubagentStatus;
@@ -14,7 +15,7 @@ use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "SUB-TERMINAL-EVIDENCE",
-    also: &["SUB-TIMEOUT-EVIDENCE", "SUB-LIFECYCLE", "SUB-PARTIAL-NOT-COMPLETED", "SUB-EVENT-FIELDS"],
+    also: &["SUB-TIMEOUT-EVIDENCE", "SUB-LIFECYCLE", "SUB-PARTIAL-NOT-COMPLETED"],
     name: "subagent_terminal_evidence",
     scope: Scope::Log,
     check,
@@ -41,31 +42,9 @@ fn check(evidence: &Evidence) -> Vec<String> {
             }
             None => last.push((id.to_owned(), status)),
         }
-        let required: &[&str] = match status {
-            SubagentStatus::TimedOut => &["timeout_ms", "deadline_at", "elapsed_ms", "reason", "next_actions"],
-            SubagentStatus::Failed | SubagentStatus::Cancelled => &["elapsed_ms", "reason", "next_actions"],
-            SubagentStatus::Detached => &["reason", "next_actions"],
-            _ => &[],
-        };
-        let missing: Vec<&str> = ["event", "child_session_id", "agent", "task"]
-            .iter()
-            .chain(required)
-            .copied()
-            .filter(|key| match line.data.get(*key) {
-                None | Some(Value::Null) => true,
-                Some(Value::Array(items)) => items.is_empty(),
-                Some(Value::String(text)) => text.is_empty(),
-                Some(_) => false,
-            })
-            .collect();
+        let missing = missing(&line.data, seed_evidence(status));
         if !missing.is_empty() {
             problems.push(format!("{id} is `{status}` at seq {seq} without {}", missing.join(", ")));
-        }
-        // SUB-EVENT-FIELDS, SUB-CHILD-LOG: the child's Log path, when given, names its Session.
-        if let (Some(path), Some(child)) = (line.str_field("child_log_path"), line.str_field("child_session_id"))
-            && !path.ends_with(&format!("/{child}.ndjson"))
-        {
-            problems.push(format!("{id}'s child_log_path {path:?} at seq {seq} is not its child Session's Log"));
         }
     }
     for subagent in &evidence.audit.subagents {
@@ -80,6 +59,31 @@ fn check(evidence: &Evidence) -> Vec<String> {
         }
     }
     problems
+}
+
+/// The keys seed 000 (ADR 0026 "Subagent terminal states") asks a `subagent_event` of this
+/// status to carry (the Subagent's own id is how the event is read at all).
+fn seed_evidence(status: SubagentStatus) -> &'static [&'static str] {
+    match status {
+        SubagentStatus::TimedOut => &["child_session_id", "timeout_ms", "elapsed_ms", "reason", "next_actions"],
+        SubagentStatus::Failed => &["child_session_id", "reason", "next_actions"],
+        SubagentStatus::Cancelled => &["child_session_id", "reason"],
+        SubagentStatus::Detached => &["child_session_id", "next_actions"],
+        _ => &["child_session_id"],
+    }
+}
+
+/// The keys of `keys` that `data` leaves out, null or empty.
+pub(super) fn missing<'k>(data: &Value, keys: &[&'k str]) -> Vec<&'k str> {
+    keys.iter()
+        .copied()
+        .filter(|key| match data.get(*key) {
+            None | Some(Value::Null) => true,
+            Some(Value::Array(items)) => items.is_empty(),
+            Some(Value::String(text)) => text.is_empty(),
+            Some(_) => false,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -110,7 +114,7 @@ mod tests {
         assert_eq!(
             check(INVARIANT, &capture),
             [
-                "sub_1 is `timed_out` at seq 1 without timeout_ms, deadline_at, elapsed_ms, next_actions",
+                "sub_1 is `timed_out` at seq 1 without timeout_ms, elapsed_ms, next_actions",
                 "sub_1 goes from `timed_out` to `completed` at seq 2, which the lifecycle forbids",
             ]
         );

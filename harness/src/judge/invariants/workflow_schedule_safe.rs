@@ -1,8 +1,7 @@
 //! WF-DEPENDENTS-READY: a Workflow step starts only when every dependency was decided
 //! `checkpoint_ready` before it was scheduled (a partial checkpoint does not unblock), and a
-//! held step never starts. Also WF-WAVES: a wave never holds more steps than
-//! `max_concurrency`, nor two steps whose write sets overlap, nor a writer whose write set
-//! overlaps a reader's read set (ADR 0014; pixir.md 8).
+//! held step never starts (seed 001, ADR 0014: "Downstream steps should unlock only from
+//! checkpoint_ready"). Read from the workflow spine; how a wave is packed is WF-WAVES'.
 
 use std::collections::BTreeMap;
 
@@ -11,21 +10,41 @@ use serde_json::Value;
 use super::{Invariant, Scope};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant = Invariant {
-    id: "WF-DEPENDENTS-READY",
-    also: &["WF-WAVES"],
-    name: "workflow_schedule_safe",
-    scope: Scope::Log,
-    check,
-};
+pub const INVARIANT: Invariant =
+    Invariant { id: "WF-DEPENDENTS-READY", also: &[], name: "workflow_schedule_safe", scope: Scope::Log, check };
 
 /// A step as the `workflow_started` graph describes it.
 #[derive(Debug, Default, Clone)]
-struct GraphStep {
-    depends_on: Vec<String>,
-    writer: bool,
-    read_set: Vec<String>,
-    write_set: Vec<String>,
+pub(super) struct GraphStep {
+    pub depends_on: Vec<String>,
+    pub writer: bool,
+    pub read_set: Vec<String>,
+    pub write_set: Vec<String>,
+}
+
+/// A `workflow_started` event's graph, by step id, and its `max_concurrency` (unbounded when
+/// not given).
+pub(super) fn graph(data: &Value) -> (BTreeMap<String, GraphStep>, u64) {
+    let steps = data
+        .pointer("/graph/steps")
+        .and_then(Value::as_array)
+        .map(|steps| {
+            steps
+                .iter()
+                .map(|step| {
+                    let id = step.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+                    let graph_step = GraphStep {
+                        depends_on: strings(step.get("depends_on")),
+                        writer: step.get("posture").and_then(Value::as_str) == Some("writer"),
+                        read_set: strings(step.get("read_set")),
+                        write_set: strings(step.get("write_set")),
+                    };
+                    (id, graph_step)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    (steps, data.pointer("/limits/max_concurrency").and_then(Value::as_u64).unwrap_or(u64::MAX))
 }
 
 fn strings(value: Option<&Value>) -> Vec<String> {
@@ -35,49 +54,19 @@ fn strings(value: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn overlap(left: &[String], right: &[String]) -> bool {
-    left.iter().any(|a| {
-        right.iter().any(|b| {
-            a == "**/*" || b == "**/*" || a == b || a.starts_with(&format!("{b}/")) || b.starts_with(&format!("{a}/"))
-        })
-    })
-}
-
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
     let mut graphs: BTreeMap<String, (BTreeMap<String, GraphStep>, u64)> = BTreeMap::new();
     let mut decided: BTreeMap<(String, String), String> = BTreeMap::new();
     let mut held: BTreeMap<(String, String), u64> = BTreeMap::new();
     let mut scheduled: BTreeMap<(String, String), u64> = BTreeMap::new();
-    let mut waves: BTreeMap<(String, u64), Vec<String>> = BTreeMap::new();
     for line in evidence.lines.iter().filter(|line| line.kind == "workflow_event") {
         let workflow = line.str_field("workflow_id").unwrap_or_default().to_owned();
         let step = line.str_field("step_id").unwrap_or_default().to_owned();
         let seq = line.seq.unwrap_or_default();
         match line.str_field("kind").unwrap_or_default() {
             "workflow_started" => {
-                let steps = line
-                    .data
-                    .pointer("/graph/steps")
-                    .and_then(Value::as_array)
-                    .map(|steps| {
-                        steps
-                            .iter()
-                            .map(|step| {
-                                let id = step.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
-                                let graph_step = GraphStep {
-                                    depends_on: strings(step.get("depends_on")),
-                                    writer: step.get("posture").and_then(Value::as_str) == Some("writer"),
-                                    read_set: strings(step.get("read_set")),
-                                    write_set: strings(step.get("write_set")),
-                                };
-                                (id, graph_step)
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let capacity = line.data.pointer("/limits/max_concurrency").and_then(Value::as_u64).unwrap_or(u64::MAX);
-                graphs.insert(workflow, (steps, capacity));
+                graphs.insert(workflow, graph(&line.data));
             }
             "step_scheduled" => {
                 let graph_step =
@@ -94,9 +83,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
                 if let Some(held_seq) = held.get(&(workflow.clone(), step.clone())) {
                     problems.push(format!("workflow {workflow} starts {step} at seq {seq}, held at seq {held_seq}"));
                 }
-                scheduled.insert((workflow.clone(), step.clone()), seq);
-                let wave = line.data.get("wave").and_then(Value::as_u64).unwrap_or_default();
-                waves.entry((workflow, wave)).or_default().push(step);
+                scheduled.insert((workflow, step), seq);
             }
             "step_held" => {
                 if let Some(started) = scheduled.get(&(workflow.clone(), step.clone())) {
@@ -108,28 +95,6 @@ fn check(evidence: &Evidence) -> Vec<String> {
                 decided.insert((workflow, step), line.str_field("checkpoint_status").unwrap_or("?").to_owned());
             }
             _ => {}
-        }
-    }
-    for ((workflow, wave), steps) in &waves {
-        let Some((graph, capacity)) = graphs.get(workflow) else { continue };
-        if steps.len() as u64 > *capacity {
-            problems.push(format!(
-                "workflow {workflow} wave {wave} runs {} steps, over max_concurrency {capacity}",
-                steps.len()
-            ));
-        }
-        for (idx, a) in steps.iter().enumerate() {
-            for b in &steps[idx + 1..] {
-                let (Some(left), Some(right)) = (graph.get(a), graph.get(b)) else { continue };
-                let writes_into = |writer: &GraphStep, other: &GraphStep| {
-                    writer.writer
-                        && (overlap(&writer.write_set, &other.write_set) || overlap(&writer.write_set, &other.read_set))
-                };
-                if writes_into(left, right) || writes_into(right, left) {
-                    problems
-                        .push(format!("workflow {workflow} wave {wave} runs {a} and {b} together, whose sets overlap"));
-                }
-            }
         }
     }
     problems
@@ -164,27 +129,6 @@ mod tests {
             [
                 "workflow wf_1 starts b at seq 4 while its dependency a is partial",
                 "workflow wf_1 starts b at seq 4, held at seq 3",
-            ]
-        );
-    }
-
-    #[test]
-    fn overlapping_writers_in_one_wave_are_caught() {
-        let started = json!({"kind": "workflow_started", "workflow_id": "w", "limits": {"max_concurrency": 1},
-            "graph": {"steps": [{"id": "a", "posture": "writer", "write_set": ["src"]}, {"id": "b", "posture": "writer", "write_set": ["src/x"]}]}});
-        let capture = capture(
-            &[
-                ("workflow_event", started),
-                ("workflow_event", json!({"kind": "step_scheduled", "workflow_id": "w", "step_id": "a", "wave": 1})),
-                ("workflow_event", json!({"kind": "step_scheduled", "workflow_id": "w", "step_id": "b", "wave": 1})),
-            ],
-            &[],
-        );
-        assert_eq!(
-            check(INVARIANT, &capture),
-            [
-                "workflow w wave 1 runs 2 steps, over max_concurrency 1",
-                "workflow w wave 1 runs a and b together, whose sets overlap"
             ]
         );
     }
