@@ -495,6 +495,11 @@ fn streamed_per_turn(evidence: &Evidence) -> Vec<Vec<Streamed>> {
 
 /// The text of every `agent_message_chunk` the client was shown during a prompt.
 fn shown_text(exchange: &Exchange) -> String {
+    shown_chunks(exchange).concat()
+}
+
+/// The text of each `agent_message_chunk` shown during a prompt, in order.
+fn shown_chunks<'a>(exchange: &Exchange<'a>) -> Vec<&'a str> {
     exchange.updates.iter().filter_map(|update| chunk_text(update, "agent_message_chunk")).collect()
 }
 

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use gauntlet_agent::TerminalStatus;
 
-use super::{Invariant, Scope, Streamed, exchanges, shown_text, streamed_per_turn};
+use super::{Invariant, Scope, Streamed, exchanges, shown_chunks, shown_text, streamed_per_turn};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -37,7 +37,8 @@ fn check(evidence: &Evidence) -> Vec<String> {
             .map(|response| response.visible_text())
             .filter(|text| !text.is_empty())
             .collect();
-        if made_of(&shown, pieces, answer) || after_own_notice(&shown, pieces, answer, &scripted) {
+        let chunks = shown_chunks(exchange);
+        if made_of(&shown, pieces, answer) || after_own_notice(&chunks, pieces, answer, &scripted) {
             continue;
         }
         let n = idx + 1;
@@ -110,15 +111,16 @@ fn made_of(shown: &str, pieces: &[Streamed], whole: Option<usize>) -> bool {
     reachable.contains(&shown.len())
 }
 
-/// True when `shown` is a notice of the agent's own (codex's "Context compacted" before the
-/// answer of a turn it compacted in), then text [`made_of`] `pieces`. ACP lets an agent show
-/// its own messages during a prompt; the notice holds none of the script's text, so it is no
-/// other turn's answer, and the streamed text after it is judged as if it stood alone.
-fn after_own_notice(shown: &str, pieces: &[Streamed], whole: Option<usize>, scripted: &[String]) -> bool {
-    shown.char_indices().skip(1).any(|(at, _)| {
-        let notice = &shown[..at];
-        !scripted.iter().any(|text| notice.contains(text.as_str())) && made_of(&shown[at..], pieces, whole)
-    })
+/// True when the chunks shown open with a notice of the agent's own (codex's "Context
+/// compacted" before the answer of a turn it compacted in), whole chunks, and the chunks after
+/// it are [`made_of`] `pieces`. ACP lets an agent show its own messages during a prompt; a
+/// notice chunk holds no scripted text and is no start of one (a cut piece of another turn's
+/// answer is not the agent's own words), and the text after it is judged as if it stood alone.
+fn after_own_notice(chunks: &[&str], pieces: &[Streamed], whole: Option<usize>, scripted: &[String]) -> bool {
+    let scripts = |chunk: &str| scripted.iter().any(|text| chunk.contains(text.as_str()) || text.starts_with(chunk));
+    (1..chunks.len())
+        .take_while(|&end| !scripts(chunks[end - 1]))
+        .any(|end| made_of(&chunks[end..].concat(), pieces, whole))
 }
 
 /// The length in bytes of the longest common prefix of two strings, on a character boundary.
@@ -212,6 +214,13 @@ mod tests {
     fn a_notice_of_the_agents_own_before_the_answer_passes_but_never_another_turns_text() {
         let notice = shown(&["Context compacted.\n", "Seven."], &["Eleven."]);
         assert!(check_played(INVARIANT, &notice, &scenario(TWO_TURNS)).is_empty());
+        let cut = shown(&["Seven."], &["Sev", "Eleven."]);
+        assert_eq!(
+            check_played(INVARIANT, &cut, &scenario(TWO_TURNS)),
+            [
+                "turn 2 completed (the script forces) but the client saw \"SevEleven.\", not its answer \"Eleven.\" whole after what the script streamed before it ([\"Eleven.\"])"
+            ]
+        );
         let stale = shown(&["Eleven.", "Seven."], &["Eleven."]);
         assert_eq!(
             check_played(INVARIANT, &stale, &scenario(TWO_TURNS)),
