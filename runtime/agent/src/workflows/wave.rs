@@ -9,6 +9,7 @@ use tokio::time::Instant;
 use super::result::StepOutcome;
 use super::spec::{Spec, Step};
 use super::spine;
+use crate::event::SubagentStatus;
 use crate::log::LogError;
 use crate::session::Session;
 use crate::subagents::{ChildSpec, Subagents};
@@ -71,7 +72,11 @@ impl Wave {
             let live = subagents.status(subagent_id).is_some_and(|status| !status.is_terminal());
             if live {
                 subagents.close_running(session, subagent_id, "closed_by_workflow_timeout").await?;
-                self.closed_by_timeout.push(step_id.clone());
+                // The child's own timeout may fall due at the deadline and win the race: it is
+                // then `timed_out` by itself, not closed by the workflow (WF-TIMEOUT).
+                if subagents.status(subagent_id) == Some(SubagentStatus::Cancelled) {
+                    self.closed_by_timeout.push(step_id.clone());
+                }
             }
         }
         Ok(false)
