@@ -85,7 +85,8 @@ fn check(evidence: &Evidence) -> Vec<String> {
     problems
 }
 
-/// Each Subagent item's live life: opened once, by a `tool_call`, before any update; and the
+/// Each Subagent item's live life: opened once per connection, by a `tool_call`, before any
+/// update (a `session/load` after a reconnect replays it to a client that never saw it); and the
 /// statuses it shows, in order, follow the Log's lifecycle of that child (`in_progress` while
 /// queued or running, then how each terminal event ends it), possibly coalesced: a child shown
 /// failed while it ran, or shown an end the Log never reached, is caught.
@@ -109,6 +110,12 @@ fn lived(evidence: &Evidence) -> Vec<String> {
         let mut opened = false;
         let mut shown: Vec<&str> = Vec::new();
         for entry in &evidence.capture.acp {
+            // A new connection's client knows no item yet: `session/load` opens it again.
+            if entry.get("from").and_then(Value::as_str) == Some("client")
+                && entry.pointer("/message/method").and_then(Value::as_str) == Some("initialize")
+            {
+                opened = false;
+            }
             let Some(update) = entry.pointer("/message/params/update") else { continue };
             if !update.get("toolCallId").and_then(Value::as_str).is_some_and(|call| call.ends_with(&suffix)) {
                 continue;
@@ -118,7 +125,9 @@ fn lived(evidence: &Evidence) -> Vec<String> {
                 Some("tool_call") => {
                     opened = true;
                     let status = update.get("status").and_then(Value::as_str).unwrap_or("pending");
-                    if logged.first() == Some(&"in_progress") && !matches!(status, "pending" | "in_progress") {
+                    // Only the first opening shows the child new; a replay shows where it is now.
+                    let first = shown.is_empty();
+                    if first && logged.first() == Some(&"in_progress") && !matches!(status, "pending" | "in_progress") {
                         problems.push(format!("ACP opens the item of {id} {status}, but the Log has it queued"));
                     }
                 }
@@ -222,6 +231,9 @@ mod tests {
             check(INVARIANT, &capture),
             ["ACP updates the item of sub_1 before a tool_call opened it", "ACP opens the item of sub_1 a second time"]
         );
+        let reconnect = entry("client", json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}));
+        capture.acp = vec![opened(id, "in_progress"), reconnect, opened(id, "failed"), update(id, "completed")];
+        assert_eq!(check(INVARIANT, &capture), Vec::<String>::new(), "a load replays the item to a new client");
     }
 
     #[test]
