@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::control::{CancelSignal, LONGEST_WAIT, TurnOutcome, deadline_after};
@@ -134,6 +135,9 @@ pub struct Subagents {
     next_index: u64,
     /// At most this many children run at once; the rest stay queued.
     max_running: usize,
+    /// The running children's tasks: a manager that goes away takes them with it, as a process
+    /// that exits does, and the next manager finds them `detached` (SUB-DETACHED).
+    tasks: JoinSet<()>,
 }
 
 impl Subagents {
@@ -142,8 +146,14 @@ impl Subagents {
     /// were queued or running (SUB-DETACHED).
     pub(crate) fn restore(history: &[crate::event::Event], max_running: usize) -> (Subagents, Vec<Payload>) {
         let (sender, notices) = mpsc::unbounded_channel();
-        let mut manager =
-            Subagents { children: Vec::new(), sender, notices, next_index: 1, max_running: max_running.max(1) };
+        let mut manager = Subagents {
+            children: Vec::new(),
+            sender,
+            notices,
+            next_index: 1,
+            max_running: max_running.max(1),
+            tasks: JoinSet::new(),
+        };
         for event in history.iter().filter(|event| event.kind() == EventType::SubagentEvent) {
             let Some(id) = event.str_field("subagent_id") else { continue };
             let Some(status) = event.str_field("status").and_then(SubagentStatus::parse) else { continue };
@@ -472,7 +482,7 @@ impl Subagents {
                     child.status = SubagentStatus::Running;
                     let started = lifecycle_data(child, LifecycleEvent::Started, json!({}));
                     child.last = started.clone();
-                    tokio::spawn(run_child(
+                    self.tasks.spawn(run_child(
                         child_session,
                         prompt,
                         timeout,
