@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::contract::{Requirement, Tier};
-use crate::verdict::{Layer, Verdict, VerdictKind};
+use crate::verdict::{Finding, Layer, Verdict, VerdictKind};
 
 /// What a run says about one requirement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +63,13 @@ fn about_the_log(id: &str) -> bool {
     id.starts_with("LOG-") || id.starts_with("TURN-") || id == "REPLAY-AUDIT-ONLY" || delegation
 }
 
+/// An expectation that names no requirement: it counts against every requirement its scenario
+/// checks. One that names its requirement counts against that one only (an `acp/plan-whole-list`
+/// agent that shows no plan misses the MAY ACP-PLAN-SHOWN, not the scenario's MUSTs).
+fn unnamed(finding: &Finding) -> bool {
+    finding.layer == Layer::Expectation && finding.requirement.is_none()
+}
+
 /// Judges each requirement from the verdicts: it fails where a finding names it, or where a
 /// scenario that checks it misses what the scenario file states (an expectation). `logged`
 /// says whether the implementation keeps a gauntlet Log.
@@ -82,7 +89,7 @@ pub fn rows(requirements: &[Requirement], verdicts: &[Verdict], logged: bool) ->
                 .filter(|verdict| {
                     verdict.findings.iter().any(|finding| {
                         finding.requirement.as_deref() == Some(&requirement.id)
-                            || (finding.layer == Layer::Expectation && scenarios.contains(&verdict.scenario.as_str()))
+                            || (unnamed(finding) && scenarios.contains(&verdict.scenario.as_str()))
                     })
                 })
                 .map(|verdict| verdict.scenario.clone())
@@ -96,7 +103,7 @@ pub fn rows(requirements: &[Requirement], verdicts: &[Verdict], logged: bool) ->
                         .findings
                         .iter()
                         .find(|finding| finding.requirement.as_deref() == Some(&requirement.id))
-                        .or_else(|| verdict.findings.iter().find(|finding| finding.layer == Layer::Expectation))?;
+                        .or_else(|| verdict.findings.iter().find(|finding| unnamed(finding)))?;
                     Some((scenario.clone(), finding.message.lines().next().unwrap_or_default().to_owned()))
                 })
                 .collect();
@@ -170,7 +177,6 @@ pub fn text(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verdict::Finding;
 
     fn requirement(id: &str, checked_by: &[&str]) -> Requirement {
         Requirement {
@@ -198,6 +204,18 @@ mod tests {
         let statuses: Vec<Status> = rows.iter().map(|row| row.status).collect();
         assert_eq!(statuses, [Status::Fail, Status::Pass, Status::Skipped, Status::NotJudged]);
         assert_eq!(rows[0].failing, ["s1"]);
+    }
+
+    #[test]
+    fn an_expectation_counts_against_its_own_requirement_or_else_every_one_its_scenario_checks() {
+        let requirements = [requirement("MUST-A", &["scenario:s1"]), requirement("MAY-B", &["scenario:s1"])];
+        let named = Verdict::from_findings("s1", vec![], vec![Finding::new(Layer::Expectation, Some("MAY-B"), "none")]);
+        let statuses = |verdict: Verdict| -> Vec<Status> {
+            rows(&requirements, &[verdict], true).iter().map(|row| row.status).collect()
+        };
+        assert_eq!(statuses(named), [Status::Pass, Status::Fail]);
+        let unnamed = Verdict::from_findings("s1", vec![], vec![Finding::new(Layer::Expectation, None, "ended wrong")]);
+        assert_eq!(statuses(unnamed), [Status::Fail, Status::Fail]);
     }
 
     #[test]
