@@ -129,6 +129,9 @@ impl<'a> Evidence<'a> {
                     if let Some(stopped) = self.stopped_at_fault(first + offset).filter(|_| !cancelled) {
                         return stopped;
                     }
+                    if let Some(answered) = self.answered_past_script(first + offset).filter(|_| !cancelled) {
+                        return answered;
+                    }
                     let untold = scenario.knobs.and_then(|knobs| knobs.untold(turn, scenario.config.max_retries));
                     match untold {
                         Some(source) => self.wire_turn(first + offset, turn.expect, source),
@@ -162,9 +165,7 @@ impl<'a> Evidence<'a> {
     /// the wire shows, whatever the script's last response would have made of it.
     fn stopped_at_fault(&self, turn: usize) -> Option<DrivenTurn> {
         let scenario = self.scenario?;
-        let last =
-            self.capture.requests.iter().rev().find(|request| request.route == ROOT && request.turn == Some(turn))?;
-        let at = last.response_index?;
+        let at = self.capture.requests[self.last_request(turn)?].response_index?;
         let end: usize = scenario.turns.iter().take(turn + 1).map(|turn| turn.respond.len()).sum();
         let response = scenario.root_responses().nth(at).filter(|response| response.fails() && at + 1 < end)?;
         let partial = response.status.is_none() && !response.visible_text().is_empty();
@@ -175,28 +176,46 @@ impl<'a> Evidence<'a> {
         })
     }
 
+    /// Turn `turn` when the agent asked more than the script had for it (retries past its
+    /// budget, say) and the mock answered its last request with the empty clean response it
+    /// gives a request it cannot place: the agent saw a clean answer, so the turn completed as
+    /// the wire shows, whatever the script would have made of it (an outcome the agent could
+    /// not know is no finding; the extra requests are MOCK-UNPLACED's and the retry rules').
+    fn answered_past_script(&self, turn: usize) -> Option<DrivenTurn> {
+        let index = self.last_request(turn)?;
+        self.capture.requests[index].response_index.is_none().then_some(())?;
+        let truncation = self.answered_cleanly(index)?;
+        let source = "the wire shows: the script had run out, and the mock answered the agent's last request cleanly";
+        Some(DrivenTurn { status: Some(TerminalStatus::Completed), truncation, source })
+    }
+
+    /// The index of turn `turn`'s last request on the root route.
+    fn last_request(&self, turn: usize) -> Option<usize> {
+        self.capture.requests.iter().rposition(|request| request.route == ROOT && request.turn == Some(turn))
+    }
+
+    /// `Some(truncation)` when request `index` was answered cleanly and read to its end: by its
+    /// scripted response, or by the empty clean one the mock gives a request it cannot place
+    /// after the turn's answer.
+    fn answered_cleanly(&self, index: usize) -> Option<Option<String>> {
+        let request = &self.capture.requests[index];
+        let ended = self.capture.timings.get(index).and_then(|timing| timing.ended);
+        if !ended.is_some_and(|ended| ended.how == StreamEnd::Finished) {
+            return None;
+        }
+        let Some(at) = request.response_index else {
+            return request.unplaced.as_ref().filter(|after| after.answers_empty()).map(|_| None);
+        };
+        let response = self.scenario?.root_responses().nth(at)?;
+        (!response.fails()).then(|| response.truncation().map(str::to_owned))
+    }
+
     /// How turn `turn` ended as the wire shows it, for a turn whose scripted outcome rests on a
     /// knob the agent is not told: `completed` when its last request was answered cleanly and
     /// read to its end (a stall that resumed, faults it outlasted), else a failure (`expected`
     /// when the script expects one, else `failed`): the agent gave up, or met a fault last.
     fn wire_turn(&self, turn: usize, expected: TerminalStatus, source: &'static str) -> DrivenTurn {
-        let requests = &self.capture.requests;
-        let last = requests.iter().rposition(|request| request.route == ROOT && request.turn == Some(turn));
-        // `Some(truncation)` when the last request was answered cleanly and read to its end: by
-        // its scripted response, or by the empty clean one the mock gives a request it cannot
-        // place after the turn's answer.
-        let clean = last.and_then(|index| {
-            let request = &requests[index];
-            let ended = self.capture.timings.get(index).and_then(|timing| timing.ended);
-            if !ended.is_some_and(|ended| ended.how == StreamEnd::Finished) {
-                return None;
-            }
-            let Some(at) = request.response_index else {
-                return request.unplaced.as_ref().filter(|after| after.answers_empty()).map(|_| None);
-            };
-            let response = self.scenario?.root_responses().nth(at)?;
-            (!response.fails()).then(|| response.truncation().map(str::to_owned))
-        });
+        let clean = self.last_request(turn).and_then(|index| self.answered_cleanly(index));
         match clean {
             Some(truncation) => DrivenTurn { status: Some(TerminalStatus::Completed), truncation, source },
             None => DrivenTurn {
@@ -345,5 +364,30 @@ mod tests {
         let went_on = asked(&[0, 1]);
         let turn = &Evidence::of_scenario(&went_on, &played).driven_turns(1)[0];
         assert_eq!((turn.status, turn.source), (Some(TerminalStatus::Interrupted), "the script forces"));
+    }
+
+    /// An agent that retried a broken stream past the script, until the mock answered it with
+    /// the empty clean response it gives a request it cannot place, saw its turn complete: the
+    /// script's `partial_failed` is an outcome it could not know.
+    #[test]
+    fn a_turn_the_mock_answered_cleanly_past_its_script_completed() {
+        use std::time::Duration;
+
+        use gauntlet_mock_provider::{After, Ended, Timing};
+        let played = scenario(
+            "title = \"t\"\n[[turn]]\nprompt = \"a\"\nexpect = \"partial_failed\"\n\
+             respond = [{ text = [\"x\"], then = \"eof\" }]\n",
+        );
+        let served = [0, 1].map(|index| ("root".to_owned(), (index == 0).then_some(0), body(vec![user("a")])));
+        let mut capture = Capture { requests: Request::chained(served), ..Capture::default() };
+        capture.requests.iter_mut().for_each(|request| request.turn = Some(0));
+        capture.requests[1].unplaced = Some(After::Nothing);
+        let finished = Some(Ended { at: Duration::ZERO, how: StreamEnd::Finished });
+        capture.timings = vec![Timing { received: Duration::ZERO, ended: finished }; 2];
+        let turn = &Evidence::of_scenario(&capture, &played).driven_turns(1)[0];
+        assert_eq!(turn.status, Some(TerminalStatus::Completed), "{}", turn.source);
+        capture.requests[1].unplaced = Some(After::Refused);
+        let turn = &Evidence::of_scenario(&capture, &played).driven_turns(1)[0];
+        assert_eq!((turn.status, turn.source), (Some(TerminalStatus::PartialFailed), "the script forces"));
     }
 }
