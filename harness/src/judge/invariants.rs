@@ -417,21 +417,67 @@ impl<'a> Prompts<'a> {
 
 /// The findings of a rule that judges each carried message by itself (`judge` adds what it
 /// finds in one message, after `request N `): a message's findings hold for every request that
-/// carries it, so each is reported for every request of its run from the first that carried it.
+/// carries it, so each is reported once, at the first request that carried it, naming the
+/// later requests of its run that carried it again and how many copies a request held at most
+/// (an agent that re-sends a failed attempt's text each retry piles copies up).
 fn judge_messages<'e>(
     evidence: &'e Evidence,
     mut judge: impl FnMut(&'e Request, &'e Message, &mut Vec<String>),
 ) -> Vec<String> {
     let mut found: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    let mut problems = Vec::new();
+    // Each finding of each run: the requests (1-based) that carried it, and its most copies.
+    let mut reported: Vec<((usize, String), Vec<usize>, usize)> = Vec::new();
     for (idx, (request, conversation, new)) in read_new_messages(evidence).enumerate() {
         let found = found.entry(conversation.run).or_default();
         for message in new {
             judge(request, message, found);
         }
-        problems.extend(found.iter().map(|what| format!("request {} {what}", idx + 1)));
+        let mut counted: Vec<(&String, usize)> = Vec::new();
+        for what in found.iter() {
+            match counted.iter_mut().find(|(known, _)| *known == what) {
+                Some((_, copies)) => *copies += 1,
+                None => counted.push((what, 1)),
+            }
+        }
+        for (what, copies) in counted {
+            let key = (conversation.run, what.clone());
+            match reported.iter_mut().find(|(known, _, _)| *known == key) {
+                Some((_, requests, most)) => {
+                    requests.push(idx + 1);
+                    *most = (*most).max(copies);
+                }
+                None => reported.push((key, vec![idx + 1], copies)),
+            }
+        }
     }
-    problems
+    reported
+        .into_iter()
+        .map(|((_, what), requests, most)| {
+            let copies = if most > 1 { format!(", up to {most} copies in one request") } else { String::new() };
+            match requests.as_slice() {
+                [first] if most == 1 => format!("request {first} {what}"),
+                [first] => format!("request {first} {what} ({most} copies)"),
+                [first, later @ ..] => {
+                    format!("request {first} {what} (carried again by {}{copies})", request_list(later))
+                }
+                [] => String::new(),
+            }
+        })
+        .collect()
+}
+
+/// Request numbers as `request 3`, `requests 3 to 9` or `requests 3, 5 and 9`.
+fn request_list(numbers: &[usize]) -> String {
+    let consecutive = numbers.windows(2).all(|pair| pair[1] == pair[0] + 1);
+    match numbers {
+        [one] => format!("request {one}"),
+        [first, _, .., last] if consecutive => format!("requests {first} to {last}"),
+        [rest @ .., last] => {
+            let rest: Vec<String> = rest.iter().map(ToString::to_string).collect();
+            format!("requests {} and {last}", rest.join(", "))
+        }
+        [] => String::new(),
+    }
 }
 
 /// Which scenario turn each Provider request belongs to: the turn the client had begun when it

@@ -103,6 +103,29 @@ mod tests {
         );
     }
 
+    /// An agent that re-sends the partial with each retry: one finding, at the first request
+    /// that carried it, naming the later ones and the most copies one held.
+    #[test]
+    fn a_partial_piled_up_by_retries_is_one_finding() {
+        let log = [
+            ("user_message", json!({"text": "Summarise"})),
+            ("assistant_message", json!({"text": "Useful partial", "metadata": {"partial": true}})),
+            ("turn_failed", json!({"terminal_status": "partial_failed"})),
+        ];
+        let piled = |copies: usize| {
+            let mut messages = vec![user("Summarise")];
+            messages.extend(std::iter::repeat_n(assistant("Useful partial"), copies));
+            body(messages)
+        };
+        let bodies = [body(vec![user("Summarise")]), piled(1), piled(2), piled(3)];
+        assert_eq!(
+            check(INVARIANT, &capture(&log, &bodies)),
+            [
+                "request 2 replays the partial assistant text of seq 1 as assistant content: \"Useful partial\" (carried again by requests 3 and 4, up to 3 copies in one request)"
+            ]
+        );
+    }
+
     #[test]
     fn the_correct_fold_passes() {
         assert!(partial_then_retry(vec![user("Summarise"), user("Try again")]).is_empty());
