@@ -1,11 +1,13 @@
 //! REPLAY-NO-DUPLICATE: a request carries each clean assistant answer once. An assistant text
 //! that appears more often in one request's input than the script ever completed it is a
-//! duplicated (or re-sent partial) message.
+//! duplicated message. A failed attempt's partial text is REPLAY-NO-PARTIAL's, however often it
+//! is carried: one fault is one finding.
 
 use std::collections::{BTreeMap, HashMap};
 
 use gauntlet_mock_provider::Message;
 
+use super::no_partial_text_replayed::partial_texts;
 use super::{Invariant, Scope, read_new_messages, served};
 use crate::judge::Evidence;
 
@@ -13,6 +15,8 @@ pub const INVARIANT: Invariant =
     Invariant { id: "REPLAY-NO-DUPLICATE", also: &[], name: "no_duplicate_assistant", scope: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
+    let (_, partials) = partial_texts(evidence);
+    let partial = |text: &str| partials.iter().any(|(_, partial)| partial == text);
     let mut completed: BTreeMap<String, usize> = BTreeMap::new();
     let mut runs: BTreeMap<usize, Carried> = BTreeMap::new();
     let mut problems = Vec::new();
@@ -21,6 +25,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
         for message in new {
             if let Message::Assistant { text } = message
                 && !text.is_empty()
+                && !partial(text)
             {
                 let times = run.times.entry(text).or_default();
                 *times += 1;
@@ -65,6 +70,16 @@ mod tests {
         );
         let once = [body(vec![user("a")]), body(vec![user("a"), assistant("Done."), user("b")])];
         assert!(check(INVARIANT, &capture(&[], &once)).is_empty());
+    }
+
+    #[test]
+    fn a_partial_carried_twice_is_left_to_replay_no_partial() {
+        let log = [
+            ("user_message", serde_json::json!({"text": "a"})),
+            ("assistant_message", serde_json::json!({"text": "Use", "metadata": {"partial": true}})),
+        ];
+        let bodies = [body(vec![user("a")]), body(vec![user("a"), assistant("Use"), assistant("Use")])];
+        assert!(check(INVARIANT, &capture(&log, &bodies)).is_empty());
     }
 
     /// Counted as the conversation grows: a duplicate stays one in every later request of its
