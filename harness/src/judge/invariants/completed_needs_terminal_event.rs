@@ -31,7 +31,9 @@ fn check(evidence: &Evidence) -> Vec<String> {
             Some(audited) if !evidence.capture.log.is_empty() => (audited.terminal_status, "the Log records"),
             _ => (reported.claimed_status(), "the agent answered"),
         };
-        if status != Some(TerminalStatus::Completed) {
+        // A turn the client cancelled and the agent called finished is ACP-STOP-REASON's lie.
+        let cancelled = evidence.capture.cancels.iter().any(|cancel| cancel.turn == turn);
+        if status != Some(TerminalStatus::Completed) || cancelled {
             continue;
         }
         let Some(last) = turns.iter().rposition(|request_turn| *request_turn == Some(turn)) else { continue };
@@ -51,7 +53,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
             Some(_) => continue,
         };
         problems.push(format!(
-            "turn {}: {source} it completed, but its last Provider request (request {}) did not end with a terminal event: {why}",
+            "turn {}: {source} it completed, but its last Provider request (request {}) got no clean answer with a terminal event: {why}",
             turn + 1,
             last + 1
         ));
@@ -100,7 +102,7 @@ mod tests {
         assert_eq!(
             check_played(INVARIANT, &completed_log(), &scenario(EOF)),
             [
-                "turn 1: the Log records it completed, but its last Provider request (request 1) did not end with a terminal event: the script ended it `eof`"
+                "turn 1: the Log records it completed, but its last Provider request (request 1) got no clean answer with a terminal event: the script ended it `eof`"
             ]
         );
     }
@@ -112,10 +114,19 @@ mod tests {
         assert_eq!(
             check_played(INVARIANT, &capture, &scenario(EOF)),
             [
-                "turn 1: the agent answered it completed, but its last Provider request (request 1) did not end with a terminal event: the script ended it `eof`"
+                "turn 1: the agent answered it completed, but its last Provider request (request 1) got no clean answer with a terminal event: the script ended it `eof`"
             ]
         );
         capture.reported[0] = Reported { stop_reason: None, error: Some(json!({"code": -32603})) };
+        assert!(check_played(INVARIANT, &capture, &scenario(EOF)).is_empty());
+    }
+
+    /// A turn the client cancelled that the agent answered `end_turn` is ACP-STOP-REASON's.
+    #[test]
+    fn a_cancelled_turn_is_left_to_the_stop_reason_rule() {
+        let mut capture = completed_log();
+        capture.log.clear();
+        capture.cancels.push(crate::capture::Cancel { turn: 0, sent: std::time::Duration::ZERO, impatient: true });
         assert!(check_played(INVARIANT, &capture, &scenario(EOF)).is_empty());
     }
 
