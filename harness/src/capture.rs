@@ -100,6 +100,9 @@ pub struct Request {
     /// was answered (evidence only: not golden).
     #[serde(skip)]
     pub unplaced: Option<After>,
+    /// The HTTP status the mock answered it with (evidence only: not golden).
+    #[serde(skip)]
+    pub status: Option<u16>,
 }
 
 impl Request {
@@ -111,7 +114,7 @@ impl Request {
             .into_iter()
             .map(|(route, response_index, body)| {
                 let body = chain.push(&route, gauntlet_mock_provider::Body::from(body));
-                Request { route, response_index, model: None, body, turn: None, unplaced: None }
+                Request { route, response_index, model: None, body, turn: None, unplaced: None, status: None }
             })
             .collect()
     }

@@ -171,6 +171,7 @@ pub fn assemble(conversation: Conversation, log_path: Option<&Path>, mock: &Mock
                 body: entry.body,
                 turn: entry.turn,
                 unplaced: entry.unplaced,
+                status: entry.status,
             }
         })
         .collect();

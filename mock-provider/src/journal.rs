@@ -29,6 +29,10 @@ pub struct JournalEntry {
     pub body: Increment,
     /// When it arrived and when its response body ended.
     pub timing: Timing,
+    /// The HTTP status it was answered with: what the agent met on the wire (a failing response
+    /// asked for whole, not streamed, is an HTTP error).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
     /// The turn (from 0) the client had begun when it arrived, if it said
     /// (`MockProvider::begin_turn`).
     pub turn: Option<usize>,

@@ -310,6 +310,7 @@ impl MockProvider {
             accept: header("accept"),
             body: increment,
             timing: Timing { received: self.started.elapsed(), ended: None },
+            status: None,
             turn,
             unplaced: match &decision {
                 Err(MismatchReason::TurnExhausted { after, .. }) => Some(after.clone()),
@@ -329,6 +330,9 @@ impl MockProvider {
             }
             Err(reason) => {
                 let status = reason.status();
+                if let Some(entry) = state.journal.last_mut() {
+                    entry.status = Some(status);
+                }
                 let mismatch = Mismatch { method: request.method, path: request.path, reason };
                 let body = json!({ "error": {
                     "type": "gauntlet_unmatched_request", "code": "unmatched_request",
@@ -367,8 +371,12 @@ impl MockProvider {
             item_base: state.next_item,
         };
         state.next_item += response.item_count();
+        let answer = self.dialect.answer(response, &ctx, asked);
+        if let Some(entry) = end.as_ref().and_then(|end| state.journal.get_mut(end.entry)) {
+            entry.status = Some(answer.status);
+        }
         drop(state);
-        reply(self.dialect.answer(response, &ctx, asked), end)
+        reply(answer, end)
     }
 
     /// How many requests the journal holds so far, answered or not.

@@ -20,6 +20,10 @@ fn check(evidence: &Evidence) -> Vec<String> {
     for (idx, pair) in requests.windows(2).enumerate() {
         let (Some(turn), Some(next_turn)) = (turns[idx], turns[idx + 1]) else { continue };
         let Some(response) = served(evidence, &pair[0]) else { continue };
+        // A failing response the agent asked for whole came as an HTTP error: no text at all.
+        if pair[0].status.is_some_and(|status| status >= 400) {
+            continue;
+        }
         let closed_by_client = evidence
             .capture
             .timings
@@ -63,6 +67,17 @@ mod tests {
             check_played(INVARIANT, &capture, &scenario(PARTIAL)),
             ["turn 1: request 2 was sent after request 1 streamed \"Useful partial\" and failed: a retry after text"]
         );
+    }
+
+    /// An agent that falls back to a non-streaming request met an HTTP error there, no text.
+    #[test]
+    fn a_retry_after_an_http_error_the_wire_showed_passes() {
+        let mut capture = Capture {
+            requests: requests(vec![body(vec![user("Summarise")]), body(vec![user("Summarise")])]),
+            ..Capture::default()
+        };
+        capture.requests[0].status = Some(500);
+        assert!(check_played(INVARIANT, &capture, &scenario(PARTIAL)).is_empty());
     }
 
     #[test]

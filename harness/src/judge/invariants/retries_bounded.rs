@@ -47,7 +47,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     problems
 }
 
-/// The kind of fault a request met. Agents keep a budget per kind (codex-acp's request and
+/// The kind of fault a request met, as the wire showed it. Agents keep a budget per kind (codex-acp's request and
 /// stream retries, say), and `max_retries` counts retries of HTTP errors: a failed stream after
 /// a retried 503 starts a count of its own (a retry after streamed text is
 /// WIRE-NO-RETRY-AFTER-TEXT's to judge).
@@ -83,8 +83,11 @@ fn longest_run(evidence: &Evidence, turns: &[Option<usize>], turn: usize) -> usi
             .get(index)
             .and_then(|timing| timing.ended)
             .is_some_and(|ended| ended.how == StreamEnd::ClientClosed);
+        // What the agent met on the wire: a failing response it asked for whole (not streamed)
+        // came as an HTTP error, whatever the script's ending.
+        let http_error = request.status.is_some_and(|status| status >= 400);
         previous = match served(evidence, request) {
-            Some(response) if response.status.is_some() => Some(Fault::Http),
+            Some(response) if response.status.is_some() || http_error => Some(Fault::Http),
             Some(response) if response.fails() || given_up => Some(Fault::Stream),
             Some(_) => None,
             // Past the script, the mock repeats the fault it met, or refuses with an error.
@@ -122,6 +125,22 @@ mod tests {
         capture.requests[last].response_index = None;
         capture.requests[last].unplaced = Some(After::Fault { repeats: RETRY_CAP });
         capture
+    }
+
+    /// A stream that failed, then the agent's non-streaming fallback retried twice: the mock
+    /// answers a whole request for a failing response with an HTTP error, so the two retries
+    /// are of an HTTP error, within a budget of 2, not a third retry of the stream.
+    #[test]
+    fn a_fault_is_of_the_kind_the_wire_showed() {
+        let text = "title = \"t\"\nconfig = { max_retries = 2 }\n[[turn]]\nprompt = \"a\"\n\
+                    respond = [{ text = [\"x\"], then = { failed = \"server_error\" } }]\n";
+        let served: Vec<_> = (0..4).map(|_| ("root".to_owned(), Some(0), body(vec![user("a")]))).collect();
+        let mut capture = Capture { requests: Request::chained(served), ..Capture::default() };
+        assert_eq!(check_played(INVARIANT, &capture, &scenario(text)).len(), 1, "four streams: three retries");
+        for request in &mut capture.requests[1..] {
+            request.status = Some(500);
+        }
+        assert!(check_played(INVARIANT, &capture, &scenario(text)).is_empty());
     }
 
     /// A 503 retried once, then a stream that fails after text, retried twice: two kinds of
