@@ -403,7 +403,7 @@ const BUGS: [Bug; 10] = [
         name: "load-differs",
         scenario: "turn/two-turn-conversation",
         requirement: "ACP-LOAD-MATCHES-LIVE",
-        evidence: "turn 2 (completed): load replayed assistant text \"Seven.\", the client was shown \"Eleven.\" live",
+        evidence: "turn 2 (completed): load replayed assistant text \"Seven.\", not what the client was shown live, \"Eleven.\"",
     },
     Bug {
         name: "refuses-load",

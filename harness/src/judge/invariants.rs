@@ -154,6 +154,7 @@ pub const ALL: &[Invariant] = &[
     tool_calls_projected::INVARIANT,
     answer_in_turn::INVARIANT,
     load_matches_live::INVARIANT,
+    load_matches_live::AS_SHOWN,
     usage_recorded::INVARIANT,
     reasoning_same_model::INVARIANT,
     plan_whole_list::INVARIANT,

@@ -1,25 +1,57 @@
-//! ACP-LOAD-MATCHES-LIVE: `session/load` replays, turn by turn, what the client was shown live.
-//! Every live turn is replayed, with its prompt as the user text; a completed turn replays the
-//! assistant text the client saw during its prompt (or, where a failed attempt showed text
-//! first, just the answer that ended it: that duplication is WIRE-TEXT-ONCE's to judge); a turn
-//! that did not complete replays none (ACP-LOAD-CLEAN says why).
+//! ACP-LOAD-MATCHES-LIVE: `session/load` replays the conversation (ACP: "the Agent MUST replay
+//! the entire conversation to the Client"). Every live turn's prompt is replayed, in order, as
+//! user text that holds it; a completed turn replays its answer: the assistant text the client
+//! saw during its prompt, or the model's answer that ended it (where the live view showed it
+//! wrong, that is ACP-ANSWER-IN-TURN's). A turn that did not complete is ACP-LOAD-CLEAN's.
+//!
+//! Also ACP-LOAD-AS-SHOWN (a SHOULD, [`AS_SHOWN`]): the replay is the live view again, nothing
+//! more: each prompt's user text exactly, no user text that was never a prompt (an agent's
+//! internal records), and a completed turn's assistant text exactly as shown live or the
+//! answer alone. ACP asks for the conversation, not for its words to the byte.
 
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
 use super::load_replays_clean_transcript::replayed_turns;
-use super::{Invariant, Scope, exchanges, shown_text, streamed_per_turn};
+use super::{Exchange, Invariant, Scope, exchanges, shown_text, streamed_per_turn};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-LOAD-MATCHES-LIVE", also: &[], name: "load_matches_live", scope: Scope::Run, check };
 
-fn check(evidence: &Evidence) -> Vec<String> {
-    let capture = evidence.capture;
-    if capture.acp.is_empty() || capture.acp_load.is_empty() {
-        // Nothing was loaded: the implementation cannot, or the run ended early.
-        return Vec::new();
+/// ACP-LOAD-AS-SHOWN, from the same reading of the replay.
+pub const AS_SHOWN: Invariant =
+    Invariant { id: "ACP-LOAD-AS-SHOWN", also: &[], name: "load_matches_live", scope: Scope::Run, check: as_shown };
+
+/// One live turn and what the load replayed for it.
+struct Turn<'a> {
+    /// Its number in the Session (from 1).
+    n: usize,
+    exchange: Exchange<'a>,
+    /// Completed, as driven.
+    completed: bool,
+    /// The model's answer that ended it, when the script gives one.
+    answer: Option<String>,
+    /// The replayed user text that holds its prompt, and the assistant text replayed from it
+    /// to the next prompt's; `None` when no replayed user text holds the prompt.
+    replayed: Option<(String, String)>,
+}
+
+impl Turn<'_> {
+    /// Whether its replayed assistant text holds its answer: what the client was shown live,
+    /// or the model's answer; trivially when there was neither.
+    fn holds_answer(&self) -> bool {
+        let Some((_, agent)) = &self.replayed else { return false };
+        let shown = shown_text(&self.exchange);
+        let holds = |text: &str| !text.is_empty() && agent.contains(text);
+        holds(&shown) || self.answer.as_deref().is_some_and(holds) || (shown.is_empty() && self.answer.is_none())
     }
+}
+
+/// The replay read against the live turns: `Err` with the one finding when the load was
+/// refused; else each live turn, and the replayed user texts that held no prompt.
+fn read<'e>(evidence: &'e Evidence) -> Result<(Vec<Turn<'e>>, Vec<String>), String> {
+    let capture = evidence.capture;
     // A reload mid-conversation is in the live transcript, the final replay in its own.
     if let Some(refusal) = load_refusal(&capture.acp).or_else(|| load_refusal(&capture.acp_load)) {
         let advertised = capture.acp.iter().chain(&capture.acp_load).any(|entry| {
@@ -30,61 +62,118 @@ fn check(evidence: &Evidence) -> Vec<String> {
         } else {
             "an agent whose profile declares `load`"
         };
-        return vec![format!(
+        return Err(format!(
             "session/load of the Session it had just served was refused, by {claim}, so nothing of the conversation was replayed: {refusal}"
-        )];
+        ));
     }
     // A busy prompt the agent ran as a turn of its own is a turn of the Session; one it refused
     // is not.
-    let ran = |exchange: &super::Exchange| {
-        !exchange.busy || exchange.answer.is_some_and(|answer| answer.get("result").is_some())
-    };
+    let ran =
+        |exchange: &Exchange| !exchange.busy || exchange.answer.is_some_and(|answer| answer.get("result").is_some());
     let (live, merged): (Vec<_>, Vec<_>) = exchanges(&capture.acp).into_iter().partition(ran);
-    // A busy prompt the agent took into the running turn instead (it never answered it, which
-    // ACP-ONE-TURN judges) is replayed inside that turn: its text is not a turn of its own.
-    let mut replayed: Vec<(String, String)> = Vec::new();
-    for (user, agent) in replayed_turns(&capture.acp_load) {
-        match replayed.last_mut() {
-            Some((_, previous)) if merged.iter().any(|exchange| exchange.text == user) => previous.push_str(&agent),
-            _ => replayed.push((user, agent)),
-        }
-    }
-    if replayed.len() < live.len() {
-        let users: Vec<&str> = replayed.iter().map(|(user, _)| user.as_str()).collect();
-        let prompts: Vec<&str> = live.iter().map(|exchange| exchange.text.as_str()).collect();
-        return vec![format!(
-            "load replayed {} user turns {users:?}, the live session had {} {prompts:?}",
-            replayed.len(),
-            live.len()
-        )];
-    }
+    let replayed = replayed_turns(&capture.acp_load);
     let driven = evidence.driven_turns(live.len());
     // The answers the script streamed, by scenario turn (the last turns of the transcript).
     let streamed = streamed_per_turn(evidence);
     let first_scenario = live.len().saturating_sub(streamed.len());
-    let first_replayed = replayed.len() - live.len();
     let first_audited = evidence.audit.turns.len().saturating_sub(live.len());
-    let mut problems = Vec::new();
-    for (idx, exchange) in live.iter().enumerate() {
-        let n = first_audited + idx + 1;
-        let (user, agent) = &replayed[first_replayed + idx];
-        if *user != exchange.text {
-            problems
-                .push(format!("turn {n}: load replayed the user text {user:?}, the prompt was {:?}", exchange.text));
-        }
-        if driven.get(idx).and_then(|turn| turn.status) != Some(TerminalStatus::Completed) {
-            continue;
-        }
-        let shown = shown_text(exchange);
+    // Each prompt at the first replayed user text from the last match on that holds it.
+    let mut at = 0;
+    let mut starts: Vec<Option<usize>> = Vec::new();
+    for exchange in &live {
+        let found = replayed[at..].iter().position(|(user, _)| user.contains(exchange.text.trim()));
+        starts.push(found.map(|offset| at + offset));
+        at = found.map_or(at, |offset| at + offset + 1);
+    }
+    let matched: Vec<usize> = starts.iter().flatten().copied().collect();
+    let mut turns = Vec::new();
+    let mut extra = Vec::new();
+    for (idx, (exchange, start)) in live.into_iter().zip(&starts).enumerate() {
+        let replayed = start.map(|start| {
+            let end = matched.iter().copied().find(|next| *next > start).unwrap_or(replayed.len());
+            let mut agent = String::new();
+            for (offset, (user, text)) in replayed[start..end].iter().enumerate() {
+                agent.push_str(text);
+                // A busy prompt the agent took into the running turn is replayed inside it.
+                let merged_prompt = merged.iter().any(|busy| busy.text == *user);
+                if offset > 0 && !merged_prompt {
+                    extra.push(user.clone());
+                }
+            }
+            (replayed[start].0.clone(), agent)
+        });
         let answer = idx
             .checked_sub(first_scenario)
             .and_then(|turn| streamed.get(turn))
             .and_then(|pieces| pieces.iter().rfind(|piece| piece.clean))
-            .map(|piece| piece.text.as_str())
-            .filter(|answer| !answer.is_empty() && shown.ends_with(answer));
-        if *agent != shown && Some(agent.as_str()) != answer {
+            .map(|piece| piece.text.clone())
+            .filter(|answer| !answer.is_empty());
+        let completed = driven.get(idx).and_then(|turn| turn.status) == Some(TerminalStatus::Completed);
+        turns.push(Turn { n: first_audited + idx + 1, exchange, completed, answer, replayed });
+    }
+    // What is replayed before the first live prompt is the Session's earlier history (a
+    // preloaded Log), which the live view of this run never showed.
+    Ok((turns, extra))
+}
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    if evidence.capture.acp.is_empty() || evidence.capture.acp_load.is_empty() {
+        // Nothing was loaded: the implementation cannot, or the run ended early.
+        return Vec::new();
+    }
+    let (turns, _) = match read(evidence) {
+        Ok(read) => read,
+        Err(refused) => return vec![refused],
+    };
+    let mut problems = Vec::new();
+    for turn in &turns {
+        let Some((_, agent)) = &turn.replayed else {
+            problems.push(format!("turn {}: load never replayed its prompt {:?}", turn.n, turn.exchange.text));
+            continue;
+        };
+        if !turn.completed {
+            continue;
+        }
+        if !turn.holds_answer() {
+            let shown = shown_text(&turn.exchange);
+            let answer = turn
+                .answer
+                .as_ref()
+                .filter(|answer| **answer != shown)
+                .map(|answer| format!(" (its answer: {answer:?})"));
             problems.push(format!(
-                "turn {n} (completed): load replayed assistant text {agent:?}, the client was shown {shown:?} live"
+                "turn {} (completed): load replayed assistant text {agent:?}, not what the client was shown live, {shown:?}{}",
+                turn.n,
+                answer.unwrap_or_default()
+            ));
+        }
+    }
+    problems
+}
+
+fn as_shown(evidence: &Evidence) -> Vec<String> {
+    if evidence.capture.acp.is_empty() || evidence.capture.acp_load.is_empty() {
+        return Vec::new();
+    }
+    let Ok((turns, extra)) = read(evidence) else { return Vec::new() };
+    let mut problems = Vec::new();
+    if !extra.is_empty() {
+        problems.push(format!("load replayed user text that was never a prompt: {extra:?}"));
+    }
+    for turn in &turns {
+        let Some((user, agent)) = &turn.replayed else { continue };
+        if *user != turn.exchange.text {
+            problems.push(format!(
+                "turn {}: load replayed the user text {user:?}, the prompt was {:?}",
+                turn.n, turn.exchange.text
+            ));
+        }
+        let shown = shown_text(&turn.exchange);
+        // Exactly, where it holds the answer at all (else the MUST has said so).
+        if turn.completed && turn.holds_answer() && *agent != shown && Some(agent) != turn.answer.as_ref() {
+            problems.push(format!(
+                "turn {} (completed): load replayed assistant text {agent:?}, the client was shown {shown:?} live",
+                turn.n
             ));
         }
     }
@@ -152,8 +241,8 @@ mod tests {
         assert_eq!(
             check(INVARIANT, &capture),
             [
-                "turn 1 (completed): load replayed assistant text \"\", the client was shown \"Seven.\" live",
-                "turn 2 (completed): load replayed assistant text \"Seven.\", the client was shown \"Eleven.\" live",
+                "turn 1 (completed): load replayed assistant text \"\", not what the client was shown live, \"Seven.\"",
+                "turn 2 (completed): load replayed assistant text \"Seven.\", not what the client was shown live, \"Eleven.\"",
             ]
         );
     }
@@ -161,10 +250,25 @@ mod tests {
     #[test]
     fn a_turn_missing_from_the_replay_is_caught() {
         let capture = two_turns(&[("Another one?", &["Eleven."])]);
+        assert_eq!(check(INVARIANT, &capture), ["turn 1: load never replayed its prompt \"Name a prime.\""]);
+    }
+
+    /// An agent that replays its own records between the turns (claude-agent-acp's
+    /// `<local-command-stdout>`) or adds to a prompt (gemini-cli's image placeholder) replays
+    /// the conversation: what it adds is the SHOULD ACP-LOAD-AS-SHOWN's.
+    #[test]
+    fn what_an_agent_adds_to_the_replay_is_the_should() {
+        let capture = two_turns(&[
+            ("Name a prime. [Image: image/png, 0.1 KB]", &["Seven."]),
+            ("<local-command-stdout>Set model</local-command-stdout>", &[]),
+            ("Another one?", &["Eleven."]),
+        ]);
+        assert!(check(INVARIANT, &capture).is_empty());
         assert_eq!(
-            check(INVARIANT, &capture),
+            check(AS_SHOWN, &capture),
             [
-                "load replayed 1 user turns [\"Another one?\"], the live session had 2 [\"Name a prime.\", \"Another one?\"]"
+                "load replayed user text that was never a prompt: [\"<local-command-stdout>Set model</local-command-stdout>\"]",
+                "turn 1: load replayed the user text \"Name a prime. [Image: image/png, 0.1 KB]\", the prompt was \"Name a prime.\"",
             ]
         );
     }
