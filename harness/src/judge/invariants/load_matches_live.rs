@@ -12,8 +12,7 @@
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
-use super::load_replays_clean_transcript::replayed_turns;
-use super::{Exchange, Invariant, Scope, exchanges, shown_text, streamed_per_turn};
+use super::{Exchange, Invariant, Scope, chunk_text, exchanges, shown_text, streamed_per_turn};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -23,18 +22,22 @@ pub const INVARIANT: Invariant =
 pub const AS_SHOWN: Invariant =
     Invariant { id: "ACP-LOAD-AS-SHOWN", also: &[], name: "load_matches_live", scope: Scope::Run, check: as_shown };
 
-/// One live turn and what the load replayed for it.
-struct Turn<'a> {
+/// One live turn and what the load replayed for it (ACP-LOAD-CLEAN reads the same).
+pub(super) struct Turn<'a> {
     /// Its number in the Session (from 1).
-    n: usize,
-    exchange: Exchange<'a>,
+    pub n: usize,
+    pub exchange: Exchange<'a>,
+    /// How it ended, as driven.
+    pub status: Option<TerminalStatus>,
     /// Completed, as driven.
-    completed: bool,
+    pub completed: bool,
     /// The model's answer that ended it, when the script gives one.
-    answer: Option<String>,
+    pub answer: Option<String>,
+    /// The text of each response of it that completed cleanly, as the script streamed it.
+    pub clean: Vec<String>,
     /// The replayed user text that holds its prompt, and the assistant text replayed from it
     /// to the next prompt's; `None` when no replayed user text holds the prompt.
-    replayed: Option<(String, String)>,
+    pub replayed: Option<(String, String)>,
 }
 
 impl Turn<'_> {
@@ -50,7 +53,7 @@ impl Turn<'_> {
 
 /// The replay read against the live turns: `Err` with the one finding when the load was
 /// refused; else each live turn, and the replayed user texts that held no prompt.
-fn read<'e>(evidence: &'e Evidence) -> Result<(Vec<Turn<'e>>, Vec<String>), String> {
+pub(super) fn read<'e>(evidence: &'e Evidence) -> Result<(Vec<Turn<'e>>, Vec<String>), String> {
     let capture = evidence.capture;
     // A reload mid-conversation is in the live transcript, the final replay in its own.
     if let Some(refusal) = load_refusal(&capture.acp).or_else(|| load_refusal(&capture.acp_load)) {
@@ -102,14 +105,18 @@ fn read<'e>(evidence: &'e Evidence) -> Result<(Vec<Turn<'e>>, Vec<String>), Stri
             }
             (replayed[start].0.clone(), agent)
         });
-        let answer = idx
-            .checked_sub(first_scenario)
-            .and_then(|turn| streamed.get(turn))
-            .and_then(|pieces| pieces.iter().rfind(|piece| piece.clean))
+        let pieces = idx.checked_sub(first_scenario).and_then(|turn| streamed.get(turn));
+        let clean: Vec<String> = pieces
+            .into_iter()
+            .flatten()
+            .filter(|piece| piece.clean && !piece.text.is_empty())
             .map(|piece| piece.text.clone())
-            .filter(|answer| !answer.is_empty());
-        let completed = driven.get(idx).and_then(|turn| turn.status) == Some(TerminalStatus::Completed);
-        turns.push(Turn { n: first_audited + idx + 1, exchange, completed, answer, replayed });
+            .collect();
+        let answer = pieces.and_then(|pieces| pieces.iter().rfind(|piece| piece.clean)).map(|piece| piece.text.clone());
+        let status = driven.get(idx).and_then(|turn| turn.status);
+        let completed = status == Some(TerminalStatus::Completed);
+        let answer = answer.filter(|answer| !answer.is_empty());
+        turns.push(Turn { n: first_audited + idx + 1, exchange, status, completed, answer, clean, replayed });
     }
     // What is replayed before the first live prompt is the Session's earlier history (a
     // preloaded Log), which the live view of this run never showed.
@@ -178,6 +185,21 @@ fn as_shown(evidence: &Evidence) -> Vec<String> {
         }
     }
     problems
+}
+
+/// The replay split into user turns: `(user text, assistant text)`.
+fn replayed_turns(transcript: &[Value]) -> Vec<(String, String)> {
+    let mut turns: Vec<(String, String)> = Vec::new();
+    for update in transcript.iter().filter_map(|entry| entry.pointer("/message/params/update")) {
+        if let Some(text) = chunk_text(update, "user_message_chunk") {
+            turns.push((text.to_owned(), String::new()));
+        } else if let Some(text) = chunk_text(update, "agent_message_chunk")
+            && let Some((_, agent)) = turns.last_mut()
+        {
+            agent.push_str(text);
+        }
+    }
+    turns
 }
 
 /// The agent's error answering the client's `session/load`, if it refused it.

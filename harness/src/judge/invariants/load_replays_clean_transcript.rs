@@ -1,11 +1,12 @@
-//! ACP-LOAD-CLEAN: `session/load` replays the clean transcript: a turn of this run that did not
-//! complete replays no assistant text at all, so no partial or failure text is ever shown as
-//! transcript on load. What a completed turn replays is ACP-LOAD-MATCHES-LIVE's.
+//! ACP-LOAD-CLEAN: `session/load` replays the clean transcript: for a turn of this run that did
+//! not complete, nothing beyond the text of its responses that completed cleanly (commentary
+//! before a tool call, say), so no partial or failure text is ever shown as transcript on load
+//! (seed 000: "session replay must not project partial assistant evidence as a clean
+//! transcript"). Turns are read as ACP-LOAD-MATCHES-LIVE reads them, by their prompts; what a
+//! completed turn replays is that rule's.
 
-use gauntlet_agent::TerminalStatus;
-use serde_json::Value;
-
-use super::{Invariant, Scope, chunk_text, exchanges};
+use super::load_matches_live::read;
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -17,43 +18,31 @@ fn check(evidence: &Evidence) -> Vec<String> {
         // Nothing was loaded: the implementation cannot, or the run ended early.
         return Vec::new();
     }
-    let live: Vec<_> = exchanges(&capture.acp).into_iter().filter(|exchange| !exchange.busy).collect();
-    let replayed = replayed_turns(&capture.acp_load);
-    if replayed.len() < live.len() {
-        // Turns missing from the replay: ACP-LOAD-MATCHES-LIVE says so; nothing lines up here.
-        return Vec::new();
-    }
-    let driven = evidence.driven_turns(live.len());
-    let first_replayed = replayed.len() - live.len();
-    let first_audited = evidence.audit.turns.len().saturating_sub(live.len());
+    // A refused load, or a prompt never replayed: ACP-LOAD-MATCHES-LIVE says so.
+    let Ok((turns, _)) = read(evidence) else { return Vec::new() };
     let mut problems = Vec::new();
-    for idx in 0..live.len() {
-        let n = first_audited + idx + 1;
-        let (_, agent) = &replayed[first_replayed + idx];
-        let status = driven.get(idx).and_then(|turn| turn.status);
-        if status != Some(TerminalStatus::Completed) && !agent.is_empty() {
-            problems.push(format!(
-                "turn {n} ({}): load replayed assistant text {agent:?}, expected none",
-                status.map_or("no terminal state", |status| status.as_str())
-            ));
+    for turn in turns.iter().filter(|turn| !turn.completed) {
+        let Some((_, agent)) = &turn.replayed else { continue };
+        let mut beyond = agent.clone();
+        for clean in &turn.clean {
+            if let Some(at) = beyond.find(clean.as_str()) {
+                beyond.replace_range(at..at + clean.len(), "");
+            }
         }
+        if beyond.trim().is_empty() {
+            continue;
+        }
+        let status = turn.status.map_or("no terminal state", |status| status.as_str());
+        problems.push(if turn.clean.is_empty() {
+            format!("turn {} ({status}): load replayed assistant text {agent:?}, expected none", turn.n)
+        } else {
+            format!(
+                "turn {} ({status}): load replayed assistant text {agent:?}; beyond its clean text {:?}, {beyond:?} is partial or failure text",
+                turn.n, turn.clean
+            )
+        });
     }
     problems
-}
-
-/// The replay split into user turns: `(user text, assistant text)`.
-pub(super) fn replayed_turns(transcript: &[Value]) -> Vec<(String, String)> {
-    let mut turns: Vec<(String, String)> = Vec::new();
-    for update in transcript.iter().filter_map(|entry| entry.pointer("/message/params/update")) {
-        if let Some(text) = chunk_text(update, "user_message_chunk") {
-            turns.push((text.to_owned(), String::new()));
-        } else if let Some(text) = chunk_text(update, "agent_message_chunk")
-            && let Some((_, agent)) = turns.last_mut()
-        {
-            agent.push_str(text);
-        }
-    }
-    turns
 }
 
 #[cfg(test)]
@@ -95,5 +84,29 @@ mod tests {
     #[test]
     fn a_clean_load_passes() {
         assert!(check(INVARIANT, &partial_failed(&[])).is_empty());
+    }
+
+    /// A turn that said something cleanly before it failed (commentary before a tool call) may
+    /// replay that text: it is no partial evidence. Its failed response's text is.
+    #[test]
+    fn a_failed_turns_clean_commentary_may_be_replayed_but_not_its_partial() {
+        use crate::judge::invariants::fixture::{body, check_played, requests, scenario, user};
+        let played = scenario(
+            "title = \"t\"\n[[turn]]\nprompt = \"Summarise\"\nexpect = \"partial_failed\"\n\
+             respond = [{ text = [\"Reading it.\"], calls = [{ name = \"read\", args = {} }] }, { text = [\"Useful\"], then = \"eof\" }]\n",
+        );
+        let asked = |load: &[&str]| {
+            let mut capture = partial_failed(load);
+            capture.requests = requests(vec![body(vec![user("Summarise")]), body(vec![user("Summarise")])]);
+            capture
+        };
+        assert!(check_played(INVARIANT, &asked(&["Reading it."]), &played).is_empty());
+        let capture = asked(&["Reading it.", "Useful"]);
+        assert_eq!(
+            check_played(INVARIANT, &capture, &played),
+            [
+                "turn 1 (partial_failed): load replayed assistant text \"Reading it.Useful\"; beyond its clean text [\"Reading it.\"], \"Useful\" is partial or failure text"
+            ]
+        );
     }
 }
