@@ -396,7 +396,7 @@ const BUGS: [Bug; 10] = [
     Bug {
         name: "silent",
         scenario: "turn/clean-completion",
-        requirement: "ACP-ANSWER-IN-TURN",
+        requirement: "ACP-ANSWER-SHOWN",
         evidence: "turn 1 completed (the script forces) but its answer \"Hello, world.\" was never shown",
     },
     Bug {

@@ -153,6 +153,7 @@ pub const ALL: &[Invariant] = &[
     delegation_acp_truthful::INVARIANT,
     tool_calls_projected::INVARIANT,
     answer_in_turn::INVARIANT,
+    answer_in_turn::SHOWN,
     load_matches_live::INVARIANT,
     load_matches_live::AS_SHOWN,
     usage_recorded::INVARIANT,

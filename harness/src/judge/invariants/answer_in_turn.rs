@@ -1,9 +1,15 @@
 //! ACP-ANSWER-IN-TURN: the answer belongs to its turn. The `agent_message_chunk` text the client
-//! is shown during prompt N is made of what the script streamed for turn N, in order (each
-//! response's text whole or a prefix of it), never another turn's; and a completed turn's
-//! answer, the text of its last clean response, is shown whole. Judged from the script, the
-//! requests and the transcript alone, so an agent without a Log or `session/load` that shows a
-//! stale answer, or none, is caught all the same.
+//! is shown during prompt N never holds another turn's answer (an agent that shows a stale
+//! answer lies about which question it answers). Judged from the script, the requests and the
+//! transcript alone, so an agent without a Log or `session/load` that shows a stale answer is
+//! caught all the same.
+//!
+//! Also ACP-ANSWER-SHOWN (a SHOULD, [`SHOWN`]): what the client is shown during prompt N is made
+//! of what the script streamed for turn N, in order (each response's text whole or a prefix
+//! of it), after at most a notice of the agent's own; a completed turn's answer, the text of
+//! its last clean response, is shown whole; and the answer to a prompt sent while the turn ran
+//! is not shown before the turn is answered. ACP says updates during a prompt report its turn,
+//! not that every word of the model is shown.
 
 use std::collections::BTreeSet;
 
@@ -15,7 +21,22 @@ use crate::judge::Evidence;
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-ANSWER-IN-TURN", also: &[], name: "answer_in_turn", scope: Scope::Run, check };
 
+/// ACP-ANSWER-SHOWN, from the same reading of each turn.
+pub const SHOWN: Invariant =
+    Invariant { id: "ACP-ANSWER-SHOWN", also: &[], name: "answer_in_turn", scope: Scope::Run, check: shown };
+
 fn check(evidence: &Evidence) -> Vec<String> {
+    judge(evidence).into_iter().filter(|(stale, _)| *stale).map(|(_, problem)| problem).collect()
+}
+
+fn shown(evidence: &Evidence) -> Vec<String> {
+    judge(evidence).into_iter().filter(|(stale, _)| !*stale).map(|(_, problem)| problem).collect()
+}
+
+/// Each turn whose shown text is not made of its own streamed text, with whether it showed
+/// another turn's answer (ACP-ANSWER-IN-TURN) or only less, more or out of place
+/// (ACP-ANSWER-SHOWN).
+fn judge(evidence: &Evidence) -> Vec<(bool, String)> {
     let Some(scenario) = evidence.scenario else { return Vec::new() };
     let live: Vec<_> = exchanges(&evidence.capture.acp).into_iter().filter(|exchange| !exchange.busy).collect();
     // The scenario's turns are the last ones of the transcript (a preloaded Log adds none).
@@ -59,11 +80,13 @@ fn check(evidence: &Evidence) -> Vec<String> {
             .map(|response| response.visible_text())
             .find(|text| !text.is_empty() && shown.contains(text.as_str()) && !own(text));
         let streamed_text: Vec<&str> = pieces.iter().map(|piece| piece.text.as_str()).collect();
-        problems.push(match (other, answer.map(|idx| &pieces[idx].text)) {
-            (Some((other, text)), _) => {
-                format!("turn {n} was shown turn {other}'s answer {text:?}: the client saw {shown:?}")
-            }
-            (None, _) if let Some(text) = busy => format!(
+        if let Some((other, text)) = other {
+            problems
+                .push((true, format!("turn {n} was shown turn {other}'s answer {text:?}: the client saw {shown:?}")));
+            continue;
+        }
+        problems.push((false, match (busy, answer.map(|idx| &pieces[idx].text)) {
+            (Some(text), _) => format!(
                 "turn {n} was shown {text:?}, the answer to the prompt sent while it ran, before turn {n} was answered: the client saw {shown:?}"
             ),
             (None, Some(answer)) if shown.is_empty() => format!(
@@ -77,7 +100,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
             (None, None) => format!(
                 "turn {n}: the client saw {shown:?}, which is not made of what the script streamed for the turn ({streamed_text:?})"
             ),
-        });
+        }));
     }
     problems
 }
@@ -166,11 +189,15 @@ mod tests {
 
     #[test]
     fn an_answer_one_turn_late_is_caught() {
+        let late = shown(&[], &["Seven."]);
         assert_eq!(
-            check_played(INVARIANT, &shown(&[], &["Seven."]), &scenario(TWO_TURNS)),
+            check_played(INVARIANT, &late, &scenario(TWO_TURNS)),
+            ["turn 2 was shown turn 1's answer \"Seven.\": the client saw \"Seven.\""]
+        );
+        assert_eq!(
+            check_played(SHOWN, &late, &scenario(TWO_TURNS)),
             [
-                "turn 1 completed (the script forces) but its answer \"Seven.\" was never shown: no agent_message_chunk during the prompt",
-                "turn 2 was shown turn 1's answer \"Seven.\": the client saw \"Seven.\"",
+                "turn 1 completed (the script forces) but its answer \"Seven.\" was never shown: no agent_message_chunk during the prompt"
             ]
         );
     }
@@ -178,7 +205,7 @@ mod tests {
     #[test]
     fn a_partial_answer_of_a_completed_turn_is_caught() {
         assert_eq!(
-            check_played(INVARIANT, &shown(&["Seven."], &["Elev"]), &scenario(TWO_TURNS)),
+            check_played(SHOWN, &shown(&["Seven."], &["Elev"]), &scenario(TWO_TURNS)),
             [
                 "turn 2 completed (the script forces) but the client saw \"Elev\", not its answer \"Eleven.\" whole after what the script streamed before it ([\"Eleven.\"])"
             ]
@@ -205,7 +232,7 @@ mod tests {
         let second = body(vec![user("Name a prime."), assistant("Seven."), user("Another one?")]);
         capture.requests = Request::chained([("root".to_owned(), Some(1), second)]);
         assert_eq!(
-            check_played(INVARIANT, &capture, &scenario(TWO_TURNS)),
+            check_played(SHOWN, &capture, &scenario(TWO_TURNS)),
             ["turn 1: the client saw \"All done.\", which is not made of what the script streamed for the turn ([])"]
         );
     }
@@ -214,9 +241,10 @@ mod tests {
     fn a_notice_of_the_agents_own_before_the_answer_passes_but_never_another_turns_text() {
         let notice = shown(&["Context compacted.\n", "Seven."], &["Eleven."]);
         assert!(check_played(INVARIANT, &notice, &scenario(TWO_TURNS)).is_empty());
+        assert!(check_played(SHOWN, &notice, &scenario(TWO_TURNS)).is_empty());
         let cut = shown(&["Seven."], &["Sev", "Eleven."]);
         assert_eq!(
-            check_played(INVARIANT, &cut, &scenario(TWO_TURNS)),
+            check_played(SHOWN, &cut, &scenario(TWO_TURNS)),
             [
                 "turn 2 completed (the script forces) but the client saw \"SevEleven.\", not its answer \"Eleven.\" whole after what the script streamed before it ([\"Eleven.\"])"
             ]
