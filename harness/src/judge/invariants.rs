@@ -152,6 +152,7 @@ pub const ALL: &[Invariant] = &[
     workflow_waves::INVARIANT,
     delegation_acp_truthful::INVARIANT,
     tool_calls_projected::INVARIANT,
+    tool_calls_projected::SHOWN,
     answer_in_turn::INVARIANT,
     answer_in_turn::SHOWN,
     load_matches_live::INVARIANT,

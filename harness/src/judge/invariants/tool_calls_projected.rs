@@ -1,16 +1,20 @@
-//! ACP-TOOL-STATUS: every tool call of a driven turn in the Log is shown to the client as an
-//! ACP tool item (`toolCallId` = its `call_id`) and closed with the status its `tool_result`
-//! supports: `completed` for an `ok` result that reports nothing partial, `failed` otherwise;
-//! never left open once the prompt is answered (pixir.md 5.1 `tool_result`; ACP tool calls).
-//! A call left open by a turn answered `cancelled` is no finding: ACP's cancellation section has
-//! the client mark every unfinished tool call of the turn `cancelled` itself, "since the Agent
-//! is not required to do so". A status that contradicts the result is a finding either way.
-//! Subagent items and delegation results have their own rule (SUB-ACP-ITEM). A mapped to-do
-//! tool (`plan`) may be shown as the ACP plan instead of a tool item.
+//! ACP-TOOL-STATUS: a tool call of a driven turn in the Log that ACP shows ended never ends with
+//! a status its `tool_result` contradicts: `completed` only for an `ok` result that reports
+//! nothing partial, `failed` otherwise (ACP `ToolCallStatus`: `completed` "the tool call
+//! completed successfully", `failed` "the tool call failed with an error").
+//!
+//! Also ACP-TOOL-SHOWN (a SHOULD, [`SHOWN`]): every tool call is shown to the client as an ACP
+//! tool item (`toolCallId` its `call_id`, or naming it) and closed before the prompt is
+//! answered (ACP: the Agent "SHOULD report" a tool call); a call left open by a turn answered
+//! `cancelled` is no finding, since ACP's cancellation section has the client mark every
+//! unfinished call `cancelled` itself, "since the Agent is not required to do so". Subagent
+//! items and delegation results have their own rule (SUB-ACP-ITEM). A mapped to-do tool
+//! (`plan`) may be shown as the ACP plan instead of a tool item.
 //!
 //! An agent without a gauntlet Log is judged on the results it sends back to its model: each
 //! scripted call the profile's `[tools]` rendered as one of the agent's tools, its result read
 //! through the mapping ([`Evidence::mapped_results`]), never through the reference's names.
+//! That reading is the profile's, gauntlet's, so what it finds is ACP-TOOL-SHOWN's too.
 
 use std::collections::BTreeMap;
 
@@ -25,7 +29,22 @@ use crate::tool_map::AbstractTool;
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-TOOL-STATUS", also: &[], name: "tool_calls_projected", scope: Scope::Run, check };
 
+/// ACP-TOOL-SHOWN, from the same reading of the transcript.
+pub const SHOWN: Invariant =
+    Invariant { id: "ACP-TOOL-SHOWN", also: &[], name: "tool_calls_projected", scope: Scope::Run, check: shown };
+
 fn check(evidence: &Evidence) -> Vec<String> {
+    judge(evidence).into_iter().filter(|(contradicts, _)| *contradicts).map(|(_, problem)| problem).collect()
+}
+
+fn shown(evidence: &Evidence) -> Vec<String> {
+    judge(evidence).into_iter().filter(|(contradicts, _)| !*contradicts).map(|(_, problem)| problem).collect()
+}
+
+/// Each call shown wrong, with whether its status contradicts its result in the Log
+/// (ACP-TOOL-STATUS) or it was never shown, left open, or read through the profile
+/// (ACP-TOOL-SHOWN).
+fn judge(evidence: &Evidence) -> Vec<(bool, String)> {
     if evidence.capture.acp.is_empty() {
         return Vec::new();
     }
@@ -41,7 +60,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
         }
     }
     if evidence.capture.log.is_empty() {
-        return from_the_wire(evidence, &shown);
+        return from_the_wire(evidence, &shown).into_iter().map(|problem| (false, problem)).collect();
     }
     let first_driven_seq =
         evidence.audit.turns.get(evidence.first_driven_turn()).map_or(u64::MAX, |turn| turn.user_seq);
@@ -55,10 +74,14 @@ fn check(evidence: &Evidence) -> Vec<String> {
         let ok = data.get("ok").and_then(Value::as_bool) == Some(true) && !reports_partial(data);
         let expected = if ok { "completed" } else { "failed" };
         match item_of(&shown, call_id) {
-            None => problems.push(format!("the tool call `{call_id}` (result at seq {seq}) is never shown to the client")),
+            None => problems
+                .push((false, format!("the tool call `{call_id}` (result at seq {seq}) is never shown to the client"))),
             Some((item, status)) if is_open(status) && left_open_by_a_cancel(evidence, item) => {}
-            Some((_, status)) if status != expected => problems.push(format!(
-                "the tool call `{call_id}` ends `{status}` in ACP, but its tool_result at seq {seq} supports `{expected}`"
+            Some((_, status)) if status != expected => problems.push((
+                !is_open(status),
+                format!(
+                    "the tool call `{call_id}` ends `{status}` in ACP, but its tool_result at seq {seq} supports `{expected}`"
+                ),
             )),
             Some(_) => {}
         }
@@ -154,7 +177,8 @@ mod tests {
         let mut capture = capture(&events, &[]);
         capture.reported.push(Reported { stop_reason: Some("end_turn".into()), error: None });
         capture.acp = acp;
-        check(INVARIANT, &capture)
+        // The MUST's findings, then the SHOULD's.
+        [check(INVARIANT, &capture), check(SHOWN, &capture)].concat()
     }
 
     #[test]
@@ -239,8 +263,9 @@ mod tests {
             update("tool_call", "c2", "in_progress"),
         ];
         let (capture, scenario) = mapped(&["Process exited with code 1\nOutput:\nno", "aborted by user"], acp);
+        assert!(check_played(INVARIANT, &capture, &scenario).is_empty(), "read through the profile: the SHOULD's");
         assert_eq!(
-            check_played(INVARIANT, &capture, &scenario),
+            check_played(SHOWN, &capture, &scenario),
             [
                 "the tool call `c1` (`read` as `exec_command`) ends `completed` in ACP, but its result in request 2 reads as a failure through the profile's mapping, so `failed`: \"Process exited with code 1\\nOutput:\\nno\"",
                 "the tool call `c2` (`read` as `exec_command`) ends `in_progress` in ACP, but its result in request 2 reads as a failure through the profile's mapping, so `failed`: \"aborted by user\"",
