@@ -2,8 +2,10 @@
 //! Log shows. `end_turn` only for `completed`, `max_tokens` / `refusal` only for a truncated
 //! completion, `cancelled` only for `interrupted`, and a failed, partially failed or timed-out
 //! turn is a JSON-RPC error (whose `data.terminalStatus`, when given, names it; ACP-ERROR-DATA
-//! asks for it). A truncated completion answered `end_turn` is still a completion: that it
-//! should say `max_tokens` is ACP-TRUNCATION-STOP-REASON's (a SHOULD), not this rule's.
+//! asks for it). A truncated completion answered `end_turn` is still a completion, and one
+//! answered with an error claims no success: that it should say `max_tokens` or `refusal` is
+//! ACP-TRUNCATION-STOP-REASON's (a SHOULD), not this rule's. That a content filter's or an output
+//! limit's stop is a completion at all is pixir.md 1.2's reading, which only that SHOULD applies.
 
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
@@ -30,6 +32,10 @@ fn check(evidence: &Evidence) -> Vec<String> {
             // An error that names no state still says the turn did not complete: honest for a
             // failure (error_data_complete asks for the state), a lie for anything else.
             (None, Some(status)) if answer.error.is_some() && status.is_failure() => {}
+            // A clean answer the Provider cut short, answered with an error: it claims less than
+            // happened, no success; which stop reason it should have had is
+            // ACP-TRUNCATION-STOP-REASON's (a SHOULD).
+            (None, Some(TerminalStatus::Completed)) if answer.error.is_some() && turn.truncation.is_some() => {}
             (None, status) => problems.push(format!(
                 "turn {n}: the answer {said} names no terminal state, and {} `{}`",
                 turn.source,

@@ -1,6 +1,7 @@
 //! ACP-TRUNCATION-STOP-REASON: a clean answer the Provider cut short is answered with the stop
 //! reason ACP has for it, `max_tokens` for an output limit and `refusal` for a content filter,
-//! rather than `end_turn`, which hides that the answer is incomplete. ACP-STOP-REASON already
+//! rather than `end_turn`, which hides that the answer is incomplete, or an error, which hides
+//! that it is an answer (claude-agent-acp answers a content filter's stop so). ACP-STOP-REASON already
 //! holds that the turn is answered as a completion at all. An agent that went on after the cut
 //! (a continuation request the script could not place, answered with an empty clean response)
 //! saw its turn end cleanly, so `end_turn` is its truth there.
@@ -34,7 +35,8 @@ fn check(evidence: &Evidence) -> Vec<String> {
         .filter_map(|(idx, (answer, turn))| {
             let reason = turn.truncation.as_deref().filter(|_| !continued(idx))?;
             let expected = truncation_stop_reason(reason);
-            (answer.stop_reason.as_deref() == Some("end_turn")).then(|| {
+            let hidden = answer.stop_reason.as_deref() == Some("end_turn") || answer.error.is_some();
+            hidden.then(|| {
                 format!(
                     "turn {}: the Provider cut the answer short (`{reason}`, {}) and it was answered {}, not `{expected}`",
                     first_driven + idx + 1,
@@ -64,6 +66,22 @@ mod tests {
         );
         capture.reported[0].stop_reason = Some("max_tokens".into());
         assert!(check(INVARIANT, &capture).is_empty());
+    }
+
+    /// An error for a content filter's stop claims no success (ACP-STOP-REASON holds), but hides
+    /// that an answer came: this SHOULD names the stop reason it should have had.
+    #[test]
+    fn a_refusal_answered_with_an_error_is_the_should() {
+        let mut capture = truncated_answer("content_filter");
+        capture.reported.push(Reported { stop_reason: None, error: Some(serde_json::json!({"code": -32603})) });
+        assert_eq!(
+            check(INVARIANT, &capture),
+            [
+                "turn 1: the Provider cut the answer short (`content_filter`, the Log shows) and it was answered with error {\"code\":-32603}, not `refusal`"
+            ]
+        );
+        let stop = super::super::stop_reason_matches_log::INVARIANT;
+        assert!(check(stop, &capture).is_empty());
     }
 
     /// An agent that asked to continue after the cut got an empty clean answer: its turn ended
