@@ -127,6 +127,7 @@ pub const ALL: &[Invariant] = &[
     completed_needs_terminal_event::INVARIANT,
     load_replays_clean_transcript::INVARIANT,
     prompts_answered::INVARIANT,
+    prompts_answered::AFTER_RUNNING,
     busy_prompt_refused::INVARIANT,
     jsonrpc_errors_standard::INVARIANT,
     no_retry_after_text::INVARIANT,

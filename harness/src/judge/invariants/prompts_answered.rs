@@ -1,8 +1,11 @@
 //! ACP-ONE-TURN: every `session/prompt` gets its own answer (JSON-RPC 2.0: every request is
-//! answered), and a prompt sent while another runs in the same Session leaves the running one
-//! alone: refused with an error, or run as a turn of its own, answered after the running
-//! prompt. ACP does not say a busy prompt must be refused; that the reference refuses it with
-//! -32602 is ACP-BUSY-REFUSED, a MAY.
+//! answered). ACP does not say a busy prompt must be refused; that the reference refuses it
+//! with -32602 is ACP-BUSY-REFUSED, a MAY.
+//!
+//! Also ACP-BUSY-AFTER-RUNNING (a SHOULD, [`AFTER_RUNNING`]): a prompt sent while another runs
+//! in the same Session leaves the running one alone: refused with an error, or run as a turn
+//! of its own and answered after the running prompt. ACP lets a client send a prompt only once
+//! the last completed, so what an agent does with one sent earlier is gauntlet's reading.
 
 use super::{Invariant, Scope, exchanges};
 use crate::judge::Evidence;
@@ -10,15 +13,29 @@ use crate::judge::Evidence;
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-ONE-TURN", also: &[], name: "prompts_answered", scope: Scope::Run, check };
 
+/// ACP-BUSY-AFTER-RUNNING, from the same reading of the prompts.
+pub const AFTER_RUNNING: Invariant = Invariant {
+    id: "ACP-BUSY-AFTER-RUNNING",
+    also: &[],
+    name: "prompts_answered",
+    scope: Scope::Run,
+    check: after_running,
+};
+
 fn check(evidence: &Evidence) -> Vec<String> {
+    exchanges(&evidence.capture.acp)
+        .iter()
+        .enumerate()
+        .filter(|(_, exchange)| exchange.answer.is_none())
+        .map(|(idx, exchange)| format!("prompt {} ({:?}) was never answered", idx + 1, exchange.text))
+        .collect()
+}
+
+fn after_running(evidence: &Evidence) -> Vec<String> {
     let exchanges = exchanges(&evidence.capture.acp);
     let mut problems = Vec::new();
     for (idx, exchange) in exchanges.iter().enumerate() {
-        let n = idx + 1;
-        let Some(answer) = exchange.answer else {
-            problems.push(format!("prompt {n} ({:?}) was never answered", exchange.text));
-            continue;
-        };
+        let Some(answer) = exchange.answer else { continue };
         if !exchange.busy || answer.get("error").is_some() {
             continue;
         }
@@ -28,8 +45,10 @@ fn check(evidence: &Evidence) -> Vec<String> {
             && running.answered_at.is_none_or(|at| exchange.answered_at.is_some_and(|own| own < at))
         {
             problems.push(format!(
-                "prompt {n} ({:?}), sent while prompt {:?} ran, was answered before it: {answer}",
-                exchange.text, running.text
+                "prompt {} ({:?}), sent while prompt {:?} ran, was answered before it: {answer}",
+                idx + 1,
+                exchange.text,
+                running.text
             ));
         }
     }
@@ -57,9 +76,11 @@ mod tests {
             acp.extend(tail);
             Capture { acp, ..Capture::default() }
         };
-        assert!(check(INVARIANT, &transcript(vec![refused, answer(1)])).is_empty());
-        assert!(check(INVARIANT, &transcript(vec![answer(1), answer(2)])).is_empty());
-        let first = check(INVARIANT, &transcript(vec![answer(2), answer(1)]));
+        assert!(check(INVARIANT, &transcript(vec![refused.clone(), answer(1)])).is_empty());
+        assert!(check(AFTER_RUNNING, &transcript(vec![refused, answer(1)])).is_empty());
+        assert!(check(AFTER_RUNNING, &transcript(vec![answer(1), answer(2)])).is_empty());
+        assert!(check(INVARIANT, &transcript(vec![answer(2), answer(1)])).is_empty());
+        let first = check(AFTER_RUNNING, &transcript(vec![answer(2), answer(1)]));
         assert_eq!(first.len(), 1);
         assert!(
             first[0].starts_with("prompt 2 (\"second\"), sent while prompt \"first\" ran, was answered before it"),
