@@ -118,6 +118,9 @@ impl<'a> Evidence<'a> {
                         };
                     }
                     let cancelled = self.capture.cancels.iter().any(|cancel| cancel.turn == first + offset);
+                    if let Some(given_up) = self.given_up_for_busy_prompt(first + offset).filter(|_| !cancelled) {
+                        return given_up;
+                    }
                     if turn.cancel == Some(Trigger::RetryWait) && !cancelled {
                         // The agent never waited to retry, so the client never cancelled.
                         return self.wire_turn(
@@ -187,6 +190,23 @@ impl<'a> Evidence<'a> {
         let truncation = self.answered_cleanly(index)?;
         let source = "the wire shows: the script had run out, and the mock answered the agent's last request cleanly";
         Some(DrivenTurn { status: Some(TerminalStatus::Completed), truncation, source })
+    }
+
+    /// Turn `turn` when a prompt came while it ran and the agent answered it `cancelled`
+    /// though the client never cancelled: the agent gave the running turn up for the new
+    /// prompt (gemini-cli does), so it was interrupted, as the wire shows. ACP has a client
+    /// wait for a prompt to complete before it sends the next, so whatever an agent does with
+    /// the running turn then is no outcome the script can force (ACP-BUSY-AFTER-RUNNING
+    /// judges leaving it alone).
+    fn given_up_for_busy_prompt(&self, turn: usize) -> Option<DrivenTurn> {
+        let scenario = self.scenario?;
+        scenario.turns.get(turn)?.busy_prompt?;
+        let answered = (turn + self.capture.reported.len()).checked_sub(scenario.turns.len())?;
+        (self.capture.reported.get(answered)?.stop_reason.as_deref() == Some("cancelled")).then_some(DrivenTurn {
+            status: Some(TerminalStatus::Interrupted),
+            truncation: None,
+            source: "the wire shows: the agent gave the running turn up for the prompt sent while it ran",
+        })
     }
 
     /// The index of turn `turn`'s last request on the root route.
@@ -364,6 +384,27 @@ mod tests {
         let went_on = asked(&[0, 1]);
         let turn = &Evidence::of_scenario(&went_on, &played).driven_turns(1)[0];
         assert_eq!((turn.status, turn.source), (Some(TerminalStatus::Interrupted), "the script forces"));
+    }
+
+    /// An agent that gives the running turn up when a second prompt comes (and answers it
+    /// `cancelled`, though the client never cancelled) interrupted it, as the wire shows.
+    #[test]
+    fn a_turn_given_up_for_a_busy_prompt_was_interrupted() {
+        use crate::capture::Reported;
+        let played = scenario(
+            "title = \"t\"\n[[turn]]\nprompt = \"a\"\nbusy_prompt = \"first_delta\"\n\
+             respond = [{ text = [\"x\"] }]\nbusy_respond = [{ text = [\"y\"] }]\n",
+        );
+        let answered = |stop: &str| Capture {
+            reported: vec![Reported { stop_reason: Some(stop.to_owned()), error: None }],
+            ..Capture::default()
+        };
+        let given_up = answered("cancelled");
+        let turn = &Evidence::of_scenario(&given_up, &played).driven_turns(1)[0];
+        assert_eq!(turn.status, Some(TerminalStatus::Interrupted), "{}", turn.source);
+        let finished = answered("end_turn");
+        let turn = &Evidence::of_scenario(&finished, &played).driven_turns(1)[0];
+        assert_eq!((turn.status, turn.source), (Some(TerminalStatus::Completed), "the script forces"));
     }
 
     /// An agent that retried a broken stream past the script, until the mock answered it with

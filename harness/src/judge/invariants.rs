@@ -525,7 +525,7 @@ fn served<'a>(evidence: &Evidence<'a>, request: &Request) -> Option<&'a Response
 struct Streamed {
     /// The text deltas the agent received from it (all of them for a clean response).
     text: String,
-    /// It ended cleanly (`response.completed` or `response.incomplete`).
+    /// It ended cleanly (`response.completed` or `response.incomplete`), read to its end.
     clean: bool,
 }
 
@@ -535,9 +535,13 @@ struct Streamed {
 fn streamed_per_turn(evidence: &Evidence) -> Vec<Vec<Streamed>> {
     let Some(scenario) = evidence.scenario else { return Vec::new() };
     let mut turns = vec![Vec::new(); scenario.turns.len()];
-    for (request, turn) in evidence.capture.requests.iter().zip(request_turns(evidence)) {
+    for (index, (request, turn)) in evidence.capture.requests.iter().zip(request_turns(evidence)).enumerate() {
         if let (Some(turn), Some(response)) = (turn, served(evidence, request)) {
-            turns[turn].push(Streamed { text: response.visible_text(), clean: !response.fails() });
+            // Clean only if the agent read it to its end: one it closed (a cancel, its own
+            // timeout) streamed only part of it, never a finished answer.
+            let ended = evidence.capture.timings.get(index).and_then(|timing| timing.ended);
+            let cut = ended.is_some_and(|ended| ended.how != gauntlet_mock_provider::StreamEnd::Finished);
+            turns[turn].push(Streamed { text: response.visible_text(), clean: !response.fails() && !cut });
         }
     }
     turns

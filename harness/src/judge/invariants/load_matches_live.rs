@@ -75,11 +75,14 @@ pub(super) fn read<'e>(evidence: &'e Evidence) -> Result<(Vec<Turn<'e>>, Vec<Str
         |exchange: &Exchange| !exchange.busy || exchange.answer.is_some_and(|answer| answer.get("result").is_some());
     let (live, merged): (Vec<_>, Vec<_>) = exchanges(&capture.acp).into_iter().partition(ran);
     let replayed = replayed_turns(&capture.acp_load);
-    let driven = evidence.driven_turns(live.len());
-    // The answers the script streamed, by scenario turn (the last turns of the transcript).
+    // The scenario's turns are the prompts not sent while another ran (a busy prompt the agent
+    // ran as a turn of its own has no scripted outcome of its own): the last of those.
+    let n_plain = live.iter().filter(|exchange| !exchange.busy).count();
+    let driven = evidence.driven_turns(n_plain);
+    // The answers the script streamed, by scenario turn.
     let streamed = streamed_per_turn(evidence);
-    let first_scenario = live.len().saturating_sub(streamed.len());
-    let first_audited = evidence.audit.turns.len().saturating_sub(live.len());
+    let first_scenario = n_plain.saturating_sub(streamed.len());
+    let first_audited = evidence.audit.turns.len().saturating_sub(n_plain);
     // Each prompt at the first replayed user text from the last match on that holds it.
     let mut at = 0;
     let mut starts: Vec<Option<usize>> = Vec::new();
@@ -91,7 +94,8 @@ pub(super) fn read<'e>(evidence: &'e Evidence) -> Result<(Vec<Turn<'e>>, Vec<Str
     let matched: Vec<usize> = starts.iter().flatten().copied().collect();
     let mut turns = Vec::new();
     let mut extra = Vec::new();
-    for (idx, (exchange, start)) in live.into_iter().zip(&starts).enumerate() {
+    let mut plain: usize = 0;
+    for (exchange, start) in live.into_iter().zip(&starts) {
         let replayed = start.map(|start| {
             let end = matched.iter().copied().find(|next| *next > start).unwrap_or(replayed.len());
             let mut agent = String::new();
@@ -105,7 +109,12 @@ pub(super) fn read<'e>(evidence: &'e Evidence) -> Result<(Vec<Turn<'e>>, Vec<Str
             }
             (replayed[start].0.clone(), agent)
         });
-        let pieces = idx.checked_sub(first_scenario).and_then(|turn| streamed.get(turn));
+        // A busy prompt's turn: judged only on its prompt being replayed.
+        let idx = (!exchange.busy).then(|| {
+            plain += 1;
+            plain - 1
+        });
+        let pieces = idx.and_then(|idx| idx.checked_sub(first_scenario)).and_then(|turn| streamed.get(turn));
         let clean: Vec<String> = pieces
             .into_iter()
             .flatten()
@@ -113,10 +122,11 @@ pub(super) fn read<'e>(evidence: &'e Evidence) -> Result<(Vec<Turn<'e>>, Vec<Str
             .map(|piece| piece.text.clone())
             .collect();
         let answer = pieces.and_then(|pieces| pieces.iter().rfind(|piece| piece.clean)).map(|piece| piece.text.clone());
-        let status = driven.get(idx).and_then(|turn| turn.status);
+        let status = idx.and_then(|idx| driven.get(idx)).and_then(|turn| turn.status);
         let completed = status == Some(TerminalStatus::Completed);
         let answer = answer.filter(|answer| !answer.is_empty());
-        turns.push(Turn { n: first_audited + idx + 1, exchange, status, completed, answer, clean, replayed });
+        let n = first_audited + turns.len() + 1;
+        turns.push(Turn { n, exchange, status, completed, answer, clean, replayed });
     }
     // What is replayed before the first live prompt is the Session's earlier history (a
     // preloaded Log), which the live view of this run never showed.

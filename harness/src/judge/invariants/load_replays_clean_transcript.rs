@@ -21,7 +21,8 @@ fn check(evidence: &Evidence) -> Vec<String> {
     // A refused load, or a prompt never replayed: ACP-LOAD-MATCHES-LIVE says so.
     let Ok((turns, _)) = read(evidence) else { return Vec::new() };
     let mut problems = Vec::new();
-    for turn in turns.iter().filter(|turn| !turn.completed) {
+    // A busy prompt's turn has no scripted outcome of its own to hold its replay to.
+    for turn in turns.iter().filter(|turn| !turn.completed && !turn.exchange.busy) {
         let Some((_, agent)) = &turn.replayed else { continue };
         let mut beyond = agent.clone();
         for clean in &turn.clean {
