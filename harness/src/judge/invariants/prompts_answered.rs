@@ -39,16 +39,28 @@ fn after_running(evidence: &Evidence) -> Vec<String> {
         if !exchange.busy || answer.get("error").is_some() {
             continue;
         }
-        // Run as a turn of its own: after the prompt that was running when it came.
-        let running = exchanges[..idx].iter().rev().find(|earlier| !earlier.busy);
-        if let Some(running) = running
-            && running.answered_at.is_none_or(|at| exchange.answered_at.is_some_and(|own| own < at))
-        {
+        // Run as a turn of its own: after the prompt that was running when it came, which it
+        // left alone (not given up `cancelled` when the client never cancelled it).
+        let Some(at) = exchanges[..idx].iter().rposition(|earlier| !earlier.busy) else { continue };
+        let running = &exchanges[at];
+        if running.answered_at.is_none_or(|at| exchange.answered_at.is_some_and(|own| own < at)) {
             problems.push(format!(
                 "prompt {} ({:?}), sent while prompt {:?} ran, was answered before it: {answer}",
                 idx + 1,
                 exchange.text,
                 running.text
+            ));
+        }
+        let turn = exchanges[..at].iter().filter(|earlier| !earlier.busy).count();
+        let cancelled_by_client = evidence.capture.cancels.iter().any(|cancel| cancel.turn == turn);
+        let given_up =
+            running.answer.and_then(|answer| answer.pointer("/result/stopReason")) == Some(&"cancelled".into());
+        if given_up && !cancelled_by_client {
+            problems.push(format!(
+                "prompt {:?} was answered cancelled though the client never cancelled it: the agent gave it up for prompt {} ({:?}), sent while it ran",
+                running.text,
+                idx + 1,
+                exchange.text
             ));
         }
     }
@@ -87,5 +99,12 @@ mod tests {
             "{first:?}"
         );
         assert_eq!(check(INVARIANT, &transcript(vec![answer(1)])), ["prompt 2 (\"second\") was never answered"]);
+        let cancelled = entry("agent", json!({"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "cancelled"}}));
+        assert_eq!(
+            check(AFTER_RUNNING, &transcript(vec![cancelled, answer(2)])),
+            [
+                "prompt \"first\" was answered cancelled though the client never cancelled it: the agent gave it up for prompt 2 (\"second\"), sent while it ran"
+            ]
+        );
     }
 }
