@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 
 use gauntlet_agent::TerminalStatus;
 
-use super::{Invariant, Scope, Streamed, exchanges, shown_chunks, shown_text, streamed_per_turn};
+use super::{Invariant, Scope, Streamed, chunk_text, exchanges, shown_chunks, shown_text, streamed_per_turn};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -81,8 +81,13 @@ fn judge(evidence: &Evidence) -> Vec<(bool, String)> {
             .find(|text| !text.is_empty() && shown.contains(text.as_str()) && !own(text));
         let streamed_text: Vec<&str> = pieces.iter().map(|piece| piece.text.as_str()).collect();
         if let Some((other, text)) = other {
-            problems
-                .push((true, format!("turn {n} was shown turn {other}'s answer {text:?}: the client saw {shown:?}")));
+            problems.push((
+                true,
+                format!(
+                    "turn {n} was shown turn {other}'s answer {text:?}: the client saw {shown:?}{}",
+                    replayed_late(exchange)
+                ),
+            ));
             continue;
         }
         problems.push((false, match (busy, answer.map(|idx| &pieces[idx].text)) {
@@ -103,6 +108,19 @@ fn judge(evidence: &Evidence) -> Vec<(bool, String)> {
         }));
     }
     problems
+}
+
+/// Why an earlier answer shows during a prompt, when the updates say: a `user_message_chunk`
+/// during a live prompt is a replay of the conversation, which ACP has an agent stream before
+/// it answers `session/load` (gemini-cli streams it after, into the next prompt).
+fn replayed_late(exchange: &super::Exchange) -> &'static str {
+    let replay = exchange.updates.iter().any(|update| chunk_text(update, "user_message_chunk").is_some());
+    if replay {
+        " (a replay of the conversation, user_message_chunk and all, arrived during the prompt: \
+         ACP has session/load answered only once the replay is streamed)"
+    } else {
+        ""
+    }
 }
 
 /// True when `shown` is the texts of `pieces` in order, each whole or a prefix of it (a response
@@ -199,6 +217,22 @@ mod tests {
             [
                 "turn 1 completed (the script forces) but its answer \"Seven.\" was never shown: no agent_message_chunk during the prompt"
             ]
+        );
+    }
+
+    /// A replay streamed after session/load was answered lands in the next prompt: the
+    /// finding says so.
+    #[test]
+    fn a_late_replay_is_named() {
+        let mut capture = shown(&["Seven."], &["Seven.", "Eleven."]);
+        let at = capture.acp.len() - 3;
+        capture.acp.insert(at, entry("agent", chunk("user_message_chunk", "Name a prime.")));
+        let found = check_played(INVARIANT, &capture, &scenario(TWO_TURNS));
+        assert_eq!(found.len(), 1);
+        assert!(
+            found[0].starts_with("turn 2 was shown turn 1's answer \"Seven.\"")
+                && found[0].contains("a replay of the conversation"),
+            "{found:?}"
         );
     }
 
