@@ -26,6 +26,7 @@ pub const AS_SHOWN: Invariant =
 pub(super) struct Turn<'a> {
     /// Its number in the Session (from 1).
     pub n: usize,
+    /// Its prompt, as the client sent it live, with what it was shown and answered.
     pub exchange: Exchange<'a>,
     /// How it ended, as driven.
     pub status: Option<TerminalStatus>,
