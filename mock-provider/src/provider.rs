@@ -88,6 +88,14 @@ pub struct EndRecorder {
 }
 
 impl EndRecorder {
+    /// Notes the HTTP status the request is answered with.
+    fn record_status(&self, status: u16) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(entry) = state.journal.get_mut(self.entry) {
+            entry.status = Some(status);
+        }
+    }
+
     /// Notes that the body ended now, unless an end was already noted.
     pub fn record(&self, how: StreamEnd) {
         let at = self.started.elapsed();
@@ -330,15 +338,13 @@ impl MockProvider {
             }
             Err(reason) => {
                 let status = reason.status();
-                if let Some(entry) = state.journal.last_mut() {
-                    entry.status = Some(status);
-                }
                 let mismatch = Mismatch { method: request.method, path: request.path, reason };
                 let body = json!({ "error": {
                     "type": "gauntlet_unmatched_request", "code": "unmatched_request",
                     "message": format!("unmatched request {mismatch}"),
                 }});
                 state.mismatches.push(mismatch);
+                drop(state);
                 return reply(json_answer(status, body), end);
             }
         };
@@ -371,12 +377,8 @@ impl MockProvider {
             item_base: state.next_item,
         };
         state.next_item += response.item_count();
-        let answer = self.dialect.answer(response, &ctx, asked);
-        if let Some(entry) = end.as_ref().and_then(|end| state.journal.get_mut(end.entry)) {
-            entry.status = Some(answer.status);
-        }
         drop(state);
-        reply(answer, end)
+        reply(self.dialect.answer(response, &ctx, asked), end)
     }
 
     /// How many requests the journal holds so far, answered or not.
@@ -524,7 +526,12 @@ impl MockProvider {
 }
 
 /// A reply from a dialect's answer, noting its end in the journal through `end`.
+/// The reply of `answer`; its status goes into the journal entry `end` notes the end of, so
+/// the journal says what the agent met on the wire. Called with the state unlocked.
 fn reply(answer: Answer, end: Option<EndRecorder>) -> MockReply {
+    if let Some(end) = &end {
+        end.record_status(answer.status);
+    }
     MockReply { status: answer.status, headers: answer.headers, steps: answer.steps, end }
 }
 
@@ -684,6 +691,26 @@ mod tests {
         assert_eq!(past.status, 500);
         let report = provider.report();
         assert!(report.mismatches[0].to_string().contains(&format!("already met again {RETRY_CAP} times")), "{report}");
+    }
+
+    /// The journal keeps the status each request was answered with: a failing response asked
+    /// for whole comes as an HTTP error, the same one streamed as a 200 that fails in band, and
+    /// a request the script cannot place as the mock's own error.
+    #[test]
+    fn the_journal_keeps_the_status_the_agent_met() {
+        use crate::script::Ending;
+        let failed =
+            Response { text: vec!["x".into()], then: Ending::Failed("server_error".into()), ..Response::default() };
+        let mut script = Script::root(vec![failed.clone(), failed]);
+        script.turns = vec![2];
+        script.exhausted = Exhausted::Unscripted;
+        let chat = MockProvider::new(script).with_dialect(Dialect::ChatCompletions);
+        chat.begin_turn(0);
+        chat.respond(post("/v1/chat/completions", r#"{"model":"m","stream":true}"#));
+        chat.respond(post("/v1/chat/completions", r#"{"model":"m"}"#));
+        chat.respond(post("/v1/chat/completions", r#"{"model":"m"}"#));
+        let statuses: Vec<_> = chat.report().journal.iter().map(|entry| entry.status).collect();
+        assert_eq!(statuses, [Some(200), Some(500), Some(500)]);
     }
 
     #[test]
