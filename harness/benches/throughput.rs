@@ -79,7 +79,7 @@ fn long_conversations() -> anyhow::Result<()> {
         let text = long_conversation(n_turns);
         let path = scratch.path().join("scenarios").join(format!("long-{n_turns}.toml"));
         std::fs::write(&path, &text)?;
-        let scenario = gauntlet::scenario::parse(&text, &path)?;
+        let scenario = gauntlet_judge::scenario::parse(&text, &path)?;
         let golden_dir = Path::new("golden").join(format!("long-{n_turns}"));
         let rounds = (2000 / n_turns).clamp(1, 20);
         let (mut best, mut wire_bytes): (Option<Stages>, usize) = (None, 0);
@@ -107,10 +107,10 @@ fn long_conversations() -> anyhow::Result<()> {
             }
             let (elapsed, findings) = time(|| gauntlet::golden::compare(scratch.path(), &golden_dir, &files, false));
             stages.compare = elapsed;
-            let (elapsed, verdict) = time(|| gauntlet::judge::judge("long", &scenario, &capture, findings));
+            let (elapsed, verdict) = time(|| gauntlet_judge::judge::judge("long", &scenario, &capture, findings));
             stages.judge = elapsed;
             anyhow::ensure!(
-                verdict.kind == gauntlet::verdict::VerdictKind::Identical,
+                verdict.kind == gauntlet_judge::verdict::VerdictKind::Identical,
                 "{n_turns} turns: {:#?}",
                 verdict.findings
             );

@@ -3,14 +3,14 @@
 //! scenario that reproduces a real Log).
 //!
 //! Both return TOML text; the CLI writes it. The text is loaded back through
-//! [`crate::scenario::parse`] before it is returned, so `new` never writes a file the loader
+//! [`gauntlet_judge::scenario::parse`] before it is returned, so `new` never writes a file the loader
 //! would refuse.
 
 pub mod from_log;
 
 use std::path::Path;
 
-use crate::scenario::{self, LoadError};
+use gauntlet_judge::scenario::{self, LoadError};
 
 /// The families whose scenarios are lifecycle files (a `kind`, a `[config]`, timed steps).
 const LIFECYCLE_FAMILIES: [&str; 2] = ["monitor", "bridge"];
@@ -74,7 +74,7 @@ respond = [{{ text = ["Hello", " there."] }}]
 
 /// Checks generated text with the scenario loader.
 fn checked(text: String, path: &Path) -> Result<String, LoadError> {
-    match crate::lifecycle::kind_of(&text, path)? {
+    match gauntlet_judge::lifecycle::kind_of(&text, path)? {
         Some(_) => Ok(text),
         None => scenario::parse(&text, path).map(|_| text),
     }
@@ -104,7 +104,7 @@ mod tests {
     fn a_lifecycle_skeleton_loads() {
         for family in LIFECYCLE_FAMILIES {
             let text = skeleton(family, "x");
-            crate::lifecycle::kind_of(&text, Path::new("x.toml")).unwrap().unwrap();
+            gauntlet_judge::lifecycle::kind_of(&text, Path::new("x.toml")).unwrap().unwrap();
         }
     }
 }

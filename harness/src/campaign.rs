@@ -24,11 +24,11 @@ use serde::Serialize;
 use crate::check::{self, Checked, Progress};
 use crate::driver::Driver;
 use crate::driver::reference::Reference;
-use crate::judge;
 use crate::profile::Profile;
-use crate::scenario::{self, Capability, Scenario};
-use crate::tool_map::AbstractTool;
-use crate::verdict::{Layer, Verdict};
+use gauntlet_judge::judge;
+use gauntlet_judge::scenario::{self, Capability, Scenario};
+use gauntlet_judge::tool_map::AbstractTool;
+use gauntlet_judge::verdict::{Layer, Verdict};
 use generator::{Generated, Space};
 
 /// Plays one scenario on the implementation under test and judges it (without goldens).
@@ -425,8 +425,8 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
-    use crate::verdict::Finding;
     use gauntlet_agent::TerminalStatus;
+    use gauntlet_judge::verdict::Finding;
 
     fn options(count: usize, write_to: Option<PathBuf>) -> Options {
         Options {

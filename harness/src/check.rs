@@ -18,16 +18,17 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::capture::Capture;
 use crate::driver::Driver;
+use crate::golden;
 use crate::known_failures::{self, Comparison, KnownFailures};
 use crate::lifecycle::adapter::Adapter;
-use crate::lifecycle::{self, Family, Kind};
 use crate::profile::Profile;
 use crate::run::{AnyScenario, Plan};
-use crate::scenario::{LoadError, Scenario};
-use crate::verdict::{Finding, Layer, Verdict};
-use crate::{golden, judge};
+use gauntlet_judge::capture::Capture;
+use gauntlet_judge::judge;
+use gauntlet_judge::lifecycle::{self, Family, Kind};
+use gauntlet_judge::scenario::{LoadError, Scenario};
+use gauntlet_judge::verdict::{Finding, Layer, Verdict};
 
 /// One scenario's verdict, and the evidence behind it.
 #[derive(Debug, Clone, Serialize)]
@@ -381,7 +382,7 @@ fn evidence(capture: &Capture) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verdict::VerdictKind;
+    use gauntlet_judge::verdict::VerdictKind;
 
     /// A filter naming a scenario file outside the corpus (a campaign's reproduction) plays
     /// that file, under its path, and only it when no other filter names corpus scenarios.

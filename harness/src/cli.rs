@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::lifecycle::Family;
 use crate::report::progress::Format;
 use crate::run::{Plan, RootError};
+use gauntlet_judge::lifecycle::Family;
 
 /// gauntlet: does an agent runtime tell the truth about how a turn ended?
 #[derive(Debug, Parser)]
@@ -125,7 +125,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "CMD", requires = "family")]
     pub adapter: Option<String>,
     /// The lifecycle family the adapter implements.
-    #[arg(long, value_enum, requires = "adapter")]
+    #[arg(long, value_parser = family, requires = "adapter")]
     pub family: Option<Family>,
     /// Milliseconds an adapter may take for one scenario.
     #[arg(long, value_name = "MS", default_value_t = 10_000, requires = "adapter")]
@@ -174,4 +174,12 @@ impl Cli {
         plan.bless = bless;
         Ok(plan)
     }
+}
+
+/// `--family`: a lifecycle family by its name (`monitor`, `bridge`).
+fn family(name: &str) -> Result<Family, String> {
+    Family::ALL.into_iter().find(|family| family.as_str() == name).ok_or_else(|| {
+        let names: Vec<&str> = Family::ALL.iter().map(|family| family.as_str()).collect();
+        format!("expected one of: {}", names.join(", "))
+    })
 }

@@ -18,9 +18,9 @@ use std::time::Duration;
 use gauntlet_mock_provider::MismatchReason;
 use gauntlet_mock_provider::provider::MockProvider;
 
-use crate::capture::{Cancel, Capture, Request};
 use crate::driver::conversation::Conversation;
-use crate::scenario::Scenario;
+use gauntlet_judge::capture::{Cancel, Capture, Request};
+use gauntlet_judge::scenario::Scenario;
 
 /// Runs scenarios against one implementation.
 pub trait Driver: Sync {

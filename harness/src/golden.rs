@@ -12,10 +12,9 @@ use gauntlet_mock_provider::increment::{Chain, Increment};
 use serde_json::Value;
 use similar::TextDiff;
 
-use crate::verdict::{Finding, Layer};
+use gauntlet_judge::verdict::{Finding, Layer};
 
-/// The folder of a scenario's golden that holds its child Sessions' Logs, `<id>.ndjson` each.
-pub const CHILDREN_DIR: &str = "children/";
+pub use gauntlet_judge::capture::CHILDREN_DIR;
 
 /// The suffix of a pending golden file.
 pub const PENDING_SUFFIX: &str = ".new";

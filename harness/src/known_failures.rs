@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::scenario::{self, LoadError};
-use crate::verdict::{Finding, Layer, Verdict, VerdictKind};
+use gauntlet_judge::scenario::{self, LoadError};
+use gauntlet_judge::verdict::{Finding, Layer, Verdict, VerdictKind};
 
 /// The expectations file of one implementation.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]

@@ -11,12 +11,12 @@ use std::time::Duration;
 use gauntlet_mock_provider::{Dialect, SideRequest};
 use serde::Deserialize;
 
-use crate::capture;
 use crate::driver::acp_client::Permission;
 use crate::driver::external::External;
-use crate::locate::{self, Step};
-use crate::scenario::{self, Capability, Knobs, LoadError, RetryBudget, Scenario};
-use crate::tool_map::{self, AbstractTool, ToolMap};
+use gauntlet_judge::capture;
+use gauntlet_judge::locate::{self, Step};
+use gauntlet_judge::scenario::{self, Capability, Knobs, LoadError, RetryBudget, Scenario};
+use gauntlet_judge::tool_map::{self, AbstractTool, ToolMap};
 
 /// The placeholders gauntlet fills in a profile's command, arguments, environment and files.
 pub const PLACEHOLDERS: &[&str] = &[
@@ -444,7 +444,7 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tool_map::AbstractTool;
+    use gauntlet_judge::tool_map::AbstractTool;
 
     fn write(text: &str) -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
@@ -461,10 +461,14 @@ mod tests {
         assert_eq!(profile.program(), std::path::absolute(path.parent().unwrap()).unwrap().join("bin/agent"));
         assert!(profile.capabilities.is_empty());
         assert_eq!(profile.permission, Permission::AllowOnce);
-        let cancels = crate::judge::invariants::fixture::scenario(
+        let cancels = fixture_scenario(
             "title = \"t\"\n[[turn]]\nprompt = \"p\"\ncancel = \"sent\"\nrespond = [{ text = [\"x\"] }]\n",
         );
         assert_eq!(profile.missing(&cancels), ["cancel"]);
+    }
+
+    fn fixture_scenario(text: &str) -> gauntlet_judge::scenario::Scenario {
+        gauntlet_judge::scenario::parse(text, Path::new("fixture.toml")).unwrap()
     }
 
     const TOOL_SCENARIO: &str = "title = \"t\"\n[[turn]]\nprompt = \"p\"\nrespond = [{ calls = [{ name = \"read\", args = { path = \"a.txt\" } }, { name = \"wait\", args = { ms = 1000 } }] }, { text = [\"x\"] }]\n";
@@ -496,7 +500,7 @@ mod tests {
 
     #[test]
     fn a_tool_mapping_stands_in_for_the_tools_capability_when_it_maps_every_call() {
-        let scenario = crate::judge::invariants::fixture::scenario(TOOL_SCENARIO);
+        let scenario = fixture_scenario(TOOL_SCENARIO);
         let head = "name = \"a\"\ncommand = \"agent\"\npermission = \"reject_once\"\n";
         let (_dir, path) = write(head);
         assert_eq!(load(&path).unwrap().missing(&scenario), ["tools"]);

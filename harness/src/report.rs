@@ -22,8 +22,8 @@ pub mod requirements;
 use std::path::Path;
 
 use crate::check::CheckRun;
-use crate::contract::Requirement;
-use crate::verdict::{Verdict, VerdictKind};
+use gauntlet_judge::contract::Requirement;
+use gauntlet_judge::verdict::{Verdict, VerdictKind};
 
 /// What a check's report files are made from: the run, its verdicts and the result of each
 /// requirement the run was about.

@@ -7,11 +7,12 @@ use std::time::Instant;
 use gauntlet_mock_provider::Dialect;
 
 use crate::driver::Driver;
-use crate::lifecycle::capture::LifecycleCapture;
-use crate::lifecycle::{self, LifecycleScenario};
-use crate::scenario::{LoadError, Scenario};
-use crate::verdict::{Finding, Layer, Verdict};
-use crate::{golden, judge, scenario};
+use crate::golden;
+use gauntlet_judge::lifecycle::capture::LifecycleCapture;
+use gauntlet_judge::lifecycle::{self, LifecycleScenario};
+use gauntlet_judge::scenario::{LoadError, Scenario};
+use gauntlet_judge::verdict::{Finding, Layer, Verdict};
+use gauntlet_judge::{judge, scenario};
 
 /// Where the corpus lives and how to treat goldens.
 #[derive(Debug, Clone)]
@@ -189,7 +190,7 @@ pub fn run_scenario_in(plan: &Plan, driver: &dyn Driver, name: &str, path: &Path
             }
         },
         Ok(AnyScenario::Lifecycle(scenario)) => {
-            judge_lifecycle(plan, name, &scenario, &lifecycle::reference::run(&scenario))
+            judge_lifecycle(plan, name, &scenario, &crate::lifecycle::reference::run(&scenario))
         }
     };
     verdict.elapsed_ms = started.elapsed().as_millis();
@@ -227,7 +228,7 @@ mod tests {
     use super::*;
     use crate::driver::Driver;
     use crate::driver::reference::Reference;
-    use crate::verdict::VerdictKind;
+    use gauntlet_judge::verdict::VerdictKind;
 
     /// A copy of the repository's scenarios and goldens in a scratch folder.
     fn scratch_corpus() -> (tempfile::TempDir, Plan) {
@@ -277,8 +278,8 @@ mod tests {
                     Reference::default().drive(&scenario).golden_files(),
                 ),
                 AnyScenario::Lifecycle(scenario) => (
-                    lifecycle::reference::run(&scenario).golden_files(),
-                    lifecycle::reference::run(&scenario).golden_files(),
+                    crate::lifecycle::reference::run(&scenario).golden_files(),
+                    crate::lifecycle::reference::run(&scenario).golden_files(),
                 ),
             };
             assert_eq!(first, second, "{name} differs between two runs");

@@ -10,9 +10,9 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::known_failures::KnownFailures;
-use crate::lifecycle::{BridgeFile, Family, MonitorFile};
 use crate::profile::Profile;
-use crate::scenario::Scenario;
+use gauntlet_judge::lifecycle::{BridgeFile, Family, MonitorFile};
+use gauntlet_judge::scenario::Scenario;
 
 /// Every schema, as `(file name under docs/schema/, pretty JSON with a final newline)`.
 pub fn all() -> Vec<(&'static str, String)> {

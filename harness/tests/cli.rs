@@ -90,7 +90,7 @@ fn audit_of_what_is_not_a_log_exits_2() {
 
 /// What a Log says, modulo ids and times: each event without `id`, `ts` and clock readings.
 fn timeless(log: &[String]) -> Vec<Value> {
-    let capture = gauntlet::capture::Capture { log: log.to_vec(), ..Default::default() };
+    let capture = gauntlet_judge::capture::Capture { log: log.to_vec(), ..Default::default() };
     let mut events = capture.timeless_log();
     for event in &mut events {
         event.as_object_mut().unwrap().remove("id");
@@ -102,17 +102,17 @@ fn timeless(log: &[String]) -> Vec<Value> {
 fn round_trip(name: &str) -> Result<(), String> {
     use gauntlet::driver::Driver;
     let golden_log = root().join("golden").join(name).join("log.ndjson");
-    let file = gauntlet::log_file::read(&golden_log).map_err(|error| error.to_string())?;
+    let file = gauntlet_judge::log_file::read(&golden_log).map_err(|error| error.to_string())?;
     let text = gauntlet::authoring::from_log::scenario(&file, name).text;
     let path = Path::new("roundtrip.toml");
-    let scenario = gauntlet::scenario::parse(&text, path).map_err(|error| format!("{error}\n{text}"))?;
+    let scenario = gauntlet_judge::scenario::parse(&text, path).map_err(|error| format!("{error}\n{text}"))?;
     // The written scenario splits the Log where the corpus scenario does: the same preload (its
     // complete lines; a torn tail leaves no trace), as many scripted turns, the same child routes.
-    let original = gauntlet::scenario::load(&root().join("scenarios").join(format!("{name}.toml"))).unwrap();
+    let original = gauntlet_judge::scenario::load(&root().join("scenarios").join(format!("{name}.toml"))).unwrap();
     let complete_lines = |ndjson: &str| ndjson.lines().filter(|line| line.ends_with('}')).count();
     let preloaded =
-        |scenario: &gauntlet::scenario::Scenario| scenario.log.as_ref().map(|log| complete_lines(&log.ndjson));
-    let shape = |scenario: &gauntlet::scenario::Scenario| {
+        |scenario: &gauntlet_judge::scenario::Scenario| scenario.log.as_ref().map(|log| complete_lines(&log.ndjson));
+    let shape = |scenario: &gauntlet_judge::scenario::Scenario| {
         (preloaded(scenario), scenario.turns.len(), scenario.children.keys().cloned().collect::<Vec<_>>())
     };
     // A reload whose fresh process writes recovery evidence (a running child found `detached`)
@@ -133,15 +133,15 @@ fn round_trip(name: &str) -> Result<(), String> {
         ));
     }
     let capture = gauntlet::driver::reference::Reference::default().drive(&scenario);
-    let verdict = gauntlet::judge::judge(name, &scenario, &capture, Vec::new());
+    let verdict = gauntlet_judge::judge::judge(name, &scenario, &capture, Vec::new());
     if !verdict.findings.is_empty() {
         let findings: Vec<String> = verdict.findings.iter().map(ToString::to_string).collect();
         return Err(format!("the run of the written scenario has findings:\n{}\n{text}", findings.join("\n")));
     }
-    let states = |audit: gauntlet::audit::Audit| {
+    let states = |audit: gauntlet_judge::audit::Audit| {
         audit.turns.into_iter().map(|turn| (turn.terminal_status, turn.error_kind)).collect::<Vec<_>>()
     };
-    if states(capture.audit()) != states(gauntlet::audit::audit(&file.lines)) {
+    if states(capture.audit()) != states(gauntlet_judge::audit::audit(&file.lines)) {
         return Err(format!("the terminal states differ\n{text}"));
     }
     let (replayed, mut original) = (timeless(&capture.log), timeless(&file.lines));
@@ -410,13 +410,13 @@ fn schemas_are_generated_and_every_file_validates() {
     let mut lifecycle = 0;
     for (name, path) in gauntlet::run::scenario_names(&gauntlet::run::Plan::repository()) {
         let text = std::fs::read_to_string(&path).unwrap();
-        match gauntlet::lifecycle::kind_of(&text, &path).unwrap() {
+        match gauntlet_judge::lifecycle::kind_of(&text, &path).unwrap() {
             None => {
-                gauntlet::scenario::parse(&text, &path).unwrap_or_else(|error| panic!("{name}: {error}"));
+                gauntlet_judge::scenario::parse(&text, &path).unwrap_or_else(|error| panic!("{name}: {error}"));
                 pairs.push(("scenario.schema.json".to_owned(), path));
             }
             Some(kind) => {
-                gauntlet::lifecycle::parse(&text, &path).unwrap_or_else(|error| panic!("{name}: {error}"));
+                gauntlet_judge::lifecycle::parse(&text, &path).unwrap_or_else(|error| panic!("{name}: {error}"));
                 let family = kind.family().as_str();
                 assert!(
                     name.starts_with(&format!("{family}/")),

@@ -7,20 +7,20 @@
 
 mod generated;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use gauntlet::driver::Driver;
 use gauntlet::driver::external::External;
 use gauntlet::driver::reference::Reference;
+use gauntlet::golden;
 use gauntlet::known_failures::KnownFailures;
-use gauntlet::lifecycle::Family;
 use gauntlet::lifecycle::adapter::Adapter;
 use gauntlet::profile::{self, Profile};
 use gauntlet::run::{self, Plan};
-use gauntlet::verdict::{Layer, Verdict, VerdictKind};
 use gauntlet::{campaign, check};
-use gauntlet::{code_map, contract, coverage, golden, layers, scenario};
+use gauntlet_judge::lifecycle::Family;
+use gauntlet_judge::verdict::{Layer, Verdict, VerdictKind};
+use gauntlet_judge::{contract, scenario};
 use gauntlet_mock_provider::Dialect;
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -106,21 +106,11 @@ fn main() {
                 .with_kind("check"),
         );
     }
-    let corpus = names.clone();
-    let root = plan.root.clone();
-    trials.push(Trial::test("corpus/contract-coverage", move || contract_trial(&root, &corpus)).with_kind("corpus"));
     let root = plan.root.clone();
     trials.push(Trial::test("corpus/no-pending-goldens", move || no_pending(&root)).with_kind("corpus"));
     let corpus = names;
     let root = plan.root.clone();
     trials.push(Trial::test("corpus/no-orphan-goldens", move || no_orphans(&root, &corpus)).with_kind("corpus"));
-    let root = plan.root.clone();
-    trials
-        .push(Trial::test("corpus/rust-files-open-with-docs", move || files_open_with_docs(&root)).with_kind("corpus"));
-    let root = plan.root.clone();
-    trials.push(Trial::test("corpus/layers", move || layers_hold(&root)).with_kind("corpus"));
-    let root = plan.root.clone();
-    trials.push(Trial::test("corpus/code-map", move || code_map_holds(&root)).with_kind("corpus"));
     let root = plan.root.clone();
     trials.push(
         Trial::test("corpus/reports-list-the-corpus", move || reports_list_the_corpus(&root)).with_kind("corpus"),
@@ -467,7 +457,8 @@ fn buggy_check(root: &Path, bug: &Bug) -> Result<(), Failed> {
         let caught = checked.verdict.findings.iter().any(|finding| {
             finding.requirement.as_deref() == Some(bug.requirement) && finding.message.contains(bug.evidence)
         });
-        let faulted = checked.verdict.findings.iter().any(|finding| finding.layer == gauntlet::verdict::Layer::Fault);
+        let faulted =
+            checked.verdict.findings.iter().any(|finding| finding.layer == gauntlet_judge::verdict::Layer::Fault);
         let patient = checked.verdict.elapsed_ms < u128::from(profile.patience_ms);
         if checked.verdict.kind != VerdictKind::Nonconformant || !caught || faulted || !patient {
             return Err(format!(
@@ -645,56 +636,6 @@ fn scenario_trial(plan: &Plan, name: &str, path: &std::path::Path, dialect: Opti
     }
     let findings: Vec<String> = verdict.findings.iter().map(ToString::to_string).collect();
     Err(format!("{} is {}:\n{}", verdict.scenario, verdict.kind.as_str(), findings.join("\n")).into())
-}
-
-fn contract_trial(root: &std::path::Path, names: &[(String, PathBuf)]) -> Result<(), Failed> {
-    let path = root.join("docs/contract.md");
-    let text = std::fs::read_to_string(&path).map_err(|error| format!("{}: {error}", path.display()))?;
-    let requirements = contract::parse(&text)?;
-    let mut covers = BTreeMap::new();
-    for (name, path) in names {
-        covers.insert(name.clone(), scenario::covers(path).map_err(|error| error.to_string())?);
-    }
-    let problems = coverage::verify(&requirements, &covers, root);
-    if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
-}
-
-/// Every Rust file of the workspace opens with a `//!` line saying what it is for.
-fn files_open_with_docs(root: &Path) -> Result<(), Failed> {
-    let mut bare = Vec::new();
-    for crate_dir in ["runtime", "mock-provider", "harness"] {
-        golden::walk(&root.join(crate_dir), &mut |path| {
-            if path.extension().is_some_and(|ext| ext == "rs") {
-                let text = std::fs::read_to_string(path).unwrap_or_default();
-                if !text.starts_with("//!") {
-                    bare.push(path.display().to_string());
-                }
-            }
-        });
-    }
-    bare.sort();
-    if bare.is_empty() { Ok(()) } else { Err(format!("files without a `//!` first line:\n{}", bare.join("\n")).into()) }
-}
-
-/// No module uses one of a higher layer, as ARCHITECTURE.md lists them (`gauntlet::layers`).
-fn layers_hold(root: &Path) -> Result<(), Failed> {
-    let problems = layers::check(root)?;
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("imports against the layers:\n{}", problems.join("\n")).into())
-    }
-}
-
-/// ARCHITECTURE.md's code map names every source file and no file that is gone
-/// (`gauntlet::code_map`).
-fn code_map_holds(root: &Path) -> Result<(), Failed> {
-    let problems = code_map::check(root)?;
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("ARCHITECTURE.md's code map against the files:\n{}", problems.join("\n")).into())
-    }
 }
 
 /// Every committed report (docs/reports/*.md) lists exactly the scenarios its check plays

@@ -25,25 +25,35 @@ pub mod beat;
 pub mod body;
 pub mod conversation;
 pub mod dialect;
+#[cfg(feature = "server")]
 pub mod in_process;
 pub mod increment;
 pub mod journal;
+#[cfg(feature = "server")]
 pub mod provider;
+#[cfg(feature = "server")]
 pub mod record;
 pub mod script;
+#[cfg(feature = "server")]
 pub mod server;
+#[cfg(feature = "server")]
 pub mod sessions;
 pub mod side;
 
 pub use body::Body;
 pub use conversation::{Conversation, Message, ViewError};
 pub use dialect::{Answer, Asked, Dialect, EncodeContext, Step, UnknownDialect};
+#[cfg(feature = "server")]
 pub use in_process::{Chunk, Playback, play};
 pub use increment::{Changes, Increment};
 pub use journal::{After, Ended, JournalEntry, Mismatch, MismatchReason, StreamEnd, Timing};
+#[cfg(feature = "server")]
 pub use provider::{EndRecorder, MockProvider, MockReply, MockReport, MockRequest, SESSION_HEADER, Unconsumed};
+#[cfg(feature = "server")]
 pub use record::{RecordError, Recorder, Recording, Upstream};
 pub use script::{Call, Ending, Exhausted, Pause, RETRY_CAP, ROOT, Reasoning, Response, Script, ScriptError, Usage};
+#[cfg(feature = "server")]
 pub use server::{Responder, ServerHandle, serve};
+#[cfg(feature = "server")]
 pub use sessions::Sessions;
 pub use side::{SideReply, SideRequest};

@@ -21,7 +21,7 @@
 //! failure's details match too; a finished call that took time before its `provider_usage`
 //! keeps it as a pause, so concurrent Sessions interleave as they did. A `read` that succeeded
 //! puts its output in `[workspace]` (unless the Log wrote that file first). `expect` and
-//! `error_kind` come from the audited terminal states ([`crate::audit`]), and each
+//! `error_kind` come from the audited terminal states ([`gauntlet_judge::audit`]), and each
 //! `run_workflow` call's `[[expect.workflow]]` from its spine ([`workflows`]).
 //!
 //! What an earlier process wrote becomes the `[log]` preload ([`resume`]: restart recovery, or
@@ -45,11 +45,11 @@ use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 use toml_edit::{Array, InlineTable, Table};
 
-use crate::audit::{self, Line, TurnAudit};
-use crate::log_file::LogFile;
-use crate::scenario::Config;
 use children::ChildDraft;
 use document::{inline, int, json_value};
+use gauntlet_judge::audit::{self, Line, TurnAudit};
+use gauntlet_judge::log_file::LogFile;
+use gauntlet_judge::scenario::Config;
 
 /// A scenario written from a Log, and what the Log could not say.
 #[derive(Debug, Clone, PartialEq)]
@@ -674,7 +674,7 @@ mod tests {
             ("assistant_message", r#"{"text":"Done."}"#, 9),
         ]);
         let written = scenario(&file, "log.ndjson");
-        let loaded = crate::scenario::parse(&written.text, Path::new("x.toml")).unwrap();
+        let loaded = gauntlet_judge::scenario::parse(&written.text, Path::new("x.toml")).unwrap();
         assert_eq!(loaded.log.unwrap().ndjson.lines().count(), 3, "{}", written.text);
         assert_eq!(loaded.turns.len(), 1);
         assert!(written.notes.is_empty());
@@ -690,7 +690,7 @@ mod tests {
             ("provider_usage", USAGE, 1),
             ("assistant_message", r#"{"text":"Second."}"#, 1),
         ]);
-        let loaded = crate::scenario::parse(&scenario(&file, "l").text, Path::new("x.toml")).unwrap();
+        let loaded = gauntlet_judge::scenario::parse(&scenario(&file, "l").text, Path::new("x.toml")).unwrap();
         assert_eq!((loaded.log.map(|log| log.ndjson.lines().count()), loaded.turns.len()), (Some(2), 1));
         // Text right before `turn_failed` is a failed call's partial text, even recorded clean.
         let file = log(&[
@@ -701,11 +701,11 @@ mod tests {
             ("provider_usage", USAGE, 1),
             ("assistant_message", r#"{"text":"Second."}"#, 1),
         ]);
-        let loaded = crate::scenario::parse(&scenario(&file, "l").text, Path::new("x.toml")).unwrap();
+        let loaded = gauntlet_judge::scenario::parse(&scenario(&file, "l").text, Path::new("x.toml")).unwrap();
         assert_eq!((loaded.log.is_none(), loaded.turns.len()), (true, 2));
         // A Log that records no usage at all is scripted whole.
         let file = log(&[("user_message", r#"{"text":"One"}"#, 0), earlier]);
-        let loaded = crate::scenario::parse(&scenario(&file, "l").text, Path::new("x.toml")).unwrap();
+        let loaded = gauntlet_judge::scenario::parse(&scenario(&file, "l").text, Path::new("x.toml")).unwrap();
         assert_eq!((loaded.log.is_none(), loaded.turns.len()), (true, 1));
     }
 
@@ -732,7 +732,7 @@ mod tests {
         let written = scenario(&file, "l");
         assert_eq!(written.notes.len(), 1);
         assert!(written.notes[0].starts_with("child Session `sub_1` ran, but its Log"), "{:?}", written.notes);
-        let loaded = crate::scenario::parse(&written.text, Path::new("x.toml")).unwrap();
+        let loaded = gauntlet_judge::scenario::parse(&written.text, Path::new("x.toml")).unwrap();
         assert!(loaded.children["sub_1"].respond.is_empty());
 
         // With its Log, it is scripted, the Provider's four seconds kept as a pause.

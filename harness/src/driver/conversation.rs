@@ -14,9 +14,9 @@ use gauntlet_mock_provider::provider::MockProvider;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::capture::{CANCEL_CLOSE_BOUND, Reported, TornTail};
 use crate::driver::acp_client::{AcpClient, ClientError, Settings, is_response, session_update};
-use crate::scenario::{Scenario, Trigger, Turn};
+use gauntlet_judge::capture::{CANCEL_CLOSE_BOUND, QUICK_ANSWER, Reported, TornTail};
+use gauntlet_judge::scenario::{Scenario, Trigger, Turn};
 
 /// The Session id preloaded Logs use.
 pub const PRELOADED_SESSION_ID: &str = "root";
@@ -515,11 +515,6 @@ async fn retry_gap(
         }
     }
 }
-
-/// How long the client waits for an answer that an agent gives at once or not at all (to a
-/// malformed line, to a prompt it must refuse), before the scenario goes on without it. A hang
-/// of the agent as a whole still ends at the next wait, after the full patience.
-pub const QUICK_ANSWER: Duration = Duration::from_millis(1000);
 
 /// Reads messages until one satisfies `wanted`, for at most `wait` in all; `Ok(false)` when the
 /// wait ended first. Only a broken conversation (closed, garbage, flooding) is an `Err`.

@@ -21,12 +21,12 @@ use nix::unistd::Pid;
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
 
-use crate::capture::Capture;
 use crate::driver::acp_client::{Permission, Settings};
 use crate::driver::conversation::{self, Connection, Conversation, PRELOADED_SESSION_ID};
 use crate::driver::{Driver, assemble, prepare_workspace};
-use crate::scenario::Scenario;
-use crate::tool_map;
+use gauntlet_judge::capture::Capture;
+use gauntlet_judge::scenario::Scenario;
+use gauntlet_judge::tool_map;
 
 /// How much of an agent's stderr is kept (the end of it).
 const STDERR_LIMIT: usize = 64 * 1024;

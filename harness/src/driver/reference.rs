@@ -21,11 +21,11 @@ use gauntlet_mock_provider::in_process::{Chunk, Playback};
 use gauntlet_mock_provider::provider::{MockProvider, MockRequest};
 use gauntlet_mock_provider::server;
 
-use crate::capture::Capture;
 use crate::driver::acp_client::{Permission, Settings};
 use crate::driver::conversation::{self, Connection, PRELOADED_SESSION_ID};
 use crate::driver::{Driver, IN_PROCESS_DEADLINE, assemble, guarded, prepare_workspace};
-use crate::scenario::Scenario;
+use gauntlet_judge::capture::Capture;
+use gauntlet_judge::scenario::Scenario;
 
 /// The context window the reference agent reports in `usage_update`.
 pub const CONTEXT_WINDOW: u64 = 400_000;
@@ -277,7 +277,7 @@ mod tests {
             "turn/reasoning-model-switch",
         ];
         for (name, path) in scenario_names(&plan).into_iter().filter(|(name, _)| quick.contains(&name.as_str())) {
-            let scenario = crate::scenario::load(&path).unwrap();
+            let scenario = gauntlet_judge::scenario::load(&path).unwrap();
             let in_process = Reference { wire: Wire::InProcess, ..Reference::default() }.drive(&scenario);
             let http = Reference { wire: Wire::Http, ..Reference::default() }.drive(&scenario);
             assert!(http.faults.is_empty(), "{name}: {:?}", http.faults);
@@ -291,14 +291,14 @@ mod tests {
     fn concurrent_children_are_routed_by_session_over_real_http_too() {
         let plan = Plan::repository();
         let name = "workflow/partial-failure-held";
-        let scenario = crate::scenario::load(&plan.scenarios().join(format!("{name}.toml"))).unwrap();
+        let scenario = gauntlet_judge::scenario::load(&plan.scenarios().join(format!("{name}.toml"))).unwrap();
         let capture = Reference { wire: Wire::Http, ..Reference::default() }.drive(&scenario);
         assert!(capture.faults.is_empty(), "{:?}", capture.faults);
         assert!(capture.unmatched.is_empty() && capture.unconsumed.is_empty(), "{capture:#?}");
         let children: Vec<&str> = capture.children.keys().map(String::as_str).collect();
         assert_eq!(children, ["wf_1-after_ready", "wf_1-broken", "wf_1-ready"]);
         // Invariants and expectations hold on real time; only the golden is left out.
-        let verdict = crate::judge::judge(name, &scenario, &capture, Vec::new());
-        assert_eq!(verdict.kind, crate::verdict::VerdictKind::Identical, "{:#?}", verdict.findings);
+        let verdict = gauntlet_judge::judge::judge(name, &scenario, &capture, Vec::new());
+        assert_eq!(verdict.kind, gauntlet_judge::verdict::VerdictKind::Identical, "{:#?}", verdict.findings);
     }
 }

@@ -12,9 +12,9 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
-use super::LifecycleScenario;
-use super::capture::LifecycleCapture;
 use crate::driver::external::{Group, Stderr, stderr_evidence, stop};
+use gauntlet_judge::lifecycle::LifecycleScenario;
+use gauntlet_judge::lifecycle::capture::LifecycleCapture;
 
 /// More output than this from one scenario is flooding.
 const OUTPUT_LIMIT: usize = 8 * 1024 * 1024;

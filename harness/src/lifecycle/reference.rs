@@ -11,8 +11,8 @@ use gauntlet_monitor::{self as monitor, Monitor, Phase};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::capture::LifecycleCapture;
-use super::{Kind, LifecycleScenario};
+use gauntlet_judge::lifecycle::capture::LifecycleCapture;
+use gauntlet_judge::lifecycle::{Kind, LifecycleScenario};
 
 /// The protocol's first line.
 #[derive(Deserialize)]

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::CheckReport;
-use crate::verdict::VerdictKind;
+use gauntlet_judge::verdict::VerdictKind;
 
 /// The run as a JUnit XML document.
 pub fn render(report: &CheckReport<'_>) -> String {
@@ -81,7 +81,7 @@ mod tests {
     use super::*;
     use crate::check::{CheckRun, Checked};
     use crate::known_failures::{Comparison, Failure};
-    use crate::verdict::{Finding, Layer, Verdict};
+    use gauntlet_judge::verdict::{Finding, Layer, Verdict};
 
     #[test]
     fn unexpected_failures_fail_and_text_is_escaped() {

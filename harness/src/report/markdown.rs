@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::CheckReport;
 use super::requirements::{Row, Status, tier};
-use crate::verdict::Layer;
+use gauntlet_judge::verdict::Layer;
 
 /// The Markdown matrix: requirements against results, then scenarios against verdicts.
 pub fn render(report: &CheckReport<'_>) -> String {
@@ -94,8 +94,8 @@ fn differences(out: &mut String, report: &CheckReport<'_>) {
 mod tests {
     use super::*;
     use crate::check::{CheckRun, Checked};
-    use crate::contract::{Requirement, Tier};
-    use crate::verdict::{Finding, Layer, Verdict};
+    use gauntlet_judge::contract::{Requirement, Tier};
+    use gauntlet_judge::verdict::{Finding, Layer, Verdict};
 
     #[test]
     fn the_matrix_names_each_requirement_and_scenario_with_its_tier() {

@@ -15,7 +15,7 @@ use std::io::{IsTerminal, Write};
 
 use serde_json::json;
 
-use crate::verdict::Verdict;
+use gauntlet_judge::verdict::Verdict;
 
 /// How verdicts are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

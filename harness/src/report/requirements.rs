@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
-use crate::contract::{Requirement, Tier};
-use crate::verdict::{Finding, Layer, Verdict, VerdictKind};
+use gauntlet_judge::contract::{Requirement, Tier};
+use gauntlet_judge::verdict::{Finding, Layer, Verdict, VerdictKind};
 
 /// What a run says about one requirement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gauntlet::audit;
+use gauntlet_judge::audit;
 use gauntlet_mock_provider::{Call, MockProvider, Pause, Response, Script, ServerHandle};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};

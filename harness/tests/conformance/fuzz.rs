@@ -12,11 +12,12 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
-use gauntlet::{lifecycle, profile, scenario};
+use gauntlet::profile;
 use gauntlet_agent::acp::lines::{Line, Lines};
 use gauntlet_agent::acp::message;
 use gauntlet_agent::log;
 use gauntlet_agent::provider::sse::Decoder;
+use gauntlet_judge::{lifecycle, scenario};
 use gauntlet_mock_provider::increment::Chain;
 use gauntlet_mock_provider::{Body, Call, MockProvider, MockRequest, Response, Script, Step};
 

@@ -24,27 +24,45 @@
 //! monitor and the app-server bridge, the seeds' other two contracts, are crates of their own
 //! (`gauntlet-monitor`, `gauntlet-bridge`).
 
+#[cfg(feature = "runtime")]
 pub mod acp;
 pub mod canonical;
+#[cfg(feature = "runtime")]
 pub mod compaction;
+#[cfg(feature = "runtime")]
 pub mod control;
+#[cfg(feature = "runtime")]
 pub mod delegation;
 pub mod event;
+#[cfg(feature = "runtime")]
 pub mod ids;
+#[cfg(feature = "runtime")]
 pub mod log;
+#[cfg(feature = "runtime")]
 pub mod provider;
+#[cfg(feature = "runtime")]
 pub mod recovery;
+#[cfg(feature = "runtime")]
 pub mod replay;
 pub mod resource;
+#[cfg(feature = "runtime")]
 pub mod session;
+#[cfg(feature = "runtime")]
 pub mod subagents;
+#[cfg(feature = "runtime")]
 pub mod tools;
+#[cfg(feature = "runtime")]
 pub mod turn;
 pub mod workflows;
 
+#[cfg(feature = "runtime")]
 pub use control::{CancelHandle, CancelSignal, TurnOutcome};
 pub use event::{ErrorKind, Event, EventType, Payload, TerminalStatus};
+#[cfg(feature = "runtime")]
 pub use log::{Log, LogError, TornTail};
+#[cfg(feature = "runtime")]
 pub use provider::{Provider, ProviderConfig, Transport};
+#[cfg(feature = "runtime")]
 pub use session::{Session, SessionConfig};
+#[cfg(feature = "runtime")]
 pub use tools::Toolbox;

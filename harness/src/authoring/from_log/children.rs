@@ -1,6 +1,6 @@
 //! The `[children.<route>]` scripts of a scenario written from a Log: each child Session that
 //! started in the reproduced process is scripted from its own Log (`children/<id>.ndjson` beside
-//! the root Log, as [`crate::log_file::read`] finds them), its one Turn drafted as a root Turn
+//! the root Log, as [`gauntlet_judge::log_file::read`] finds them), its one Turn drafted as a root Turn
 //! is; `expect` and `reason` are its last `subagent_event` in the root Log (SUB-EVENT-FIELDS).
 //!
 //! What the Logs cannot give is said, never guessed: a child that ran but whose Log is missing
@@ -14,9 +14,9 @@ use serde_json::Value;
 use toml_edit::InlineTable;
 
 use super::{Event, draft_turn, events};
-use crate::audit::{self, Audit};
-use crate::log_file::LogFile;
-use crate::scenario::Config;
+use gauntlet_judge::audit::{self, Audit};
+use gauntlet_judge::log_file::LogFile;
+use gauntlet_judge::scenario::Config;
 
 /// One child Session's script being written.
 #[derive(Debug)]

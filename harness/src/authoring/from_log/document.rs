@@ -11,7 +11,7 @@ use toml_edit::{Array, ArrayOfTables, DocumentMut, InlineTable, Item, Table, val
 
 use super::children::ChildDraft;
 use super::{Draft, TurnDraft};
-use crate::scenario::Config;
+use gauntlet_judge::scenario::Config;
 
 /// The scenario's TOML, titled after `source`.
 pub(super) fn render(source: &str, draft: &Draft) -> String {

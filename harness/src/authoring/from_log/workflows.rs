@@ -1,13 +1,13 @@
 //! The `[[expect.workflow]]` tables of a scenario written from a Log: one per `run_workflow`
 //! call of the reproduced process, in call order, as `check_workflows` in
-//! [`crate::judge::expectations`] reads them: a tool error's kind, or the state, waves and step
-//! checkpoints the Workflow's `workflow_event` spine shows ([`crate::audit::workflows`]).
+//! [`gauntlet_judge::judge::expectations`] reads them: a tool error's kind, or the state, waves and step
+//! checkpoints the Workflow's `workflow_event` spine shows ([`gauntlet_judge::audit::workflows`]).
 
 use serde_json::Value;
 use toml_edit::{Array, InlineTable, Table, value};
 
 use super::Event;
-use crate::audit::Audit;
+use gauntlet_judge::audit::Audit;
 
 /// The `[[expect.workflow]]` tables for the `run_workflow` calls among `events`.
 pub(super) fn expectations(events: &[Event], audited: &Audit) -> Vec<Table> {

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use gauntlet::log_file::{self, LogReport};
+use gauntlet_judge::log_file::{self, LogReport};
 
 /// Audits each Log, as text or one JSON object per Log; exit 0 clean, 1 findings, 2 a file
 /// that is not a readable Log (the others are still audited).

@@ -13,7 +13,7 @@ use gauntlet::cli::{CampaignArgs, CheckArgs, Cli};
 use gauntlet::profile::{self, Network};
 use gauntlet::report::campaign as campaign_report;
 use gauntlet::report::progress::{Format, Progress};
-use gauntlet::verdict::Verdict;
+use gauntlet_judge::verdict::Verdict;
 
 use crate::check::isolate;
 

@@ -10,14 +10,15 @@ use anyhow::Context;
 use gauntlet::check::{self, CheckRun};
 use gauntlet::cli::{CheckArgs, Cli};
 use gauntlet::known_failures::{self, KnownFailures};
-use gauntlet::lifecycle::Family;
 use gauntlet::lifecycle::adapter::Adapter;
 use gauntlet::profile::{self, Network};
 use gauntlet::report::progress::{Format, Progress};
 use gauntlet::report::{self, CheckReport};
 use gauntlet::run::Plan;
-use gauntlet::verdict::Verdict;
-use gauntlet::{contract, isolation, run};
+use gauntlet::{isolation, run};
+use gauntlet_judge::contract;
+use gauntlet_judge::lifecycle::Family;
+use gauntlet_judge::verdict::Verdict;
 
 /// What was checked: the run, its expectations file, the lifecycle family its report is about
 /// (none for an agent), whether it keeps a gauntlet Log, and its default report folder.

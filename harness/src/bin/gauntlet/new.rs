@@ -4,8 +4,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use gauntlet::authoring;
 use gauntlet::cli::Cli;
-use gauntlet::{authoring, log_file};
+use gauntlet_judge::log_file;
 
 /// Writes `scenarios/FAMILY/NAME.toml`, never over an existing file.
 pub fn new(cli: &Cli, name: &str, from_log: Option<&Path>) -> anyhow::Result<ExitCode> {
@@ -21,7 +22,7 @@ pub fn new(cli: &Cli, name: &str, from_log: Option<&Path>) -> anyhow::Result<Exi
         Some(log) => {
             let file = log_file::read(log)?;
             let written = authoring::from_log::scenario(&file, &log.display().to_string());
-            gauntlet::scenario::parse(&written.text, &path)?;
+            gauntlet_judge::scenario::parse(&written.text, &path)?;
             (written.text, written.notes)
         }
     };

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use gauntlet::cli::Cli;
 use gauntlet::driver::reference::Reference;
 use gauntlet::report::progress::{Format, Progress};
-use gauntlet::verdict::VerdictKind;
 use gauntlet::{report, run as plays};
+use gauntlet_judge::verdict::VerdictKind;
 
 /// Runs the plays whose title contains a filter (all without one); exit 0 when every one is
 /// identical to its goldens or skipped, 1 otherwise.

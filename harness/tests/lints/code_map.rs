@@ -66,7 +66,7 @@ pub fn check_map(root: &Path, crates: &[String], map: &Map) -> Vec<String> {
     for krate in crates {
         let src = root.join(krate).join("src");
         let mut files = Vec::new();
-        crate::golden::walk(&src, &mut |file| {
+        gauntlet::golden::walk(&src, &mut |file| {
             if file.extension().is_some_and(|ext| ext == "rs") {
                 files.push(file.to_owned());
             }

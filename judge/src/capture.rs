@@ -25,6 +25,15 @@ use gauntlet_agent::{TerminalStatus, canonical};
 use crate::audit::{self, Audit};
 use crate::tool_map::MappedCall;
 
+/// The folder of a scenario's golden that holds its child Sessions' Logs, `<id>.ndjson` each.
+pub const CHILDREN_DIR: &str = "children/";
+
+/// How long a driver's client waits for an answer that an agent gives at once or not at all (to
+/// a malformed line, to a prompt it must refuse), before the scenario goes on without it. A hang
+/// of the agent as a whole still ends at the next wait, after the full patience. The judge reads
+/// silence past it as no answer.
+pub const QUICK_ANSWER: Duration = Duration::from_millis(1000);
+
 /// What one scenario run produced.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Capture {
@@ -327,7 +336,7 @@ impl Capture {
         ];
         for (id, child) in &self.children {
             let text: String = child.iter().map(|line| format!("{}\n", canonical_line(line))).collect();
-            files.push((format!("{}{id}.ndjson", crate::golden::CHILDREN_DIR), text));
+            files.push((format!("{}{id}.ndjson", CHILDREN_DIR), text));
         }
         files
     }

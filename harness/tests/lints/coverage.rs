@@ -1,12 +1,12 @@
-//! Contract coverage: every MUST of the registry ([`crate::contract`]) has something that
+//! Contract coverage: every MUST of the registry ([`gauntlet_judge::contract`]) has something that
 //! checks it, and every named check exists and checks that id (the `corpus/contract-coverage`
 //! trial).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::contract::{Requirement, Tier};
-use crate::judge::{invariants, lifecycle};
+use gauntlet_judge::contract::{Requirement, Tier};
+use gauntlet_judge::judge::{invariants, lifecycle};
 
 /// Everything wrong with the registry: MUSTs without a check, checks that do not exist,
 /// scenarios covering ids the registry does not have. `covers` maps scenario names to ids.
@@ -55,7 +55,7 @@ pub fn verify(requirements: &[Requirement], covers: &BTreeMap<String, Vec<String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::parse;
+    use gauntlet_judge::contract::parse;
 
     #[test]
     fn a_must_without_a_check_is_reported() {

@@ -283,7 +283,8 @@ fn reaches(inside: &BTreeMap<(Vec<String>, String, String), String>, folder: &[S
     false
 }
 
-/// Checks every crate ARCHITECTURE.md gives layers for, under the workspace `root`.
+/// Checks every crate ARCHITECTURE.md gives layers for, under the workspace `root`, and that every
+/// workspace member has its line.
 pub fn check(root: &Path) -> Result<Vec<String>, CheckError> {
     let read = |path: &Path| {
         std::fs::read_to_string(path).map_err(|source| CheckError::Read { path: path.to_owned(), source })
@@ -292,10 +293,14 @@ pub fn check(root: &Path) -> Result<Vec<String>, CheckError> {
     let stacks = parse(&text)?;
     let crates: BTreeSet<&str> = stacks.iter().map(|stack| stack.krate.as_str()).collect();
     let mut problems = Vec::new();
+    let members = crate::code_map::members(&read(&root.join("Cargo.toml"))?).unwrap_or_default();
+    for member in members.iter().filter(|member| !crates.contains(member.as_str())) {
+        problems.push(format!("workspace member `{member}` has no line in ARCHITECTURE.md's layers block"));
+    }
     for krate in crates {
         let src = root.join(krate).join("src");
         let mut files = Vec::new();
-        crate::golden::walk(&src, &mut |file| {
+        gauntlet::golden::walk(&src, &mut |file| {
             if file.extension().is_some_and(|ext| ext == "rs") {
                 files.push(file.to_owned());
             }

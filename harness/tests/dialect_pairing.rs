@@ -7,13 +7,18 @@
 //! means, the same in both dialects: the text shown before the end ([`Response::visible_text`]),
 //! the reasoning items and calls a cut left complete, the usage, the finish, or the failure
 //! kind. A Turn that gets the same hand-over writes the same Log.
+//!
+//! Last, the judge's reading of each request by what it added is the reading of its whole body.
 
-#![cfg(test)]
-
+use gauntlet::driver::Driver;
+use gauntlet::driver::reference::Reference;
+use gauntlet::run::{self, AnyScenario, Plan};
 use gauntlet_agent::event::ErrorKind;
 use gauntlet_agent::provider::Usage;
 use gauntlet_agent::provider::{Decode, Delta, Dialect as RuntimeDialect, Finish, OutputItem, reasoning};
 use gauntlet_mock_provider::dialect::{Beat, EncodeContext, Step, anthropic_messages, arguments, beats, gemini};
+use gauntlet_judge::judge::conversations;
+use gauntlet_mock_provider::increment::Chain;
 use gauntlet_mock_provider::{Ending, Response, Script};
 
 /// What the runtime's reader handed the Turn.
@@ -110,10 +115,10 @@ fn gemini_can_express(response: &Response) -> bool {
 
 #[test]
 fn every_corpus_response_reads_back_as_scripted_in_both_dialects() {
-    let plan = crate::run::Plan::repository();
+    let plan = gauntlet::run::Plan::repository();
     let mut n_checked = 0;
     let mut problems = Vec::new();
-    for (name, path) in crate::run::scenario_names(&plan) {
+    for (name, path) in gauntlet::run::scenario_names(&plan) {
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
         // Lifecycle scenarios have no `respond` tables; a file the mock cannot read is judged elsewhere.
         let Ok(script) = Script::from_scenario_toml(&text) else { continue };
@@ -139,4 +144,38 @@ fn every_corpus_response_reads_back_as_scripted_in_both_dialects() {
     }
     assert!(n_checked > 20, "only {n_checked} scripted responses found");
     assert!(problems.is_empty(), "{} disagreements:\n{}", problems.len(), problems.join("\n"));
+}
+
+// The judge reads each request by what it added (`Conversations`): over the corpus, in every
+// dialect, that reading equals the reading of each whole body.
+
+/// Reading new items alone is sound only if each dialect reads a conversation item by item:
+/// every request of the corpus, in every dialect, reads as its whole body does.
+#[test]
+fn increments_read_as_each_whole_body_does_over_the_corpus() {
+    let plan = Plan::repository();
+    let mut n_grown = 0;
+    for (name, path) in run::scenario_names(&plan) {
+        let Ok(AnyScenario::Turn(scenario)) = run::load(&path) else { continue };
+        for dialect in run::CORPUS_DIALECTS {
+            let Ok(scenario) = scenario.in_dialect(dialect) else { continue };
+            let capture = Reference::default().drive(&scenario);
+            let shared = conversations::Conversations::read(capture.dialect, &capture.requests);
+            assert_eq!(shared.len(), capture.requests.len());
+            let mut chain = Chain::default();
+            for (idx, request) in capture.requests.iter().enumerate() {
+                n_grown += usize::from(conversations::appended_only(&request.body, dialect.conversation_key()).is_some());
+                let whole = capture.dialect.read(chain.apply(&request.route, &request.body)).unwrap_or_default();
+                let read = shared.get(idx).unwrap();
+                let model = whole.model.as_deref().or(request.model.as_deref());
+                assert_eq!(
+                    (read.model, read.system, read.messages),
+                    (model, &whole.system[..], &whole.messages[..]),
+                    "{name} [{dialect}] request {}",
+                    idx + 1
+                );
+            }
+        }
+    }
+    assert!(n_grown > 100, "only {n_grown} requests were read from their new items");
 }

@@ -674,7 +674,7 @@ fn script_error(text: &str, path: &Path, scenario: &Scenario, error: ScriptError
 }
 
 /// [`LoadError::Invalid`] at the value `at` names in `text` (1:1 when it cannot be found).
-pub(crate) fn invalid_at(text: &str, path: &Path, at: &[Step<'_>], key: &str, message: String) -> LoadError {
+pub fn invalid_at(text: &str, path: &Path, at: &[Step<'_>], key: &str, message: String) -> LoadError {
     let offset = locate::span(text, at).map_or(0, |span| span.start);
     let (line, column) = position(text, offset);
     LoadError::Invalid { path: path.to_owned(), line, column, key: Some(key.to_owned()), message }
@@ -703,7 +703,7 @@ pub fn covers(path: &Path) -> Result<Vec<String>, LoadError> {
 }
 
 /// 1-based line and column (in characters) of a byte offset.
-pub(crate) fn position(text: &str, offset: usize) -> (usize, usize) {
+pub fn position(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let line_start = before.rfind('\n').map_or(0, |idx| idx + 1);

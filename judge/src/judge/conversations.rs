@@ -124,7 +124,7 @@ impl Conversations {
 
 /// The items a request added to its conversation, when that is all it did to it (`[]` when it
 /// left it as it was); `None` for a whole body or a conversation changed otherwise.
-fn appended_only<'a>(increment: &'a Increment, key: &str) -> Option<&'a [Value]> {
+pub fn appended_only<'a>(increment: &'a Increment, key: &str) -> Option<&'a [Value]> {
     let Increment::Since(changes) = increment else { return None };
     if changes.changed.contains_key(key) || changes.removed.iter().any(|removed| removed == key) {
         return None;
@@ -188,46 +188,5 @@ impl<'a> Conversation<'a> {
             Message::Assistant { text } => Some(text.as_str()),
             _ => None,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use gauntlet_mock_provider::increment::Chain;
-
-    use super::*;
-    use crate::driver::Driver;
-    use crate::driver::reference::Reference;
-    use crate::run::{self, AnyScenario, Plan};
-
-    /// Reading new items alone is sound only if each dialect reads a conversation item by item:
-    /// every request of the corpus, in every dialect, reads as its whole body does.
-    #[test]
-    fn increments_read_as_each_whole_body_does_over_the_corpus() {
-        let plan = Plan::repository();
-        let mut n_grown = 0;
-        for (name, path) in run::scenario_names(&plan) {
-            let Ok(AnyScenario::Turn(scenario)) = run::load(&path) else { continue };
-            for dialect in run::CORPUS_DIALECTS {
-                let Ok(scenario) = scenario.in_dialect(dialect) else { continue };
-                let capture = Reference::default().drive(&scenario);
-                let shared = Conversations::read(capture.dialect, &capture.requests);
-                assert_eq!(shared.len(), capture.requests.len());
-                let mut chain = Chain::default();
-                for (idx, request) in capture.requests.iter().enumerate() {
-                    n_grown += usize::from(appended_only(&request.body, dialect.conversation_key()).is_some());
-                    let whole = capture.dialect.read(chain.apply(&request.route, &request.body)).unwrap_or_default();
-                    let read = shared.get(idx).unwrap();
-                    let model = whole.model.as_deref().or(request.model.as_deref());
-                    assert_eq!(
-                        (read.model, read.system, read.messages),
-                        (model, &whole.system[..], &whole.messages[..]),
-                        "{name} [{dialect}] request {}",
-                        idx + 1
-                    );
-                }
-            }
-        }
-        assert!(n_grown > 100, "only {n_grown} requests were read from their new items");
     }
 }

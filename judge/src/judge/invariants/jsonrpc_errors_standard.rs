@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use super::{Invariant, Scope};
-use crate::driver::conversation::QUICK_ANSWER;
+use crate::capture::QUICK_ANSWER;
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =

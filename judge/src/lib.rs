@@ -1,0 +1,30 @@
+//! The gauntlet judge: what a scenario is, what a run captured, and whether it tells the truth.
+//!
+//! # Brief overview
+//!
+//! `scenario file -> (a driver, elsewhere) -> Capture -> judge -> Verdict`
+//!
+//! - [`scenario`]: strict TOML scenario files; [`locate`] finds a value's line in one.
+//! - [`lifecycle`]: the monitor and bridge families: config plus timed steps, judged as record
+//!   streams.
+//! - [`capture`]: what a run produced, and the golden file format.
+//! - [`audit`]: any NDJSON Log to per-turn terminal states.
+//! - [`log_file`]: a Log file and its child Logs, audited and judged by the Log-only rules.
+//! - [`judge`]: invariants, expectations and golden findings to a [`verdict::Verdict`].
+//! - [`contract`]: the requirement registry in docs/contract.md.
+//! - [`tool_map`] maps the corpus's abstract tools to an agent's own.
+//!
+//! **Architecture invariant:** no IO but reading files, no async runtime, no HTTP, no process
+//! control: a third party judges its own captures with this crate alone. Drivers, checks,
+//! campaigns, goldens and reports are the `gauntlet` crate's.
+
+pub mod audit;
+pub mod capture;
+pub mod contract;
+pub mod judge;
+pub mod lifecycle;
+pub mod locate;
+pub mod log_file;
+pub mod scenario;
+pub mod tool_map;
+pub mod verdict;
