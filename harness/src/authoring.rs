@@ -10,7 +10,8 @@ pub mod from_log;
 
 use std::path::Path;
 
-use gauntlet_judge::scenario::{self, LoadError};
+use gauntlet_judge::locate::LoadError;
+use gauntlet_judge::scenario;
 
 /// The families whose scenarios are lifecycle files (a `kind`, a `[config]`, timed steps).
 const LIFECYCLE_FAMILIES: [&str; 2] = ["monitor", "bridge"];

@@ -27,7 +27,8 @@ use crate::run::{AnyScenario, Plan};
 use gauntlet_judge::capture::Capture;
 use gauntlet_judge::judge;
 use gauntlet_judge::lifecycle::{self, Family, Kind};
-use gauntlet_judge::scenario::{LoadError, Scenario};
+use gauntlet_judge::locate::LoadError;
+use gauntlet_judge::scenario::Scenario;
 use gauntlet_judge::verdict::{Finding, Layer, Verdict};
 
 /// One scenario's verdict, and the evidence behind it.

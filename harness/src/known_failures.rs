@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use gauntlet_judge::scenario::{self, LoadError};
+use gauntlet_judge::locate::{self, LoadError};
 use gauntlet_judge::verdict::{Finding, Layer, Verdict, VerdictKind};
 
 /// The expectations file of one implementation.
@@ -71,7 +71,7 @@ impl KnownFailure {
 /// Reads an expectations file; a missing file is an empty one.
 pub fn load(path: &Path) -> Result<KnownFailures, LoadError> {
     match std::fs::read_to_string(path) {
-        Ok(text) => scenario::parse_toml(&text, path),
+        Ok(text) => locate::parse_toml(&text, path),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(KnownFailures::default()),
         Err(source) => Err(LoadError::Io { path: path.to_owned(), source }),
     }

@@ -14,8 +14,8 @@ use serde::Deserialize;
 use crate::driver::acp_client::Permission;
 use crate::driver::external::External;
 use gauntlet_judge::capture;
-use gauntlet_judge::locate::{self, Step};
-use gauntlet_judge::scenario::{self, Capability, Knobs, LoadError, RetryBudget, Scenario};
+use gauntlet_judge::locate::{self, LoadError, Step};
+use gauntlet_judge::scenario::{Capability, Knobs, RetryBudget, Scenario};
 use gauntlet_judge::tool_map::{self, AbstractTool, ToolMap};
 
 /// The placeholders gauntlet fills in a profile's command, arguments, environment and files.
@@ -166,14 +166,14 @@ fn grace_ms() -> u64 {
 
 /// Reads and validates a profile file.
 pub fn load(path: &Path) -> Result<Profile, LoadError> {
-    parse(&scenario::read_text(path)?, path)
+    parse(&locate::read_text(path)?, path)
 }
 
 /// Parses and validates profile text; `path` labels errors and its folder is the profile's.
 pub fn parse(text: &str, path: &Path) -> Result<Profile, LoadError> {
-    let mut profile: Profile = scenario::parse_toml(text, path)?;
+    let mut profile: Profile = locate::parse_toml(text, path)?;
     if let Some((offset, name)) = unknown_placeholder(text) {
-        let (line, column) = scenario::position(text, offset);
+        let (line, column) = locate::position(text, offset);
         let known = PLACEHOLDERS.iter().map(|name| format!("{{{name}}}")).collect::<Vec<_>>().join(", ");
         return Err(LoadError::Invalid {
             path: path.to_owned(),
@@ -185,7 +185,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile, LoadError> {
     }
     if !(profile.time_scale > 0.0 && profile.time_scale <= 1000.0) {
         let message = format!("time_scale must be above 0 (and sane), not {}", profile.time_scale);
-        return Err(scenario::invalid_at(text, path, &[Step::Key("time_scale")], "time_scale", message));
+        return Err(locate::invalid_at(text, path, &[Step::Key("time_scale")], "time_scale", message));
     }
     check_masks(text, path, &profile.masks)?;
     check_tools(text, path, &profile.tools)?;
@@ -233,7 +233,7 @@ fn check_masks(text: &str, path: &Path, masks: &BTreeMap<String, Vec<String>>) -
     for (file, pointers) in masks {
         if !capture::GOLDEN_FILES.contains(&file.as_str()) {
             let message = format!("masks name golden files ({}), not `{file}`", capture::GOLDEN_FILES.join(", "));
-            return Err(scenario::invalid_at(text, path, &[Step::Key("masks"), Step::Key(file)], "masks", message));
+            return Err(locate::invalid_at(text, path, &[Step::Key("masks"), Step::Key(file)], "masks", message));
         }
         for (index, pointer) in pointers.iter().enumerate() {
             let problem = if pointer.is_empty() {
@@ -248,7 +248,7 @@ fn check_masks(text: &str, path: &Path, masks: &BTreeMap<String, Vec<String>>) -
             if let Some(problem) = problem {
                 let at = [Step::Key("masks"), Step::Key(file), Step::Index(index)];
                 let message = format!("mask `{pointer}` for {file}: {problem}");
-                return Err(scenario::invalid_at(text, path, &at, "masks", message));
+                return Err(locate::invalid_at(text, path, &at, "masks", message));
             }
         }
     }
@@ -271,7 +271,7 @@ fn check_tools(text: &str, path: &Path, tools: &ToolMap) -> Result<(), LoadError
                 .into_iter()
                 .find(|(_, value)| tool_map::placeholders(value).contains(&unknown.as_str()))
                 .map(|(span, _)| span.start);
-            let (line, column) = scenario::position(text, offset.unwrap_or(0));
+            let (line, column) = locate::position(text, offset.unwrap_or(0));
             let key = offset.and_then(|offset| locate::key_at(text, offset)).unwrap_or_else(|| "args".to_owned());
             return Err(LoadError::Invalid { path: path.to_owned(), line, column, key: Some(key), message });
         }
@@ -279,7 +279,7 @@ fn check_tools(text: &str, path: &Path, tools: &ToolMap) -> Result<(), LoadError
             let message = format!(
                 "the `{name}` tool needs `ok` (a text every successful result holds) or `failed` (texts a failed one holds)"
             );
-            return Err(scenario::invalid_at(text, path, &[Step::Key("tools"), Step::Key(name)], "tools", message));
+            return Err(locate::invalid_at(text, path, &[Step::Key("tools"), Step::Key(name)], "tools", message));
         }
     }
     Ok(())

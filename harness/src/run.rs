@@ -10,7 +10,8 @@ use crate::driver::Driver;
 use crate::golden;
 use gauntlet_judge::lifecycle::capture::LifecycleCapture;
 use gauntlet_judge::lifecycle::{self, LifecycleScenario};
-use gauntlet_judge::scenario::{LoadError, Scenario};
+use gauntlet_judge::locate::{self, LoadError};
+use gauntlet_judge::scenario::Scenario;
 use gauntlet_judge::verdict::{Finding, Layer, Verdict};
 use gauntlet_judge::{judge, scenario};
 
@@ -116,7 +117,7 @@ pub enum AnyScenario {
 
 /// Reads a scenario file of any family.
 pub fn load(path: &Path) -> Result<AnyScenario, LoadError> {
-    let text = scenario::read_text(path)?;
+    let text = locate::read_text(path)?;
     match lifecycle::kind_of(&text, path)? {
         Some(kind) => Ok(AnyScenario::Lifecycle(lifecycle::parse_as(&text, path, kind)?)),
         None => Ok(AnyScenario::Turn(Box::new(scenario::parse(&text, path)?))),

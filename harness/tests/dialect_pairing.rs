@@ -16,8 +16,8 @@ use gauntlet::run::{self, AnyScenario, Plan};
 use gauntlet_agent::event::ErrorKind;
 use gauntlet_agent::provider::Usage;
 use gauntlet_agent::provider::{Decode, Delta, Dialect as RuntimeDialect, Finish, OutputItem, reasoning};
-use gauntlet_mock_provider::dialect::{Beat, EncodeContext, Step, anthropic_messages, arguments, beats, gemini};
 use gauntlet_judge::judge::conversations;
+use gauntlet_mock_provider::dialect::{Beat, EncodeContext, Step, anthropic_messages, arguments, beats, gemini};
 use gauntlet_mock_provider::increment::Chain;
 use gauntlet_mock_provider::{Ending, Response, Script};
 
@@ -164,7 +164,8 @@ fn increments_read_as_each_whole_body_does_over_the_corpus() {
             assert_eq!(shared.len(), capture.requests.len());
             let mut chain = Chain::default();
             for (idx, request) in capture.requests.iter().enumerate() {
-                n_grown += usize::from(conversations::appended_only(&request.body, dialect.conversation_key()).is_some());
+                n_grown +=
+                    usize::from(conversations::appended_only(&request.body, dialect.conversation_key()).is_some());
                 let whole = capture.dialect.read(chain.apply(&request.route, &request.body)).unwrap_or_default();
                 let read = shared.get(idx).unwrap();
                 let model = whole.model.as_deref().or(request.model.as_deref());

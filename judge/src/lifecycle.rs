@@ -19,7 +19,7 @@ use gauntlet_monitor as monitor;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::scenario::{LoadError, parse_toml};
+use crate::locate::{LoadError, parse_toml};
 
 /// What a lifecycle scenario judges; the first word is its family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -4,7 +4,7 @@
 //! never silently turns a scenario into a weaker one.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use gauntlet_agent::event::SubagentStatus;
 use gauntlet_agent::workflows::checkpoint::CheckpointStatus;
@@ -12,7 +12,7 @@ use gauntlet_mock_provider::Dialect;
 use gauntlet_mock_provider::script::{Exhausted, ROOT, Response, Script, ScriptError};
 
 use crate::audit::WorkflowTerminal;
-use crate::locate::{self, Step};
+use crate::locate::{LoadError, Step, invalid_at, parse_toml, read_text};
 use crate::tool_map::{AbstractTool, ToolMap};
 use gauntlet_agent::{ErrorKind, TerminalStatus};
 use serde::Deserialize;
@@ -542,57 +542,9 @@ fn completed() -> TerminalStatus {
     TerminalStatus::Completed
 }
 
-/// Why a scenario file could not be loaded.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    /// The file could not be read.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// The file is not a valid scenario.
-    #[error("{path}:{line}:{column}: {}{message}", key.as_deref().map(|key| format!("key `{key}`: ")).unwrap_or_default())]
-    Invalid {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// The offending key, when one can be named.
-        key: Option<String>,
-        /// What is wrong.
-        message: String,
-    },
-}
-
 /// Reads and validates a scenario file.
 pub fn load(path: &Path) -> Result<Scenario, LoadError> {
     parse(&read_text(path)?, path)
-}
-
-/// Reads a corpus file as UTF-8; invalid UTF-8 is an error at the line and column where the
-/// first bad byte is.
-pub fn read_text(path: &Path) -> Result<String, LoadError> {
-    let bytes = std::fs::read(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
-    String::from_utf8(bytes).map_err(|error| {
-        let offset = error.utf8_error().valid_up_to();
-        let bytes = error.as_bytes();
-        // The valid prefix is text: count lines and characters in it.
-        let valid = std::str::from_utf8(&bytes[..offset]).unwrap_or_default();
-        let (line, column) = position(valid, offset);
-        let byte = bytes.get(offset).copied().unwrap_or_default();
-        LoadError::Invalid {
-            path: path.to_owned(),
-            line,
-            column,
-            key: None,
-            message: format!("invalid UTF-8 (byte 0x{byte:02x} at byte offset {offset}); a corpus file is UTF-8 text"),
-        }
-    })
 }
 
 /// Parses scenario text; `path` only labels errors.
@@ -673,25 +625,6 @@ fn script_error(text: &str, path: &Path, scenario: &Scenario, error: ScriptError
     invalid_at(text, path, &path_in_file, key, message)
 }
 
-/// [`LoadError::Invalid`] at the value `at` names in `text` (1:1 when it cannot be found).
-pub fn invalid_at(text: &str, path: &Path, at: &[Step<'_>], key: &str, message: String) -> LoadError {
-    let offset = locate::span(text, at).map_or(0, |span| span.start);
-    let (line, column) = position(text, offset);
-    LoadError::Invalid { path: path.to_owned(), line, column, key: Some(key.to_owned()), message }
-}
-
-/// Deserializes any strict TOML file of the corpus, turning a serde error into a [`LoadError`]
-/// that names the line, column and key. Every scenario family loads through this.
-pub fn parse_toml<T: serde::de::DeserializeOwned>(text: &str, path: &Path) -> Result<T, LoadError> {
-    toml::from_str(text).map_err(|error| {
-        let start = error.span().map_or(0, |span| span.start);
-        let (line, column) = position(text, start);
-        let message = error.message().trim().to_owned();
-        let key = backticked_field(&message).or_else(|| key_before(text, start));
-        LoadError::Invalid { path: path.to_owned(), line, column, key, message }
-    })
-}
-
 /// The `covers` list of any scenario file, whatever its family (other keys are not checked here).
 pub fn covers(path: &Path) -> Result<Vec<String>, LoadError> {
     #[derive(Deserialize)]
@@ -700,44 +633,6 @@ pub fn covers(path: &Path) -> Result<Vec<String>, LoadError> {
         covers: Vec<String>,
     }
     Ok(parse_toml::<Header>(&read_text(path)?, path)?.covers)
-}
-
-/// 1-based line and column (in characters) of a byte offset.
-pub fn position(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |idx| idx + 1);
-    (line, before[line_start..].chars().count() + 1)
-}
-
-/// The field named in serde's "unknown field `x`" and "missing field `x`" messages.
-fn backticked_field(message: &str) -> Option<String> {
-    let rest = message.strip_prefix("unknown field `").or_else(|| message.strip_prefix("missing field `"))?;
-    rest.split_once('`').map(|(key, _)| key.to_owned())
-}
-
-/// The key whose value starts at `offset`: the last `key =` before it on the same line, or in
-/// a table header the key at `offset`.
-pub(crate) fn key_before(text: &str, offset: usize) -> Option<String> {
-    let before = &text[..offset.min(text.len())];
-    let line = &before[before.rfind('\n').map_or(0, |idx| idx + 1)..];
-    if line.trim_start().starts_with('[') && !line.contains('=') {
-        // A table header (`[tools.reed]`): the key the error points at.
-        let key: String = text[offset.min(text.len())..]
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-'))
-            .collect();
-        return (!key.is_empty()).then_some(key);
-    }
-    let assignment = line.rfind('=')?;
-    let key: String = line[..assignment]
-        .trim_end()
-        .chars()
-        .rev()
-        .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '"' | '.'))
-        .collect();
-    let key: String = key.chars().rev().collect::<String>().trim_matches('"').to_owned();
-    (!key.is_empty()).then_some(key)
 }
 
 #[cfg(test)]
