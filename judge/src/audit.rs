@@ -116,7 +116,22 @@ pub fn parse_lines(lines: &[String]) -> (Vec<Line>, Vec<(usize, String)>) {
 
 /// Derives each turn's terminal state from Log lines.
 pub fn audit(lines: &[String]) -> Audit {
+    audit_with_children(lines, &BTreeMap::new())
+}
+
+/// [`audit`] of the root Log, with what the child Logs say about each child's Turn.
+pub fn audit_with_children(lines: &[String], children: &BTreeMap<String, Vec<String>>) -> Audit {
     let (parsed, unreadable) = parse_lines(lines);
+    audit_parsed(&parsed, unreadable, children)
+}
+
+/// [`audit_with_children`] of a Log already parsed ([`parse_lines`]), so a reader that keeps the
+/// lines parses each once.
+pub fn audit_parsed(
+    parsed: &[Line],
+    unreadable: Vec<(usize, String)>,
+    children: &BTreeMap<String, Vec<String>>,
+) -> Audit {
     let mut turns = Vec::new();
     let starts: Vec<usize> =
         parsed.iter().enumerate().filter(|(_, l)| l.kind == "user_message").map(|(i, _)| i).collect();
@@ -125,17 +140,9 @@ pub fn audit(lines: &[String]) -> Audit {
         turns.push(audit_turn(&parsed[start], &parsed[start + 1..end]));
     }
     let unterminated = turns.iter().filter(|turn| turn.terminal_status.is_none()).map(|turn| turn.user_seq).collect();
-    let subagents = subagents::audit(&parsed, &BTreeMap::new());
-    let workflows = workflows::audit(&parsed);
+    let subagents = subagents::audit(parsed, children);
+    let workflows = workflows::audit(parsed);
     Audit { turns, unterminated, unreadable, subagents, workflows }
-}
-
-/// [`audit`] of the root Log, with what the child Logs say about each child's Turn.
-pub fn audit_with_children(lines: &[String], children: &BTreeMap<String, Vec<String>>) -> Audit {
-    let mut audit = audit(lines);
-    let (parsed, _) = parse_lines(lines);
-    audit.subagents = subagents::audit(&parsed, children);
-    audit
 }
 
 fn audit_turn(user: &Line, events: &[Line]) -> TurnAudit {

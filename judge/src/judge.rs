@@ -52,6 +52,11 @@ pub struct Evidence<'a> {
     /// `capture.requests` (empty for a body that is not a request of the dialect): the one
     /// form every wire rule reads, whatever the dialect.
     pub conversations: Conversations,
+    /// The scenario's root responses in the script's order ([`Scenario::root_responses`]),
+    /// indexed by a request's `response_index`: looked up per request, never counted to.
+    root_responses: Vec<&'a Response>,
+    /// The live transcript's prompts, read once for every rule that reads them.
+    exchanges: std::cell::OnceCell<Vec<invariants::Exchange<'a>>>,
 }
 
 /// How one turn the client drove ended, and who says so.
@@ -68,9 +73,20 @@ pub struct DrivenTurn {
 impl<'a> Evidence<'a> {
     /// Parses and audits a capture.
     pub fn new(capture: &'a Capture) -> Evidence<'a> {
-        let (lines, _) = audit::parse_lines(&capture.log);
+        let (lines, unreadable) = audit::parse_lines(&capture.log);
+        let audit = audit::audit_parsed(&lines, unreadable, &capture.children);
         let conversations = Conversations::read(capture.dialect, &capture.requests);
-        Evidence { capture, lines, audit: capture.audit(), scenario: None, role: LogRole::Root, conversations }
+        let root_responses = Vec::new();
+        Evidence {
+            capture,
+            lines,
+            audit,
+            scenario: None,
+            role: LogRole::Root,
+            conversations,
+            root_responses,
+            exchanges: std::cell::OnceCell::new(),
+        }
     }
 
     /// Parses and audits the capture of a child Session (see [`Capture::child`]).
@@ -92,7 +108,21 @@ impl<'a> Evidence<'a> {
 
     /// Parses and audits a capture of `scenario`.
     pub fn of_scenario(capture: &'a Capture, scenario: &'a Scenario) -> Evidence<'a> {
-        Evidence { scenario: Some(scenario), ..Evidence::new(capture) }
+        Evidence {
+            scenario: Some(scenario),
+            root_responses: scenario.root_responses().collect(),
+            ..Evidence::new(capture)
+        }
+    }
+
+    /// The prompts of the live ACP transcript, each with its answer and updates.
+    pub(crate) fn exchanges(&self) -> &[invariants::Exchange<'a>] {
+        self.exchanges.get_or_init(|| invariants::exchanges(&self.capture.acp))
+    }
+
+    /// The scripted root response at `index` of the script's order, if there is one.
+    pub fn root_response(&self, index: usize) -> Option<&'a Response> {
+        self.root_responses.get(index).copied()
     }
 
     /// The last `count` turns, the ones the client drove: from the Log when the implementation
@@ -170,7 +200,7 @@ impl<'a> Evidence<'a> {
         let scenario = self.scenario?;
         let at = self.capture.requests[self.last_request(turn)?].response_index?;
         let end: usize = scenario.turns.iter().take(turn + 1).map(|turn| turn.respond.len()).sum();
-        let response = scenario.root_responses().nth(at).filter(|response| response.fails() && at + 1 < end)?;
+        let response = self.root_response(at).filter(|response| response.fails() && at + 1 < end)?;
         let partial = response.status.is_none() && !response.visible_text().is_empty();
         Some(DrivenTurn {
             status: Some(if partial { TerminalStatus::PartialFailed } else { TerminalStatus::Failed }),
@@ -226,7 +256,7 @@ impl<'a> Evidence<'a> {
         let Some(at) = request.response_index else {
             return request.unplaced.as_ref().filter(|after| after.answers_empty()).map(|_| None);
         };
-        let response = self.scenario?.root_responses().nth(at)?;
+        let response = self.root_response(at)?;
         (!response.fails()).then(|| response.truncation().map(str::to_owned))
     }
 

@@ -73,9 +73,35 @@ impl Progress {
 
 /// One verdict as a line: scenario, terminal states, verdict, time.
 pub fn line(verdict: &Verdict, width: usize) -> String {
-    let states = if verdict.terminal_states.is_empty() { "-".to_owned() } else { verdict.terminal_states.join(", ") };
+    let states = states(&verdict.terminal_states);
     format!("{:<width$}  {:<13}  {} ms  {states}", verdict.scenario, verdict.kind.as_str(), verdict.elapsed_ms)
 }
+
+/// The runs of states shown on one line: three or more alike in a row as `N × state`, and past
+/// [`STATE_RUNS`] runs a count of the rest, so a long conversation stays one readable line.
+fn states(states: &[String]) -> String {
+    let mut runs: Vec<(usize, &str)> = Vec::new();
+    for state in states {
+        match runs.last_mut() {
+            Some((count, last)) if *last == state.as_str() => *count += 1,
+            _ => runs.push((1, state)),
+        }
+    }
+    let shown = runs.iter().take(STATE_RUNS).map(|&(count, state)| match count {
+        1 => state.to_owned(),
+        2 => format!("{state}, {state}"),
+        _ => format!("{count} × {state}"),
+    });
+    let mut line = shown.collect::<Vec<_>>().join(", ");
+    let rest: usize = runs.iter().skip(STATE_RUNS).map(|(count, _)| count).sum();
+    if rest > 0 {
+        line.push_str(&format!(", and {rest} more"));
+    }
+    if line.is_empty() { "-".to_owned() } else { line }
+}
+
+/// How many runs of states a line shows before it counts the rest.
+const STATE_RUNS: usize = 8;
 
 /// The final JSON object: counts of each verdict kind.
 fn summary(verdicts: &[Verdict]) -> serde_json::Value {
@@ -104,5 +130,21 @@ mod tests {
     fn a_line_names_scenario_verdict_time_and_states() {
         let verdict = Verdict::from_findings("turn/x", vec!["completed".into()], Vec::new());
         assert_eq!(line(&verdict, 8), "turn/x    identical      0 ms  completed");
+    }
+
+    /// A 1,000-turn scenario prints a few words, not 1,000 (issue 31).
+    #[test]
+    fn long_runs_of_states_are_counted() {
+        let strings = |list: &[&str]| list.iter().map(|state| (*state).to_owned()).collect::<Vec<_>>();
+        assert_eq!(states(&[]), "-");
+        assert_eq!(states(&strings(&["completed", "completed", "failed"])), "completed, completed, failed");
+        let mut long = vec!["completed".to_owned(); 1000];
+        long.push("interrupted".to_owned());
+        assert_eq!(states(&long), "1000 × completed, interrupted");
+        let alternating: Vec<String> = (0..20).map(|idx| ["completed", "failed"][idx % 2].to_owned()).collect();
+        assert_eq!(
+            states(&alternating),
+            "completed, failed, completed, failed, completed, failed, completed, failed, and 12 more"
+        );
     }
 }

@@ -513,11 +513,10 @@ fn request_turns(evidence: &Evidence) -> Vec<Option<usize>> {
 
 /// The scripted response that answered a request, if the script answered it.
 fn served<'a>(evidence: &Evidence<'a>, request: &Request) -> Option<&'a Response> {
-    let scenario = evidence.scenario?;
     if request.route != gauntlet_mock_provider::ROOT {
         return None;
     }
-    scenario.root_responses().nth(request.response_index?)
+    evidence.root_response(request.response_index?)
 }
 
 /// One response the script streamed to the agent.
@@ -559,7 +558,7 @@ fn shown_chunks<'a>(exchange: &Exchange<'a>) -> Vec<&'a str> {
 
 /// One `session/prompt` in a transcript: the request, its answer and the updates between.
 #[derive(Debug)]
-struct Exchange<'a> {
+pub(crate) struct Exchange<'a> {
     /// The prompt's text.
     text: String,
     /// Sent while another prompt of the same Session was still unanswered.
@@ -573,7 +572,7 @@ struct Exchange<'a> {
 }
 
 /// The prompts of a transcript, in order.
-fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
+pub(crate) fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
     let mut exchanges: Vec<Exchange> = Vec::new();
     // Each prompt's request id (its JSON text), first use kept: a long Session has many.
     let mut ids: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
@@ -610,7 +609,12 @@ fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
             if let Some(idx) = streaming {
                 exchanges[idx].updates.push(update);
             }
-        } else if !from_client && let Some(&idx) = message.get("id").and_then(|id| ids.get(&id.to_string())) {
+        } else if !from_client
+            && message.get("method").is_none()
+            && let Some(&idx) = message.get("id").and_then(|id| ids.get(&id.to_string()))
+        {
+            // An answer: JSON-RPC ids are per direction, so an agent's own request
+            // (`session/request_permission` with `id: 3`) never answers the client's prompt 3.
             exchanges[idx].answer = Some(message);
             exchanges[idx].answered_at = Some(at);
             if running == Some(idx) {
@@ -690,6 +694,26 @@ mod tests {
         assert!(!found[2].busy);
         assert_eq!((shown_text(&found[1]), shown_text(&found[2])), (String::new(), "c".to_owned()));
     }
+    /// JSON-RPC ids are per direction: the agent's `session/request_permission` with the id of
+    /// the running prompt is a request of its own, not the prompt's answer (issue 31: a false
+    /// ACP-ANSWER-SHOWN when the fourth permission of a turn took id 3).
+    #[test]
+    fn an_agent_request_with_a_prompt_id_does_not_answer_the_prompt() {
+        use super::fixture::{chunk, entry, prompt};
+        let permission = serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "session/request_permission",
+            "params": {"sessionId": "s", "toolCall": {"toolCallId": "c"}, "options": []}});
+        let answer = serde_json::json!({"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "end_turn"}});
+        let transcript = [
+            entry("client", prompt(3, "one")),
+            entry("agent", permission),
+            entry("agent", chunk("agent_message_chunk", "done")),
+            entry("agent", answer),
+        ];
+        let found = exchanges(&transcript);
+        assert_eq!(found[0].answered_at, Some(3));
+        assert_eq!(shown_text(&found[0]), "done");
+    }
+
     #[test]
     fn log_only_is_exactly_the_rules_that_read_only_logs() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/judge/invariants");

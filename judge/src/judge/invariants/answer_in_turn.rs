@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 
 use gauntlet_agent::TerminalStatus;
 
-use super::{Invariant, Scope, Streamed, chunk_text, exchanges, shown_chunks, shown_text, streamed_per_turn};
+use super::{Invariant, Scope, Streamed, chunk_text, shown_chunks, shown_text, streamed_per_turn};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -38,11 +38,19 @@ fn shown(evidence: &Evidence) -> Vec<String> {
 /// (ACP-ANSWER-SHOWN).
 fn judge(evidence: &Evidence) -> Vec<(bool, String)> {
     let Some(scenario) = evidence.scenario else { return Vec::new() };
-    let live: Vec<_> = exchanges(&evidence.capture.acp).into_iter().filter(|exchange| !exchange.busy).collect();
+    let live: Vec<_> = evidence.exchanges().iter().filter(|exchange| !exchange.busy).collect();
     // The scenario's turns are the last ones of the transcript (a preloaded Log adds none).
     let first = live.len().saturating_sub(scenario.turns.len());
     let streamed = streamed_per_turn(evidence);
     let driven = evidence.driven_turns(scenario.turns.len());
+    // Every scripted text, read once: a turn's check may look through all of them.
+    let scripted: Vec<String> = scenario
+        .turns
+        .iter()
+        .flat_map(|turn| turn.respond.iter().chain(&turn.busy_respond))
+        .map(|response| response.visible_text())
+        .filter(|text| !text.is_empty())
+        .collect();
     let mut problems = Vec::new();
     for (idx, pieces) in streamed.iter().enumerate() {
         // A prompt never sent or never answered is the run's fault, not this rule's.
@@ -51,13 +59,6 @@ fn judge(evidence: &Evidence) -> Vec<(bool, String)> {
         let turn = driven.get(idx);
         let completed = turn.and_then(|turn| turn.status) == Some(TerminalStatus::Completed);
         let answer = if completed { pieces.iter().rposition(|piece| piece.clean) } else { None };
-        let scripted: Vec<String> = scenario
-            .turns
-            .iter()
-            .flat_map(|turn| turn.respond.iter().chain(&turn.busy_respond))
-            .map(|response| response.visible_text())
-            .filter(|text| !text.is_empty())
-            .collect();
         let chunks = shown_chunks(exchange);
         if made_of(&shown, pieces, answer) || after_own_notice(&chunks, pieces, answer, &scripted) {
             continue;

@@ -5,14 +5,15 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, exchanges};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-BUSY-REFUSED", also: &[], name: "busy_prompt_refused", scope: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
-    exchanges(&evidence.capture.acp)
+    evidence
+        .exchanges()
         .iter()
         .enumerate()
         .filter(|(_, exchange)| exchange.busy)

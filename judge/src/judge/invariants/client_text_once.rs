@@ -1,14 +1,14 @@
 //! WIRE-TEXT-ONCE: text streamed to the client is not shown again by a hidden retry. The text a
 //! failed response streamed appears at most once in what the client was shown for its turn.
 
-use super::{Invariant, Scope, chunk_text, exchanges, request_turns, served};
+use super::{Invariant, Scope, chunk_text, request_turns, served};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "WIRE-TEXT-ONCE", also: &[], name: "client_text_once", scope: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<String> {
-    let live: Vec<_> = exchanges(&evidence.capture.acp).into_iter().filter(|exchange| !exchange.busy).collect();
+    let live: Vec<_> = evidence.exchanges().iter().filter(|exchange| !exchange.busy).collect();
     let Some(scenario) = evidence.scenario else { return Vec::new() };
     // The scenario's turns are the last ones of the transcript (a preloaded Log adds none).
     let first = live.len().saturating_sub(scenario.turns.len());

@@ -11,7 +11,7 @@ use gauntlet_mock_provider::Message;
 use gauntlet_mock_provider::dialect::failure_message;
 use serde_json::Value;
 
-use super::{Invariant, Scope, exchanges, judge_messages, served};
+use super::{Invariant, Scope, judge_messages, served};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -59,7 +59,7 @@ pub(super) fn diagnostics(evidence: &Evidence) -> Vec<(String, String)> {
             diagnostics.push((format!("the Provider's error message (request {})", idx + 1), message));
         }
     }
-    for (idx, exchange) in exchanges(&evidence.capture.acp).iter().enumerate() {
+    for (idx, exchange) in evidence.exchanges().iter().enumerate() {
         let notice = exchange.answer.and_then(|answer| answer.pointer("/error/message")).and_then(Value::as_str);
         if let Some(notice) = notice.filter(|notice| notice.len() >= NOTICE_MIN) {
             diagnostics.push((format!("the agent's error notice for prompt {}", idx + 1), notice.to_owned()));

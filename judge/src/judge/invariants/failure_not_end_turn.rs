@@ -5,7 +5,7 @@
 //! is ACP-STOP-REASON's. When what the client was shown as the answer holds a failure's text
 //! (the Provider's error message), the finding says so: seed 000's diagnostics are not answers.
 
-use super::{Invariant, Scope, diagnostic_not_answer, exchanges, shown_text};
+use super::{Invariant, Scope, diagnostic_not_answer, shown_text};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -18,13 +18,13 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let reported = &evidence.capture.reported;
     let driven = evidence.driven_turns(reported.len());
     let first_driven = evidence.first_driven_turn();
-    let live: Vec<_> = exchanges(&evidence.capture.acp).into_iter().filter(|exchange| !exchange.busy).collect();
+    let live: Vec<_> = evidence.exchanges().iter().filter(|exchange| !exchange.busy).collect();
     let diagnostics = diagnostic_not_answer::diagnostics(evidence);
     let mut problems = Vec::new();
     for (idx, (answer, turn)) in reported.iter().zip(&driven).enumerate() {
         let (Some(reason), Some(status)) = (answer.stop_reason.as_deref(), turn.status) else { continue };
         if status.is_failure() && FINISHED.contains(&reason) {
-            let shown = live.get(idx).map(shown_text).unwrap_or_default();
+            let shown = live.get(idx).map(|exchange| shown_text(exchange)).unwrap_or_default();
             let passed_off = diagnostics
                 .iter()
                 .find(|(_, diagnostic)| shown.contains(diagnostic.as_str()))

@@ -12,7 +12,7 @@
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
-use super::{Exchange, Invariant, Scope, chunk_text, exchanges, shown_text, streamed_per_turn};
+use super::{Exchange, Invariant, Scope, chunk_text, shown_text, streamed_per_turn};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -27,7 +27,7 @@ pub(super) struct Turn<'a> {
     /// Its number in the Session (from 1).
     pub n: usize,
     /// Its prompt, as the client sent it live, with what it was shown and answered.
-    pub exchange: Exchange<'a>,
+    pub exchange: &'a Exchange<'a>,
     /// How it ended, as driven.
     pub status: Option<TerminalStatus>,
     /// Completed, as driven.
@@ -46,7 +46,7 @@ impl Turn<'_> {
     /// or the model's answer; trivially when there was neither.
     fn holds_answer(&self) -> bool {
         let Some((_, agent)) = &self.replayed else { return false };
-        let shown = shown_text(&self.exchange);
+        let shown = shown_text(self.exchange);
         let holds = |text: &str| !text.is_empty() && agent.contains(text);
         holds(&shown) || self.answer.as_deref().is_some_and(holds) || (shown.is_empty() && self.answer.is_none())
     }
@@ -73,8 +73,8 @@ pub(super) fn read<'e>(evidence: &'e Evidence) -> Result<(Vec<Turn<'e>>, Vec<Str
     // A busy prompt the agent ran as a turn of its own is a turn of the Session; one it refused
     // is not.
     let ran =
-        |exchange: &Exchange| !exchange.busy || exchange.answer.is_some_and(|answer| answer.get("result").is_some());
-    let (live, merged): (Vec<_>, Vec<_>) = exchanges(&capture.acp).into_iter().partition(ran);
+        |exchange: &&Exchange| !exchange.busy || exchange.answer.is_some_and(|answer| answer.get("result").is_some());
+    let (live, merged): (Vec<_>, Vec<_>) = evidence.exchanges().iter().partition(ran);
     let replayed = replayed_turns(&capture.acp_load);
     // The scenario's turns are the prompts not sent while another ran (a busy prompt the agent
     // ran as a turn of its own has no scripted outcome of its own): the last of those.
@@ -153,7 +153,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
             continue;
         }
         if !turn.holds_answer() {
-            let shown = shown_text(&turn.exchange);
+            let shown = shown_text(turn.exchange);
             let answer = turn
                 .answer
                 .as_ref()
@@ -186,7 +186,7 @@ fn as_shown(evidence: &Evidence) -> Vec<String> {
                 turn.n, turn.exchange.text
             ));
         }
-        let shown = shown_text(&turn.exchange);
+        let shown = shown_text(turn.exchange);
         // Exactly, where it holds the answer at all (else the MUST has said so).
         if turn.completed && turn.holds_answer() && *agent != shown && Some(agent) != turn.answer.as_ref() {
             problems.push(format!(

@@ -7,7 +7,7 @@
 //! of its own and answered after the running prompt. ACP lets a client send a prompt only once
 //! the last completed, so what an agent does with one sent earlier is gauntlet's reading.
 
-use super::{Invariant, Scope, exchanges};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -23,7 +23,8 @@ pub const AFTER_RUNNING: Invariant = Invariant {
 };
 
 fn check(evidence: &Evidence) -> Vec<String> {
-    exchanges(&evidence.capture.acp)
+    evidence
+        .exchanges()
         .iter()
         .enumerate()
         .filter(|(_, exchange)| exchange.answer.is_none())
@@ -32,7 +33,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
 }
 
 fn after_running(evidence: &Evidence) -> Vec<String> {
-    let exchanges = exchanges(&evidence.capture.acp);
+    let exchanges = evidence.exchanges();
     let mut problems = Vec::new();
     for (idx, exchange) in exchanges.iter().enumerate() {
         let Some(answer) = exchange.answer else { continue };

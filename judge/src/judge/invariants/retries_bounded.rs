@@ -28,8 +28,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     };
     let turns = request_turns(evidence);
     let mut problems = Vec::new();
-    for (idx, _) in scenario.turns.iter().enumerate() {
-        let longest = longest_run(evidence, &turns, idx);
+    for (idx, longest) in longest_runs(evidence, &turns, scenario.turns.len()).into_iter().enumerate() {
         let over_budget = limit.is_some_and(|limit| longest > limit as usize);
         if longest > RETRY_CAP {
             problems.push(format!(
@@ -59,25 +58,36 @@ enum Fault {
     Stream,
 }
 
-/// The longest run of retries of one kind of fault in turn `turn`: requests whose request
-/// before, in the same turn, met a fault of the kind the run began with (its scripted response
-/// is one, the client gave up on its body, or the mock answered it with an error past its cap
-/// or by the script's `unscripted` policy).
-fn longest_run(evidence: &Evidence, turns: &[Option<usize>], turn: usize) -> usize {
+/// Where one turn's requests stand while they are read in order.
+#[derive(Debug, Clone, Copy, Default)]
+struct Run {
+    /// The retries in a row so far, and of which kind of fault.
+    length: usize,
+    of: Option<Fault>,
+    /// The fault the turn's latest request met.
+    previous: Option<Fault>,
+    longest: usize,
+}
+
+/// Per turn of the scenario, the longest run of retries of one kind of fault: requests whose
+/// request before, in the same turn, met a fault of the kind the run began with (its scripted
+/// response is one, the client gave up on its body, or the mock answered it with an error past
+/// its cap or by the script's `unscripted` policy). One pass over the requests, whatever the
+/// number of turns.
+fn longest_runs(evidence: &Evidence, turns: &[Option<usize>], n_turns: usize) -> Vec<usize> {
     let capture = evidence.capture;
-    let (mut run, mut longest) = (0usize, 0usize);
-    let mut run_of: Option<Fault> = None;
-    let mut previous: Option<Fault> = None;
+    let mut runs = vec![Run::default(); n_turns];
     for (index, request) in capture.requests.iter().enumerate() {
-        if request.route != ROOT || turns.get(index).copied().flatten() != Some(turn) {
+        let Some(run) = turns.get(index).copied().flatten().and_then(|turn| runs.get_mut(turn)) else { continue };
+        if request.route != ROOT {
             continue;
         }
-        match previous {
-            Some(fault) if run_of == Some(fault) => run += 1,
-            Some(fault) => (run, run_of) = (1, Some(fault)),
-            None => (run, run_of) = (0, None),
+        match run.previous {
+            Some(fault) if run.of == Some(fault) => run.length += 1,
+            Some(fault) => (run.length, run.of) = (1, Some(fault)),
+            None => (run.length, run.of) = (0, None),
         }
-        longest = longest.max(run);
+        run.longest = run.longest.max(run.length);
         let given_up = capture
             .timings
             .get(index)
@@ -86,18 +96,18 @@ fn longest_run(evidence: &Evidence, turns: &[Option<usize>], turn: usize) -> usi
         // What the agent met on the wire: a failing response it asked for whole (not streamed)
         // came as an HTTP error, whatever the script's ending.
         let http_error = request.status.is_some_and(|status| status >= 400);
-        previous = match served(evidence, request) {
+        run.previous = match served(evidence, request) {
             Some(response) if response.status.is_some() || http_error => Some(Fault::Http),
             Some(response) if response.fails() || given_up => Some(Fault::Stream),
             Some(_) => None,
             // Past the script, the mock repeats the fault it met, or refuses with an error.
             None if matches!(request.unplaced, Some(After::Fault { .. } | After::Refused)) => {
-                previous.or(Some(Fault::Http))
+                run.previous.or(Some(Fault::Http))
             }
             None => None,
         };
     }
-    longest
+    runs.into_iter().map(|run| run.longest).collect()
 }
 
 #[cfg(test)]

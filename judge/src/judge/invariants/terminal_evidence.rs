@@ -15,15 +15,21 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
     let turns = &evidence.audit.turns;
     let first_driven = evidence.first_driven_turn();
+    // The `turn_failed` events of each turn, counted in one pass: a turn holds the seqs after
+    // its `user_message` and before the next turn's (turns are in seq order; a Log whose seqs
+    // are not is LOG-SEQ-MONOTONIC's).
+    let mut n_failed = vec![0usize; turns.len()];
+    for seq in evidence.lines.iter().filter(|line| line.kind == "turn_failed").filter_map(|line| line.seq) {
+        let after = turns.partition_point(|turn| turn.user_seq < seq);
+        if turns.get(after).is_some_and(|next| next.user_seq == seq) {
+            continue;
+        }
+        if let Some(count) = after.checked_sub(1).and_then(|idx| n_failed.get_mut(idx)) {
+            *count += 1;
+        }
+    }
     for (idx, turn) in turns.iter().enumerate() {
-        let range_end = turns.get(idx + 1).map_or(u64::MAX, |next| next.user_seq);
-        let n_failed = evidence
-            .lines
-            .iter()
-            .filter(|line| {
-                line.kind == "turn_failed" && line.seq.is_some_and(|seq| seq > turn.user_seq && seq < range_end)
-            })
-            .count();
+        let n_failed = n_failed[idx];
         if n_failed > 1 {
             problems.push(format!("turn at seq {} has {n_failed} turn_failed events", turn.user_seq));
         }
