@@ -9,9 +9,9 @@
 //!   flickers and unknown runs that stall), in observations/s;
 //! - the bridge over 100k `thread/read` polls of a Telegram-origin turn (running, transiently
 //!   interrupted, then final), in polls/s;
-//! - long conversations: a generated scenario of 10, 100 and 1,000 turns (every tenth a tool
+//! - long conversations: a generated scenario of 1,000 and 10,000 turns (every tenth a tool
 //!   call) run in process like a corpus scenario (drive, golden files, golden comparison,
-//!   judge), as cost per turn, which must stay flat.
+//!   judge) in each corpus dialect, as cost per turn, which must stay flat.
 //!
 //! Sections are chosen by name: `cargo bench -p gauntlet -- long` runs only the long
 //! conversations; `GAUNTLET_BENCH_TURNS=10000` (a comma-separated list) runs those sizes instead.
@@ -32,6 +32,10 @@ use gauntlet_monitor::{self as monitor, Monitor, Phase};
 use serde_json::json;
 
 const N_EVENTS: usize = 100_000;
+
+/// The allocator the `gauntlet` binary runs with, so the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> anyhow::Result<()> {
     let filters: Vec<String> = std::env::args().skip(1).filter(|arg| !arg.starts_with("--")).collect();
@@ -66,21 +70,22 @@ impl Stages {
     }
 }
 
-/// Long conversations: cost per turn at 10, 100 and 1,000 turns (or `GAUNTLET_BENCH_TURNS`).
+/// Long conversations: cost per turn at 1,000 and 10,000 turns (or `GAUNTLET_BENCH_TURNS`), in
+/// each corpus dialect.
 fn long_conversations() -> anyhow::Result<()> {
     let sizes: Vec<usize> = match std::env::var("GAUNTLET_BENCH_TURNS") {
         Ok(list) => list.split(',').filter_map(|n| n.trim().parse().ok()).collect(),
-        Err(_) => vec![10, 100, 1000],
+        Err(_) => vec![1000, 10_000],
     };
     let scratch = tempfile::tempdir()?;
     std::fs::create_dir_all(scratch.path().join("scenarios"))?;
     let driver = Reference { deadline: Duration::from_secs(3600), ..Reference::default() };
-    for n_turns in sizes {
+    for (n_turns, dialect) in sizes.iter().flat_map(|&n| run::CORPUS_DIALECTS.map(|dialect| (n, dialect))) {
         let text = long_conversation(n_turns);
         let path = scratch.path().join("scenarios").join(format!("long-{n_turns}.toml"));
         std::fs::write(&path, &text)?;
-        let scenario = gauntlet_judge::scenario::parse(&text, &path)?;
-        let golden_dir = Path::new("golden").join(format!("long-{n_turns}"));
+        let scenario = gauntlet_judge::scenario::parse(&text, &path)?.in_dialect(dialect)?;
+        let golden_dir = Path::new("golden").join(format!("long-{n_turns}-{dialect}"));
         let rounds = (2000 / n_turns).clamp(1, 20);
         let (mut best, mut wire_bytes): (Option<Stages>, usize) = (None, 0);
         for round in 0..rounds {
@@ -123,7 +128,7 @@ fn long_conversations() -> anyhow::Result<()> {
         let harness = best.golden_files + best.compare + best.judge;
         let wire_mb = wire_bytes as f64 / 1e6;
         println!(
-            "long conversation {n_turns:>5} turns: {:>9.1} ms, {:>7.1} us/turn; agent and mock {:>7.1} us/turn \
+            "long conversation {n_turns:>5} turns [{dialect}]: {:>9.1} ms, {:>7.1} us/turn; agent and mock {:>7.1} us/turn \
              ({wire_mb:.1} MB of request bodies, {:.0} ms/MB); harness {:>5.1} us/turn \
              (golden files {:.1}, compare {:.1}, judge {:.1})",
             ms(best.total()),

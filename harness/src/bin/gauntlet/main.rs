@@ -15,6 +15,13 @@ use std::process::ExitCode;
 use clap::Parser;
 use gauntlet::cli::{Cli, Command};
 
+/// A long conversation's capture is many small JSON values built and dropped per request; with
+/// glibc's allocator, freeing them costs more as the heap grows (chunk consolidation), so the
+/// cost per turn grew with the conversation. mimalloc keeps it flat (docs/dialects.md, "What a
+/// long conversation costs").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match &cli.command {
