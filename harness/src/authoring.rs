@@ -10,15 +10,18 @@ pub mod from_log;
 
 use std::path::Path;
 
+use gauntlet_judge::lifecycle::Family;
 use gauntlet_judge::locate::LoadError;
 use gauntlet_judge::scenario;
 
-/// The families whose scenarios are lifecycle files (a `kind`, a `[config]`, timed steps).
-const LIFECYCLE_FAMILIES: [&str; 2] = ["monitor", "bridge"];
+/// Whether `family`'s scenarios are lifecycle files (a `kind`, a `[config]`, timed steps).
+fn is_lifecycle(family: &str) -> bool {
+    Family::ALL.iter().any(|lifecycle| lifecycle.as_str() == family)
+}
 
 /// A scenario skeleton for `family`: the required keys, each with a comment.
 pub fn skeleton(family: &str, name: &str) -> String {
-    if LIFECYCLE_FAMILIES.contains(&family) {
+    if is_lifecycle(family) {
         let kind = if family == "monitor" { "monitor.readiness" } else { "bridge.interrupted" };
         return format!(
             r#"#:schema ../../docs/schema/{family}.schema.json
@@ -84,7 +87,7 @@ fn checked(text: String, path: &Path) -> Result<String, LoadError> {
 /// [`skeleton`], checked by the loader.
 pub fn checked_skeleton(family: &str, name: &str, path: &Path) -> Result<String, LoadError> {
     let text = skeleton(family, name);
-    if LIFECYCLE_FAMILIES.contains(&family) {
+    if is_lifecycle(family) {
         // A skeleton step has no input yet: only the header is checked here.
         return Ok(text);
     }
@@ -103,8 +106,8 @@ mod tests {
 
     #[test]
     fn a_lifecycle_skeleton_loads() {
-        for family in LIFECYCLE_FAMILIES {
-            let text = skeleton(family, "x");
+        for family in Family::ALL {
+            let text = skeleton(family.as_str(), "x");
             gauntlet_judge::lifecycle::kind_of(&text, Path::new("x.toml")).unwrap().unwrap();
         }
     }

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use gauntlet_judge::lifecycle::capture::LifecycleCapture;
-use gauntlet_judge::lifecycle::{Kind, LifecycleScenario};
+use gauntlet_judge::lifecycle::{Family, Kind, LifecycleScenario};
 
 /// The protocol's first line.
 #[derive(Deserialize)]
@@ -77,21 +77,15 @@ impl Session {
     pub fn start(line: &str) -> Result<Session, InputError> {
         let header: Header = serde_json::from_str(line).map_err(|source| InputError::Header { source })?;
         let config = header.config.unwrap_or_else(|| Value::Object(serde_json::Map::new()));
-        let machine = match header.kind {
-            Kind::MonitorReadiness | Kind::MonitorCompletion => {
+        let machine = match header.kind.family() {
+            Family::Monitor => {
                 let config: monitor::Config =
                     serde_json::from_value(config).map_err(|source| InputError::Config { source })?;
                 config.validate().map_err(|source| InputError::MonitorConfig { source })?;
                 let phase = if header.kind == Kind::MonitorReadiness { Phase::Readiness } else { Phase::Completion };
                 Machine::Monitor(Box::new(Monitor::new(phase, config)))
             }
-            Kind::BridgeNormalize
-            | Kind::BridgeMerge
-            | Kind::BridgeSteer
-            | Kind::BridgeInterrupted
-            | Kind::BridgeGeneration
-            | Kind::BridgeRender
-            | Kind::BridgePanel => {
+            Family::Bridge => {
                 let config: bridge::Config =
                     serde_json::from_value(config).map_err(|source| InputError::Config { source })?;
                 Machine::Bridge(Box::new(Bridge::new(config)))
