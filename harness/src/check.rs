@@ -11,7 +11,7 @@
 //! implementation of those contracts is a command speaking the adapter protocol, checked by
 //! [`check_adapter`] and judged, reported and compared with its expectations the same way.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -41,12 +41,15 @@ pub struct Checked {
     /// The profile's masks, `(file, pointer)`, that matched something in this scenario.
     #[serde(skip)]
     pub masks_matched: BTreeSet<(String, String)>,
+    /// Models the agent's requests named that the scenario never told it to use.
+    #[serde(skip)]
+    pub other_models: BTreeSet<String>,
 }
 
 impl Checked {
     /// A verdict with no evidence kept.
     pub fn of(verdict: Verdict) -> Checked {
-        Checked { verdict, evidence: None, masks_matched: BTreeSet::new() }
+        Checked { verdict, evidence: None, masks_matched: BTreeSet::new(), other_models: BTreeSet::new() }
     }
 }
 
@@ -130,6 +133,7 @@ pub fn check_jobs(
     let scenarios = if jobs > 1 { each_parallel(selected, jobs, progress, one) } else { each(selected, progress, one) };
     let mut run = finish(profile.name.clone(), profile.probe_version(), isolated, scenarios, known);
     run.warnings = unmatched_masks(profile, &run.scenarios);
+    run.warnings.extend(model_warnings(&run.scenarios));
     run
 }
 
@@ -309,7 +313,7 @@ fn adapter_one(plan: &Plan, adapter: &Adapter, name: &str, loaded: Loaded) -> Ch
         "files": { "results.jsonl": capture.records },
         "stderr_tail": capture.stderr_tail,
     });
-    Checked { verdict, evidence: Some(evidence), masks_matched: BTreeSet::new() }
+    Checked { verdict, evidence: Some(evidence), masks_matched: BTreeSet::new(), other_models: BTreeSet::new() }
 }
 
 fn check_one(plan: &Plan, profile: &Profile, driver: &dyn Driver, name: &str, loaded: Loaded) -> Checked {
@@ -338,7 +342,44 @@ fn check_one(plan: &Plan, profile: &Profile, driver: &dyn Driver, name: &str, lo
     let golden = golden::compare_noting_masks(&plan.root, &dir, &files, &profile.masks, false, &mut masks_matched);
     let mut verdict = judge::judge(name, &scenario, &capture, golden);
     verdict.elapsed_ms = started.elapsed().as_millis();
-    Checked { verdict, evidence: Some(evidence(&capture)), masks_matched }
+    let other_models = if profile.passes_model() { other_models(&scenario, &capture) } else { BTreeSet::new() };
+    Checked { verdict, evidence: Some(evidence(&capture)), masks_matched, other_models }
+}
+
+/// The models `capture`'s requests named that `scenario` never told the agent to use (its
+/// `config.model`, a turn's `model`): an agent that falls back to a default of its own is not
+/// running what its user configured (issue 31).
+fn other_models(scenario: &Scenario, capture: &Capture) -> BTreeSet<String> {
+    let told: BTreeSet<&str> = std::iter::once(scenario.config.model.as_str())
+        .chain(scenario.turns.iter().filter_map(|turn| turn.model.as_deref()))
+        .collect();
+    let conversations = gauntlet_judge::judge::conversations::Conversations::read(capture.dialect, &capture.requests);
+    (0..capture.requests.len())
+        .filter_map(|idx| conversations.get(idx)?.model)
+        .filter(|model| !told.contains(model))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// One warning per model the agent called that no scenario told it to, naming where.
+fn model_warnings(scenarios: &[Checked]) -> Vec<String> {
+    let mut by_model: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for checked in scenarios {
+        for model in &checked.other_models {
+            by_model.entry(model).or_default().push(&checked.verdict.scenario);
+        }
+    }
+    by_model
+        .into_iter()
+        .map(|(model, names)| {
+            let shown: Vec<&str> = names.iter().take(3).copied().collect();
+            let more = if names.len() > 3 { format!(" and {} more", names.len() - 3) } else { String::new() };
+            format!(
+                "requests named the model `{model}`, which the profile's `{{model}}` never passed ({}{more}): the agent called a model of its own choosing, so those runs do not test what its user configured",
+                shown.join(", ")
+            )
+        })
+        .collect()
 }
 
 /// Plays `scenario` on the agent of `profile`: the scenario as the agent played it (on its
@@ -384,6 +425,31 @@ fn evidence(capture: &Capture) -> Value {
 mod tests {
     use super::*;
     use gauntlet_judge::verdict::VerdictKind;
+
+    /// An agent that calls a model of its own (a default it falls back to) is named with the
+    /// scenarios where it did, once per model (issue 31).
+    #[test]
+    fn a_request_naming_a_model_never_passed_is_a_warning() {
+        let text = "title = \"t\"\nconfig = { model = \"gpt-test\" }\n[[turn]]\nprompt = \"p\"\nrespond = [{ text = [\"x\"] }]\n";
+        let scenario =
+            gauntlet_judge::scenario::parse(text, Path::new("t.toml")).unwrap_or_else(|error| panic!("{error}"));
+        let body = |model: &str| json!({"model": model, "input": [{"role": "user", "content": "p"}]});
+        let capture = Capture {
+            requests: gauntlet_judge::capture::Request::chained([
+                ("root".to_owned(), Some(0), body("gpt-test")),
+                ("root".to_owned(), Some(0), body("their-default")),
+            ]),
+            ..Capture::default()
+        };
+        let other = other_models(&scenario, &capture);
+        assert_eq!(other.iter().map(String::as_str).collect::<Vec<_>>(), ["their-default"]);
+        let mut checked = Checked::of(Verdict::from_findings("turn/x", Vec::new(), Vec::new()));
+        checked.other_models = other;
+        let warnings = model_warnings(&[checked]);
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].starts_with("requests named the model `their-default`"), "{warnings:?}");
+        assert!(warnings[0].contains("(turn/x)"), "{warnings:?}");
+    }
 
     /// A filter naming a scenario file outside the corpus (a campaign's reproduction) plays
     /// that file, under its path, and only it when no other filter names corpus scenarios.

@@ -369,6 +369,12 @@ impl Profile {
 
     /// Whether the profile hands `text` (a `{placeholder}`) to the agent: in its command, its
     /// arguments, its environment or a file it writes.
+    /// Whether the agent is told which model to call (`{model}`): then a request naming another
+    /// is the agent's own choice, worth a warning.
+    pub fn passes_model(&self) -> bool {
+        self.passes("{model}")
+    }
+
     fn passes(&self, text: &str) -> bool {
         self.command.contains(text)
             || self.args.iter().any(|arg| arg.contains(text))

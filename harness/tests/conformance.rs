@@ -439,8 +439,9 @@ const BUGS: [Bug; 10] = [
     },
 ];
 
-/// Each buggy agent is `nonconformant` on its scenario, caught by the named requirement with
-/// the evidence, within the client's patience and without a fault: the scenario went on to its
+/// Each buggy agent is `nonconformant` on its scenario (`conformant` with the finding, for a
+/// MAY: the reference's own choice never fails another agent), caught by the named requirement
+/// with the evidence, within the client's patience and without a fault: the scenario went on to its
 /// end. A bug the client sees live is caught whatever the profile declares: with its
 /// capabilities, and with none (no Log, no `session/load`).
 fn buggy_check(root: &Path, bug: &Bug) -> Result<(), Failed> {
@@ -460,7 +461,9 @@ fn buggy_check(root: &Path, bug: &Bug) -> Result<(), Failed> {
         let faulted =
             checked.verdict.findings.iter().any(|finding| finding.layer == gauntlet_judge::verdict::Layer::Fault);
         let patient = checked.verdict.elapsed_ms < u128::from(profile.patience_ms);
-        if checked.verdict.kind != VerdictKind::Nonconformant || !caught || faulted || !patient {
+        let may = contract::tier_of(bug.requirement) == Some(gauntlet_judge::contract::Tier::May);
+        let expected = if may { VerdictKind::Conformant } else { VerdictKind::Nonconformant };
+        if checked.verdict.kind != expected || !caught || faulted || !patient {
             return Err(format!(
                 "{} with capabilities {:?} was not caught by {} with {:?}: {:#?}",
                 bug.name, profile.capabilities, bug.requirement, bug.evidence, checked.verdict

@@ -50,6 +50,12 @@ pub fn render(report: &CheckReport<'_>) -> String {
         }
         out.push_str("</testcase>\n");
     }
+    // The run's warnings (a mask that matched nothing, a model never passed), where a CI shows
+    // a suite's output.
+    if !run.warnings.is_empty() {
+        let warnings: Vec<String> = run.warnings.iter().map(|warning| format!("warning: {warning}")).collect();
+        let _ = writeln!(out, "  <system-out>{}</system-out>", escape(&warnings.join("\n")));
+    }
     out.push_str("</testsuite>\n");
     out
 }
@@ -94,14 +100,7 @@ mod tests {
             implementation: "x".into(),
             version: None,
             isolated: true,
-            scenarios: vec![
-                Checked { verdict: bad, evidence: None, masks_matched: Default::default() },
-                Checked {
-                    verdict: Verdict::skipped("acp/b", "lacks cancel".into()),
-                    evidence: None,
-                    masks_matched: Default::default(),
-                },
-            ],
+            scenarios: vec![Checked::of(bad), Checked::of(Verdict::skipped("acp/b", "lacks cancel".into()))],
             warnings: Vec::new(),
             comparison: Comparison {
                 unexpected: vec![Failure {

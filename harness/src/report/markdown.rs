@@ -113,10 +113,7 @@ mod tests {
             implementation: "x".into(),
             version: Some("1.0".into()),
             isolated: true,
-            scenarios: verdicts
-                .iter()
-                .map(|verdict| Checked { verdict: verdict.clone(), evidence: None, masks_matched: Default::default() })
-                .collect(),
+            scenarios: verdicts.iter().map(|verdict| Checked::of(verdict.clone())).collect(),
             comparison: Default::default(),
             warnings: vec!["mask /a matched nothing".into()],
         };

@@ -51,7 +51,7 @@ pub struct Row {
     /// The scenarios that broke it.
     pub failing: Vec<String>,
     /// What shows it broken: per failing scenario, the first line of the first finding that
-    /// names it (an expectation of one of its scenarios when none does).
+    /// names it.
     pub evidence: Vec<(String, String)>,
 }
 
@@ -63,13 +63,6 @@ fn about_the_log(id: &str) -> bool {
     id.starts_with("LOG-") || id.starts_with("TURN-") || id == "REPLAY-AUDIT-ONLY" || delegation
 }
 
-/// An expectation that names no requirement: it counts against every requirement its scenario
-/// checks. One that names its requirement counts against that one only (an `acp/plan-whole-list`
-/// agent that shows no plan misses the MAY ACP-PLAN-SHOWN, not the scenario's MUSTs).
-fn unnamed(finding: &Finding) -> bool {
-    finding.layer == Layer::Expectation && finding.requirement.is_none()
-}
-
 /// Judges each requirement from the verdicts: it fails where a finding names it, or where a
 /// scenario that checks it misses what the scenario file states (an expectation). `logged`
 /// says whether the implementation keeps a gauntlet Log.
@@ -78,6 +71,10 @@ pub fn rows(requirements: &[Requirement], verdicts: &[Verdict], logged: bool) ->
     // an `error` one (a crash, a hang, an agent on the wrong dialect) proves nothing either way.
     let ran = |verdict: &&Verdict| !matches!(verdict.kind, VerdictKind::Skipped | VerdictKind::Error);
     let skipped = |verdict: &&Verdict| verdict.kind == VerdictKind::Skipped;
+    // A scenario that missed what its file states without naming a requirement (an unnamed
+    // expectation) charges no row, and vouches for none either.
+    let unnamed = |finding: &Finding| finding.layer == Layer::Expectation && finding.requirement.is_none();
+    let judged = |verdict: &&Verdict| ran(verdict) && !verdict.findings.iter().any(unnamed);
     requirements
         .iter()
         .map(|requirement| {
@@ -87,10 +84,11 @@ pub fn rows(requirements: &[Requirement], verdicts: &[Verdict], logged: bool) ->
             let mut failing: Vec<String> = verdicts
                 .iter()
                 .filter(|verdict| {
-                    verdict.findings.iter().any(|finding| {
-                        finding.requirement.as_deref() == Some(&requirement.id)
-                            || (unnamed(finding) && scenarios.contains(&verdict.scenario.as_str()))
-                    })
+                    // A finding counts against the requirement it names only: an expectation that
+                    // names none (a terminal state the scenario states) is its scenario's, and
+                    // charging it to every row the scenario covers made Log-only rows FAIL for
+                    // an agent without a Log (issue 31).
+                    verdict.findings.iter().any(|finding| finding.requirement.as_deref() == Some(&requirement.id))
                 })
                 .map(|verdict| verdict.scenario.clone())
                 .collect();
@@ -102,8 +100,7 @@ pub fn rows(requirements: &[Requirement], verdicts: &[Verdict], logged: bool) ->
                     let finding = verdict
                         .findings
                         .iter()
-                        .find(|finding| finding.requirement.as_deref() == Some(&requirement.id))
-                        .or_else(|| verdict.findings.iter().find(|finding| unnamed(finding)))?;
+                        .find(|finding| finding.requirement.as_deref() == Some(&requirement.id))?;
                     Some((scenario.clone(), finding.message.lines().next().unwrap_or_default().to_owned()))
                 })
                 .collect();
@@ -126,10 +123,11 @@ pub fn rows(requirements: &[Requirement], verdicts: &[Verdict], logged: bool) ->
             } else if !named.is_empty() && named.iter().all(skipped) {
                 // Every scenario written for it was skipped: its invariants held only vacuously.
                 Status::Skipped
-            } else if !named.is_empty() && !named.iter().any(ran) {
-                // Its scenarios were played but ended in error: no evidence.
+            } else if !named.is_empty() && !named.iter().any(judged) {
+                // Its scenarios were played but ended in error, or missed what they state
+                // without naming it: no evidence.
                 Status::NotJudged
-            } else if related.iter().any(ran) {
+            } else if related.iter().any(judged) {
                 Status::Pass
             } else if !related.is_empty() && related.iter().all(skipped) {
                 Status::Skipped
@@ -207,7 +205,7 @@ mod tests {
     }
 
     #[test]
-    fn an_expectation_counts_against_its_own_requirement_or_else_every_one_its_scenario_checks() {
+    fn an_expectation_counts_against_its_own_requirement_only() {
         let requirements = [requirement("MUST-A", &["scenario:s1"]), requirement("MAY-B", &["scenario:s1"])];
         let named = Verdict::from_findings("s1", vec![], vec![Finding::new(Layer::Expectation, Some("MAY-B"), "none")]);
         let statuses = |verdict: Verdict| -> Vec<Status> {
@@ -215,7 +213,8 @@ mod tests {
         };
         assert_eq!(statuses(named), [Status::Pass, Status::Fail]);
         let unnamed = Verdict::from_findings("s1", vec![], vec![Finding::new(Layer::Expectation, None, "ended wrong")]);
-        assert_eq!(statuses(unnamed), [Status::Fail, Status::Fail]);
+        // One that names none charges no row and vouches for none (issue 31).
+        assert_eq!(statuses(unnamed), [Status::NotJudged, Status::NotJudged]);
     }
 
     #[test]

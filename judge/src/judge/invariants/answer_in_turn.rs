@@ -6,7 +6,7 @@
 //!
 //! Also ACP-ANSWER-SHOWN (a SHOULD, [`SHOWN`]): what the client is shown during prompt N is made
 //! of what the script streamed for turn N, in order (each response's text whole or a prefix
-//! of it), after at most a notice of the agent's own; a completed turn's answer, the text of
+//! of it), with at most notices of the agent's own before and after it; a completed turn's answer, the text of
 //! its last clean response, is shown whole; and the answer to a prompt sent while the turn ran
 //! is not shown before the turn is answered. ACP says updates during a prompt report its turn,
 //! not that every word of the model is shown.
@@ -60,7 +60,7 @@ fn judge(evidence: &Evidence) -> Vec<(bool, String)> {
         let completed = turn.and_then(|turn| turn.status) == Some(TerminalStatus::Completed);
         let answer = if completed { pieces.iter().rposition(|piece| piece.clean) } else { None };
         let chunks = shown_chunks(exchange);
-        if made_of(&shown, pieces, answer) || after_own_notice(&chunks, pieces, answer, &scripted) {
+        if made_of(&shown, pieces, answer) || around_own_notices(&chunks, pieces, answer, &scripted, !completed) {
             continue;
         }
         let n = idx + 1;
@@ -153,16 +153,30 @@ fn made_of(shown: &str, pieces: &[Streamed], whole: Option<usize>) -> bool {
     reachable.contains(&shown.len())
 }
 
-/// True when the chunks shown open with a notice of the agent's own (codex's "Context
-/// compacted" before the answer of a turn it compacted in), whole chunks, and the chunks after
-/// it are [`made_of`] `pieces`. ACP lets an agent show its own messages during a prompt; a
-/// notice chunk holds no scripted text and is no start of one (a cut piece of another turn's
-/// answer is not the agent's own words), and the text after it is judged as if it stood alone.
-fn after_own_notice(chunks: &[&str], pieces: &[Streamed], whole: Option<usize>, scripted: &[String]) -> bool {
-    let scripts = |chunk: &str| scripted.iter().any(|text| chunk.contains(text.as_str()) || text.starts_with(chunk));
-    (1..chunks.len())
-        .take_while(|&end| !scripts(chunks[end - 1]))
-        .any(|end| made_of(&chunks[end..].concat(), pieces, whole))
+/// True when the chunks shown open or close with notices of the agent's own, whole chunks
+/// (codex's "Context compacted" before the answer of a turn it compacted in; an "Error: ..."
+/// after a failed turn's partial text, or alone), and the chunks between are [`made_of`]
+/// `pieces`. ACP lets an agent show its own messages during a prompt; a notice chunk holds no
+/// scripted text and is no start of one (a cut piece of another turn's answer is not the
+/// agent's own words), and the text between is judged as if it stood alone. Only a turn that
+/// did not complete (`unanswered`) may show notices and nothing else: a completed turn that
+/// shows only words of the agent's own shows an answer the model never gave.
+fn around_own_notices(
+    chunks: &[&str],
+    pieces: &[Streamed],
+    whole: Option<usize>,
+    scripted: &[String],
+    unanswered: bool,
+) -> bool {
+    let own = |chunk: &str| !scripted.iter().any(|text| chunk.contains(text.as_str()) || text.starts_with(chunk));
+    let leading = chunks.iter().take_while(|chunk| own(chunk)).count();
+    let trailing = chunks.iter().rev().take_while(|chunk| own(chunk)).count();
+    (0..=leading).any(|start| {
+        (0..=trailing.min(chunks.len() - start)).any(|end| {
+            let between = &chunks[start..chunks.len() - end];
+            (unanswered || !between.is_empty()) && made_of(&between.concat(), pieces, whole)
+        })
+    })
 }
 
 /// The length in bytes of the longest common prefix of two strings, on a character boundary.
@@ -183,6 +197,8 @@ mod tests {
         assistant, body, check_played, chunk, entry, prompt, requests, scenario, user,
     };
     use serde_json::json;
+
+    const FAILED_SECOND: &str = "title = \"t\"\n[[turn]]\nprompt = \"Name a prime.\"\nrespond = [{ text = [\"Seven.\"] }]\n[[turn]]\nprompt = \"Another one?\"\nexpect = \"failed\"\nrespond = [{ status = 500 }]\n";
 
     const TWO_TURNS: &str = "title = \"t\"\n[[turn]]\nprompt = \"Name a prime.\"\nrespond = [{ text = [\"Seven.\"] }]\n[[turn]]\nprompt = \"Another one?\"\nrespond = [{ text = [\"Eleven.\"] }]\n";
 
@@ -277,6 +293,10 @@ mod tests {
         let notice = shown(&["Context compacted.\n", "Seven."], &["Eleven."]);
         assert!(check_played(INVARIANT, &notice, &scenario(TWO_TURNS)).is_empty());
         assert!(check_played(SHOWN, &notice, &scenario(TWO_TURNS)).is_empty());
+        // A notice may close the turn too, and a turn may show only notices (issue 31: a final
+        // "Error: ..." could never pass, since only leading notices were tried).
+        let closing = shown(&["Seven.", "\n(saved to notes)"], &["Error: the model did not answer."]);
+        assert!(check_played(SHOWN, &closing, &scenario(FAILED_SECOND)).is_empty());
         let cut = shown(&["Seven."], &["Sev", "Eleven."]);
         assert_eq!(
             check_played(SHOWN, &cut, &scenario(TWO_TURNS)),

@@ -1,5 +1,8 @@
 //! WIRE-TEXT-ONCE: text streamed to the client is not shown again by a hidden retry. The text a
-//! failed response streamed appears at most once in what the client was shown for its turn.
+//! failed response streamed appears at most once in what the client was shown for its turn,
+//! when the turn is then answered as a completion (any stop reason but `cancelled`): seed 000's
+//! case is partial text passed off as part of a final answer. A turn answered with an error or
+//! `cancelled` shows the failure, repeats and all (issue 31).
 
 use super::{Invariant, Scope, chunk_text, request_turns, served};
 use crate::judge::Evidence;
@@ -20,6 +23,10 @@ fn check(evidence: &Evidence) -> Vec<String> {
         let Some(exchange) = live.get(first + turn).filter(|_| response.fails() && !partial.is_empty()) else {
             continue;
         };
+        let stop_reason = exchange.answer.and_then(|answer| answer.pointer("/result/stopReason"));
+        if stop_reason.is_none_or(|reason| reason == "cancelled") {
+            continue;
+        }
         let shown: String =
             exchange.updates.iter().filter_map(|update| chunk_text(update, "agent_message_chunk")).collect();
         let times = shown.matches(partial.as_str()).count();

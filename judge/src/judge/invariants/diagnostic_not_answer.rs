@@ -1,7 +1,9 @@
 //! REPLAY-NO-DIAGNOSTIC: a failure's text is a diagnostic, never an answer (seed 000: "Technical
 //! strings such as `Provider stream process exited.` are diagnostics, not normal assistant
 //! answers"). The Provider's error message (what a failed response said, [`failure_message`]) and
-//! the agent's own error notice (the message of a JSON-RPC error it answered a prompt with) never
+//! the agent's own error notice (the message of a JSON-RPC error it answered a prompt with, or
+//! what it showed the client in its own words for a turn it answered with an error or
+//! `cancelled`: "I hit an internal error while calling the model: ...") never
 //! reach a later Provider request as assistant content, and no clean `assistant_message` of the
 //! Log holds them. A notice shown live beside an honest error is presentation; what `session/load`
 //! replays for a failed turn is ACP-LOAD-CLEAN's, and an error text passed off as the answer of a
@@ -11,7 +13,7 @@ use gauntlet_mock_provider::Message;
 use gauntlet_mock_provider::dialect::failure_message;
 use serde_json::Value;
 
-use super::{Invariant, Scope, judge_messages, served};
+use super::{Invariant, Scope, judge_messages, served, shown_chunks};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
@@ -59,10 +61,27 @@ pub(super) fn diagnostics(evidence: &Evidence) -> Vec<(String, String)> {
             diagnostics.push((format!("the Provider's error message (request {})", idx + 1), message));
         }
     }
+    // What the script streamed: a shown chunk that holds any of it is the model's, not a notice.
+    let scripted: Vec<String> = evidence.scenario.map_or_else(Vec::new, |scenario| {
+        scenario.root_responses().map(|response| response.visible_text()).filter(|text| !text.is_empty()).collect()
+    });
     for (idx, exchange) in evidence.exchanges().iter().enumerate() {
         let notice = exchange.answer.and_then(|answer| answer.pointer("/error/message")).and_then(Value::as_str);
         if let Some(notice) = notice.filter(|notice| notice.len() >= NOTICE_MIN) {
             diagnostics.push((format!("the agent's error notice for prompt {}", idx + 1), notice.to_owned()));
+        }
+        let failed = exchange.answer.is_some_and(|answer| {
+            answer.get("error").is_some() || answer.pointer("/result/stopReason") == Some(&"cancelled".into())
+        });
+        if !failed || evidence.scenario.is_none() {
+            continue;
+        }
+        let own = shown_chunks(exchange).into_iter().map(str::trim).filter(|chunk| {
+            chunk.len() >= NOTICE_MIN
+                && !scripted.iter().any(|text| chunk.contains(text.trim()) || text.contains(chunk))
+        });
+        for notice in own {
+            diagnostics.push((format!("the agent's own notice shown for prompt {}", idx + 1), notice.to_owned()));
         }
     }
     let mut seen = std::collections::HashSet::new();
@@ -131,5 +150,24 @@ mod tests {
         let (mut generic, scenario) = failed_then_asked("\"disconnect\"", "Internal error", None);
         generic.acp = answered("Internal error");
         assert!(check_played(INVARIANT, &generic, &scenario).is_empty());
+    }
+
+    /// What the agent showed in its own words for a turn it answered with an error is a
+    /// notice too, not only the error's message (issue 31: an agent sent back "I hit an
+    /// internal error while calling the model: ..." as assistant content).
+    #[test]
+    fn the_agents_own_shown_notice_carried_back_is_caught() {
+        use crate::judge::invariants::fixture::chunk;
+        let notice = "I hit an internal error while calling the model: Connection error";
+        let (mut capture, scenario) = failed_then_asked("\"disconnect\"", notice, None);
+        let error = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "m"}});
+        capture.acp = vec![
+            entry("client", prompt(1, "Summarise")),
+            entry("agent", chunk("agent_message_chunk", notice)),
+            entry("agent", error),
+        ];
+        let found = check_played(INVARIANT, &capture, &scenario);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].contains("the agent's own notice shown for prompt 1"), "{found:#?}");
     }
 }

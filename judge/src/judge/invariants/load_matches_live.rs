@@ -36,6 +36,9 @@ pub(super) struct Turn<'a> {
     pub answer: Option<String>,
     /// The text of each response of it that completed cleanly, as the script streamed it.
     pub clean: Vec<String>,
+    /// The text of each response of it that did not complete cleanly (partial evidence), as
+    /// the script streamed it.
+    pub partial: Vec<String>,
     /// The replayed user text that holds its prompt, and the assistant text replayed from it
     /// to the next prompt's; `None` when no replayed user text holds the prompt.
     pub replayed: Option<(String, String)>,
@@ -122,12 +125,18 @@ pub(super) fn read<'e>(evidence: &'e Evidence) -> Result<(Vec<Turn<'e>>, Vec<Str
             .filter(|piece| piece.clean && !piece.text.is_empty())
             .map(|piece| piece.text.clone())
             .collect();
+        let partial: Vec<String> = pieces
+            .into_iter()
+            .flatten()
+            .filter(|piece| !piece.clean && !piece.text.trim().is_empty())
+            .map(|piece| piece.text.clone())
+            .collect();
         let answer = pieces.and_then(|pieces| pieces.iter().rfind(|piece| piece.clean)).map(|piece| piece.text.clone());
         let status = idx.and_then(|idx| driven.get(idx)).and_then(|turn| turn.status);
         let completed = status == Some(TerminalStatus::Completed);
         let answer = answer.filter(|answer| !answer.is_empty());
         let n = first_audited + turns.len() + 1;
-        turns.push(Turn { n, exchange, status, completed, answer, clean, replayed });
+        turns.push(Turn { n, exchange, status, completed, answer, clean, partial, replayed });
     }
     // What is replayed before the first live prompt is the Session's earlier history (a
     // preloaded Log), which the live view of this run never showed.

@@ -4,6 +4,11 @@
 //! (seed 000: "session replay must not project partial assistant evidence as a clean
 //! transcript"). Turns are read as ACP-LOAD-MATCHES-LIVE reads them, by their prompts; what a
 //! completed turn replays is that rule's.
+//!
+//! What the sentence forbids is partial assistant evidence: text the Provider streamed for the
+//! turn. A replay that holds none of it beyond the clean text, only the agent's own words
+//! ("Error: Failed to get response from the AI model"), shows the failure, as seed 000 asks
+//! of a presenter, and is no finding here (issue 31).
 
 use super::load_matches_live::read;
 use super::{Invariant, Scope};
@@ -30,7 +35,11 @@ fn check(evidence: &Evidence) -> Vec<String> {
                 beyond.replace_range(at..at + clean.len(), "");
             }
         }
-        if beyond.trim().is_empty() {
+        // With the script known, only the Provider's partial text is partial evidence; without
+        // it, any text beyond the clean text may be.
+        let own_words =
+            evidence.scenario.is_some() && !turn.partial.iter().any(|partial| holds_part_of(&beyond, partial));
+        if beyond.trim().is_empty() || own_words {
             continue;
         }
         let status = turn.status.map_or("no terminal state", |status| status.as_str());
@@ -38,13 +47,24 @@ fn check(evidence: &Evidence) -> Vec<String> {
             format!("turn {} ({status}): load replayed assistant text {agent:?}, expected none", turn.n)
         } else {
             format!(
-                "turn {} ({status}): load replayed assistant text {agent:?}; beyond its clean text {:?}, {beyond:?} is partial or failure text",
+                "turn {} ({status}): load replayed assistant text {agent:?}; beyond its clean text {:?}, {beyond:?} is partial text",
                 turn.n, turn.clean
             )
         });
     }
     problems
 }
+
+/// Whether `text` holds `partial`, or a start of it long enough to be its words and not a
+/// coincidence (a response cut short is replayed as far as it streamed).
+fn holds_part_of(text: &str, partial: &str) -> bool {
+    let partial = partial.trim();
+    let start: String = partial.chars().take(PART_MIN_CHARS).collect();
+    text.contains(partial) || text.contains(start.as_str())
+}
+
+/// The characters of a partial response's start that count as its text when replayed.
+const PART_MIN_CHARS: usize = 8;
 
 #[cfg(test)]
 mod tests {
@@ -106,8 +126,12 @@ mod tests {
         assert_eq!(
             check_played(INVARIANT, &capture, &played),
             [
-                "turn 1 (partial_failed): load replayed assistant text \"Reading it.Useful\"; beyond its clean text [\"Reading it.\"], \"Useful\" is partial or failure text"
+                "turn 1 (partial_failed): load replayed assistant text \"Reading it.Useful\"; beyond its clean text [\"Reading it.\"], \"Useful\" is partial text"
             ]
         );
+        // The agent's own labelled diagnostic, replayed for the failed turn, shows the failure:
+        // no partial evidence (issue 31: 14 such lines on one agent).
+        let notice = "Error: Failed to get response from the AI model; retried 5 times";
+        assert!(check_played(INVARIANT, &asked(&["Reading it.", notice]), &played).is_empty());
     }
 }

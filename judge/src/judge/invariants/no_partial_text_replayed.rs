@@ -1,10 +1,12 @@
 //! REPLAY-NO-PARTIAL: the text of a partial `assistant_message` never reaches the Provider as
 //! assistant content in any request (read in any dialect as a [`Conversation`](gauntlet_mock_provider::Conversation)). Partial texts come from the Log, or, for an
-//! implementation without one, from the script: what a failed response streamed.
+//! implementation without one, from the script: what a failed response streamed, and what a
+//! response streamed before a stall the client closed it in (a turn cancelled or abandoned
+//! mid-stream: seed 000, `interrupted`, "Do not replay as assistant content").
 
 use std::collections::HashSet;
 
-use gauntlet_mock_provider::Message;
+use gauntlet_mock_provider::{Message, StreamEnd};
 
 use super::{Invariant, Scope, judge_messages, served};
 use crate::judge::Evidence;
@@ -62,13 +64,24 @@ fn from_log(evidence: &Evidence) -> (Vec<String>, Vec<(String, String)>) {
 }
 
 /// For an implementation without a Log: the text each served response streamed, clean when
-/// the response completed, partial when it failed.
+/// the response completed, partial when it failed or the client closed it during its stall
+/// (then what came before the stall is all it streamed).
 fn from_script(evidence: &Evidence) -> (Vec<String>, Vec<(String, String)>) {
     let (mut clean, mut partials) = (Vec::new(), Vec::new());
     for (idx, request) in evidence.capture.requests.iter().enumerate() {
         if let Some(response) = served(evidence, request) {
+            let closed_in_stall = response.pause.is_some()
+                && evidence
+                    .capture
+                    .timings
+                    .get(idx)
+                    .and_then(|timing| timing.ended)
+                    .is_some_and(|ended| ended.how == StreamEnd::ClientClosed);
             if response.fails() {
                 partials.push((format!("the failed response to request {}", idx + 1), response.visible_text()));
+            } else if closed_in_stall {
+                let origin = format!("the response to request {} the client closed mid-stream", idx + 1);
+                partials.push((origin, response.text_before_pause()));
             } else {
                 clean.push(response.visible_text());
             }
@@ -143,6 +156,33 @@ mod tests {
             check_played(INVARIANT, &capture, &scenario(text)),
             [
                 "request 2 replays the partial assistant text of the failed response to request 1 as assistant content: \"Useful partial\""
+            ]
+        );
+    }
+
+    /// A turn cancelled mid-stream (the client closed the stream in its stall): what it
+    /// streamed is no answer, and an agent without a Log that sends it back as assistant
+    /// content on the next turn is caught (issue 31: seed 000, `interrupted`).
+    #[test]
+    fn a_cancelled_turns_text_sent_back_is_caught() {
+        use crate::capture::Capture;
+        use crate::judge::invariants::fixture::{check_played, requests, scenario};
+        use gauntlet_mock_provider::journal::{Ended, Timing};
+        use std::time::Duration;
+        let text = "title = \"t\"\n[[turn]]\nprompt = \"Build\"\ncancel = \"sent\"\nexpect = \"interrupted\"\n\
+                    respond = [{ text = [\"The build \", \"is green\"], pause = { after = 5, ms = 60000 } }]\n\
+                    [[turn]]\nprompt = \"Again\"\nrespond = [{ text = [\"Done.\"] }]\n";
+        let ended = |how| Timing { received: Duration::ZERO, ended: Some(Ended { at: Duration::from_secs(1), how }) };
+        let second = body(vec![user("Build"), assistant("The build "), user("Again")]);
+        let capture = Capture {
+            requests: requests(vec![body(vec![user("Build")]), second]),
+            timings: vec![ended(StreamEnd::ClientClosed), ended(StreamEnd::Finished)],
+            ..Capture::default()
+        };
+        assert_eq!(
+            check_played(INVARIANT, &capture, &scenario(text)),
+            [
+                "request 2 replays the partial assistant text of the response to request 1 the client closed mid-stream as assistant content: \"The build \""
             ]
         );
     }

@@ -4,6 +4,12 @@
 //! journal, a stall the client itself gave up on (it closed the body: its own idle timeout),
 //! whatever the script meant. Judged from the script, the requests and the journal alone, so
 //! it applies to any implementation, with or without a gauntlet Log.
+//!
+//! A MAY: no seed forbids a retry; not retrying once text reached the user is the reference's
+//! choice (design.md "Contract decisions"). And only a retry counts: a request that asks again
+//! with the faulted request's conversation. One whose conversation differs (it resumes from
+//! the delivered text, asks to "continue", or rewrites the turn) is a continuation, which
+//! shows the user nothing twice (issue 31).
 
 use gauntlet_mock_provider::journal::StreamEnd;
 
@@ -37,7 +43,9 @@ fn check(evidence: &Evidence) -> Vec<String> {
         } else {
             continue;
         };
-        if turn == next_turn && !text.is_empty() {
+        let conversation = |at: usize| evidence.conversations.get(at).map(|conversation| conversation.messages);
+        let retried = conversation(idx) == conversation(idx + 1);
+        if turn == next_turn && !text.is_empty() && retried {
             problems.push(format!(
                 "turn {}: request {} was sent after request {} streamed {text:?} and {how}: a retry after text",
                 turn + 1,
@@ -107,5 +115,16 @@ mod tests {
         );
         capture.timings[0] = ended(StreamEnd::Finished);
         assert!(check_played(INVARIANT, &capture, &scenario(text)).is_empty(), "a stall the client sat through");
+    }
+
+    /// A continuation resumes from the delivered text: its conversation differs from the
+    /// faulted request's, so it is no retry (issue 31).
+    #[test]
+    fn a_continuation_is_no_retry() {
+        use crate::judge::invariants::fixture::assistant;
+        let resumed = body(vec![user("Summarise"), assistant("Useful "), user("Resume directly where you stopped.")]);
+        let capture =
+            Capture { requests: requests(vec![body(vec![user("Summarise")]), resumed]), ..Capture::default() };
+        assert!(check_played(INVARIANT, &capture, &scenario(PARTIAL)).is_empty());
     }
 }

@@ -48,23 +48,38 @@ fn judge(evidence: &Evidence) -> Vec<(bool, String)> {
     if evidence.capture.acp.is_empty() {
         return Vec::new();
     }
-    // The last status the live transcript gives each tool item.
+    // The last status the live transcript gives each tool item, and updates out of order: an
+    // update of an item the client was never shown, a status that goes back (ACP: a
+    // `tool_call` reports the call, `tool_call_update`s then update it; the statuses run
+    // pending, in_progress, then completed or failed).
     let mut shown: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut out_of_order = Vec::new();
     for entry in &evidence.capture.acp {
         let Some(update) = entry.pointer("/message/params/update") else { continue };
         let Some(id) = update.get("toolCallId").and_then(Value::as_str) else { continue };
         let status = update.get("status").and_then(Value::as_str);
+        let kind = update.get("sessionUpdate").and_then(Value::as_str);
+        if kind == Some("tool_call_update") && !shown.contains_key(id) {
+            out_of_order.push((
+                false,
+                format!("the tool item `{id}` is updated before the client is shown it (no `tool_call` first)"),
+            ));
+        }
         let known = shown.entry(id).or_insert("pending");
         if let Some(status) = status {
+            if kind == Some("tool_call_update") && rank(status) > 0 && rank(status) < rank(known) {
+                out_of_order.push((false, format!("the tool item `{id}` goes back from `{known}` to `{status}`")));
+            }
             *known = status;
         }
     }
     if evidence.capture.log.is_empty() {
-        return from_the_wire(evidence, &shown).into_iter().map(|problem| (false, problem)).collect();
+        out_of_order.extend(from_the_wire(evidence, &shown).into_iter().map(|problem| (false, problem)));
+        return out_of_order;
     }
     let first_driven_seq =
         evidence.audit.turns.get(evidence.first_driven_turn()).map_or(u64::MAX, |turn| turn.user_seq);
-    let mut problems = Vec::new();
+    let mut problems = out_of_order;
     for result in evidence.lines.iter().filter(|line| line.kind == "tool_result") {
         let (Some(seq), Some(call_id)) = (result.seq, result.str_field("call_id")) else { continue };
         if seq < first_driven_seq {
@@ -125,6 +140,16 @@ fn item_of<'a>(shown: &BTreeMap<&'a str, &'a str>, call_id: &str) -> Option<(&'a
         .get_key_value(call_id)
         .or_else(|| shown.iter().find(|(item, _)| names(item)))
         .map(|(item, status)| (*item, *status))
+}
+
+/// Where an ACP tool status stands in a call's life; an unknown status stands nowhere.
+fn rank(status: &str) -> u8 {
+    match status {
+        "pending" => 1,
+        "in_progress" => 2,
+        "completed" | "failed" => 3,
+        _ => 0,
+    }
 }
 
 /// Whether an ACP tool status leaves the call unfinished.
@@ -275,5 +300,38 @@ mod tests {
         let (mut capture, scenario) = mapped(&["aborted by user"], Vec::new());
         capture.mapped_calls.clear();
         assert_eq!(check_played(INVARIANT, &capture, &scenario), Vec::<String>::new());
+    }
+
+    /// An update of an item never shown, and a status that goes back, are out of order
+    /// (issue 31: both passed unremarked).
+    #[test]
+    fn an_update_before_its_item_and_a_status_going_back_are_caught() {
+        use crate::judge::invariants::fixture::{entry, prompt};
+        let update = |kind: &str, id: &str, status: &str| {
+            entry(
+                "agent",
+                serde_json::json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s",
+                    "update": {"sessionUpdate": kind, "toolCallId": id, "status": status}}}),
+            )
+        };
+        let capture = crate::capture::Capture {
+            acp: vec![
+                entry("client", prompt(1, "p")),
+                update("tool_call_update", "ghost", "in_progress"),
+                update("tool_call", "c1", "pending"),
+                update("tool_call_update", "c1", "in_progress"),
+                update("tool_call_update", "c1", "pending"),
+                update("tool_call_update", "c1", "completed"),
+            ],
+            ..crate::capture::Capture::default()
+        };
+        let found = crate::judge::invariants::fixture::check(SHOWN, &capture);
+        assert_eq!(
+            found,
+            [
+                "the tool item `ghost` is updated before the client is shown it (no `tool_call` first)",
+                "the tool item `c1` goes back from `in_progress` to `pending`",
+            ]
+        );
     }
 }

@@ -5,6 +5,11 @@
 //! holds that the turn is answered as a completion at all. An agent that went on after the cut
 //! (a continuation request the script could not place, answered with an empty clean response)
 //! saw its turn end cleanly, so `end_turn` is its truth there.
+//!
+//! A content filter's cut asks less: ACP's `refusal` also says the prompt and what follows
+//! "won't be included in the next prompt", which an agent that keeps the turn in its
+//! conversation would make a lie, so an error is as honest there; only `end_turn` hides the cut
+//! (issue 31).
 
 use super::stop_reason_matches_log::{describe, truncation_stop_reason};
 use gauntlet_mock_provider::After;
@@ -35,10 +40,12 @@ fn check(evidence: &Evidence) -> Vec<String> {
         .filter_map(|(idx, (answer, turn))| {
             let reason = turn.truncation.as_deref().filter(|_| !continued(idx))?;
             let expected = truncation_stop_reason(reason);
-            let hidden = answer.stop_reason.as_deref() == Some("end_turn") || answer.error.is_some();
+            let filtered = expected == "refusal";
+            let hidden = answer.stop_reason.as_deref() == Some("end_turn") || (answer.error.is_some() && !filtered);
+            let expected = if filtered { "`refusal`, or an error if the turn stays in the conversation" } else { "`max_tokens`" };
             hidden.then(|| {
                 format!(
-                    "turn {}: the Provider cut the answer short (`{reason}`, {}) and it was answered {}, not `{expected}`",
+                    "turn {}: the Provider cut the answer short (`{reason}`, {}) and it was answered {}, not {expected}",
                     first_driven + idx + 1,
                     turn.source,
                     describe(answer.stop_reason.as_deref(), answer.error.as_ref())
@@ -68,20 +75,23 @@ mod tests {
         assert!(check(INVARIANT, &capture).is_empty());
     }
 
-    /// An error for a content filter's stop claims no success (ACP-STOP-REASON holds), but hides
-    /// that an answer came: this SHOULD names the stop reason it should have had.
+    /// An error for a content filter's stop claims no success, and `refusal` would also claim
+    /// the turn leaves the conversation, which an agent that keeps it cannot say: both pass;
+    /// `end_turn` hides the cut (issue 31).
     #[test]
-    fn a_refusal_answered_with_an_error_is_the_should() {
+    fn a_content_filter_answered_with_an_error_passes_and_end_turn_does_not() {
         let mut capture = truncated_answer("content_filter");
         capture.reported.push(Reported { stop_reason: None, error: Some(serde_json::json!({"code": -32603})) });
+        assert!(check(INVARIANT, &capture).is_empty());
+        let stop = super::super::stop_reason_matches_log::INVARIANT;
+        assert!(check(stop, &capture).is_empty());
+        capture.reported[0] = Reported { stop_reason: Some("end_turn".into()), error: None };
         assert_eq!(
             check(INVARIANT, &capture),
             [
-                "turn 1: the Provider cut the answer short (`content_filter`, the Log shows) and it was answered with error {\"code\":-32603}, not `refusal`"
+                "turn 1: the Provider cut the answer short (`content_filter`, the Log shows) and it was answered with stop reason `end_turn`, not `refusal`, or an error if the turn stays in the conversation"
             ]
         );
-        let stop = super::super::stop_reason_matches_log::INVARIANT;
-        assert!(check(stop, &capture).is_empty());
     }
 
     /// An agent that asked to continue after the cut got an empty clean answer: its turn ended
