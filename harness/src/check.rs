@@ -44,12 +44,21 @@ pub struct Checked {
     /// Models the agent's requests named that the scenario never told it to use.
     #[serde(skip)]
     pub other_models: BTreeSet<String>,
+    /// Processes the agent left running after it was stopped, which gauntlet killed.
+    #[serde(skip)]
+    pub leftovers: Vec<String>,
 }
 
 impl Checked {
     /// A verdict with no evidence kept.
     pub fn of(verdict: Verdict) -> Checked {
-        Checked { verdict, evidence: None, masks_matched: BTreeSet::new(), other_models: BTreeSet::new() }
+        Checked {
+            verdict,
+            evidence: None,
+            masks_matched: BTreeSet::new(),
+            other_models: BTreeSet::new(),
+            leftovers: Vec::new(),
+        }
     }
 }
 
@@ -66,8 +75,9 @@ pub struct CheckRun {
     pub scenarios: Vec<Checked>,
     /// The run against the expectations file.
     pub comparison: Comparison,
-    /// Warnings about the profile: each mask that matched nothing in the whole run (a pointer
-    /// that names no field masks nothing, and hides nothing it was meant to).
+    /// Warnings that change no verdict: each mask that matched nothing in the whole run (a
+    /// pointer that names no field masks nothing), each model the agent called that `{model}`
+    /// never passed, each process the agent left running that gauntlet killed.
     pub warnings: Vec<String>,
 }
 
@@ -134,6 +144,7 @@ pub fn check_jobs(
     let mut run = finish(profile.name.clone(), profile.probe_version(), isolated, scenarios, known);
     run.warnings = unmatched_masks(profile, &run.scenarios);
     run.warnings.extend(model_warnings(&run.scenarios));
+    run.warnings.extend(leftover_warnings(&run.scenarios));
     run
 }
 
@@ -313,7 +324,7 @@ fn adapter_one(plan: &Plan, adapter: &Adapter, name: &str, loaded: Loaded) -> Ch
         "files": { "results.jsonl": capture.records },
         "stderr_tail": capture.stderr_tail,
     });
-    Checked { verdict, evidence: Some(evidence), masks_matched: BTreeSet::new(), other_models: BTreeSet::new() }
+    Checked { evidence: Some(evidence), ..Checked::of(verdict) }
 }
 
 fn check_one(plan: &Plan, profile: &Profile, driver: &dyn Driver, name: &str, loaded: Loaded) -> Checked {
@@ -343,7 +354,8 @@ fn check_one(plan: &Plan, profile: &Profile, driver: &dyn Driver, name: &str, lo
     let mut verdict = judge::judge(name, &scenario, &capture, golden);
     verdict.elapsed_ms = started.elapsed().as_millis();
     let other_models = if profile.passes_model() { other_models(&scenario, &capture) } else { BTreeSet::new() };
-    Checked { verdict, evidence: Some(evidence(&capture)), masks_matched, other_models }
+    let leftovers = capture.leftovers.clone();
+    Checked { verdict, evidence: Some(evidence(&capture)), masks_matched, other_models, leftovers }
 }
 
 /// The models `capture`'s requests named that `scenario` never told the agent to use (its
@@ -358,6 +370,24 @@ fn other_models(scenario: &Scenario, capture: &Capture) -> BTreeSet<String> {
         .filter_map(|idx| conversations.get(idx)?.model)
         .filter(|model| !told.contains(model))
         .map(str::to_owned)
+        .collect()
+}
+
+/// One warning per scenario whose agent left processes running after it was stopped: gauntlet
+/// killed them, and a CI runner would otherwise collect them (issue 33).
+fn leftover_warnings(scenarios: &[Checked]) -> Vec<String> {
+    scenarios
+        .iter()
+        .filter(|checked| !checked.leftovers.is_empty())
+        .map(|checked| {
+            let commands: Vec<String> = checked.leftovers.iter().map(|command| format!("`{command}`")).collect();
+            format!(
+                "{}: the agent left {} running after it was stopped, which gauntlet killed: {}",
+                checked.verdict.scenario,
+                if commands.len() == 1 { "a process" } else { "processes" },
+                commands.join(", ")
+            )
+        })
         .collect()
 }
 

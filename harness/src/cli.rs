@@ -71,6 +71,12 @@ pub enum Command {
     },
     /// List scenario names.
     List,
+    /// Write the corpus this binary carries (scenarios and goldens) into DIR, to edit it or to
+    /// add scenarios of your own; then run inside DIR or give it with --root.
+    Export {
+        /// Where to write `scenarios/` and `golden/`; it must not hold a corpus already.
+        dir: PathBuf,
+    },
     /// Write one Markdown page of every checked implementation against every requirement, from
     /// the `report.json` of each one's `gauntlet check` (docs/compatibility.md).
     Compatibility {

@@ -6,6 +6,7 @@
 //! Provider, and assemble the Capture the same way ([`assemble`]).
 
 pub mod acp_client;
+pub mod containment;
 pub mod conversation;
 pub mod external;
 pub mod reference;

@@ -471,3 +471,39 @@ fn schemas_are_generated_and_every_file_validates() {
     assert!(stdout.contains("config: Additional properties are not allowed ('stabilty_ms'"), "{stdout}");
     assert!(stdout.contains("kind: 'bridge.steer' is not valid"), "{stdout}");
 }
+
+/// From an empty folder outside any corpus, with no `--root`, `gauntlet` plays the corpus the
+/// binary carries (unpacked into the cache once), and `export` writes it out where a later run
+/// finds it as its own (issue 33).
+#[test]
+fn an_installed_gauntlet_plays_the_corpus_it_carries_from_any_folder() {
+    let outside = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let run = |args: &[&str], dir: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_gauntlet"))
+            .args(args)
+            .current_dir(dir)
+            .env("XDG_CACHE_HOME", cache.path())
+            .env_remove("GAUNTLET_ROOT")
+            .output()
+            .unwrap()
+    };
+    let listed = run(&["list"], outside.path());
+    assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
+    let names = String::from_utf8_lossy(&listed.stdout).into_owned();
+    assert!(names.lines().any(|name| name == "turn/partial-then-error"), "{names}");
+    let played = run(&["run", "turn/clean-completion"], outside.path());
+    let text = String::from_utf8_lossy(&played.stdout).into_owned();
+    assert!(played.status.success(), "{text}\n{}", String::from_utf8_lossy(&played.stderr));
+    assert!(text.contains("identical"), "{text}");
+    let blessed = run(&["run", "--bless", "turn/clean-completion"], outside.path());
+    assert_eq!(blessed.status.code(), Some(2), "blessing needs a corpus of one's own");
+    let exported = outside.path().join("corpus");
+    assert!(run(&["export", exported.to_str().unwrap()], outside.path()).status.success());
+    assert_eq!(
+        std::fs::read(exported.join("scenarios/turn/clean-completion.toml")).unwrap(),
+        std::fs::read(root().join("scenarios/turn/clean-completion.toml")).unwrap()
+    );
+    let again = run(&["export", exported.to_str().unwrap()], outside.path());
+    assert_eq!(again.status.code(), Some(2), "export never writes over a corpus");
+}

@@ -94,6 +94,8 @@ fn main() {
     let root = plan.root.clone();
     trials.push(Trial::test("check/skips-images-undeclared", move || skips_images(&root)).with_kind("check"));
     let root = plan.root.clone();
+    trials.push(Trial::test("check/contains-a-detached-daemon", move || contains_daemon(&root)).with_kind("check"));
+    let root = plan.root.clone();
     trials.push(Trial::test("check/campaign/combination-bug", move || combination_bug(&root)).with_kind("check"));
     let root = plan.root.clone();
     trials.push(Trial::test("check/adapter/gauntlet-lifecycle", move || reference_adapter(&root)).with_kind("check"));
@@ -245,7 +247,11 @@ fn cli_root(repository: &Path) -> Result<(), Failed> {
         .map_err(|error| error.to_string())?;
     let gauntlet = |current: &Path, args: &[&str], root: Option<&Path>| {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_gauntlet"));
-        command.args(args).current_dir(current).env_remove("GAUNTLET_ROOT");
+        command
+            .args(args)
+            .current_dir(current)
+            .env_remove("GAUNTLET_ROOT")
+            .env("XDG_CACHE_HOME", dir.path().join("cache"));
         if let Some(root) = root {
             command.env("GAUNTLET_ROOT", root);
         }
@@ -262,10 +268,11 @@ fn cli_root(repository: &Path) -> Result<(), Failed> {
         return Err(format!("`GAUNTLET_ROOT=<copy> gauntlet list` listed: {by_env:?}").into());
     }
     if !dir.path().ancestors().any(|folder| folder.join("scenarios").is_dir()) {
-        let lost = gauntlet(&outside, &["list"], None)?;
-        let stderr = String::from_utf8_lossy(&lost.stderr);
-        if lost.status.code() != Some(2) || !stderr.contains("no gauntlet corpus") {
-            return Err(format!("outside any corpus, `gauntlet list` gave {lost:?}").into());
+        // Outside any corpus, the one the binary carries: the whole corpus, not the copy.
+        let carried = gauntlet(&outside, &["list"], None)?;
+        let names = String::from_utf8_lossy(&carried.stdout).lines().count();
+        if !carried.status.success() || names < 10 {
+            return Err(format!("outside any corpus, `gauntlet list` gave {carried:?}").into());
         }
     }
     // Blessing writes the copy's pending goldens, and nothing in the repository it was built from.
@@ -306,6 +313,34 @@ fn marked_sleepers(mark: &str) -> usize {
             !stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
         })
         .count()
+}
+
+/// An agent whose daemon leaves its process group and session (`setsid`) leaves nothing
+/// running once its scenario ends: the daemon is killed and the report warns with its command
+/// line; the agent's verdict is its own (issue 33).
+fn contains_daemon(root: &Path) -> Result<(), Failed> {
+    let plan = Plan { root: root.to_owned(), bless: false };
+    let profile =
+        profile::load(&root.join("harness/tests/fixtures/agents/daemon.toml")).map_err(|error| error.to_string())?;
+    let filters = ["turn/clean-completion".to_owned()];
+    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);
+    if marked_sleepers("319") > 0 {
+        return Err("the daemon of the agent outlived the check".into());
+    }
+    let warned = run
+        .warnings
+        .iter()
+        .any(|warning| warning.starts_with("turn/clean-completion: the agent left") && warning.contains("`sleep 319`"));
+    if !warned || run.verdicts().iter().any(|verdict| verdict.kind == VerdictKind::Error) {
+        return Err(format!(
+            "no warning naming `sleep 319`: {:?}
+{:#?}",
+            run.warnings,
+            run.verdicts()
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// A faulty agent is that scenario's `error`, with evidence, and the run goes on to the next

@@ -76,6 +76,10 @@ pub struct Capture {
     /// A prompt's images were not sent, because the agent does not declare
     /// `promptCapabilities.image`: the play is `skipped` (evidence only: not golden).
     pub images_withheld: bool,
+    /// Processes the agent started and left running after it was stopped (a daemon that left
+    /// its process group), each's command line; the driver killed them (evidence only: not
+    /// golden).
+    pub leftovers: Vec<String>,
 }
 
 /// The requests golden of a dialect: the raw bodies differ by wire, everything else is shared.

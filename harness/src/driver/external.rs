@@ -22,6 +22,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
 
 use crate::driver::acp_client::{Permission, Settings};
+use crate::driver::containment::Containment;
 use crate::driver::conversation::{self, Connection, Conversation, PRELOADED_SESSION_ID};
 use crate::driver::{Driver, assemble, prepare_workspace};
 use gauntlet_judge::capture::Capture;
@@ -178,7 +179,8 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
         }
     }
     let stderr = Stderr::default();
-    let mut launch = || spawn(external, &values, &home, &workspace, &stderr);
+    let containment = Containment::new();
+    let mut launch = || spawn(external, &values, &home, &workspace, &stderr, &containment);
     let settings = Settings { patience: external.patience, permission: external.permission };
     let converse = conversation::converse(scenario, &workspace, &mut launch, settings, external.load, &mock);
     let conversation = match tokio::time::timeout(external.deadline, converse).await {
@@ -195,6 +197,8 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
     let log_path = conversation.session_id.as_deref().and_then(log_path);
     let mut capture = assemble(conversation, log_path.as_deref(), &mock);
     capture.mapped_calls = mapped_calls;
+    // Every agent of the play is stopped: whatever it started and left running goes now.
+    capture.leftovers = containment.end();
     capture.stderr_tail = stderr.collect().await;
     if !capture.faults.is_empty() {
         capture.faults.extend(stderr_evidence("agent", &capture.stderr_tail));
@@ -237,8 +241,10 @@ fn spawn(
     home: &Path,
     workspace: &Path,
     stderr: &Stderr,
+    containment: &Containment,
 ) -> Result<Connection<StopError>, SpawnError> {
     let mut command = Command::new(&external.program);
+    let (mark, token) = containment.env();
     command
         .args(external.args.iter().map(|arg| External::expand(arg, values)))
         .env("HOME", home)
@@ -247,6 +253,7 @@ fn spawn(
         .env("XDG_CACHE_HOME", home.join(".cache"))
         .env("XDG_DATA_HOME", home.join(".local/share"))
         .envs(external.env.iter().map(|(key, value)| (key, External::expand(value, values))))
+        .env(mark, token)
         .current_dir(workspace)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

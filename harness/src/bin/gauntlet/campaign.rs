@@ -19,7 +19,7 @@ use crate::check::isolate;
 
 /// A campaign on the reference runtime: every scenario must hold.
 pub fn on_reference(cli: &Cli, args: &CampaignArgs, count: usize, format: Format) -> anyhow::Result<ExitCode> {
-    let plan = cli.plan(false)?;
+    let plan = crate::corpus::plan(cli, false)?;
     let options = options(args, count, "reference", Space::ALL, 1, &plan.root, "gauntlet run".to_owned());
     let campaign = play(&options, format, &campaign::on_reference);
     finish(&campaign, &plan.root.join("target/gauntlet/reference"), None, format)
@@ -29,7 +29,7 @@ pub fn on_reference(cli: &Cli, args: &CampaignArgs, count: usize, format: Format
 pub fn on_agent(cli: &Cli, check: &CheckArgs, count: usize) -> anyhow::Result<ExitCode> {
     let path = check.implementation.as_deref().context("a campaign needs --impl PROFILE (adapters have none)")?;
     anyhow::ensure!(check.filters.is_empty(), "a campaign plays generated scenarios: it takes no filters");
-    let plan = cli.plan(false)?;
+    let plan = crate::corpus::plan(cli, false)?;
     let profile = profile::load(path)?;
     profile.startable()?;
     isolate(&profile.name, profile.network == Network::Loopback && !check.no_isolation);

@@ -35,7 +35,7 @@ struct Checked {
 /// when it failed only where expected (or `--update-expectations`), 1 otherwise.
 pub fn check(cli: &Cli, args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let jobs = jobs(args);
-    let plan = cli.plan(false)?;
+    let plan = crate::corpus::plan(cli, false)?;
     let printer = Progress::new(args.format, run::scenario_names(&plan).iter().map(|(name, _)| name.as_str()));
     let mut progress = |idx: usize, total: usize, name: &str, verdict: Option<&Verdict>| match verdict {
         None => printer.start(idx, total, name),

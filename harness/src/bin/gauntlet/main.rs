@@ -37,6 +37,7 @@ fn main() -> ExitCode {
         Command::Audit { logs, json } => Ok(audit::audit(logs, *json)),
         Command::New { name, from_log } => new::new(&cli, name, from_log.as_deref()),
         Command::List => corpus::list(&cli),
+        Command::Export { dir } => corpus::export(dir),
         Command::Compatibility { reports, write } => compatibility::compatibility(reports, write.as_deref()),
     };
     outcome.unwrap_or_else(|error| {

@@ -10,7 +10,7 @@ use gauntlet_judge::log_file;
 
 /// Writes `scenarios/FAMILY/NAME.toml`, never over an existing file.
 pub fn new(cli: &Cli, name: &str, from_log: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let plan = cli.plan(false)?;
+    let plan = crate::corpus::plan(cli, false)?;
     let (family, stem) = name
         .split_once('/')
         .filter(|(family, stem)| [*family, *stem].iter().all(|part| is_kebab(part)))

@@ -13,7 +13,7 @@ use gauntlet_judge::verdict::VerdictKind;
 /// Runs the plays whose title contains a filter (all without one); exit 0 when every one is
 /// identical to its goldens or skipped, 1 otherwise.
 pub fn run(cli: &Cli, filters: &[String], bless: bool, format: Format) -> anyhow::Result<ExitCode> {
-    let plan = cli.plan(bless)?;
+    let plan = crate::corpus::plan(cli, bless)?;
     // Filters match the trial titles (`turn/partial-then-error [gemini]`).
     let selected: Vec<(String, PathBuf, plays::Play)> = plays::scenario_names(&plan)
         .into_iter()
