@@ -111,8 +111,9 @@ impl CheckRun {
 /// Told `(index, total, scenario, None)` as a scenario starts and `Some(verdict)` as it ends.
 pub type Progress<'a> = dyn FnMut(usize, usize, &str, Option<&Verdict>) + 'a;
 
-/// Runs every Turn scenario of `plan` whose name contains one of `filters` (all when empty)
-/// against `profile`; `progress` is told of each scenario as it starts and ends.
+/// Runs every Turn scenario of `plan` whose name contains one of `filters` (all when empty),
+/// and each filter that names a scenario file, against `profile`; `progress` is told of each
+/// scenario as it starts and ends.
 pub fn check(
     plan: &Plan,
     profile: &Profile,
@@ -179,13 +180,10 @@ pub fn check_adapter(
     finish(adapter.command.clone(), None, isolated, scenarios, known)
 }
 
-/// The scenario is loaded once, here; a file that cannot be loaded keeps its error for its
-/// verdict.
+/// A scenario file as [`selected`] loaded it, once; a file that cannot be loaded keeps its
+/// error for its verdict.
 type Loaded = Result<AnyScenario, LoadError>;
 
-/// The scenarios matching `filters` whose lifecycle kind (`None` for a Turn scenario) `wanted`
-/// accepts, loaded; a file whose kind cannot be read counts as a Turn scenario, so its error
-/// shows.
 /// The names of the scenarios a check plays: an agent's (`None`: every Turn scenario) or a
 /// lifecycle family's through an adapter; a report lists exactly these.
 pub fn scenarios_of(plan: &Plan, family: Option<Family>) -> Vec<String> {
@@ -193,9 +191,11 @@ pub fn scenarios_of(plan: &Plan, family: Option<Family>) -> Vec<String> {
     selected(plan, &[], wanted).into_iter().map(|(name, _)| name).collect()
 }
 
-/// The scenarios `filters` select: corpus scenarios whose name contains a filter (all without
-/// one), and each filter that names a scenario file outside the corpus (a campaign's
-/// reproduction, say), played under its path without goldens.
+/// The scenarios `filters` select whose lifecycle kind (`None` for a Turn scenario) `wanted`
+/// accepts, each with its loaded file: corpus scenarios whose name contains a filter (all
+/// without one), and each filter that names a scenario file outside the corpus (a campaign's
+/// reproduction, say), played under its path without goldens. A file that does not load and
+/// whose kind cannot be read counts as a Turn scenario, so an agent's check shows its error.
 fn selected(plan: &Plan, filters: &[String], wanted: impl Fn(Option<Kind>) -> bool) -> Vec<(String, Loaded)> {
     let (files, names): (Vec<&String>, Vec<&String>) =
         filters.iter().partition(|filter| filter.ends_with(".toml") && Path::new(filter).is_file());
@@ -221,6 +221,8 @@ fn selected(plan: &Plan, filters: &[String], wanted: impl Fn(Option<Kind>) -> bo
         .collect()
 }
 
+/// Runs `one` on each selected scenario in turn, inside [`contained`], telling `progress` as
+/// each starts and ends; the verdicts come back in the order selected.
 fn each(
     selected: Vec<(String, Loaded)>,
     progress: &mut Progress<'_>,
@@ -272,7 +274,6 @@ pub(crate) fn each_parallel<T: Send>(
     done.into_iter().flatten().collect()
 }
 
-/// A scenario that could not be played: an `error` verdict with `why`.
 /// Runs one scenario's check so that a panic of gauntlet's own (in a driver or the judge) is
 /// that scenario's `error`, named as gauntlet's bug, and the rest of the run goes on.
 pub(crate) fn contained(name: &str, check: impl FnOnce() -> Checked) -> Checked {
@@ -291,10 +292,15 @@ pub(crate) fn contained(name: &str, check: impl FnOnce() -> Checked) -> Checked 
     })
 }
 
+/// The verdict of a scenario that could not be played: an `error` verdict whose one finding,
+/// a fault, says `why` (a file that does not load, a scenario of the wrong kind, gauntlet's
+/// own panic).
 pub(crate) fn unplayable(name: &str, why: String) -> Checked {
     Checked::of(Verdict::from_findings(name, Vec::new(), vec![Finding::new(Layer::Fault, None, why)]))
 }
 
+/// The run's verdicts gathered into a [`CheckRun`] and compared with the expectations file;
+/// skipped scenarios count as not run, so their expectations are not stale.
 fn finish(
     implementation: String,
     version: Option<String>,
@@ -309,6 +315,8 @@ fn finish(
     CheckRun { implementation, version, isolated, scenarios, comparison, warnings: Vec::new() }
 }
 
+/// Plays one lifecycle scenario through `adapter` and judges it like the reference; the
+/// evidence is the records it wrote and its stderr tail.
 fn adapter_one(plan: &Plan, adapter: &Adapter, name: &str, loaded: Loaded) -> Checked {
     let started = Instant::now();
     let scenario = match loaded {
@@ -327,6 +335,8 @@ fn adapter_one(plan: &Plan, adapter: &Adapter, name: &str, loaded: Loaded) -> Ch
     Checked { evidence: Some(evidence), ..Checked::of(verdict) }
 }
 
+/// Plays one Turn scenario on the agent of `profile` and judges it, goldens compared after
+/// the profile's masks.
 fn check_one(plan: &Plan, profile: &Profile, driver: &dyn Driver, name: &str, loaded: Loaded) -> Checked {
     let started = Instant::now();
     let scenario = match loaded {

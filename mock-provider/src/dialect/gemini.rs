@@ -3,11 +3,13 @@
 //! non-streaming answer, in-stream and HTTP error bodies (docs/dialects.md).
 //!
 //! Every chunk has one candidate whose `content.parts` holds one part: a thought
-//! (`thought: true`) per reasoning summary chunk, then a part carrying only the
+//! (`thought: true`) per reasoning summary chunk, then a thought part carrying only the
 //! `thoughtSignature` when the script gives `encrypted`; a text part per text chunk; a
-//! `functionCall` part per call (Gemini sends a call whole, never in fragments). The last chunk
-//! carries `finishReason` and `usageMetadata`. Chunks end with CRLF CRLF, as Google's servers
-//! send them. `cut_after` and `pause` count Responses frames (see [`super::play`]).
+//! `functionCall` part per call (Gemini sends a call whole, never in fragments). A response
+//! that completes or stops early (`incomplete`) closes with an empty text part carrying
+//! `finishReason` and `usageMetadata`; an in-stream error closes with an `error` body instead.
+//! Chunks end with CRLF CRLF, as Google's servers send them. `cut_after` and `pause` count
+//! Responses frames (see [`super::play`]).
 
 use bytes::Bytes;
 use serde_json::{Value, json};
@@ -201,14 +203,19 @@ pub fn http_error_json(status: u16) -> Value {
     error_json(status, name, &message)
 }
 
-/// A `GenerateContentRequest` body read into the dialect-neutral [`Conversation`]:
-/// `systemInstruction` text, then each content's parts in order: text by role (`user`, or
-/// `model` for the assistant; consecutive text parts of a `model` content are one answer, a
-/// client may keep the chunks it streamed, while each text part of a `user` content is one
-/// user message), thoughts as
-/// reasoning with their `thoughtSignature` (a signature on another part is reasoning without
-/// text), `functionCall`, `functionResponse`, `inlineData` (an image, as a `data:` URL) (its `response.output`, else the response's JSON),
-/// anything else by its field name. The model is in the path, not the body.
+/// A `GenerateContentRequest` body read into the dialect-neutral [`Conversation`]: the
+/// `systemInstruction` text, then each content's parts in order.
+///
+/// A content of role `model` is the assistant's; `user`, `function` (the older role of tool
+/// results) or no role is the user's. Consecutive text parts of a `model` content are one
+/// answer, since a client may send back the chunks it streamed; each text part of a `user`
+/// content is one user message. A thought is reasoning with its `thoughtSignature`; a
+/// signature on a text part or a `functionCall` is reasoning without text (after the text,
+/// before the call). A `functionCall` is a tool call; a `functionResponse` is the result of
+/// the call its `id` names, whose output is `response.output` (a string as it is, any other
+/// value as JSON), or the whole `response` as JSON when it has no `output`. `inlineData` is
+/// an image, as a `data:` URL; any other part is kept by its field name. The model is in the
+/// path, not the body.
 pub fn read(body: &Value) -> Result<Conversation, ViewError> {
     let body = body.as_object().ok_or_else(|| ViewError("a Gemini request body is a JSON object".to_owned()))?;
     let text_of = |content: &Value| -> String {
