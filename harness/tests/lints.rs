@@ -40,6 +40,39 @@ fn contract_is_covered() -> Result<(), Failed> {
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
 }
 
+/// No Log `type` is written as a string in the judge or the harness: rules compare with
+/// `EventType` through `EventKind` (`judge/src/event_kind.rs`), so a misspelt type does not
+/// compile. Tests may spell Logs out. `tool_call` is also an ACP update and a scenario trigger
+/// name, and the one-word types (`plan`, `status`, `reasoning`) are common words: the lint
+/// leaves those to review.
+#[test]
+fn no_event_type_is_a_string_literal() -> Result<(), Failed> {
+    let root = root();
+    let names: Vec<String> = gauntlet_agent::EventType::ALL
+        .iter()
+        .map(|kind| kind.as_str())
+        .filter(|name| name.contains('_') && *name != "tool_call")
+        .map(|name| format!("\"{name}\""))
+        .collect();
+    let mut found = Vec::new();
+    for crate_dir in ["judge/src", "harness/src"] {
+        golden::walk(&root.join(crate_dir), &mut |path| {
+            if path.extension().is_none_or(|ext| ext != "rs") || path.ends_with("event_kind.rs") {
+                return;
+            }
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for (idx, line) in code.lines().enumerate() {
+                if let Some(name) = names.iter().find(|name| line.contains(name.as_str())) {
+                    found.push(format!("{}:{}: {name}", path.display(), idx + 1));
+                }
+            }
+        });
+    }
+    found.sort();
+    if found.is_empty() { Ok(()) } else { Err(format!("Log types written as strings:\n{}", found.join("\n")).into()) }
+}
+
 /// Every Rust file of the workspace opens with a `//!` line saying what it is for.
 #[test]
 fn rust_files_open_with_docs() -> Result<(), Failed> {

@@ -10,7 +10,10 @@ pub mod workflows;
 
 use std::collections::BTreeMap;
 
+use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
+
+use crate::event_kind::EventKind;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -59,7 +62,7 @@ pub struct Line {
     /// `seq`, if the line has one.
     pub seq: Option<u64>,
     /// `type`.
-    pub kind: String,
+    pub kind: EventKind,
     /// `data`.
     pub data: Value,
 }
@@ -79,7 +82,7 @@ impl Line {
     /// Parses one Log line.
     pub fn parse(text: &str) -> Result<Line, LineError> {
         let value: Value = serde_json::from_str(text)?;
-        let kind = value.get("type").and_then(Value::as_str).ok_or(LineError::NoType)?.to_owned();
+        let kind = EventKind::parse(value.get("type").and_then(Value::as_str).ok_or(LineError::NoType)?);
         Ok(Line {
             id: value.get("id").and_then(Value::as_str).map(str::to_owned),
             seq: value.get("seq").and_then(Value::as_u64),
@@ -95,7 +98,7 @@ impl Line {
 
     /// An `assistant_message` with `metadata.partial == true`.
     pub fn is_partial_assistant(&self) -> bool {
-        self.kind == "assistant_message"
+        self.kind == EventType::AssistantMessage
             && self.data.pointer("/metadata/partial").and_then(Value::as_bool) == Some(true)
     }
 }
@@ -134,7 +137,7 @@ pub fn audit_parsed(
 ) -> Audit {
     let mut turns = Vec::new();
     let starts: Vec<usize> =
-        parsed.iter().enumerate().filter(|(_, l)| l.kind == "user_message").map(|(i, _)| i).collect();
+        parsed.iter().enumerate().filter(|(_, l)| l.kind == EventType::UserMessage).map(|(i, _)| i).collect();
     for (n, &start) in starts.iter().enumerate() {
         let end = starts.get(n + 1).copied().unwrap_or(parsed.len());
         turns.push(audit_turn(&parsed[start], &parsed[start + 1..end]));
@@ -152,7 +155,7 @@ fn audit_turn(user: &Line, events: &[Line]) -> TurnAudit {
         error_kind: None,
         evidence_seqs: Vec::new(),
     };
-    let failed = events.iter().find(|line| line.kind == "turn_failed");
+    let failed = events.iter().find(|line| line.kind == EventType::TurnFailed);
     let partial = events.iter().find(|line| line.is_partial_assistant());
     if let Some(failed) = failed {
         audit.terminal_status = failed.str_field("terminal_status").and_then(TerminalStatus::parse);
@@ -170,8 +173,8 @@ fn audit_turn(user: &Line, events: &[Line]) -> TurnAudit {
         return audit;
     }
     // Completed: the last assistant_message is clean and no tool call follows it.
-    let last_answer = events.iter().rposition(|line| line.kind == "assistant_message");
-    let last_call = events.iter().rposition(|line| line.kind == "tool_call");
+    let last_answer = events.iter().rposition(|line| line.kind == EventType::AssistantMessage);
+    let last_call = events.iter().rposition(|line| line.kind == EventType::ToolCall);
     if let Some(answer) = last_answer
         && last_call.is_none_or(|call| call < answer)
     {

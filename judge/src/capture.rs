@@ -20,7 +20,7 @@ use gauntlet_mock_provider::{After, Dialect, Increment, Timing};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use gauntlet_agent::{TerminalStatus, canonical};
+use gauntlet_agent::{EventType, TerminalStatus, canonical};
 
 use crate::audit::{self, Audit};
 use crate::tool_map::MappedCall;
@@ -229,13 +229,13 @@ impl Capture {
         let lines: Vec<audit::Line> = self.log.iter().filter_map(|text| audit::Line::parse(text).ok()).collect();
         let calls: Vec<&str> = lines
             .iter()
-            .filter(|line| line.kind == "tool_call" && line.str_field("name") == Some("run_workflow"))
+            .filter(|line| line.kind == EventType::ToolCall && line.str_field("name") == Some("run_workflow"))
             .filter_map(|line| line.str_field("call_id"))
             .collect();
         lines
             .iter()
             .filter(|line| {
-                line.kind == "tool_result" && line.str_field("call_id").is_some_and(|id| calls.contains(&id))
+                line.kind == EventType::ToolResult && line.str_field("call_id").is_some_and(|id| calls.contains(&id))
             })
             .map(|line| match line.data.get("workflow") {
                 Some(workflow) => {

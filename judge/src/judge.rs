@@ -9,6 +9,7 @@ pub mod expectations;
 pub mod invariants;
 pub mod lifecycle;
 
+use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
 use gauntlet_mock_provider::{Message, ROOT, Response, StreamEnd};
 use serde_json::Value;
@@ -278,7 +279,7 @@ impl<'a> Evidence<'a> {
 
     /// `metadata.output_truncation.reason` of the `assistant_message` at `seq`, if truncated.
     fn truncation(&self, seq: u64) -> Option<String> {
-        let wanted = |line: &&Line| line.seq == Some(seq) && line.kind == "assistant_message";
+        let wanted = |line: &&Line| line.seq == Some(seq) && line.kind == EventType::AssistantMessage;
         // A Log's lines are in seq order, so the line is found by halving, called once per
         // turn; a Log out of order (a finding of its own) is searched line by line.
         let line = match self.lines.binary_search_by_key(&Some(seq), |line| line.seq) {

@@ -21,6 +21,7 @@
 pub mod audit;
 pub mod capture;
 pub mod contract;
+pub mod event_kind;
 pub mod judge;
 pub mod lifecycle;
 pub mod locate;

@@ -41,6 +41,7 @@ mod workflows;
 
 use std::collections::BTreeMap;
 
+use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 use toml_edit::{Array, InlineTable, Table};
@@ -156,14 +157,20 @@ pub fn scenario(file: &LogFile, source: &str) -> Written {
     let events = &all[resume..];
     let audited = audit::audit(&file.lines);
     let mut config = Config::default();
-    if let Some(model) =
-        events.iter().find(|event| event.line.kind == "provider_usage").and_then(|event| event.line.str_field("model"))
+    if let Some(model) = events
+        .iter()
+        .find(|event| event.line.kind == EventType::ProviderUsage)
+        .and_then(|event| event.line.str_field("model"))
     {
         model.clone_into(&mut config.model);
     }
     let mut model = config.model.clone();
-    let starts: Vec<usize> =
-        events.iter().enumerate().filter(|(_, event)| event.line.kind == "user_message").map(|(idx, _)| idx).collect();
+    let starts: Vec<usize> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, event)| event.line.kind == EventType::UserMessage)
+        .map(|(idx, _)| idx)
+        .collect();
     let mut turns: Vec<TurnDraft> = Vec::new();
     for (turn_idx, &start) in starts.iter().enumerate() {
         let end = starts.get(turn_idx + 1).copied().unwrap_or(events.len());
@@ -212,8 +219,8 @@ fn workspace_files(events: &[Event]) -> BTreeMap<String, String> {
     let mut pending_reads: BTreeMap<&str, &str> = BTreeMap::new();
     for event in events {
         let line = &event.line;
-        match line.kind.as_str() {
-            "tool_call" => {
+        match line.kind.known() {
+            Some(EventType::ToolCall) => {
                 let path = line.data.pointer("/args/path").and_then(Value::as_str);
                 match (line.str_field("name"), path) {
                     (Some("write"), Some(path)) => written.push(path),
@@ -223,7 +230,7 @@ fn workspace_files(events: &[Event]) -> BTreeMap<String, String> {
                     _ => {}
                 }
             }
-            "tool_result" => {
+            Some(EventType::ToolResult) => {
                 if let Some(path) = pending_reads.remove(line.str_field("call_id").unwrap_or_default())
                     && line.data.get("ok").and_then(Value::as_bool) == Some(true)
                     && let Some(output) = line.str_field("output")
@@ -318,22 +325,24 @@ impl<'a> TurnEvents<'a> {
     /// Adds one event, the event before it having been recorded at `last_ms`.
     fn add(&mut self, event: &'a Event, last_ms: Option<i64>) {
         let line = &event.line;
-        match line.kind.as_str() {
-            "provider_usage" => {
+        match line.kind.known() {
+            Some(EventType::ProviderUsage) => {
                 let took_ms = match (last_ms, event.at_ms) {
                     (Some(before), Some(at)) => u64::try_from(at - before).unwrap_or(0),
                     _ => 0,
                 };
                 self.calls.push(Call { usage: Some(line.data.clone()), took_ms, ..Call::default() });
             }
-            "reasoning" => open_call(&mut self.calls, Part::Reasoning).reasoning.push(reasoning_item(line)),
-            "assistant_message" => {
+            Some(EventType::Reasoning) => {
+                open_call(&mut self.calls, Part::Reasoning).reasoning.push(reasoning_item(line))
+            }
+            Some(EventType::AssistantMessage) => {
                 let call = open_call(&mut self.calls, Part::Text);
                 call.text = line.str_field("text").map(str::to_owned);
                 call.truncation =
                     line.data.pointer("/metadata/output_truncation/reason").and_then(Value::as_str).map(str::to_owned);
             }
-            "tool_call" => {
+            Some(EventType::ToolCall) => {
                 // The calls of one response run one after another: a tool call after a tool
                 // result with no Provider call between belongs to the same response.
                 let call = match self.calls.last_mut() {
@@ -342,14 +351,14 @@ impl<'a> TurnEvents<'a> {
                 };
                 call.calls.push(tool_call(line));
             }
-            "tool_result" => {
+            Some(EventType::ToolResult) => {
                 if let Some(last) = self.calls.last_mut() {
                     last.closed = true;
                 }
                 self.tool_interrupted |=
                     line.data.pointer("/error/details/reason").and_then(Value::as_str) == Some("interrupt");
             }
-            "turn_failed" => self.failure = Some(line),
+            Some(EventType::TurnFailed) => self.failure = Some(line),
             _ => {}
         }
     }

@@ -3,6 +3,7 @@
 //! Subagent timeout evidence. They are not findings: a Log can be right and still hold a
 //! failure worth a look; `gauntlet audit` prints them per Session with the seq they point at.
 
+use gauntlet_agent::EventType;
 use serde::Serialize;
 
 use super::{Audit, Line, SubagentTerminal};
@@ -70,13 +71,13 @@ pub fn diagnostics(audit: &Audit, lines: &[Line]) -> Vec<Diagnostic> {
     };
     for line in lines {
         let seq = line.seq;
-        match line.kind.as_str() {
-            "user_message" => {
+        match line.kind.known() {
+            Some(EventType::UserMessage) => {
                 close(open.take(), &mut found);
                 turn += 1;
                 open = Some(TurnEvidence { turn, user_seq: seq.unwrap_or_default(), ..TurnEvidence::default() });
             }
-            "assistant_message" if line.is_partial_assistant() => {
+            Some(EventType::AssistantMessage) if line.is_partial_assistant() => {
                 if let Some(open) = open.as_mut() {
                     open.partial = true;
                 }
@@ -87,12 +88,12 @@ pub fn diagnostics(audit: &Audit, lines: &[Line]) -> Vec<Diagnostic> {
                     message: format!("turn {turn} keeps the partial assistant text {text:?}"),
                 });
             }
-            "assistant_message" => {
+            Some(EventType::AssistantMessage) => {
                 if let Some(open) = open.as_mut() {
                     open.clean = true;
                 }
             }
-            "turn_failed" => {
+            Some(EventType::TurnFailed) => {
                 if let Some(open) = open.as_mut() {
                     open.failed = true;
                 }
@@ -117,7 +118,7 @@ pub fn diagnostics(audit: &Audit, lines: &[Line]) -> Vec<Diagnostic> {
             let last_event = lines
                 .iter()
                 .rev()
-                .find(|line| line.kind == "subagent_event" && line.str_field("subagent_id") == Some(id));
+                .find(|line| line.kind == EventType::SubagentEvent && line.str_field("subagent_id") == Some(id));
             found.push(Diagnostic {
                 kind: DiagnosticKind::SubagentTimeout,
                 seq: last_event.and_then(|line| line.seq),

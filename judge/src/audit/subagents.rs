@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
 use gauntlet_agent::event::{LifecycleEvent, SubagentStatus};
 use serde::Serialize;
@@ -59,7 +60,7 @@ pub struct SubagentAudit {
 /// Every Subagent of the parent Log, in first-seen order.
 pub fn audit(lines: &[Line], children: &BTreeMap<String, Vec<String>>) -> Vec<SubagentAudit> {
     let mut found: Vec<SubagentAudit> = Vec::new();
-    for line in lines.iter().filter(|line| line.kind == "subagent_event") {
+    for line in lines.iter().filter(|line| line.kind == EventType::SubagentEvent) {
         let Some(id) = line.str_field("subagent_id") else { continue };
         let entry = match found.iter().position(|audit| audit.subagent_id == id) {
             Some(idx) => &mut found[idx],
@@ -118,9 +119,10 @@ pub fn is_replayed_event(line: &Line) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event_kind::EventKind;
 
     fn line(data: Value) -> Line {
-        Line { id: None, seq: Some(0), kind: "subagent_event".into(), data }
+        Line { id: None, seq: Some(0), kind: EventKind::Known(EventType::SubagentEvent), data }
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use gauntlet_agent::EventType;
 use gauntlet_agent::workflows::checkpoint::CheckpointStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -48,7 +49,7 @@ pub struct WorkflowAudit {
 /// Every Workflow of the Log, in start order.
 pub fn audit(lines: &[Line]) -> Vec<WorkflowAudit> {
     let mut found: Vec<(WorkflowAudit, Vec<String>, bool)> = Vec::new();
-    for line in lines.iter().filter(|line| line.kind == "workflow_event") {
+    for line in lines.iter().filter(|line| line.kind == EventType::WorkflowEvent) {
         let Some(id) = line.str_field("workflow_id") else { continue };
         let kind = line.str_field("kind").unwrap_or_default();
         if kind == "workflow_started" {
@@ -126,10 +127,11 @@ fn derive(steps: &BTreeMap<String, String>, graph: &[String], timed_out: bool) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event_kind::EventKind;
     use serde_json::json;
 
     fn line(data: Value) -> Line {
-        Line { id: None, seq: Some(0), kind: "workflow_event".into(), data }
+        Line { id: None, seq: Some(0), kind: EventKind::Known(EventType::WorkflowEvent), data }
     }
 
     #[test]

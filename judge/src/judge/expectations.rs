@@ -8,6 +8,7 @@ use crate::judge::Evidence;
 use crate::scenario::{PlanEntryExpect, Scenario};
 use crate::tool_map::AbstractTool;
 use crate::verdict::{Finding, Layer};
+use gauntlet_agent::EventType;
 
 /// Checks every expectation of `scenario`.
 pub fn check(scenario: &Scenario, evidence: &Evidence) -> Vec<Finding> {
@@ -143,13 +144,16 @@ fn check_workflows(scenario: &Scenario, evidence: &Evidence, fail: &mut impl FnM
     let calls: Vec<&str> = evidence
         .lines
         .iter()
-        .filter(|line| line.kind == "tool_call" && line.str_field("name") == Some("run_workflow"))
+        .filter(|line| line.kind == EventType::ToolCall && line.str_field("name") == Some("run_workflow"))
         .filter_map(|line| line.str_field("call_id"))
         .collect();
     let results: Vec<&crate::audit::Line> = calls
         .iter()
         .filter_map(|call_id| {
-            evidence.lines.iter().find(|line| line.kind == "tool_result" && line.str_field("call_id") == Some(call_id))
+            evidence
+                .lines
+                .iter()
+                .find(|line| line.kind == EventType::ToolResult && line.str_field("call_id") == Some(call_id))
         })
         .collect();
     if results.len() != scenario.expect.workflows.len() {

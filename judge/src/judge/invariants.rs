@@ -66,6 +66,7 @@ mod workflow_waves;
 
 use std::collections::{BTreeMap, HashMap};
 
+use gauntlet_agent::EventType;
 use gauntlet_mock_provider::{Message, Response};
 use serde_json::Value;
 
@@ -207,7 +208,7 @@ fn detached_children<'a>(evidence: &'a Evidence) -> Vec<&'a str> {
     evidence
         .lines
         .iter()
-        .filter(|line| line.kind == "subagent_event" && line.str_field("status") == Some("detached"))
+        .filter(|line| line.kind == EventType::SubagentEvent && line.str_field("status") == Some("detached"))
         .filter_map(|line| line.str_field("child_session_id"))
         .collect()
 }
@@ -302,13 +303,13 @@ fn workflow_runs<'e>(evidence: &'e Evidence) -> Vec<WorkflowRun<'e>> {
     let mut graphs: HashMap<&str, &[Value]> = HashMap::new();
     let mut finished: HashMap<&str, &Value> = HashMap::new();
     for line in &evidence.lines {
-        match line.kind.as_str() {
-            "subagent_event" => {
+        match line.kind.known() {
+            Some(EventType::SubagentEvent) => {
                 if let Some(id) = line.str_field("subagent_id") {
                     subagents.insert(id, &line.data);
                 }
             }
-            "workflow_event" => {
+            Some(EventType::WorkflowEvent) => {
                 let Some(id) = line.str_field("workflow_id") else { continue };
                 match line.str_field("kind") {
                     Some("workflow_started") => {
@@ -322,7 +323,7 @@ fn workflow_runs<'e>(evidence: &'e Evidence) -> Vec<WorkflowRun<'e>> {
                     _ => {}
                 }
             }
-            "tool_result" => {
+            Some(EventType::ToolResult) => {
                 let Some(workflow) = line.data.get("workflow").filter(|workflow| workflow["steps"].is_array()) else {
                     continue;
                 };
@@ -401,7 +402,7 @@ struct Prompts<'a> {
 
 impl<'a> Prompts<'a> {
     fn of(lines: &'a [Line]) -> Prompts<'a> {
-        let lines_at: Vec<usize> = (0..lines.len()).filter(|&at| lines[at].kind == "user_message").collect();
+        let lines_at: Vec<usize> = (0..lines.len()).filter(|&at| lines[at].kind == EventType::UserMessage).collect();
         let last = lines_at
             .iter()
             .enumerate()

@@ -95,6 +95,11 @@ impl EventType {
         )
     }
 
+    /// The type whose wire name is `name`, if it is one of the contract's.
+    pub fn parse(name: &str) -> Option<EventType> {
+        EventType::ALL.into_iter().find(|kind| kind.as_str() == name)
+    }
+
     /// The wire name, e.g. `turn_failed`.
     pub fn as_str(self) -> &'static str {
         match self {

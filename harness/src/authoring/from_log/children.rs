@@ -9,6 +9,7 @@
 
 use std::collections::BTreeSet;
 
+use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
 use toml_edit::InlineTable;
@@ -46,7 +47,7 @@ pub(super) fn scripts(
     }
     let started_here: BTreeSet<&str> = all[resume..]
         .iter()
-        .filter(|event| event.line.kind == "subagent_event" && event.line.str_field("event") == Some("started"))
+        .filter(|event| event.line.kind == EventType::SubagentEvent && event.line.str_field("event") == Some("started"))
         .filter_map(|event| event.line.str_field("child_session_id"))
         .collect();
     let mut drafts = Vec::new();
@@ -79,8 +80,12 @@ pub(super) fn scripts(
 /// Drafts a child's responses from its Log; a note when the Log holds more than one Turn.
 fn script(child: &LogFile, responses: &mut Vec<InlineTable>, config: &mut Config) -> Option<String> {
     let events = events(&child.lines);
-    let starts: Vec<usize> =
-        events.iter().enumerate().filter(|(_, event)| event.line.kind == "user_message").map(|(idx, _)| idx).collect();
+    let starts: Vec<usize> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, event)| event.line.kind == EventType::UserMessage)
+        .map(|(idx, _)| idx)
+        .collect();
     let &first = starts.first()?;
     let end = starts.get(1).copied().unwrap_or(events.len());
     let audited = audit::audit(&child.lines);
@@ -103,8 +108,8 @@ fn slot_limit(events: &[Event]) -> Option<usize> {
     let mut limit: Option<usize> = None;
     for event in events {
         let line = &event.line;
-        match line.kind.as_str() {
-            "subagent_event" => {
+        match line.kind.known() {
+            Some(EventType::SubagentEvent) => {
                 let Some(id) = line.str_field("child_session_id") else { continue };
                 match line.str_field("status").and_then(SubagentStatus::parse) {
                     Some(SubagentStatus::Running) => {
@@ -116,7 +121,9 @@ fn slot_limit(events: &[Event]) -> Option<usize> {
                     _ => {}
                 }
             }
-            "tool_result" if line.data.pointer("/subagent/status").and_then(Value::as_str) == Some("queued") => {
+            Some(EventType::ToolResult)
+                if line.data.pointer("/subagent/status").and_then(Value::as_str) == Some("queued") =>
+            {
                 let now = running.len().max(1);
                 limit = Some(limit.map_or(now, |known| known.min(now)));
             }

@@ -17,6 +17,7 @@
 //! The later of the two points wins; with neither, nothing is preloaded.
 
 use super::Event;
+use gauntlet_agent::EventType;
 
 /// The index in `events` of the first event the reproduced process wrote: 0 when the whole Log
 /// is scripted. A point with no `user_message` after it is no point (nothing could be
@@ -28,7 +29,7 @@ pub(super) fn point(events: &[Event], notes: &mut Vec<String>) -> usize {
     if point == 0 {
         return 0;
     }
-    if !events[point..].iter().any(|event| event.line.kind == "user_message") {
+    if !events[point..].iter().any(|event| event.line.kind == EventType::UserMessage) {
         notes.push(format!(
             "the Log has no prompt after seq {}, where its last process began: nothing to preload it under, so every turn is scripted",
             events[point].line.seq.unwrap_or_default()
@@ -42,12 +43,12 @@ pub(super) fn point(events: &[Event], notes: &mut Vec<String>) -> usize {
 fn is_recovery(event: &Event) -> bool {
     let line = &event.line;
     let str_at = |pointer: &str| line.data.pointer(pointer).and_then(serde_json::Value::as_str);
-    match line.kind.as_str() {
-        "tool_result" => {
+    match line.kind.known() {
+        Some(EventType::ToolResult) => {
             str_at("/error/kind") == Some("orphan_tool_call") && str_at("/error/details/reason") == Some("restart")
         }
-        "turn_failed" => line.str_field("error_kind") == Some("restarted"),
-        "subagent_event" => line.str_field("event") == Some("detached"),
+        Some(EventType::TurnFailed) => line.str_field("error_kind") == Some("restarted"),
+        Some(EventType::SubagentEvent) => line.str_field("event") == Some("detached"),
         _ => false,
     }
 }
@@ -74,17 +75,17 @@ fn after_unplayable_output(events: &[Event]) -> usize {
     let mut answer_without_usage = None;
     for (idx, event) in events.iter().enumerate() {
         let line = &event.line;
-        if line.kind == "turn_failed" {
+        if line.kind == EventType::TurnFailed {
             answer_without_usage = None;
             continue;
         }
         unplayable_at = answer_without_usage.take().or(unplayable_at);
-        match line.kind.as_str() {
-            "provider_usage" => (usage_open, after_results) = (true, false),
-            "user_message" => usage_open = false,
-            "tool_result" => after_results = true,
-            "tool_call" if !usage_open => unplayable_at = Some(idx),
-            "assistant_message" if (!usage_open || after_results) && !line.is_partial_assistant() => {
+        match line.kind.known() {
+            Some(EventType::ProviderUsage) => (usage_open, after_results) = (true, false),
+            Some(EventType::UserMessage) => usage_open = false,
+            Some(EventType::ToolResult) => after_results = true,
+            Some(EventType::ToolCall) if !usage_open => unplayable_at = Some(idx),
+            Some(EventType::AssistantMessage) if (!usage_open || after_results) && !line.is_partial_assistant() => {
                 answer_without_usage = Some(idx);
             }
             _ => {}
@@ -92,7 +93,7 @@ fn after_unplayable_output(events: &[Event]) -> usize {
     }
     unplayable_at = answer_without_usage.or(unplayable_at);
     let Some(at) = unplayable_at else { return 0 };
-    let ends_turn = |event: &Event| event.line.kind == "user_message" || is_recovery(event);
+    let ends_turn = |event: &Event| event.line.kind == EventType::UserMessage || is_recovery(event);
     let Some(end) = events[at..].iter().position(ends_turn).map(|n| at + n) else { return 0 };
-    if events[end..].iter().any(|event| event.line.kind == "provider_usage") { end } else { 0 }
+    if events[end..].iter().any(|event| event.line.kind == EventType::ProviderUsage) { end } else { 0 }
 }

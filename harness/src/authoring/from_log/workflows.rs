@@ -3,6 +3,7 @@
 //! [`gauntlet_judge::judge::expectations`] reads them: a tool error's kind, or the state, waves and step
 //! checkpoints the Workflow's `workflow_event` spine shows ([`gauntlet_judge::audit::workflows`]).
 
+use gauntlet_agent::EventType;
 use serde_json::Value;
 use toml_edit::{Array, InlineTable, Table, value};
 
@@ -13,13 +14,13 @@ use gauntlet_judge::audit::Audit;
 pub(super) fn expectations(events: &[Event], audited: &Audit) -> Vec<Table> {
     let calls = events
         .iter()
-        .filter(|event| event.line.kind == "tool_call" && event.line.str_field("name") == Some("run_workflow"))
+        .filter(|event| event.line.kind == EventType::ToolCall && event.line.str_field("name") == Some("run_workflow"))
         .filter_map(|event| event.line.str_field("call_id"));
     let mut tables = Vec::new();
     for call_id in calls {
         let Some(result) = events
             .iter()
-            .find(|event| event.line.kind == "tool_result" && event.line.str_field("call_id") == Some(call_id))
+            .find(|event| event.line.kind == EventType::ToolResult && event.line.str_field("call_id") == Some(call_id))
         else {
             continue;
         };

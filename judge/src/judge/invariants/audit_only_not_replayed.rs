@@ -6,6 +6,7 @@
 //! (a web search call, a compaction item) that are no audit evidence; what it shows of a
 //! failure is REPLAY-NO-DIAGNOSTIC's.
 
+use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
 use super::{Invariant, Scope, judge_messages};
@@ -21,7 +22,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let failure_messages: Vec<&str> = evidence
         .lines
         .iter()
-        .filter(|line| line.kind == "turn_failed")
+        .filter(|line| line.kind == EventType::TurnFailed)
         .filter_map(|line| line.str_field("error_message"))
         .filter(|message| !message.is_empty())
         .collect();

@@ -22,6 +22,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 use serde_json::Value;
 
@@ -143,12 +144,12 @@ impl<'a> Epoch<'a> {
 
     fn step(&mut self, line: &'a Line) {
         let call_id = line.str_field("call_id").unwrap_or_default();
-        match line.kind.as_str() {
-            "tool_call" => {
+        match line.kind.known() {
+            Some(EventType::ToolCall) => {
                 self.items.push(call(line));
                 self.pending.insert(call_id, ());
             }
-            "tool_result" => {
+            Some(EventType::ToolResult) => {
                 if let Some(call) = self.compacted.remove(call_id) {
                     self.items.push(call);
                     self.pending.insert(call_id, ());
@@ -158,25 +159,25 @@ impl<'a> Epoch<'a> {
                     self.items.push(Item::Result(call_id, output));
                 }
             }
-            "subagent_event" => {
+            Some(EventType::SubagentEvent) => {
                 if self.pending.is_empty()
                     && let Some(text) = subagent_summary(line)
                 {
                     self.items.push(Item::User(Cow::Owned(text)));
                 }
             }
-            "provider_usage" | "permission_decision" | "workflow_event" => {}
-            "user_message" => {
+            Some(EventType::ProviderUsage | EventType::PermissionDecision | EventType::WorkflowEvent) => {}
+            Some(EventType::UserMessage) => {
                 self.close();
                 self.items.push(Item::User(Cow::Borrowed(line.str_field("text").unwrap_or_default())));
             }
-            "assistant_message" => {
+            Some(EventType::AssistantMessage) => {
                 self.close();
                 if !line.is_partial_assistant() {
                     self.items.push(Item::Assistant(line.str_field("text").unwrap_or_default()));
                 }
             }
-            "branch_summary" => {
+            Some(EventType::BranchSummary) => {
                 self.close();
                 self.items.push(Item::Summary(line.str_field("summary").unwrap_or_default()));
             }
@@ -190,7 +191,7 @@ impl<'a> Epoch<'a> {
         let mut epoch = Epoch::default();
         let mut summarized = false;
         let summary = Item::Summary(compaction.str_field("summary").unwrap_or_default());
-        for line in before.iter().filter(|line| line.kind != "history_compaction") {
+        for line in before.iter().filter(|line| line.kind != EventType::HistoryCompaction) {
             let seq = line.seq.unwrap_or_default();
             if seq < from {
                 epoch.step(line);
@@ -202,11 +203,11 @@ impl<'a> Epoch<'a> {
                 summarized = true;
             }
             let call_id = line.str_field("call_id").unwrap_or_default();
-            match line.kind.as_str() {
-                "tool_call" if seq <= to => {
+            match line.kind.known() {
+                Some(EventType::ToolCall) if seq <= to => {
                     epoch.compacted.insert(call_id, call(line));
                 }
-                "tool_result" if seq <= to => {
+                Some(EventType::ToolResult) if seq <= to => {
                     epoch.compacted.remove(call_id);
                 }
                 _ if seq <= to => {}
@@ -230,7 +231,7 @@ fn call(line: &Line) -> Item<'_> {
 /// The `range` of a `history_compaction` line, when it has a valid one.
 fn compaction_range(line: &Line) -> Option<(u64, u64)> {
     let bound = |key: &str| line.data.get("range")?.get(key)?.as_u64();
-    (line.kind == "history_compaction").then_some(())?;
+    (line.kind == EventType::HistoryCompaction).then_some(())?;
     let (from, to) = (bound("from_seq")?, bound("to_seq")?);
     (from <= to).then_some((from, to))
 }
@@ -242,7 +243,7 @@ impl<'a> Fold<'a> {
         let mut points = Vec::with_capacity(lines.len());
         let recorded: BTreeMap<&'a str, Output<'a>> = lines
             .iter()
-            .filter(|line| line.kind == "tool_result")
+            .filter(|line| line.kind == EventType::ToolResult)
             .filter_map(|line| {
                 Some((line.str_field("call_id")?, line.str_field("output").map_or(Output::Any, Output::Text)))
             })
@@ -364,9 +365,9 @@ fn check(evidence: &Evidence) -> Vec<String> {
     // its compaction records, or the `turn_failed` of a summary call that failed.
     let instructions: Vec<&str> = lines
         .iter()
-        .filter_map(|line| match line.kind.as_str() {
-            "history_compaction" => line.str_field("instruction"),
-            "turn_failed" => line.data.get("details")?.get("compaction_instruction")?.as_str(),
+        .filter_map(|line| match line.kind.known() {
+            Some(EventType::HistoryCompaction) => line.str_field("instruction"),
+            Some(EventType::TurnFailed) => line.data.get("details")?.get("compaction_instruction")?.as_str(),
             _ => None,
         })
         .collect();

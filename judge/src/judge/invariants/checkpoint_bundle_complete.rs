@@ -9,6 +9,7 @@
 
 use std::collections::BTreeSet;
 
+use gauntlet_agent::EventType;
 use serde_json::Value;
 
 use super::{Invariant, Scope, text, workflow_runs};
@@ -57,7 +58,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let decided = evidence
         .lines
         .iter()
-        .filter(|line| line.kind == "workflow_event" && line.str_field("kind") == Some("checkpoint_decided"));
+        .filter(|line| line.kind == EventType::WorkflowEvent && line.str_field("kind") == Some("checkpoint_decided"));
     for line in decided {
         let ready = line.str_field("checkpoint_status") == Some("checkpoint_ready");
         if line.data.get("dependent_safe").and_then(Value::as_bool) != Some(ready) {

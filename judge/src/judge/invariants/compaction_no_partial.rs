@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
 use super::no_partial_text_replayed::partial_texts;
@@ -28,7 +29,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
         return Vec::new();
     }
     let mut problems = Vec::new();
-    for line in evidence.lines.iter().filter(|line| line.kind == "history_compaction") {
+    for line in evidence.lines.iter().filter(|line| line.kind == EventType::HistoryCompaction) {
         let summary = line.str_field("summary").unwrap_or_default();
         for (origin, partial) in &partials {
             if holds(summary, partial) {

@@ -4,6 +4,7 @@
 //! losing the Log as source of truth"), judged at the range's two ends, since `seq` may have
 //! gaps.
 
+use gauntlet_agent::EventType;
 use serde_json::Value;
 
 use super::{Invariant, Scope};
@@ -17,7 +18,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     // Log must still hold.
     let seqs: std::collections::HashSet<u64> = evidence.lines.iter().filter_map(|line| line.seq).collect();
     let mut problems = Vec::new();
-    for line in evidence.lines.iter().filter(|line| line.kind == "history_compaction") {
+    for line in evidence.lines.iter().filter(|line| line.kind == EventType::HistoryCompaction) {
         let at = line.seq.map_or_else(|| "a history_compaction without a seq".to_owned(), |seq| format!("seq {seq}"));
         let bound = |key: &str| line.data.get("range").and_then(|range| range.get(key)).and_then(Value::as_u64);
         match (bound("from_seq"), bound("to_seq")) {

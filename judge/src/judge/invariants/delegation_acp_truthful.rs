@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+use gauntlet_agent::EventType;
 use serde_json::Value;
 
 use super::{Invariant, Scope};
@@ -63,7 +64,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
             _ => {}
         }
     }
-    for line in evidence.lines.iter().filter(|line| line.kind == "tool_result") {
+    for line in evidence.lines.iter().filter(|line| line.kind == EventType::ToolResult) {
         let Some(workflow) = line.data.get("workflow") else { continue };
         let Some(call_id) = line.str_field("call_id") else { continue };
         if workflow.get("ok").and_then(Value::as_bool) != Some(true)
@@ -98,7 +99,7 @@ fn lived(evidence: &Evidence) -> Vec<String> {
         let mut logged: Vec<&str> = evidence
             .lines
             .iter()
-            .filter(|line| line.kind == "subagent_event" && line.str_field("subagent_id") == Some(id))
+            .filter(|line| line.kind == EventType::SubagentEvent && line.str_field("subagent_id") == Some(id))
             .filter_map(|line| match line.str_field("status")? {
                 "queued" | "running" => Some("in_progress"),
                 "completed" | "closed" => Some("completed"),

@@ -9,6 +9,7 @@
 //! replays for a failed turn is ACP-LOAD-CLEAN's, and an error text passed off as the answer of a
 //! turn ended `end_turn` is ACP-FAILURE-IS-ERROR's.
 
+use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 use gauntlet_mock_provider::dialect::failure_message;
 use serde_json::Value;
@@ -31,7 +32,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems: Vec<String> = evidence
         .lines
         .iter()
-        .filter(|line| line.kind == "assistant_message" && !line.is_partial_assistant())
+        .filter(|line| line.kind == EventType::AssistantMessage && !line.is_partial_assistant())
         .filter_map(|line| {
             let text = line.str_field("text")?;
             let (origin, diagnostic) = diagnostics.iter().find(|(_, diagnostic)| text.contains(diagnostic.as_str()))?;

@@ -6,6 +6,7 @@
 //! partial message, never as a clean one that replay would send back as a final answer
 //! (TURN-PARTIAL-EVIDENCE, TURN-TIMEOUT-EVIDENCE).
 
+use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
@@ -28,7 +29,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
     for (idx, line) in evidence.lines.iter().enumerate() {
         let at = line.seq.unwrap_or_default();
-        if line.kind == "turn_failed" {
+        if line.kind == EventType::TurnFailed {
             let status = line.str_field("terminal_status");
             match status.and_then(TerminalStatus::parse) {
                 None | Some(TerminalStatus::Completed) => {
@@ -70,8 +71,8 @@ fn check(evidence: &Evidence) -> Vec<String> {
         }
         if line.is_partial_assistant() {
             let rest = &evidence.lines[idx + 1..];
-            let next_turn = rest.iter().position(|l| l.kind == "user_message").unwrap_or(rest.len());
-            let failed = rest[..next_turn].iter().find(|l| l.kind == "turn_failed");
+            let next_turn = rest.iter().position(|l| l.kind == EventType::UserMessage).unwrap_or(rest.len());
+            let failed = rest[..next_turn].iter().find(|l| l.kind == EventType::TurnFailed);
             match failed {
                 None => problems.push(format!("partial assistant_message at seq {at} has no turn_failed after it")),
                 Some(failed) => {
@@ -92,12 +93,12 @@ fn check(evidence: &Evidence) -> Vec<String> {
 /// For a `partial_failed` `turn_failed` at seq `at` after `before`: a problem when its turn
 /// holds no partial `assistant_message`, naming the clean one that took its place, if any.
 fn partial_text_missing(before: &[Line], at: u64) -> Option<String> {
-    let turn_start = before.iter().rposition(|line| line.kind == "user_message").map_or(0, |idx| idx + 1);
+    let turn_start = before.iter().rposition(|line| line.kind == EventType::UserMessage).map_or(0, |idx| idx + 1);
     let turn = &before[turn_start..];
     if turn.iter().any(Line::is_partial_assistant) {
         return None;
     }
-    Some(match turn.iter().rfind(|line| line.kind == "assistant_message") {
+    Some(match turn.iter().rfind(|line| line.kind == EventType::AssistantMessage) {
         Some(clean) => format!(
             "the assistant_message at seq {} is recorded clean, but its turn ends partial_failed at seq {at}: replay would send the partial text as a final answer",
             clean.seq.unwrap_or_default()

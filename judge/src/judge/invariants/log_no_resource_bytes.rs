@@ -8,6 +8,8 @@
 //! under: a `user_message` line with a base64 `data:` URL, or any line with a prompt image's
 //! payload; without a scenario (`gauntlet audit`), the `data:` URL check alone.
 
+use gauntlet_agent::EventType;
+
 use super::{Invariant, Scope};
 use crate::judge::Evidence;
 
@@ -27,8 +29,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
         let line = idx + 1;
         // A prompt's image as a data URL; file contents a tool read (a page embedding one) are
         // what the runtime must record, not a Session Resource.
-        let prompt = serde_json::from_str::<serde_json::Value>(text)
-            .is_ok_and(|event| event.get("type").and_then(serde_json::Value::as_str) == Some("user_message"));
+        let prompt = crate::audit::Line::parse(text).is_ok_and(|event| event.kind == EventType::UserMessage);
         if prompt && let Some(at) = data_url(text) {
             problems.push(format!("log line {line} holds a base64 `data:` URL: {}", excerpt(text, at)));
         } else if let Some(n) = payloads.iter().position(|payload| !payload.is_empty() && text.contains(payload)) {

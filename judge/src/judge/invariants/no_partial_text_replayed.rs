@@ -6,6 +6,7 @@
 
 use std::collections::HashSet;
 
+use gauntlet_agent::EventType;
 use gauntlet_mock_provider::{Message, StreamEnd};
 
 use super::{Invariant, Scope, judge_messages, served};
@@ -51,7 +52,7 @@ fn from_log(evidence: &Evidence) -> (Vec<String>, Vec<(String, String)>) {
     let clean = evidence
         .lines
         .iter()
-        .filter(|line| line.kind == "assistant_message" && !line.is_partial_assistant())
+        .filter(|line| line.kind == EventType::AssistantMessage && !line.is_partial_assistant())
         .filter_map(|line| line.str_field("text").map(str::to_owned))
         .collect();
     let partials = evidence

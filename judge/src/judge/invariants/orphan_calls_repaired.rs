@@ -7,6 +7,7 @@
 //! A call in a Turn this run did not drive to its end (a preloaded Log cut short by a crash, a
 //! detached child) may still be open at the end of the Log: the next Turn repairs it.
 
+use gauntlet_agent::EventType;
 use serde_json::Value;
 
 use super::{Invariant, Scope};
@@ -17,20 +18,21 @@ pub const INVARIANT: Invariant =
     Invariant { id: "TURN-ORPHAN-REPAIR", also: &[], name: "orphan_calls_repaired", scope: Scope::Log, check };
 
 /// Events that must not come between a call and its result.
-const MOVES_ON: [&str; 3] = ["provider_usage", "turn_failed", "user_message"];
+const MOVES_ON: [EventType; 3] = [EventType::ProviderUsage, EventType::TurnFailed, EventType::UserMessage];
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let lines = &evidence.lines;
     let first_driven = evidence.first_driven_turn();
     let mut problems = Vec::new();
-    for (at, call) in lines.iter().enumerate().filter(|(_, line)| line.kind == "tool_call") {
+    for (at, call) in lines.iter().enumerate().filter(|(_, line)| line.kind == EventType::ToolCall) {
         let call_id = call.str_field("call_id").unwrap_or_default();
         let seq = seq_of(call);
         let later = &lines[at + 1..];
-        let result =
-            later.iter().position(|line| line.kind == "tool_result" && line.str_field("call_id") == Some(call_id));
+        let result = later
+            .iter()
+            .position(|line| line.kind == EventType::ToolResult && line.str_field("call_id") == Some(call_id));
         let before_result = &later[..result.unwrap_or(later.len())];
-        match before_result.iter().find(|line| MOVES_ON.contains(&line.kind.as_str())) {
+        match before_result.iter().find(|line| line.kind.known().is_some_and(|kind| MOVES_ON.contains(&kind))) {
             Some(moved_on) => problems.push(format!(
                 "tool_call `{call_id}` (seq {seq}) has no tool_result before {} at seq {}",
                 moved_on.kind,

@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
 use super::{Invariant, Prompts, Scope, read_new_messages};
@@ -31,7 +32,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let lines = &evidence.lines;
     let mut recorded: Vec<Recorded> = lines
         .iter()
-        .filter(|line| line.kind == "reasoning")
+        .filter(|line| line.kind == EventType::Reasoning)
         .filter_map(|line| {
             let item = line.data.get("item")?;
             let payload = item

@@ -6,6 +6,7 @@
 
 use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use gauntlet_agent::EventType;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "SUB-COMPLETED-EVIDENCE",
@@ -20,7 +21,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let completed = evidence
         .lines
         .iter()
-        .filter(|line| line.kind == "subagent_event" && line.str_field("status") == Some("completed"));
+        .filter(|line| line.kind == EventType::SubagentEvent && line.str_field("status") == Some("completed"));
     for line in completed {
         let id = line.str_field("subagent_id").unwrap_or("?");
         let seq = line.seq.unwrap_or_default();

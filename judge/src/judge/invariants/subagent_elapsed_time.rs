@@ -5,6 +5,7 @@
 //! as always available. The seed's must, summary or checkpoint evidence, is
 //! SUB-COMPLETED-EVIDENCE's.
 
+use gauntlet_agent::EventType;
 use serde_json::Value;
 
 use super::{Invariant, Scope, text, workflow_runs};
@@ -18,7 +19,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let completed = evidence
         .lines
         .iter()
-        .filter(|line| line.kind == "subagent_event" && line.str_field("status") == Some("completed"));
+        .filter(|line| line.kind == EventType::SubagentEvent && line.str_field("status") == Some("completed"));
     for line in completed.filter(|line| !line.data.get("elapsed_ms").is_some_and(Value::is_u64)) {
         let id = line.str_field("subagent_id").unwrap_or("?");
         problems.push(format!("{id} is `completed` at seq {} without `elapsed_ms`", line.seq.unwrap_or_default()));

@@ -4,6 +4,7 @@
 //! out, a `reason` when it was detached; and a `child_log_path`, when given, is the child
 //! Session's own Log (`<child_session_id>.ndjson`, SUB-CHILD-LOG).
 
+use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
 
 use super::subagent_terminal_evidence::missing;
@@ -32,7 +33,7 @@ fn pixir_keys(status: Option<SubagentStatus>) -> &'static [&'static str] {
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
-    for line in evidence.lines.iter().filter(|line| line.kind == "subagent_event") {
+    for line in evidence.lines.iter().filter(|line| line.kind == EventType::SubagentEvent) {
         let id = line.str_field("subagent_id").unwrap_or("?");
         let seq = line.seq.unwrap_or_default();
         let status = line.str_field("status").and_then(SubagentStatus::parse);

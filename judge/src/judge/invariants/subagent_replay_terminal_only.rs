@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 
+use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
 use super::{Invariant, Scope, judge_messages};
@@ -26,14 +27,14 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let mut forbidden = Vec::new();
     let mut pending: BTreeSet<&str> = BTreeSet::new();
     for line in &evidence.lines {
-        match line.kind.as_str() {
-            "tool_call" => {
+        match line.kind.known() {
+            Some(EventType::ToolCall) => {
                 pending.insert(line.str_field("call_id").unwrap_or_default());
             }
-            "tool_result" => {
+            Some(EventType::ToolResult) => {
                 pending.remove(line.str_field("call_id").unwrap_or_default());
             }
-            "subagent_event" => {
+            Some(EventType::SubagentEvent) => {
                 let rendered = format!(
                     "Subagent {} ({}) {}: {}",
                     line.str_field("subagent_id").unwrap_or_default(),
@@ -49,7 +50,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
                     forbidden.push((line.seq.unwrap_or_default(), rendered, why));
                 }
             }
-            "user_message" | "assistant_message" | "reasoning" => pending.clear(),
+            Some(EventType::UserMessage | EventType::AssistantMessage | EventType::Reasoning) => pending.clear(),
             _ => {}
         }
     }

@@ -6,6 +6,7 @@
 //! resume it (`next_actions`). A child whose own Log does not show a completed Turn is never
 //! `completed` in its parent. The further keys pixir.md 7 gives are SUB-EVENT-FIELDS'.
 
+use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
 use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
@@ -24,7 +25,7 @@ pub const INVARIANT: Invariant = Invariant {
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
     let mut last: Vec<(String, SubagentStatus)> = Vec::new();
-    for line in evidence.lines.iter().filter(|line| line.kind == "subagent_event") {
+    for line in evidence.lines.iter().filter(|line| line.kind == EventType::SubagentEvent) {
         let Some(id) = line.str_field("subagent_id") else { continue };
         let seq = line.seq.unwrap_or_default();
         let Some(status) = line.str_field("status").and_then(SubagentStatus::parse) else {

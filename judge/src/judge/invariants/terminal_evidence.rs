@@ -7,6 +7,7 @@
 
 use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use gauntlet_agent::EventType;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "TURN-TERMINAL-EVIDENCE", also: &[], name: "terminal_evidence", scope: Scope::Log, check };
@@ -19,7 +20,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     // its `user_message` and before the next turn's (turns are in seq order; a Log whose seqs
     // are not is LOG-SEQ-MONOTONIC's).
     let mut n_failed = vec![0usize; turns.len()];
-    for seq in evidence.lines.iter().filter(|line| line.kind == "turn_failed").filter_map(|line| line.seq) {
+    for seq in evidence.lines.iter().filter(|line| line.kind == EventType::TurnFailed).filter_map(|line| line.seq) {
         let after = turns.partition_point(|turn| turn.user_seq < seq);
         if turns.get(after).is_some_and(|next| next.user_seq == seq) {
             continue;

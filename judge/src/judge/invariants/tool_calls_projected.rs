@@ -18,6 +18,7 @@
 
 use std::collections::BTreeMap;
 
+use gauntlet_agent::EventType;
 use gauntlet_agent::event::subagent::reports_partial;
 use serde_json::Value;
 
@@ -80,7 +81,7 @@ fn judge(evidence: &Evidence) -> Vec<(bool, String)> {
     let first_driven_seq =
         evidence.audit.turns.get(evidence.first_driven_turn()).map_or(u64::MAX, |turn| turn.user_seq);
     let mut problems = out_of_order;
-    for result in evidence.lines.iter().filter(|line| line.kind == "tool_result") {
+    for result in evidence.lines.iter().filter(|line| line.kind == EventType::ToolResult) {
         let (Some(seq), Some(call_id)) = (result.seq, result.str_field("call_id")) else { continue };
         if seq < first_driven_seq {
             continue;

@@ -6,6 +6,7 @@
 //! closed early may. So a runtime that drops usage, records zeros or another response's
 //! numbers is caught, not only one whose Log golden differs.
 
+use gauntlet_agent::EventType;
 use gauntlet_mock_provider::{StreamEnd, Usage};
 use serde_json::Value;
 
@@ -25,7 +26,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let recorded: Vec<_> = evidence
         .lines
         .iter()
-        .filter(|line| line.kind == "provider_usage" && line.seq.is_some_and(|seq| seq > since))
+        .filter(|line| line.kind == EventType::ProviderUsage && line.seq.is_some_and(|seq| seq > since))
         .collect();
     // Each clean response, and whether the provider saw its body read to the end (`Finished`):
     // one the client closed may still have been read whole (a client may drop the connection

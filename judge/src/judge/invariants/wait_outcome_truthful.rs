@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 
+use gauntlet_agent::EventType;
 use serde_json::Value;
 
 use super::{Invariant, Scope, strings};
@@ -42,20 +43,20 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let mut waits: HashMap<&str, Vec<&str>> = HashMap::new();
     for line in &evidence.lines {
         let seq = line.seq.map_or_else(|| "?".to_owned(), |seq| seq.to_string());
-        match line.kind.as_str() {
-            "subagent_event" => {
+        match line.kind.known() {
+            Some(EventType::SubagentEvent) => {
                 if let (Some(id), Some(now)) = (line.str_field("subagent_id"), line.str_field("status")) {
                     status.insert(id, now);
                 }
             }
-            "tool_call" if line.str_field("name") == Some("wait_agent") => {
+            Some(EventType::ToolCall) if line.str_field("name") == Some("wait_agent") => {
                 let named = line.data.pointer("/args/ids").and_then(Value::as_array);
                 let named = named.map(|ids| ids.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
                 if let Some(call) = line.str_field("call_id") {
                     waits.insert(call, named);
                 }
             }
-            "tool_result" => {
+            Some(EventType::ToolResult) => {
                 let Some(named) = line.str_field("call_id").and_then(|call| waits.get(call)) else { continue };
                 let Some(outcome) = line.data.get("outcome").filter(|outcome| outcome.is_object()) else { continue };
                 problems.extend(

@@ -3,6 +3,7 @@
 //! `workflow_finished` event nor in the `run_workflow` tool result (ADR 0026 "Workflow `ok ==
 //! true` is reserved for full completion"; ADR 0014).
 
+use gauntlet_agent::EventType;
 use serde_json::Value;
 
 use super::{Invariant, Scope};
@@ -34,7 +35,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
             ));
         }
     }
-    for line in evidence.lines.iter().filter(|line| line.kind == "tool_result") {
+    for line in evidence.lines.iter().filter(|line| line.kind == EventType::ToolResult) {
         let Some(workflow) = line.data.get("workflow") else { continue };
         let id = workflow.get("workflow_id").and_then(Value::as_str).unwrap_or("?");
         let seq = line.seq.unwrap_or_default();

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use gauntlet_agent::EventType;
 use serde_json::Value;
 
 use super::{Invariant, Scope};
@@ -60,7 +61,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let mut decided: BTreeMap<(String, String), String> = BTreeMap::new();
     let mut held: BTreeMap<(String, String), u64> = BTreeMap::new();
     let mut scheduled: BTreeMap<(String, String), u64> = BTreeMap::new();
-    for line in evidence.lines.iter().filter(|line| line.kind == "workflow_event") {
+    for line in evidence.lines.iter().filter(|line| line.kind == EventType::WorkflowEvent) {
         let workflow = line.str_field("workflow_id").unwrap_or_default().to_owned();
         let step = line.str_field("step_id").unwrap_or_default().to_owned();
         let seq = line.seq.unwrap_or_default();

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use gauntlet_agent::EventType;
 use serde_json::Value;
 
 use super::workflow_schedule_safe::{GraphStep, graph};
@@ -26,7 +27,7 @@ fn overlap(left: &[String], right: &[String]) -> bool {
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut graphs = BTreeMap::new();
     let mut waves: BTreeMap<(&str, u64), Vec<&str>> = BTreeMap::new();
-    for line in evidence.lines.iter().filter(|line| line.kind == "workflow_event") {
+    for line in evidence.lines.iter().filter(|line| line.kind == EventType::WorkflowEvent) {
         let workflow = line.str_field("workflow_id").unwrap_or_default();
         match line.str_field("kind").unwrap_or_default() {
             "workflow_started" => {
