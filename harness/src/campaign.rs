@@ -281,28 +281,15 @@ pub fn run(options: &Options, play: &Play<'_>, progress: &mut Progress<'_>) -> C
         (None, flaky)
     };
     let failures: Vec<(&String, &Vec<usize>)> = failures.iter().collect();
-    let queue = std::sync::Mutex::new(failures.iter().enumerate());
-    let mut results: Vec<Option<(Option<Reproduction>, Vec<Flaky>)>> = failures.iter().map(|_| None).collect();
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..options.jobs.clamp(1, failures.len().max(1)))
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    while let Some((at, (requirement, indices))) = queue.lock().ok().and_then(|mut queue| queue.next())
-                    {
-                        done.push((at, reproduce(requirement, indices)));
-                    }
-                    done
-                })
-            })
-            .collect();
-        for worker in workers {
-            // A worker that panicked (gauntlet's bug) leaves its requirements unreproduced.
-            for (at, result) in worker.join().unwrap_or_default() {
-                results[at] = Some(result);
-            }
-        }
-    });
+    // A reproduction that panicked (gauntlet's bug) leaves its requirement unreproduced.
+    let results = crate::pool::map_in_order(
+        failures,
+        options.jobs,
+        |_, (requirement, indices)| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| reproduce(requirement, indices))).ok()
+        },
+        |_, _| {},
+    );
     let (mut reproductions, mut flaky) = (Vec::new(), Vec::new());
     for (reproduction, seen) in results.into_iter().flatten() {
         reproductions.extend(reproduction);

@@ -239,8 +239,8 @@ fn each(
     scenarios
 }
 
-/// [`each`] on `jobs` threads: workers take the next scenario in corpus order, and the results
-/// land in that order whatever order they end in.
+/// [`each`] on `jobs` threads of the [`pool`](crate::pool): workers take the next scenario in
+/// corpus order, and the results land in that order whatever order they end in.
 pub(crate) fn each_parallel<T: Send>(
     selected: Vec<(String, T)>,
     jobs: usize,
@@ -248,30 +248,16 @@ pub(crate) fn each_parallel<T: Send>(
     one: impl Fn(&str, T) -> Checked + Sync,
 ) -> Vec<Checked> {
     let total = selected.len();
-    let queue = std::sync::Mutex::new(selected.into_iter().enumerate());
-    let (sender, receiver) = std::sync::mpsc::channel::<(usize, String, Checked)>();
-    let mut done: Vec<Option<Checked>> = (0..total).map(|_| None).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.min(total) {
-            let (queue, sender, one) = (&queue, sender.clone(), &one);
-            scope.spawn(move || {
-                // A poisoned queue means another worker panicked: stop taking work.
-                while let Some((idx, (name, loaded))) = queue.lock().ok().and_then(|mut queue| queue.next()) {
-                    let checked = contained(&name, || one(&name, loaded));
-                    if sender.send((idx, name, checked)).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(sender);
-        for (idx, name, checked) in receiver {
-            progress(idx, total, &name, None);
-            progress(idx, total, &name, Some(&checked.verdict));
-            done[idx] = Some(checked);
-        }
-    });
-    done.into_iter().flatten().collect()
+    let names: Vec<String> = selected.iter().map(|(name, _)| name.clone()).collect();
+    crate::pool::map_in_order(
+        selected,
+        jobs,
+        |_, (name, loaded)| contained(&name, || one(&name, loaded)),
+        |idx, checked| {
+            progress(idx, total, &names[idx], None);
+            progress(idx, total, &names[idx], Some(&checked.verdict));
+        },
+    )
 }
 
 /// Runs one scenario's check so that a panic of gauntlet's own (in a driver or the judge) is

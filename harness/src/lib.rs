@@ -28,6 +28,7 @@ pub mod golden;
 pub mod isolation;
 pub mod known_failures;
 pub mod lifecycle;
+pub mod pool;
 pub mod profile;
 pub mod report;
 pub mod run;
