@@ -496,6 +496,25 @@ fn an_installed_gauntlet_plays_the_corpus_it_carries_from_any_folder() {
     let text = String::from_utf8_lossy(&played.stdout).into_owned();
     assert!(played.status.success(), "{text}\n{}", String::from_utf8_lossy(&played.stderr));
     assert!(text.contains("identical"), "{text}");
+    // The reference agent, through its profile, checked from there: no docs/ of the corpus is
+    // needed (the registry is compiled in).
+    let profile = root().join("harness/implementations/gauntlet-agent.toml");
+    let reports = outside.path().join("reports");
+    let checked = run(
+        &[
+            "check",
+            "--impl",
+            profile.to_str().unwrap(),
+            "--report-dir",
+            reports.to_str().unwrap(),
+            "turn/clean-completion",
+            "turn/partial-then-error",
+        ],
+        outside.path(),
+    );
+    let text = String::from_utf8_lossy(&checked.stdout).into_owned();
+    assert!(checked.status.success(), "{text}\n{}", String::from_utf8_lossy(&checked.stderr));
+    assert!(reports.join("report.json").is_file());
     let blessed = run(&["run", "--bless", "turn/clean-completion"], outside.path());
     assert_eq!(blessed.status.code(), Some(2), "blessing needs a corpus of one's own");
     let exported = outside.path().join("corpus");

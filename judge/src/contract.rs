@@ -1,5 +1,5 @@
 //! The requirement registry, parsed from docs/contract.md: ids, tiers and what checks each.
-//! Whether those checks exist is [`crate::coverage`]'s to say.
+//! Whether those checks exist is a repository lint's to say (`harness/tests/lints/coverage.rs`).
 //!
 //! Each row of the registry table is `| id | tier | requirement | source | checked by |`. The
 //! "checked by" cell lists `invariant:<name>` (a file in `judge/invariants/`),
@@ -13,6 +13,11 @@ use std::sync::LazyLock;
 pub const REGISTRY: &str = include_str!("../../docs/contract.md");
 
 static REQUIREMENTS: LazyLock<Vec<Requirement>> = LazyLock::new(|| parse(REGISTRY).unwrap_or_default());
+
+/// Every requirement of the compiled-in registry, in its order.
+pub fn requirements() -> &'static [Requirement] {
+    &REQUIREMENTS
+}
 
 /// Whether the compiled-in registry defines requirement `id` (a scenario's `covers` entry).
 pub fn defines(id: &str) -> bool {
