@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::driver::Driver;
@@ -32,7 +32,7 @@ use gauntlet_judge::scenario::Scenario;
 use gauntlet_judge::verdict::{Finding, Layer, Verdict};
 
 /// One scenario's verdict, and the evidence behind it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Checked {
     /// The verdict.
     pub verdict: Verdict,
@@ -42,10 +42,10 @@ pub struct Checked {
     #[serde(skip)]
     pub masks_matched: BTreeSet<(String, String)>,
     /// Models the agent's requests named that the scenario never told it to use.
-    #[serde(skip)]
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub other_models: BTreeSet<String>,
     /// Processes the agent left running after it was stopped, which gauntlet killed.
-    #[serde(skip)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub leftovers: Vec<String>,
 }
 
@@ -62,8 +62,9 @@ impl Checked {
     }
 }
 
-/// A whole check run.
-#[derive(Debug, Clone, Serialize)]
+/// A whole check run, or the shards of one merged ([`merge`]): `report.json` is this, with
+/// each requirement's result beside it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CheckRun {
     /// The implementation's name.
     pub implementation: String,
@@ -79,6 +80,14 @@ pub struct CheckRun {
     /// pointer that names no field masks nothing), each model the agent called that `{model}`
     /// never passed, each process the agent left running that gauntlet killed.
     pub warnings: Vec<String>,
+    /// The profile's masks, `(file, pointer)`, that matched nothing in any scenario of the
+    /// run: kept apart so shards merge (a mask unmatched in the whole run is unmatched in every
+    /// shard).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmatched_masks: Vec<(String, String)>,
+    /// Whether the implementation keeps a gauntlet Log (its Log-only requirements are judged).
+    #[serde(default)]
+    pub logged: bool,
 }
 
 impl CheckRun {
@@ -143,14 +152,67 @@ pub fn check_jobs(
     let one = |name: &str, loaded| check_one(plan, profile, &driver, name, loaded);
     let scenarios = if jobs > 1 { each_parallel(selected, jobs, progress, one) } else { each(selected, progress, one) };
     let mut run = finish(profile.name.clone(), profile.probe_version(), isolated, scenarios, known);
-    run.warnings = unmatched_masks(profile, &run.scenarios);
-    run.warnings.extend(model_warnings(&run.scenarios));
-    run.warnings.extend(leftover_warnings(&run.scenarios));
+    run.unmatched_masks = unmatched_masks(profile, &run.scenarios);
+    run.logged = profile.log.is_some();
+    run.warnings = warnings(&run);
     run
 }
 
-/// The profile's masks that matched nothing in any scenario that ran, one warning each.
-fn unmatched_masks(profile: &Profile, scenarios: &[Checked]) -> Vec<String> {
+/// What changes no verdict but a user should know, from the run: each mask that matched
+/// nothing, each model never passed, each process left running.
+fn warnings(run: &CheckRun) -> Vec<String> {
+    let masks = run
+        .unmatched_masks
+        .iter()
+        .map(|(file, pointer)| format!("the mask `{pointer}` on {file} matched nothing in the whole run"));
+    masks.chain(model_warnings(&run.scenarios)).chain(leftover_warnings(&run.scenarios)).collect()
+}
+
+/// Why shards do not merge.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// No report was given.
+    #[error("no report to merge")]
+    Empty,
+    /// The reports are of different implementations.
+    #[error("the reports are of different implementations: {0} and {1}")]
+    Implementations(String, String),
+    /// Two shards played the same scenario.
+    #[error("two reports hold scenario {0}: shards of one run never overlap")]
+    Overlap(String),
+}
+
+/// The shards of one run (`--shard K/N`) as the one run that played them all: its scenarios in
+/// corpus order, its comparison with the expectations (each failure and stale entry is its
+/// scenario's, so shards add up), a mask unmatched only where no shard matched it, and the
+/// warnings again.
+pub fn merge(shards: Vec<CheckRun>) -> Result<CheckRun, MergeError> {
+    let mut shards = shards.into_iter();
+    let mut merged = shards.next().ok_or(MergeError::Empty)?;
+    for shard in shards {
+        if shard.implementation != merged.implementation {
+            return Err(MergeError::Implementations(merged.implementation, shard.implementation));
+        }
+        merged.isolated &= shard.isolated;
+        merged.scenarios.extend(shard.scenarios);
+        merged.comparison.expected.extend(shard.comparison.expected);
+        merged.comparison.unexpected.extend(shard.comparison.unexpected);
+        merged.comparison.stale.extend(shard.comparison.stale);
+        merged.unmatched_masks.retain(|mask| shard.unmatched_masks.contains(mask));
+    }
+    merged.scenarios.sort_by(|a, b| a.verdict.scenario.cmp(&b.verdict.scenario));
+    if let Some(pair) = merged.scenarios.windows(2).find(|pair| pair[0].verdict.scenario == pair[1].verdict.scenario) {
+        return Err(MergeError::Overlap(pair[0].verdict.scenario.clone()));
+    }
+    merged.comparison.expected.sort();
+    merged.comparison.unexpected.sort();
+    merged.comparison.stale.sort();
+    merged.warnings = warnings(&merged);
+    Ok(merged)
+}
+
+/// The profile's masks that matched nothing in any scenario that ran.
+fn unmatched_masks(profile: &Profile, scenarios: &[Checked]) -> Vec<(String, String)> {
     if scenarios.iter().all(|checked| checked.evidence.is_none()) {
         return Vec::new(); // nothing ran: nothing could match
     }
@@ -160,7 +222,6 @@ fn unmatched_masks(profile: &Profile, scenarios: &[Checked]) -> Vec<String> {
         .iter()
         .flat_map(|(file, pointers)| pointers.iter().map(move |pointer| (file.clone(), pointer.clone())))
         .filter(|mask| !matched.contains(mask))
-        .map(|(file, pointer)| format!("the mask `{pointer}` on {file} matched nothing in the whole run"))
         .collect()
 }
 
@@ -177,7 +238,8 @@ pub fn check_adapter(
 ) -> CheckRun {
     let selected = selected(plan, filters, |kind| kind.is_some_and(|kind| kind.family() == family));
     let scenarios = each(selected, progress, |name, loaded| adapter_one(plan, adapter, name, loaded));
-    finish(adapter.command.clone(), None, isolated, scenarios, known)
+    // A lifecycle capture is judged whole: no requirement of its family is about a Log it lacks.
+    CheckRun { logged: true, ..finish(adapter.command.clone(), None, isolated, scenarios, known) }
 }
 
 /// A scenario file as [`selected`] loaded it, once; a file that cannot be loaded keeps its
@@ -298,7 +360,16 @@ fn finish(
     let ran: Vec<String> =
         verdicts.iter().filter(|verdict| verdict.skipped.is_none()).map(|verdict| verdict.scenario.clone()).collect();
     let comparison = known.compare(&known_failures::failures(&verdicts), &ran);
-    CheckRun { implementation, version, isolated, scenarios, comparison, warnings: Vec::new() }
+    CheckRun {
+        implementation,
+        version,
+        isolated,
+        scenarios,
+        comparison,
+        warnings: Vec::new(),
+        unmatched_masks: Vec::new(),
+        logged: false,
+    }
 }
 
 /// Plays one lifecycle scenario through `adapter` and judges it like the reference; the
@@ -482,7 +553,7 @@ mod tests {
     #[test]
     fn a_filter_naming_a_scenario_file_plays_that_file() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let plan = Plan { root, bless: false };
+        let plan = Plan { root, bless: false, shard: None };
         let folder = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
         let file = folder.path().join("repro.toml");
         std::fs::write(&file, "title = \"t\"\n[[turn]]\nprompt = \"hi\"\nrespond = [{ text = [\"Hello.\"] }]\n")

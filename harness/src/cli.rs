@@ -16,6 +16,10 @@ pub struct Cli {
     /// the current one that holds `scenarios/`).
     #[arg(long, global = true, env = "GAUNTLET_ROOT")]
     pub root: Option<PathBuf>,
+    /// Play only shard K of N of the corpus (`--shard 2/4`), a deterministic split by name
+    /// order, for a CI job matrix; `gauntlet merge` puts the shards' `report.json` together.
+    #[arg(long, global = true, value_name = "K/N")]
+    pub shard: Option<crate::run::Shard>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -71,6 +75,19 @@ pub enum Command {
     },
     /// List scenario names.
     List,
+    /// Merge the `report.json` of the shards of one check (`check --shard K/N`, one per CI
+    /// job) into the reports one unsharded run would have written: the same verdicts, the
+    /// same comparison with the expectations, the same requirement matrix.
+    ///
+    /// Exit status: 0 when the merged run fails only where expected, 1 otherwise.
+    Merge {
+        /// The shards' `report.json` files.
+        #[arg(required = true)]
+        reports: Vec<PathBuf>,
+        /// Where to write the merged reports.
+        #[arg(long, value_name = "DIR")]
+        report_dir: PathBuf,
+    },
     /// Write the corpus this binary carries (scenarios and goldens) into DIR, to edit it or to
     /// add scenarios of your own; then run inside DIR or give it with --root.
     Export {
@@ -178,6 +195,7 @@ impl Cli {
             None => Plan::find(&std::env::current_dir().map_err(RootError::CurrentDir)?)?,
         };
         plan.bless = bless;
+        plan.shard = self.shard;
         Ok(plan)
     }
 }

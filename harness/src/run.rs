@@ -22,6 +22,39 @@ pub struct Plan {
     pub root: PathBuf,
     /// Write pending golden files for mismatches.
     pub bless: bool,
+    /// The part of the corpus this invocation plays, when it is one shard of a run split
+    /// across machines (`--shard K/N`).
+    pub shard: Option<Shard>,
+}
+
+/// One of `count` deterministic parts of the corpus (`--shard K/N`, K from 1): the scenarios
+/// whose place in the corpus's name order is K-1 modulo N. Every scenario is in exactly one
+/// shard, on every machine, so `gauntlet merge` of the N reports is the one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// K, from 1.
+    pub index: usize,
+    /// N.
+    pub count: usize,
+}
+
+impl Shard {
+    /// Whether the scenario at `place` of the corpus's name order is this shard's.
+    pub fn holds(self, place: usize) -> bool {
+        place % self.count == self.index - 1
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Shard, String> {
+        let parsed = text.split_once('/').and_then(|(k, n)| Some((k.parse::<usize>().ok()?, n.parse::<usize>().ok()?)));
+        match parsed {
+            Some((index, count)) if count > 0 && (1..=count).contains(&index) => Ok(Shard { index, count }),
+            _ => Err(format!("`{text}` is not a shard K/N with 1 <= K <= N")),
+        }
+    }
 }
 
 /// Why no corpus root was found.
@@ -57,7 +90,7 @@ impl Plan {
         if !root.join(CORPUS_MARKER).is_dir() {
             return Err(RootError::NoScenarios { root: root.to_owned() });
         }
-        Ok(Plan { root: root.to_owned(), bless: false })
+        Ok(Plan { root: root.to_owned(), bless: false, shard: None })
     }
 
     /// The nearest corpus at or above `start` (the first folder holding `scenarios/`, the way
@@ -67,7 +100,7 @@ impl Plan {
         start
             .ancestors()
             .find(|folder| folder.join(CORPUS_MARKER).is_dir())
-            .map(|root| Plan { root: root.to_owned(), bless: false })
+            .map(|root| Plan { root: root.to_owned(), bless: false, shard: None })
             .ok_or_else(|| RootError::NotFound { start: start.to_owned() })
     }
 
@@ -75,7 +108,7 @@ impl Plan {
     /// benches only: the CLI uses [`Plan::at`] or [`Plan::find`].
     pub fn repository() -> Plan {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().map_or_else(|| PathBuf::from("."), Path::to_owned);
-        Plan { root, bless: false }
+        Plan { root, bless: false, shard: None }
     }
 
     /// The scenarios folder.
@@ -89,8 +122,8 @@ impl Plan {
     }
 }
 
-/// Every scenario as `(name, path)`, sorted by name; the name is the path under `scenarios/`
-/// without `.toml`, e.g. `turn/partial-then-error`.
+/// Every scenario as `(name, path)`, sorted by name (of the plan's shard only, when it is
+/// one); the name is the path under `scenarios/` without `.toml`, e.g. `turn/partial-then-error`.
 pub fn scenario_names(plan: &Plan) -> Vec<(String, PathBuf)> {
     let base = plan.scenarios();
     let mut found = Vec::new();
@@ -103,6 +136,10 @@ pub fn scenario_names(plan: &Plan) -> Vec<(String, PathBuf)> {
         }
     });
     found.sort();
+    if let Some(shard) = plan.shard {
+        found =
+            found.into_iter().enumerate().filter(|(place, _)| shard.holds(*place)).map(|(_, found)| found).collect();
+    }
     found
 }
 
@@ -244,7 +281,7 @@ mod tests {
             });
         }
         let root = dir.path().to_owned();
-        (dir, Plan { root, bless: false })
+        (dir, Plan { root, bless: false, shard: None })
     }
 
     fn run_all(plan: &Plan) -> Vec<Verdict> {

@@ -526,3 +526,70 @@ fn an_installed_gauntlet_plays_the_corpus_it_carries_from_any_folder() {
     let again = run(&["export", exported.to_str().unwrap()], outside.path());
     assert_eq!(again.status.code(), Some(2), "export never writes over a corpus");
 }
+
+/// A check split in two shards (`--shard 1/2`, `--shard 2/2`), merged, is the unsharded run:
+/// the same verdicts and findings, the same comparison, the same requirement matrix (issue 33).
+#[test]
+fn shards_of_a_check_merge_into_the_unsharded_run() {
+    let work = tempfile::tempdir().unwrap();
+    let profile = root().join("harness/implementations/gauntlet-agent.toml");
+    let filters = [
+        "turn/clean-completion",
+        "turn/partial-then-error",
+        "turn/two-turn-conversation",
+        "acp/cancel-mid-stream",
+        "turn/http-500-then-retry",
+    ];
+    let check = |dir: &str, shard: Option<&str>| -> Value {
+        let out = work.path().join(dir);
+        let mut args = vec!["check", "--impl", profile.to_str().unwrap(), "--report-dir", out.to_str().unwrap()];
+        if let Some(shard) = shard {
+            args.extend(["--shard", shard]);
+        }
+        args.extend(filters);
+        let output = gauntlet(&args, &root());
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stdout));
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap()
+    };
+    let whole = check("whole", None);
+    let first = check("first", Some("1/2"));
+    let second = check("second", Some("2/2"));
+    let n = |report: &Value| report["scenarios"].as_array().unwrap().len();
+    assert_eq!((n(&first) + n(&second), n(&first) > 0, n(&second) > 0), (n(&whole), true, true));
+    let merged_dir = work.path().join("merged");
+    let parts = [work.path().join("first/report.json"), work.path().join("second/report.json")];
+    let output = gauntlet(
+        &[
+            "merge",
+            parts[0].to_str().unwrap(),
+            parts[1].to_str().unwrap(),
+            "--report-dir",
+            merged_dir.to_str().unwrap(),
+        ],
+        &root(),
+    );
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let merged: Value =
+        serde_json::from_str(&std::fs::read_to_string(merged_dir.join("report.json")).unwrap()).unwrap();
+    // What a verdict says, without its timings.
+    let verdicts = |report: &Value| -> Vec<Value> {
+        report["scenarios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|checked| {
+                let verdict = &checked["verdict"];
+                serde_json::json!([
+                    verdict["scenario"],
+                    verdict["kind"],
+                    verdict["findings"],
+                    verdict["terminal_states"]
+                ])
+            })
+            .collect()
+    };
+    assert_eq!(verdicts(&merged), verdicts(&whole));
+    assert_eq!(merged["comparison"], whole["comparison"]);
+    assert_eq!(merged["requirements"], whole["requirements"]);
+    assert_eq!(merged["warnings"], whole["warnings"]);
+}

@@ -157,7 +157,7 @@ fn wrong_dialect(root: &Path) -> Result<(), Failed> {
             *arg = "--dialect=chat_completions".to_owned();
         }
     }
-    let plan = Plan { root: root.to_owned(), bless: false };
+    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let path = plan.scenarios().join("turn/clean-completion.toml");
     let verdict = run::run_scenario(&plan, &agent, "turn/clean-completion", &path);
     let expected = "the agent called POST /v1/chat/completions (OpenAI Chat Completions); its profile says responses";
@@ -193,7 +193,7 @@ fn quiet(_: usize, _: usize, _: &str, _: Option<&Verdict>) {}
 /// The external path can never rot: the reference agent, checked like any other implementation
 /// through its profile, is `identical` on every scenario it supports.
 fn reference_check(root: &Path) -> Result<(), Failed> {
-    let plan = Plan { root: root.to_owned(), bless: false };
+    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let run = check::check(&plan, &reference_profile(root)?, &KnownFailures::default(), &[], false, &mut quiet);
     let unlike: Vec<String> = run
         .scenarios
@@ -214,7 +214,7 @@ fn reference_check(root: &Path) -> Result<(), Failed> {
 /// a golden difference only: `identical` and `conformant` count as one verdict here, and golden
 /// findings are left out.
 fn jobs_parity(root: &Path) -> Result<(), Failed> {
-    let plan = Plan { root: root.to_owned(), bless: false };
+    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let profile = reference_profile(root)?;
     let known = KnownFailures::default();
     let judged = |jobs: usize| -> Vec<(String, VerdictKind, Vec<String>)> {
@@ -319,7 +319,7 @@ fn marked_sleepers(mark: &str) -> usize {
 /// running once its scenario ends: the daemon is killed and the report warns with its command
 /// line; the agent's verdict is its own (issue 33).
 fn contains_daemon(root: &Path) -> Result<(), Failed> {
-    let plan = Plan { root: root.to_owned(), bless: false };
+    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let profile =
         profile::load(&root.join("harness/tests/fixtures/agents/daemon.toml")).map_err(|error| error.to_string())?;
     let filters = ["turn/clean-completion".to_owned()];
@@ -346,7 +346,7 @@ fn contains_daemon(root: &Path) -> Result<(), Failed> {
 /// A faulty agent is that scenario's `error`, with evidence, and the run goes on to the next
 /// scenario; no process it started survives the check.
 fn fault_check(root: &Path, fault: &str, evidence: &str) -> Result<(), Failed> {
-    let plan = Plan { root: root.to_owned(), bless: false };
+    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let path = root.join(format!("harness/tests/fixtures/agents/{fault}.toml"));
     let profile = profile::load(&path).map_err(|error| error.to_string())?;
     let filters = ["turn/clean-completion".to_owned(), "turn/partial-then-error".to_owned()];
@@ -384,7 +384,7 @@ fn every_error_shows(fault: &str, verdicts: &[Verdict], evidence: &str) -> Resul
 /// An agent that never calls its Provider and answers `end_turn` is caught on the wire alone;
 /// the scripted responses it never asked for are reported as such (MOCK-UNPLACED).
 fn liar_check(root: &Path) -> Result<(), Failed> {
-    let plan = Plan { root: root.to_owned(), bless: false };
+    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let profile = profile::load(&root.join("harness/tests/fixtures/agents/liar.toml")).map_err(|e| e.to_string())?;
     let filters = ["turn/partial-then-error".to_owned(), "acp/cancel-mid-stream".to_owned()];
     let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);
@@ -480,7 +480,7 @@ const BUGS: [Bug; 10] = [
 /// end. A bug the client sees live is caught whatever the profile declares: with its
 /// capabilities, and with none (no Log, no `session/load`).
 fn buggy_check(root: &Path, bug: &Bug) -> Result<(), Failed> {
-    let plan = Plan { root: root.to_owned(), bless: false };
+    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let path = root.join(format!("harness/tests/fixtures/agents/{}.toml", bug.name));
     let declared = profile::load(&path).map_err(|error| error.to_string())?;
     let mut bare = declared.clone();
@@ -513,7 +513,7 @@ fn buggy_check(root: &Path, bug: &Bug) -> Result<(), Failed> {
 /// its play of an image scenario is `skipped` with that reason, not judged as a conversation
 /// the scenario did not mean.
 fn skips_images(root: &Path) -> Result<(), Failed> {
-    let plan = Plan { root: root.to_owned(), bless: false };
+    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let profile = profile::load(&root.join("harness/tests/fixtures/agents/late.toml"))?;
     let filters = ["acp/image-prompt".to_owned()];
     let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);
@@ -530,7 +530,7 @@ fn skips_images(root: &Path) -> Result<(), Failed> {
 /// passes the corpus's Turn scenarios on REPLAY-NO-PARTIAL, and a campaign catches it with a
 /// confirmed reproduction that holds the combination.
 fn combination_bug(root: &Path) -> Result<(), Failed> {
-    let plan = Plan { root: root.to_owned(), bless: false };
+    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let profile = profile::load(&root.join("harness/tests/fixtures/agents/partial-after-429.toml"))?;
     let corpus =
         check::check_jobs(&plan, &profile, &KnownFailures::default(), &["turn/".to_owned()], false, 2, &mut quiet);
@@ -569,7 +569,7 @@ fn combination_bug(root: &Path) -> Result<(), Failed> {
 /// The adapter path can never rot: the reference behind the adapter protocol is `identical`
 /// on every scenario of every lifecycle family.
 fn reference_adapter(root: &Path) -> Result<(), Failed> {
-    let plan = Plan { root: root.to_owned(), bless: false };
+    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let adapter = Adapter::new(env!("CARGO_BIN_EXE_gauntlet-lifecycle"));
     for family in Family::ALL {
         let run = check::check_adapter(&plan, &adapter, family, &KnownFailures::default(), &[], false, &mut quiet);
@@ -593,7 +593,7 @@ fn reference_adapter(root: &Path) -> Result<(), Failed> {
 /// wrong_monitor.py): each bug is reported in the scenarios that show it, against the right
 /// requirement and with both sides of the difference, and the correct cases stay identical.
 fn wrong_monitor(root: &Path) -> Result<(), Failed> {
-    let plan = Plan { root: root.to_owned(), bless: false };
+    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let command = format!("python3 {}", root.join("harness/tests/fixtures/adapters/wrong_monitor.py").display());
     let run = check::check_adapter(
         &plan,
@@ -647,7 +647,7 @@ const ADAPTER_FAULTS: [(&str, &str); 4] = [
 /// A broken adapter is that scenario's `error` with the offending output, the run goes on to
 /// the next scenario, and nothing of its process group survives.
 fn adapter_fault(root: &Path, fault: &str, evidence: &str) -> Result<(), Failed> {
-    let plan = Plan { root: root.to_owned(), bless: false };
+    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let mut adapter =
         Adapter::new(&format!("sh {}", root.join(format!("harness/tests/fixtures/adapters/{fault}.sh")).display()));
     adapter.deadline = std::time::Duration::from_millis(1000);
@@ -680,7 +680,7 @@ fn scenario_trial(plan: &Plan, name: &str, path: &std::path::Path, dialect: Opti
 /// today: an agent's report every Turn scenario, an adapter's its family's, so a report made
 /// before the corpus grew is caught (regenerate it with `scripts/reports`).
 fn reports_list_the_corpus(root: &Path) -> Result<(), Failed> {
-    let plan = Plan { root: root.to_owned(), bless: false };
+    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let mut problems = Vec::new();
     let dir = root.join("docs/reports");
     let mut paths: Vec<_> = std::fs::read_dir(&dir)

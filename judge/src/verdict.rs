@@ -1,11 +1,11 @@
 //! Verdicts and findings: what the judge concludes about one scenario run.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::contract::{self, Tier};
 
 /// The verdict vocabulary (design.md "Three layers of judgement").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum VerdictKind {
     /// Invariants, expectations and golden all hold.
@@ -34,7 +34,7 @@ impl VerdictKind {
 }
 
 /// Which layer of judgement produced a finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Layer {
     /// The run could not be judged normally.
@@ -48,7 +48,7 @@ pub enum Layer {
 }
 
 /// One thing that does not hold, with its evidence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {
     /// The layer that found it.
     pub layer: Layer,
@@ -95,7 +95,7 @@ impl std::fmt::Display for Finding {
 }
 
 /// The judgement of one scenario run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
     /// The scenario name, e.g. `turn/partial-then-error`.
     pub scenario: String,
@@ -108,7 +108,7 @@ pub struct Verdict {
     /// Wall time of the run, in milliseconds.
     pub elapsed_ms: u128,
     /// Why the scenario was skipped, when it was.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
 }
 

@@ -110,6 +110,8 @@ mod tests {
                 }],
                 ..Comparison::default()
             },
+            unmatched_masks: Vec::new(),
+            logged: false,
         };
         let xml = render(&CheckReport::new(&run, &[], true));
         assert!(xml.contains("tests=\"2\" failures=\"1\" skipped=\"1\""), "{xml}");

@@ -116,6 +116,8 @@ mod tests {
             scenarios: verdicts.iter().map(|verdict| Checked::of(verdict.clone())).collect(),
             comparison: Default::default(),
             warnings: vec!["mask /a matched nothing".into()],
+            unmatched_masks: Vec::new(),
+            logged: false,
         };
         let report = CheckReport::new(&run, &[requirement("A", "invariant:a"), requirement("B", "scenario:s3")], true);
         let table = render(&report);

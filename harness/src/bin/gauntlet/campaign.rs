@@ -19,6 +19,7 @@ use crate::check::isolate;
 
 /// A campaign on the reference runtime: every scenario must hold.
 pub fn on_reference(cli: &Cli, args: &CampaignArgs, count: usize, format: Format) -> anyhow::Result<ExitCode> {
+    unsharded(cli)?;
     let plan = crate::corpus::plan(cli, false)?;
     let options = options(args, count, "reference", Space::ALL, 1, &plan.root, "gauntlet run".to_owned());
     let campaign = play(&options, format, &campaign::on_reference);
@@ -29,6 +30,7 @@ pub fn on_reference(cli: &Cli, args: &CampaignArgs, count: usize, format: Format
 pub fn on_agent(cli: &Cli, check: &CheckArgs, count: usize) -> anyhow::Result<ExitCode> {
     let path = check.implementation.as_deref().context("a campaign needs --impl PROFILE (adapters have none)")?;
     anyhow::ensure!(check.filters.is_empty(), "a campaign plays generated scenarios: it takes no filters");
+    unsharded(cli)?;
     let plan = crate::corpus::plan(cli, false)?;
     let profile = profile::load(path)?;
     profile.startable()?;
@@ -96,4 +98,13 @@ fn finish(campaign: &Campaign, dir: &Path, markdown: Option<&Path>, format: Form
         Format::Text => print!("\n{}\nreports in {}\n", campaign_report::text(campaign), PathBuf::from(dir).display()),
     }
     Ok(if campaign.is_clean() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Campaigns do not shard yet: a `--shard` would be ignored, so it is refused.
+fn unsharded(cli: &Cli) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        cli.shard.is_none(),
+        "campaigns (--generate) do not shard yet; play each seed range on its own machine"
+    );
+    Ok(())
 }

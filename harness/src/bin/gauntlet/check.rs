@@ -21,13 +21,12 @@ use gauntlet_judge::lifecycle::Family;
 use gauntlet_judge::verdict::Verdict;
 
 /// What was checked: the run, its expectations file, the lifecycle family its report is about
-/// (none for an agent), whether it keeps a gauntlet Log, and its default report folder.
+/// (none for an agent), and its default report folder.
 struct Checked {
     run: CheckRun,
     expectations: Option<PathBuf>,
     known: KnownFailures,
     about: Option<Family>,
-    logged: bool,
     default_dir: PathBuf,
 }
 
@@ -50,7 +49,7 @@ pub fn check(cli: &Cli, args: &CheckArgs) -> anyhow::Result<ExitCode> {
     // included) has no docs/ of its own.
     let mut requirements = contract::requirements().to_vec();
     requirements.retain(|requirement| Family::of_requirement(&requirement.id) == checked.about);
-    let report = CheckReport::new(&checked.run, &requirements, checked.logged);
+    let report = CheckReport::new(&checked.run, &requirements, checked.run.logged);
     let dir = args.report_dir.clone().unwrap_or_else(|| checked.default_dir.clone());
     let files = report::files(&report);
     write(&dir, &files)?;
@@ -94,14 +93,7 @@ fn agent(
     let known = known_failures::load(&expectations)?;
     let run = check::check_jobs(plan, &profile, &known, &args.filters, isolated, jobs, progress);
     let default_dir = plan.root.join("target/gauntlet").join(&profile.name);
-    Ok(Checked {
-        run,
-        expectations: Some(expectations),
-        known,
-        about: None,
-        logged: profile.log.is_some(),
-        default_dir,
-    })
+    Ok(Checked { run, expectations: Some(expectations), known, about: None, default_dir })
 }
 
 /// A lifecycle monitor or bridge, through the adapter protocol.
@@ -122,7 +114,7 @@ fn adapter(
     let run = check::check_adapter(plan, &adapter, family, &known, &args.filters, isolated, progress);
     anyhow::ensure!(!run.scenarios.is_empty(), "no {} scenario matches {:?}", family.as_str(), args.filters);
     let default_dir = plan.root.join("target/gauntlet").join(format!("adapter-{}", family.as_str()));
-    Ok(Checked { run, expectations: args.expectations.clone(), known, about: Some(family), logged: true, default_dir })
+    Ok(Checked { run, expectations: args.expectations.clone(), known, about: Some(family), default_dir })
 }
 
 /// Moves the process into a loopback-only network namespace when `wanted`; where the kernel
@@ -167,4 +159,36 @@ fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
         std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
     }
     std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+/// `gauntlet merge`: the shards' `report.json` as the one run, its reports written to `dir`
+/// and its summary printed; exit 0 when it failed only where expected, 1 otherwise.
+pub fn merge(reports: &[PathBuf], dir: &Path) -> anyhow::Result<ExitCode> {
+    let mut runs = Vec::new();
+    // The requirements the check judged (an adapter's, its family's only), as its report lists them.
+    let mut judged: Option<Vec<String>> = None;
+    for path in reports {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let value: serde_json::Value =
+            serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+        let ids = value["requirements"]
+            .as_array()
+            .map(|rows| rows.iter().filter_map(|row| row["id"].as_str().map(str::to_owned)).collect::<Vec<_>>());
+        judged = judged.or(ids);
+        let run: CheckRun = serde_json::from_value(value)
+            .with_context(|| format!("{} is not the report.json of a gauntlet check", path.display()))?;
+        runs.push(run);
+    }
+    let run = check::merge(runs)?;
+    let judged = judged.unwrap_or_default();
+    let mut requirements = contract::requirements().to_vec();
+    requirements.retain(|requirement| judged.contains(&requirement.id));
+    let report = CheckReport::new(&run, &requirements, run.logged);
+    write(dir, &report::files(&report))?;
+    print!("{}", report::counts(&report.verdicts));
+    print!("\n{}", report::requirements::text(&report.rows));
+    print!("{}", report::check_summary(&run, None, dir));
+    let (passed, failed) = run.counts();
+    println!("{passed} passed, {failed} failed");
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -38,6 +38,7 @@ fn main() -> ExitCode {
         Command::New { name, from_log } => new::new(&cli, name, from_log.as_deref()),
         Command::List => corpus::list(&cli),
         Command::Export { dir } => corpus::export(dir),
+        Command::Merge { reports, report_dir } => check::merge(reports, report_dir),
         Command::Compatibility { reports, write } => compatibility::compatibility(reports, write.as_deref()),
     };
     outcome.unwrap_or_else(|error| {
