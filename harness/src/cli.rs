@@ -75,6 +75,17 @@ pub enum Command {
     },
     /// List scenario names.
     List,
+    /// Draft a profile for an agent: start it (`-- CMD ARGS...`), ask it `initialize`, and
+    /// write what it declares as a commented profile, with placeholders for the rest
+    /// (docs/implementations.md). Then `check --impl FILE --probe`.
+    Init {
+        /// Where to write the draft (it must not exist).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// The agent's command and arguments, after `--`.
+        #[arg(last = true, required = true)]
+        agent: Vec<String>,
+    },
     /// Merge the `report.json` of the shards of one check (`check --shard K/N`, one per CI
     /// job) into the reports one unsharded run would have written: the same verdicts, the
     /// same comparison with the expectations, the same requirement matrix.
@@ -163,6 +174,10 @@ pub struct CheckArgs {
     /// Rewrite the expectations file from this run (keeping written reasons), for review.
     #[arg(long)]
     pub update_expectations: bool,
+    /// Play the clean completion only and say what the agent called: whether it reached the
+    /// mock, on which wire and with which model, and what to change in its profile.
+    #[arg(long, conflicts_with_all = ["update_expectations", "adapter"])]
+    pub probe: bool,
     /// Where to write the reports (default: `target/gauntlet/<implementation>`, or
     /// `target/gauntlet/adapter-<family>`).
     #[arg(long)]

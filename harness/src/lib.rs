@@ -29,6 +29,7 @@ pub mod isolation;
 pub mod known_failures;
 pub mod lifecycle;
 pub mod pool;
+pub mod probe;
 pub mod profile;
 pub mod report;
 pub mod run;

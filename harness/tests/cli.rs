@@ -593,3 +593,34 @@ fn shards_of_a_check_merge_into_the_unsharded_run() {
     assert_eq!(merged["requirements"], whole["requirements"]);
     assert_eq!(merged["warnings"], whole["warnings"]);
 }
+
+/// `gauntlet init` drafts a profile from what the agent declares; filled in, `check --probe`
+/// finds it conformant, and with the wrong wire it names the wire the agent called (issue 33).
+#[test]
+fn init_drafts_a_profile_that_filled_in_checks_the_agent() {
+    let work = tempfile::tempdir().unwrap();
+    let draft = work.path().join("agent.toml");
+    let agent = root().join("target/debug/gauntlet-agent");
+    let agent = std::env::var("CARGO_BIN_EXE_gauntlet-agent").map_or(agent, PathBuf::from);
+    let output = gauntlet(&["init", "--out", draft.to_str().unwrap(), "--", agent.to_str().unwrap()], &root());
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = std::fs::read_to_string(&draft).unwrap();
+    assert!(text.contains("capabilities = [\"cancel\", \"load\"]"), "{text}");
+    // What its user knows: how it takes the Provider's address and the model.
+    let filled = text
+        .replace(
+            "args = []",
+            "args = [\"--provider-url={provider_url}\", \"--model={model}\", \"--max-retries={max_retries}\", \"--stream-idle-timeout-ms={stream_idle_timeout_ms}\", \"--turn-timeout-ms={turn_timeout_ms}\", \"--deterministic-ids\"]",
+        )
+        .replace("network = \"loopback\"", "network = \"host\"");
+    std::fs::write(&draft, &filled).unwrap();
+    let probe = gauntlet(&["check", "--impl", draft.to_str().unwrap(), "--probe"], &root());
+    let said = String::from_utf8_lossy(&probe.stdout).into_owned();
+    assert!(probe.status.success(), "{said}\n{}", String::from_utf8_lossy(&probe.stderr));
+    assert!(said.contains("request(s) the script answered"), "{said}");
+    std::fs::write(&draft, filled.replace("dialect = \"responses\"", "dialect = \"gemini\"")).unwrap();
+    let wrong = gauntlet(&["check", "--impl", draft.to_str().unwrap(), "--probe"], &root());
+    let said = String::from_utf8_lossy(&wrong.stdout).into_owned();
+    assert_eq!(wrong.status.code(), Some(1), "{said}");
+    assert!(said.contains("OpenAI Responses"), "the probe names the wire the agent called: {said}");
+}

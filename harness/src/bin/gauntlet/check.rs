@@ -18,7 +18,7 @@ use gauntlet::run::Plan;
 use gauntlet::{isolation, run};
 use gauntlet_judge::contract;
 use gauntlet_judge::lifecycle::Family;
-use gauntlet_judge::verdict::Verdict;
+use gauntlet_judge::verdict::{Layer, Verdict, VerdictKind};
 
 /// What was checked: the run, its expectations file, the lifecycle family its report is about
 /// (none for an agent), and its default report folder.
@@ -35,6 +35,9 @@ struct Checked {
 pub fn check(cli: &Cli, args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let jobs = jobs(args);
     let plan = crate::corpus::plan(cli, false)?;
+    if args.probe {
+        return probe(&plan, args);
+    }
     let printer = Progress::new(args.format, run::scenario_names(&plan).iter().map(|(name, _)| name.as_str()));
     let mut progress = |idx: usize, total: usize, name: &str, verdict: Option<&Verdict>| match verdict {
         None => printer.start(idx, total, name),
@@ -191,4 +194,60 @@ pub fn merge(reports: &[PathBuf], dir: &Path) -> anyhow::Result<ExitCode> {
     let (passed, failed) = run.counts();
     println!("{passed} passed, {failed} failed");
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// `check --probe`: the clean completion alone, and what it shows of the profile: whether the
+/// agent reached the mock, on which wire and model, and what its stderr said when it did not.
+fn probe(plan: &Plan, args: &CheckArgs) -> anyhow::Result<ExitCode> {
+    const SCENARIO: &str = "turn/clean-completion";
+    let path = args.implementation.as_deref().context("--probe needs --impl PROFILE")?;
+    let profile = profile::load(path)?;
+    profile.startable()?;
+    let isolated = isolate(&profile.name, profile.network == Network::Loopback && !args.no_isolation);
+    let filters = [SCENARIO.to_owned()];
+    let run = check::check(plan, &profile, &KnownFailures::default(), &filters, isolated, &mut |_, _, _, _| {});
+    let checked = run.scenarios.first().context("the clean completion is not in the corpus")?;
+    let files = checked.evidence.as_ref().map(|evidence| &evidence["files"]);
+    let requests: usize = files
+        .and_then(serde_json::Value::as_object)
+        .map(|files| {
+            files
+                .iter()
+                .filter(|(name, _)| name.starts_with("requests"))
+                .filter_map(|(_, lines)| lines.as_array())
+                .flatten()
+                .filter(|request| !request["response_index"].is_null())
+                .count()
+        })
+        .unwrap_or(0);
+    let unmatched = files
+        .and_then(|files| files["outcome.json"]["diagnostics"]["unmatched_requests"].as_array())
+        .map_or(0, Vec::len);
+    println!("{SCENARIO} on {}: {}", profile.name, checked.verdict.kind.as_str());
+    println!("the profile says the wire is {}", profile.dialect.key());
+    if requests + unmatched == 0 {
+        println!(
+            "the agent never reached the mock Provider: check how it takes {{provider_url}} (an argument, [env], a [[files]] config) and that it needs no login"
+        );
+        if let Some(tail) = checked.evidence.as_ref().and_then(|evidence| evidence["stderr_tail"].as_str()) {
+            let last: Vec<&str> = tail.lines().rev().take(8).collect();
+            println!("its stderr ended with:\n  {}", last.into_iter().rev().collect::<Vec<_>>().join("\n  "));
+        }
+    } else {
+        println!("the agent sent {requests} request(s) the script answered and {unmatched} it could not place");
+    }
+    for model in &checked.other_models {
+        println!(
+            "it called the model `{model}`, which the profile's {{model}} never passed: pass {{model}} where the agent takes its model"
+        );
+    }
+    // The goldens differ for any agent but the reference: what the agent did is the rest.
+    for finding in checked.verdict.findings.iter().filter(|finding| finding.layer != Layer::Golden) {
+        println!("- {}", finding.message.lines().next().unwrap_or_default());
+    }
+    Ok(if matches!(checked.verdict.kind, VerdictKind::Identical | VerdictKind::Conformant) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

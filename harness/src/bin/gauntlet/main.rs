@@ -7,6 +7,7 @@ mod campaign;
 mod check;
 mod compatibility;
 mod corpus;
+mod init;
 mod new;
 mod run;
 
@@ -38,6 +39,7 @@ fn main() -> ExitCode {
         Command::New { name, from_log } => new::new(&cli, name, from_log.as_deref()),
         Command::List => corpus::list(&cli),
         Command::Export { dir } => corpus::export(dir),
+        Command::Init { out, agent } => init::init(out, agent),
         Command::Merge { reports, report_dir } => check::merge(reports, report_dir),
         Command::Compatibility { reports, write } => compatibility::compatibility(reports, write.as_deref()),
     };
