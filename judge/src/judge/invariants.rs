@@ -7,6 +7,7 @@
 //! of its Session, judge every Log of a run: the root's and each child Session's (Subagents,
 //! workflow steps), so a child's Turn is held to the same evidence, id, seq and replay rules.
 
+mod acp_schema;
 mod answer_in_turn;
 mod audit_only_not_replayed;
 mod busy_prompt_refused;
@@ -131,6 +132,7 @@ pub const ALL: &[Invariant] = &[
     prompts_answered::AFTER_RUNNING,
     busy_prompt_refused::INVARIANT,
     jsonrpc_errors_standard::INVARIANT,
+    acp_schema::INVARIANT,
     no_retry_after_text::INVARIANT,
     client_text_once::INVARIANT,
     retries_bounded::INVARIANT,

@@ -1,0 +1,185 @@
+//! ACP-SCHEMA: every message an agent sends is what the protocol's schema says it is. Each
+//! notification, each request to the client and each answer to a client's request must
+//! deserialize as the official schema crate's type for its method (`agent-client-protocol-schema`,
+//! v1), and the finding names the message (its place in the transcript) and the field path that
+//! fails, so an agent whose content block carries a wrongly typed field no longer passes because
+//! gauntlet reads only the fields it needs (acp-tck's ACP-SCHEMA-001).
+//!
+//! What the schema leaves open is no finding: a method the crate does not know (an extension,
+//! `_`-prefixed or not yet in the crate), and an enum value it does not know (`_`-prefixed
+//! extensions, or a value from a protocol newer than the crate).
+
+use agent_client_protocol_schema::v1;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::{Invariant, Scope};
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant =
+    Invariant { id: "ACP-SCHEMA", also: &[], name: "acp_schema", scope: Scope::Run, check };
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    let mut problems = transcript(&evidence.capture.acp, "the live transcript");
+    problems.extend(transcript(&evidence.capture.acp_load, "the load transcript"));
+    problems
+}
+
+/// The messages of one transcript that break the schema.
+fn transcript(entries: &[Value], which: &str) -> Vec<String> {
+    // The client's requests by id (their JSON text), per connection: an answer is read as the
+    // response to the method it answers.
+    let mut asked: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    let mut problems = Vec::new();
+    for (at, entry) in entries.iter().enumerate() {
+        let Some(message) = entry.get("message") else { continue };
+        let method = message.get("method").and_then(Value::as_str);
+        let id = message.get("id").map(Value::to_string);
+        if entry.get("from").and_then(Value::as_str) == Some("client") {
+            if method == Some("initialize") {
+                asked.clear();
+            }
+            if let (Some(method), Some(id)) = (method, id) {
+                asked.insert(id, method.to_owned());
+            }
+            continue;
+        }
+        let failure = match (method, id) {
+            (Some(method), Some(_)) => agent_request(method, message.get("params")),
+            (Some(method), None) => notification(method, message.get("params")),
+            (None, Some(id)) => match (message.get("result"), message.get("error")) {
+                (Some(result), _) => asked.get(&id).and_then(|method| response(method, result)),
+                (None, Some(error)) => read::<v1::Error>(error).map(|why| ("the error".to_owned(), why)),
+                (None, None) => None,
+            },
+            (None, None) => None,
+        };
+        if let Some((what, why)) = failure {
+            problems.push(format!("message {} of {which} ({what}) breaks the ACP schema: {why}", at + 1));
+        }
+    }
+    problems
+}
+
+/// A notification of the agent's, read as its method's type.
+fn notification(method: &str, params: Option<&Value>) -> Option<(String, String)> {
+    let why = match method {
+        "session/update" => read::<v1::SessionNotification>(params?).map(|why| deeper(params, why)),
+        _ => None,
+    }?;
+    Some((format!("`{method}`"), why))
+}
+
+/// An update is an internally tagged enum, which serde reads whole, so its error stops at
+/// `update`: read again as its kind's own type, the path goes down to the field.
+fn deeper(params: Option<&Value>, why: String) -> String {
+    let Some(update) = params.and_then(|params| params.get("update")) else { return why };
+    let inner = match update.get("sessionUpdate").and_then(Value::as_str) {
+        Some("user_message_chunk" | "agent_message_chunk" | "agent_thought_chunk") => read::<v1::ContentChunk>(update),
+        Some("tool_call") => read::<v1::ToolCall>(update),
+        Some("tool_call_update") => read::<v1::ToolCallUpdate>(update),
+        Some("plan") => read::<v1::Plan>(update),
+        _ => None,
+    };
+    inner.map_or(why, |inner| match inner.strip_prefix("at `") {
+        Some(rest) => format!("at `update.{rest}"),
+        None => format!("at `update`: {inner}"),
+    })
+}
+
+/// A request of the agent's to the client, read as its method's type.
+fn agent_request(method: &str, params: Option<&Value>) -> Option<(String, String)> {
+    let params = params?;
+    let why = match method {
+        "session/request_permission" => read::<v1::RequestPermissionRequest>(params),
+        "fs/read_text_file" => read::<v1::ReadTextFileRequest>(params),
+        "fs/write_text_file" => read::<v1::WriteTextFileRequest>(params),
+        "terminal/create" => read::<v1::CreateTerminalRequest>(params),
+        _ => None,
+    }?;
+    Some((format!("a `{method}` request"), why))
+}
+
+/// The agent's answer to the client's `method`, read as that method's response type.
+fn response(method: &str, result: &Value) -> Option<(String, String)> {
+    let why = match method {
+        "initialize" => read::<v1::InitializeResponse>(result),
+        "session/new" => read::<v1::NewSessionResponse>(result),
+        "session/load" => read::<v1::LoadSessionResponse>(result),
+        "session/prompt" => read::<v1::PromptResponse>(result),
+        "session/set_config_option" => read::<v1::SetSessionConfigOptionResponse>(result),
+        _ => None,
+    }?;
+    Some((format!("the answer to `{method}`"), why))
+}
+
+/// Why `value` is not a `T`, with the path of the field that fails; `None` when it is one, or
+/// when all that fails is an enum value the schema does not know (an extension, or newer).
+fn read<T: DeserializeOwned>(value: &Value) -> Option<String> {
+    let error = serde_path_to_error::deserialize::<_, T>(value).err()?;
+    let inner = error.inner().to_string();
+    if inner.starts_with("unknown variant") {
+        return None;
+    }
+    let path = error.path().to_string();
+    Some(if path == "." { inner } else { format!("at `{path}`: {inner}") })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::Capture;
+    use crate::judge::invariants::fixture::{check, chunk, entry, prompt};
+    use serde_json::json;
+
+    fn transcript(agent: Vec<Value>) -> Capture {
+        let mut acp = vec![entry("client", prompt(1, "p"))];
+        acp.extend(agent.into_iter().map(|message| entry("agent", message)));
+        Capture { acp, ..Capture::default() }
+    }
+
+    #[test]
+    fn well_formed_messages_pass() {
+        let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "end_turn"}});
+        assert!(check(INVARIANT, &transcript(vec![chunk("agent_message_chunk", "hi"), answer])).is_empty());
+    }
+
+    /// A wrongly typed field of a notification, a response and a request to the client are
+    /// each a finding with the message and the field path (issue 32).
+    #[test]
+    fn a_wrongly_typed_field_is_named_with_its_path() {
+        let mut update = chunk("agent_message_chunk", "hi");
+        update["params"]["update"]["content"]["text"] = json!(42);
+        let found = check(INVARIANT, &transcript(vec![update]));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].starts_with("message 2 of the live transcript (`session/update`) breaks the ACP schema"),
+            "{found:?}"
+        );
+        assert!(found[0].contains("update.content"), "{found:?}");
+
+        let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {"stopReason": 7}});
+        let found = check(INVARIANT, &transcript(vec![answer]));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("the answer to `session/prompt`"), "{found:?}");
+        assert!(found[0].contains("stopReason"), "{found:?}");
+
+        let permission = json!({"jsonrpc": "2.0", "id": 9, "method": "session/request_permission",
+            "params": {"sessionId": "s", "toolCall": {"toolCallId": "c"}, "options": "allow"}});
+        let found = check(INVARIANT, &transcript(vec![permission]));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].contains("a `session/request_permission` request") && found[0].contains("options"),
+            "{found:?}"
+        );
+    }
+
+    /// An extension method, and an update kind the schema does not know, are no finding.
+    #[test]
+    fn extensions_and_unknown_values_pass() {
+        let extension = json!({"jsonrpc": "2.0", "method": "_zed/status", "params": {"anything": [1, 2]}});
+        let mut newer = chunk("agent_message_chunk", "hi");
+        newer["params"]["update"]["sessionUpdate"] = json!("_my_update");
+        assert!(check(INVARIANT, &transcript(vec![extension, newer])).is_empty());
+    }
+}
