@@ -8,6 +8,7 @@ pub mod conversations;
 pub mod expectations;
 pub mod invariants;
 pub mod lifecycle;
+pub mod views;
 
 use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
@@ -57,7 +58,7 @@ pub struct Evidence<'a> {
     /// indexed by a request's `response_index`: looked up per request, never counted to.
     root_responses: Vec<&'a Response>,
     /// The live transcript's prompts, read once for every rule that reads them.
-    exchanges: std::cell::OnceCell<Vec<invariants::Exchange<'a>>>,
+    exchanges: std::cell::OnceCell<Vec<views::Exchange<'a>>>,
 }
 
 /// How one turn the client drove ended, and who says so.
@@ -117,8 +118,8 @@ impl<'a> Evidence<'a> {
     }
 
     /// The prompts of the live ACP transcript, each with its answer and updates.
-    pub(crate) fn exchanges(&self) -> &[invariants::Exchange<'a>] {
-        self.exchanges.get_or_init(|| invariants::exchanges(&self.capture.acp))
+    pub(crate) fn exchanges(&self) -> &[views::Exchange<'a>] {
+        self.exchanges.get_or_init(|| views::exchanges(&self.capture.acp))
     }
 
     /// The scripted root response at `index` of the script's order, if there is one.

@@ -15,8 +15,9 @@ use std::collections::BTreeSet;
 
 use gauntlet_agent::TerminalStatus;
 
-use super::{Invariant, Scope, Streamed, chunk_text, shown_chunks, shown_text, streamed_per_turn};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::{Streamed, chunk_text, shown_chunks, shown_text, streamed_per_turn};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-ANSWER-IN-TURN", also: &[], name: "answer_in_turn", scope: Scope::Run, check };
@@ -114,7 +115,7 @@ fn judge(evidence: &Evidence) -> Vec<(bool, String)> {
 /// Why an earlier answer shows during a prompt, when the updates say: a `user_message_chunk`
 /// during a live prompt is a replay of the conversation, which ACP has an agent stream before
 /// it answers `session/load` (gemini-cli streams it after, into the next prompt).
-fn replayed_late(exchange: &super::Exchange) -> &'static str {
+fn replayed_late(exchange: &crate::judge::views::Exchange) -> &'static str {
     let replay = exchange.updates.iter().any(|update| chunk_text(update, "user_message_chunk").is_some());
     if replay {
         " (a replay of the conversation, user_message_chunk and all, arrived during the prompt: \

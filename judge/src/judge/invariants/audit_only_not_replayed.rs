@@ -9,8 +9,9 @@
 use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope, judge_messages};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::judge_messages;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "REPLAY-AUDIT-ONLY", also: &[], name: "audit_only_not_replayed", scope: Scope::Replay, check };

@@ -13,9 +13,10 @@ use std::time::Duration;
 
 use gauntlet_mock_provider::Timing;
 
-use super::{Invariant, Scope, request_turns};
+use super::{Invariant, Scope};
 use crate::capture::{CANCEL_CLOSE_BOUND, Cancel};
 use crate::judge::Evidence;
+use crate::judge::views::request_turns;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-CANCEL-CLOSES-REQUEST", also: &[], name: "cancel_closes_request", scope: Scope::Run, check };

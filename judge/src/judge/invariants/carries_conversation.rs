@@ -26,8 +26,9 @@ use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 use serde_json::Value;
 
-use super::{Invariant, Prompts, Scope, read_new_messages};
+use super::{Invariant, Scope};
 use crate::audit::Line;
+use crate::judge::views::{Prompts, read_new_messages};
 use crate::judge::{Evidence, LogRole};
 
 pub const INVARIANT: Invariant = Invariant {

@@ -12,8 +12,9 @@ use std::collections::BTreeSet;
 use gauntlet_agent::EventType;
 use serde_json::Value;
 
-use super::{Invariant, Scope, text, workflow_runs};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::{text, workflow_runs};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "WF-CHECKPOINT-BUNDLE",

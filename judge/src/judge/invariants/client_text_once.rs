@@ -4,8 +4,9 @@
 //! case is partial text passed off as part of a final answer. A turn answered with an error or
 //! `cancelled` shows the failure, repeats and all (issue 31).
 
-use super::{Invariant, Scope, chunk_text, request_turns, served};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::{chunk_text, request_turns, served};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "WIRE-TEXT-ONCE", also: &[], name: "client_text_once", scope: Scope::Run, check };

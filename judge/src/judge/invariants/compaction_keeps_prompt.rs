@@ -3,8 +3,9 @@
 //! prompt: the text of the scenario turn the request belongs to, in a user message. Judged on
 //! the wire, so an agent without a Log is held to it the same way.
 
-use super::{Invariant, Scope, read_requests, request_turns, rewrites};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::{read_requests, request_turns, rewrites};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-COMPACTION-KEEPS-PROMPT",

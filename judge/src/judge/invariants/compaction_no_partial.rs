@@ -12,8 +12,9 @@ use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
 use super::no_partial_text_replayed::partial_texts;
-use super::{Invariant, Scope, read_new_messages, read_requests, rewrites};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::{read_new_messages, read_requests, rewrites};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-COMPACTION-NO-PARTIAL",

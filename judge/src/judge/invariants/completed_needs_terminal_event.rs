@@ -8,8 +8,9 @@
 use gauntlet_agent::TerminalStatus;
 use gauntlet_mock_provider::After;
 
-use super::{Invariant, Scope, request_turns, served};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::{request_turns, served};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "WIRE-TERMINAL-EVENT-REQUIRED",

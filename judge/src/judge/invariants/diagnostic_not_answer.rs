@@ -14,8 +14,9 @@ use gauntlet_mock_provider::Message;
 use gauntlet_mock_provider::dialect::failure_message;
 use serde_json::Value;
 
-use super::{Invariant, Scope, judge_messages, served, shown_chunks};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::{judge_messages, served, shown_chunks};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "REPLAY-NO-DIAGNOSTIC", also: &[], name: "diagnostic_not_answer", scope: Scope::Replay, check };

@@ -5,8 +5,9 @@
 //! is ACP-STOP-REASON's. When what the client was shown as the answer holds a failure's text
 //! (the Provider's error message), the finding says so: seed 000's diagnostics are not answers.
 
-use super::{Invariant, Scope, diagnostic_not_answer, shown_text};
+use super::{Invariant, Scope, diagnostic_not_answer};
 use crate::judge::Evidence;
+use crate::judge::views::shown_text;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-FAILURE-IS-ERROR", also: &[], name: "failure_not_end_turn", scope: Scope::Run, check };

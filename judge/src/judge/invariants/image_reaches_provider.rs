@@ -5,15 +5,16 @@
 //! question about a picture it never showed its model.
 //!
 //! Evidence: the scenario's prompt images and each request's images, read by the mock in the
-//! capture's dialect, placed in turns ([`super::request_turns`]). An image the agent resized or
+//! capture's dialect, placed in turns ([`crate::judge::views::request_turns`]). An image the agent resized or
 //! re-encoded is still an image: the rule asks for one, not for the same bytes. A play whose
 //! images were not sent (`Capture::images_withheld`) and a turn that asked nothing are not
 //! judged.
 
 use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope, request_turns};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::request_turns;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "REPLAY-CARRIES-IMAGE", also: &[], name: "image_reaches_provider", scope: Scope::Run, check };

@@ -12,8 +12,9 @@
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
-use super::{Exchange, Invariant, Scope, chunk_text, shown_text, streamed_per_turn};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::{Exchange, chunk_text, shown_text, streamed_per_turn};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-LOAD-MATCHES-LIVE", also: &[], name: "load_matches_live", scope: Scope::Run, check };

@@ -8,8 +8,9 @@ use std::collections::{BTreeMap, HashMap};
 use gauntlet_mock_provider::Message;
 
 use super::no_partial_text_replayed::partial_texts;
-use super::{Invariant, Scope, read_new_messages, served};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::{read_new_messages, served};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "REPLAY-NO-DUPLICATE", also: &[], name: "no_duplicate_assistant", scope: Scope::Run, check };

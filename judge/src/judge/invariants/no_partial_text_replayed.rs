@@ -9,8 +9,9 @@ use std::collections::HashSet;
 use gauntlet_agent::EventType;
 use gauntlet_mock_provider::{Message, StreamEnd};
 
-use super::{Invariant, Scope, judge_messages, served};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::{judge_messages, served};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "REPLAY-NO-PARTIAL", also: &[], name: "no_partial_text_replayed", scope: Scope::Replay, check };

@@ -13,8 +13,9 @@
 
 use gauntlet_mock_provider::journal::StreamEnd;
 
-use super::{Invariant, Scope, request_turns, served};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::{request_turns, served};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "WIRE-NO-RETRY-AFTER-TEXT", also: &[], name: "no_retry_after_text", scope: Scope::Run, check };

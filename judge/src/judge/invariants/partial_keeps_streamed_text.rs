@@ -8,8 +8,9 @@
 
 use gauntlet_agent::TerminalStatus;
 
-use super::{Invariant, Scope, request_turns, served};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::{request_turns, served};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "TURN-PARTIAL-EVIDENCE", also: &[], name: "partial_keeps_streamed_text", scope: Scope::Run, check };

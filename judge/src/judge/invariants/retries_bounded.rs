@@ -8,8 +8,9 @@
 
 use gauntlet_mock_provider::{After, RETRY_CAP, ROOT, StreamEnd};
 
-use super::{Invariant, Scope, request_turns, served};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::{request_turns, served};
 use crate::scenario::RetryBudget;
 
 pub const INVARIANT: Invariant =

@@ -8,8 +8,9 @@
 use gauntlet_agent::EventType;
 use serde_json::Value;
 
-use super::{Invariant, Scope, text, workflow_runs};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::{text, workflow_runs};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "SUB-ELAPSED-TIME", also: &[], name: "subagent_elapsed_time", scope: Scope::Log, check };

@@ -9,9 +9,10 @@ use std::collections::BTreeSet;
 use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope, judge_messages};
+use super::{Invariant, Scope};
 use crate::audit::subagents::is_replayed_event;
 use crate::judge::Evidence;
+use crate::judge::views::judge_messages;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "SUB-REPLAY-TERMINAL-ONLY",

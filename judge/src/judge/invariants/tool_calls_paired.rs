@@ -7,8 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope, read_new_messages};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::read_new_messages;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-TOOL-PAIRING",

@@ -14,8 +14,9 @@
 use super::stop_reason_matches_log::{describe, truncation_stop_reason};
 use gauntlet_mock_provider::After;
 
-use super::{Invariant, Scope, request_turns};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::request_turns;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-TRUNCATION-STOP-REASON", also: &[], name: "truncation_stop_reason", scope: Scope::Run, check };

@@ -10,8 +10,9 @@ use gauntlet_agent::EventType;
 use gauntlet_mock_provider::{StreamEnd, Usage};
 use serde_json::Value;
 
-use super::{Invariant, Scope, served};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::served;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "TURN-USAGE-EVIDENCE", also: &[], name: "usage_recorded", scope: Scope::Run, check };

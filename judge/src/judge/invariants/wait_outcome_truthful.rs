@@ -14,8 +14,9 @@ use std::collections::HashMap;
 use gauntlet_agent::EventType;
 use serde_json::Value;
 
-use super::{Invariant, Scope, strings};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::strings;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "SUB-WAIT-OUTCOME", also: &[], name: "wait_outcome_truthful", scope: Scope::Log, check };

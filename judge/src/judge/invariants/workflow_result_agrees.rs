@@ -15,9 +15,10 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, WorkflowRun, strings, text, workflow_runs};
+use super::{Invariant, Scope};
 use crate::audit::WorkflowTerminal;
 use crate::judge::Evidence;
+use crate::judge::views::{WorkflowRun, strings, text, workflow_runs};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "WF-RESULT",

@@ -9,8 +9,9 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, WorkflowRun, text, workflow_runs};
+use super::{Invariant, Scope};
 use crate::judge::Evidence;
+use crate::judge::views::{WorkflowRun, text, workflow_runs};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "WF-TIMEOUT", also: &["WF-HELD"], name: "workflow_timeout_evidence", scope: Scope::Log, check };

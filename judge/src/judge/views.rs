@@ -1,0 +1,505 @@
+//! The readings of a capture several rules share: the transcript's prompts and what each was
+//! shown ([`Exchange`]), what the script streamed per turn ([`Streamed`]), each request's turn
+//! and conversation, and each `run_workflow` result with the Log's evidence before it
+//! ([`WorkflowRun`]). Each rule imports what it reads; none of them judges.
+
+use std::collections::{BTreeMap, HashMap};
+
+use gauntlet_agent::EventType;
+use gauntlet_mock_provider::{Message, Response};
+use serde_json::Value;
+
+use crate::audit::Line;
+use crate::capture::Request;
+use crate::judge::Evidence;
+use crate::judge::conversations::Conversation;
+
+/// The child Sessions the root Log records as `detached`.
+pub(crate) fn detached_children<'a>(evidence: &'a Evidence) -> Vec<&'a str> {
+    evidence
+        .lines
+        .iter()
+        .filter(|line| line.kind == EventType::SubagentEvent && line.str_field("status") == Some("detached"))
+        .filter_map(|line| line.str_field("child_session_id"))
+        .collect()
+}
+
+/// One `run_workflow` result of a Log (a `tool_result` whose `workflow` has `steps`), with
+/// what the Log said before it: each Subagent's last `subagent_event`, and its workflow's
+/// `workflow_started` graph and `workflow_finished`. The workflow rules judge the result
+/// against this evidence, not against each other's claims.
+pub(crate) struct WorkflowRun<'e> {
+    /// The result's seq, for messages.
+    pub(crate) seq: u64,
+    /// The workflow's id.
+    pub(crate) id: &'e str,
+    /// The tool result's `output` line.
+    pub(crate) output: &'e str,
+    /// The `workflow` object.
+    pub(crate) workflow: &'e Value,
+    /// Each Subagent's last `subagent_event` data before the result, by id.
+    pub(crate) subagents: HashMap<&'e str, &'e Value>,
+    /// The `workflow_started` graph's steps.
+    pub(crate) graph: &'e [Value],
+    /// The `workflow_finished` data, if recorded.
+    pub(crate) finished: Option<&'e Value>,
+}
+
+impl<'e> WorkflowRun<'e> {
+    /// The Step Outcomes.
+    pub(crate) fn steps(&self) -> &'e [Value] {
+        self.workflow.get("steps").and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    }
+
+    /// How findings name it: `workflow <id> (seq <seq>)`.
+    pub(crate) fn name(&self) -> String {
+        format!("workflow {} (seq {})", self.id, self.seq)
+    }
+
+    /// The Subagent a step ran as, by the step's `agent_id`.
+    pub(crate) fn subagent_of(&self, step: &Value) -> Option<&'e Value> {
+        step.get("agent_id").and_then(Value::as_str).and_then(|id| self.subagents.get(id).copied())
+    }
+
+    /// The steps of each list a result gives (WF-RESULT), keyed as the result and its summary
+    /// key them, read from the Step Outcomes.
+    pub(crate) fn lists(&self) -> [(&'static str, Vec<&'e str>); 6] {
+        let ids = |pick: &dyn Fn(&Value) -> bool| -> Vec<&'e str> {
+            self.steps().iter().filter(|step| pick(step)).map(|step| text(step, "step_id")).collect()
+        };
+        let checkpoint = |status: &'static str| move |step: &Value| text(step, "checkpoint_status") == status;
+        [
+            ("held_steps", ids(&checkpoint("held"))),
+            ("failed_steps", ids(&checkpoint("failed"))),
+            ("partial_steps", ids(&checkpoint("partial"))),
+            ("needs_orchestrator_steps", ids(&checkpoint("needs_orchestrator"))),
+            ("timeout_steps", ids(&|step| text(step, "status") == "timed_out")),
+            ("checkpoint_ready_steps", ids(&checkpoint("checkpoint_ready"))),
+        ]
+    }
+
+    /// The status ADR 0026 gives a workflow whose steps ended as its Step Outcomes say.
+    pub(crate) fn derived_status(&self) -> &'static str {
+        let steps = self.steps();
+        let any = |pick: &dyn Fn(&Value) -> bool| steps.iter().any(pick);
+        let checkpoint = |status: &'static str| move |step: &Value| text(step, "checkpoint_status") == status;
+        if !steps.is_empty() && steps.iter().all(checkpoint("checkpoint_ready")) {
+            "completed"
+        } else if any(&|step| text(step, "status") == "timed_out" || text(step, "held_reason") == "workflow_timeout") {
+            "timed_out"
+        } else if any(&checkpoint("needs_orchestrator")) {
+            "needs_orchestrator"
+        } else if any(&checkpoint("checkpoint_ready")) || any(&checkpoint("partial")) {
+            "partial"
+        } else {
+            "failed"
+        }
+    }
+}
+
+/// A string field of a JSON object, `""` when absent.
+pub(crate) fn text<'v>(value: &'v Value, key: &str) -> &'v str {
+    value.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// The strings of an array field of a JSON object, none when absent.
+pub(crate) fn strings<'v>(value: &'v Value, key: &str) -> Vec<&'v str> {
+    value.get(key).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect()
+}
+
+/// Every `run_workflow` result of the Log, in order.
+pub(crate) fn workflow_runs<'e>(evidence: &'e Evidence) -> Vec<WorkflowRun<'e>> {
+    let mut runs = Vec::new();
+    let mut subagents: HashMap<&str, &Value> = HashMap::new();
+    let mut graphs: HashMap<&str, &[Value]> = HashMap::new();
+    let mut finished: HashMap<&str, &Value> = HashMap::new();
+    for line in &evidence.lines {
+        match line.kind.known() {
+            Some(EventType::SubagentEvent) => {
+                if let Some(id) = line.str_field("subagent_id") {
+                    subagents.insert(id, &line.data);
+                }
+            }
+            Some(EventType::WorkflowEvent) => {
+                let Some(id) = line.str_field("workflow_id") else { continue };
+                match line.str_field("kind") {
+                    Some("workflow_started") => {
+                        let steps = line.data.pointer("/graph/steps").and_then(Value::as_array);
+                        graphs.insert(id, steps.map_or(&[], Vec::as_slice));
+                        finished.remove(id);
+                    }
+                    Some("workflow_finished") => {
+                        finished.insert(id, &line.data);
+                    }
+                    _ => {}
+                }
+            }
+            Some(EventType::ToolResult) => {
+                let Some(workflow) = line.data.get("workflow").filter(|workflow| workflow["steps"].is_array()) else {
+                    continue;
+                };
+                let id = text(workflow, "workflow_id");
+                runs.push(WorkflowRun {
+                    seq: line.seq.unwrap_or_default(),
+                    id,
+                    output: line.str_field("output").unwrap_or_default(),
+                    workflow,
+                    subagents: subagents.clone(),
+                    graph: graphs.get(id).copied().unwrap_or_default(),
+                    finished: finished.get(id).copied(),
+                });
+            }
+            _ => {}
+        }
+    }
+    runs
+}
+
+/// Each request with its dialect-neutral reading, in order.
+pub(crate) fn read_requests<'e>(evidence: &'e Evidence) -> impl Iterator<Item = (&'e Request, Conversation<'e>)> {
+    evidence.capture.requests.iter().zip(evidence.conversations.iter())
+}
+
+/// Each request with its reading and the messages in it that no earlier request of its run
+/// carried. A run's requests grow, each carrying the messages of the one before it
+/// ([`Conversation::run`]), so a rule that reads only these reads a long Session's messages
+/// once, not once per request.
+pub(crate) fn read_new_messages<'e>(
+    evidence: &'e Evidence,
+) -> impl Iterator<Item = (&'e Request, Conversation<'e>, &'e [Message])> {
+    let mut read: BTreeMap<usize, usize> = BTreeMap::new();
+    read_requests(evidence).map(move |(request, conversation)| {
+        let seen = read.entry(conversation.run).or_default();
+        let new = conversation.messages.get(*seen..).unwrap_or_default();
+        *seen = (*seen).max(conversation.messages.len());
+        (request, conversation, new)
+    })
+}
+
+/// Whether each request rewrote its route's conversation, as a compaction does: its messages
+/// (reasoning left out, which a model switch may drop) no longer start with those of the
+/// previous request of its route (REPLAY-COMPACTION-KEEPS-PROMPT, REPLAY-COMPACTION-NO-PARTIAL).
+/// A request that extends its run did not; only a request that starts a run is compared.
+pub(crate) fn rewrites(evidence: &Evidence) -> Vec<bool> {
+    let mut last: HashMap<&str, (usize, &[Message])> = HashMap::new();
+    read_requests(evidence)
+        .map(|(request, conversation)| {
+            let rewritten = match last.get(request.route.as_str()) {
+                Some((run, previous)) if *run != conversation.run => !starts_with(conversation.messages, previous),
+                _ => false,
+            };
+            last.insert(&request.route, (conversation.run, conversation.messages));
+            rewritten
+        })
+        .collect()
+}
+
+/// `messages` start with `prefix`, reasoning left out of both.
+pub(crate) fn starts_with(messages: &[Message], prefix: &[Message]) -> bool {
+    let spoken = |message: &&Message| !matches!(message, Message::Reasoning { .. });
+    let mut messages = messages.iter().filter(spoken);
+    prefix.iter().filter(spoken).all(|wanted| messages.next() == Some(wanted))
+}
+
+/// The Log's prompts (its `user_message` lines), to place a request in its turn: the turn of
+/// the last prompt whose text the request carries. A run's requests grow, so a rule keeps the
+/// latest prompt its run carries as it reads the run's new messages ([`Prompts::carried_by`]).
+pub(crate) struct Prompts<'a> {
+    /// Each prompt's index among the Log's lines, in order.
+    pub(crate) lines: Vec<usize>,
+    /// For each prompt text, the last prompt with it.
+    pub(crate) last: HashMap<&'a str, usize>,
+}
+
+impl<'a> Prompts<'a> {
+    pub(crate) fn of(lines: &'a [Line]) -> Prompts<'a> {
+        let lines_at: Vec<usize> = (0..lines.len()).filter(|&at| lines[at].kind == EventType::UserMessage).collect();
+        let last = lines_at
+            .iter()
+            .enumerate()
+            .map(|(prompt, &at)| (lines[at].str_field("text").unwrap_or_default(), prompt))
+            .collect();
+        Prompts { lines: lines_at, last }
+    }
+
+    /// The last prompt whose text `message` carries, when it is a user message.
+    pub(crate) fn carried_by(&self, message: &Message) -> Option<usize> {
+        match message {
+            Message::User { text } => self.last.get(text.as_str()).copied(),
+            _ => None,
+        }
+    }
+}
+
+/// The findings of a rule that judges each carried message by itself (`judge` adds what it
+/// finds in one message, after `request N `): a message's findings hold for every request that
+/// carries it, so each is reported once, at the first request that carried it, naming the
+/// later requests of its run that carried it again and how many copies a request held at most
+/// (an agent that re-sends a failed attempt's text each retry piles copies up).
+pub(crate) fn judge_messages<'e>(
+    evidence: &'e Evidence,
+    mut judge: impl FnMut(&'e Request, &'e Message, &mut Vec<String>),
+) -> Vec<String> {
+    let mut found: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    // Each finding of each run: the requests (1-based) that carried it, and its most copies.
+    let mut reported: Vec<((usize, String), Vec<usize>, usize)> = Vec::new();
+    for (idx, (request, conversation, new)) in read_new_messages(evidence).enumerate() {
+        let found = found.entry(conversation.run).or_default();
+        for message in new {
+            judge(request, message, found);
+        }
+        let mut counted: Vec<(&String, usize)> = Vec::new();
+        for what in found.iter() {
+            match counted.iter_mut().find(|(known, _)| *known == what) {
+                Some((_, copies)) => *copies += 1,
+                None => counted.push((what, 1)),
+            }
+        }
+        for (what, copies) in counted {
+            let key = (conversation.run, what.clone());
+            match reported.iter_mut().find(|(known, _, _)| *known == key) {
+                Some((_, requests, most)) => {
+                    requests.push(idx + 1);
+                    *most = (*most).max(copies);
+                }
+                None => reported.push((key, vec![idx + 1], copies)),
+            }
+        }
+    }
+    reported
+        .into_iter()
+        .map(|((_, what), requests, most)| {
+            let copies = if most > 1 { format!(", up to {most} copies in one request") } else { String::new() };
+            match requests.as_slice() {
+                [first] if most == 1 => format!("request {first} {what}"),
+                [first] => format!("request {first} {what} ({most} copies)"),
+                [first, later @ ..] => {
+                    format!("request {first} {what} (carried again by {}{copies})", request_list(later))
+                }
+                [] => String::new(),
+            }
+        })
+        .collect()
+}
+
+/// Request numbers as `request 3`, `requests 3 to 9` or `requests 3, 5 and 9`.
+pub(crate) fn request_list(numbers: &[usize]) -> String {
+    let consecutive = numbers.windows(2).all(|pair| pair[1] == pair[0] + 1);
+    match numbers {
+        [one] => format!("request {one}"),
+        [first, _, .., last] if consecutive => format!("requests {first} to {last}"),
+        [rest @ .., last] => {
+            let rest: Vec<String> = rest.iter().map(ToString::to_string).collect();
+            format!("requests {} and {last}", rest.join(", "))
+        }
+        [] => String::new(),
+    }
+}
+
+/// Which scenario turn each Provider request belongs to: the turn the client had begun when it
+/// arrived, as the driver told the mock; for a capture without that, the latest turn whose
+/// prompt the request carries as user text (a request carries every earlier prompt too).
+/// `None` without a scenario, for a request that carries no prompt of it, or for one of a
+/// queued busy prompt's own turn.
+pub(crate) fn request_turns(evidence: &Evidence) -> Vec<Option<usize>> {
+    let Some(scenario) = evidence.scenario else { return vec![None; evidence.capture.requests.len()] };
+    evidence
+        .capture
+        .requests
+        .iter()
+        .zip(evidence.conversations.iter())
+        .map(|(request, conversation)| {
+            // A child Session's request is not a turn's: only the root's are bound to turns.
+            let root = request.route == gauntlet_mock_provider::ROOT;
+            // A queued busy prompt's own turn comes after every scenario turn: no turn's.
+            if root && request.turn.is_some_and(|turn| turn >= scenario.turns.len()) {
+                return None;
+            }
+            request.turn.filter(|_| root).or_else(|| {
+                let texts: Vec<&str> = conversation.user_texts().collect();
+                scenario.turns.iter().rposition(|turn| texts.iter().any(|text| text.contains(turn.prompt.as_str())))
+            })
+        })
+        .collect()
+}
+
+/// The scripted response that answered a request, if the script answered it.
+pub(crate) fn served<'a>(evidence: &Evidence<'a>, request: &Request) -> Option<&'a Response> {
+    if request.route != gauntlet_mock_provider::ROOT {
+        return None;
+    }
+    evidence.root_response(request.response_index?)
+}
+
+/// One response the script streamed to the agent.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Streamed {
+    /// The text deltas the agent received from it (all of them for a clean response).
+    pub(crate) text: String,
+    /// It ended cleanly (`response.completed` or `response.incomplete`), read to its end.
+    pub(crate) clean: bool,
+}
+
+/// What the script streamed for each scenario turn, in request order: the responses served to
+/// the requests that belong to the turn (by the prompt they carry last, [`request_turns`]),
+/// whichever turn of the script they were written for. Empty without a scenario.
+pub(crate) fn streamed_per_turn(evidence: &Evidence) -> Vec<Vec<Streamed>> {
+    let Some(scenario) = evidence.scenario else { return Vec::new() };
+    let mut turns = vec![Vec::new(); scenario.turns.len()];
+    for (index, (request, turn)) in evidence.capture.requests.iter().zip(request_turns(evidence)).enumerate() {
+        if let (Some(turn), Some(response)) = (turn, served(evidence, request)) {
+            // Clean only if the agent read it to its end: one it closed (a cancel, its own
+            // timeout) streamed only part of it, never a finished answer.
+            let ended = evidence.capture.timings.get(index).and_then(|timing| timing.ended);
+            let cut = ended.is_some_and(|ended| ended.how != gauntlet_mock_provider::StreamEnd::Finished);
+            turns[turn].push(Streamed { text: response.visible_text(), clean: !response.fails() && !cut });
+        }
+    }
+    turns
+}
+
+/// The text of every `agent_message_chunk` the client was shown during a prompt.
+pub(crate) fn shown_text(exchange: &Exchange) -> String {
+    shown_chunks(exchange).concat()
+}
+
+/// The text of each `agent_message_chunk` shown during a prompt, in order.
+pub(crate) fn shown_chunks<'a>(exchange: &Exchange<'a>) -> Vec<&'a str> {
+    exchange.updates.iter().filter_map(|update| chunk_text(update, "agent_message_chunk")).collect()
+}
+
+/// One `session/prompt` in a transcript: the request, its answer and the updates between.
+#[derive(Debug)]
+pub(crate) struct Exchange<'a> {
+    /// The prompt's text.
+    pub(crate) text: String,
+    /// Sent while another prompt of the same Session was still unanswered.
+    pub(crate) busy: bool,
+    /// The answer, if one came.
+    pub(crate) answer: Option<&'a Value>,
+    /// Where in the transcript the answer came.
+    pub(crate) answered_at: Option<usize>,
+    /// `session/update` payloads that arrived while it was the running prompt.
+    pub(crate) updates: Vec<&'a Value>,
+}
+
+/// The prompts of a transcript, in order.
+pub(crate) fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
+    let mut exchanges: Vec<Exchange> = Vec::new();
+    // Each prompt's request id (its JSON text), first use kept: a long Session has many.
+    let mut ids: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    // The prompt the client waits on, and the one whose updates these are: after the running
+    // prompt's answer, a prompt the agent queued while it ran (still unanswered) streams its own.
+    let mut running: Option<usize> = None;
+    let mut streaming: Option<usize> = None;
+    let mut connection_start = 0;
+    for (at, entry) in transcript.iter().enumerate() {
+        let Some(message) = entry.get("message") else { continue };
+        let from_client = entry.get("from").and_then(Value::as_str) == Some("client");
+        if from_client && message.get("method").and_then(Value::as_str) == Some("initialize") {
+            // A new connection: request ids start over.
+            ids.clear();
+            (running, streaming, connection_start) = (None, None, exchanges.len());
+        }
+        if from_client && message.get("method").and_then(Value::as_str) == Some("session/prompt") {
+            let text = message.pointer("/params/prompt/0/text").and_then(Value::as_str).unwrap_or_default();
+            let busy = running.is_some();
+            exchanges.push(Exchange {
+                text: text.to_owned(),
+                busy,
+                answer: None,
+                answered_at: None,
+                updates: Vec::new(),
+            });
+            let id = message.get("id").unwrap_or(&Value::Null).to_string();
+            ids.entry(id).or_insert(exchanges.len() - 1);
+            if !busy {
+                running = Some(exchanges.len() - 1);
+                streaming = running;
+            }
+        } else if !from_client && let Some(update) = message.pointer("/params/update") {
+            if let Some(idx) = streaming {
+                exchanges[idx].updates.push(update);
+            }
+        } else if !from_client
+            && message.get("method").is_none()
+            && let Some(&idx) = message.get("id").and_then(|id| ids.get(&id.to_string()))
+        {
+            // An answer: JSON-RPC ids are per direction, so an agent's own request
+            // (`session/request_permission` with `id: 3`) never answers the client's prompt 3.
+            exchanges[idx].answer = Some(message);
+            exchanges[idx].answered_at = Some(at);
+            if running == Some(idx) {
+                running = None;
+                let queued = (idx + 1..exchanges.len()).find(|&later| exchanges[later].answer.is_none());
+                streaming = queued.filter(|&later| later >= connection_start);
+            } else if streaming == Some(idx) {
+                streaming = None;
+            }
+        }
+    }
+    exchanges
+}
+
+/// The text of a content-chunk update of the given kind.
+pub(crate) fn chunk_text<'a>(update: &'a Value, kind: &str) -> Option<&'a str> {
+    (update.get("sessionUpdate").and_then(Value::as_str) == Some(kind))
+        .then(|| update.pointer("/content/text").and_then(Value::as_str))
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// After the running prompt's answer, a prompt the agent queued while it ran streams its
+    /// own updates; a queued prompt never answered does not make the next prompt busy.
+    #[test]
+    fn a_queued_prompt_gets_the_updates_after_the_running_answer() {
+        use crate::judge::invariants::fixture::{chunk, entry, prompt};
+        let answer = |id: i64| serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"stopReason": "end_turn"}});
+        let queued = [
+            entry("client", prompt(1, "one")),
+            entry("agent", chunk("agent_message_chunk", "a")),
+            entry("client", prompt(2, "two")),
+            entry("agent", answer(1)),
+            entry("agent", chunk("agent_message_chunk", "b")),
+            entry("agent", answer(2)),
+        ];
+        let found = exchanges(&queued);
+        assert_eq!(
+            (shown_text(&found[0]), shown_text(&found[1]), found[1].busy),
+            ("a".to_owned(), "b".to_owned(), true)
+        );
+        let folded = [
+            entry("client", prompt(1, "one")),
+            entry("client", prompt(2, "two")),
+            entry("agent", answer(1)),
+            entry("client", prompt(3, "three")),
+            entry("agent", chunk("agent_message_chunk", "c")),
+            entry("agent", answer(3)),
+        ];
+        let found = exchanges(&folded);
+        assert!(!found[2].busy);
+        assert_eq!((shown_text(&found[1]), shown_text(&found[2])), (String::new(), "c".to_owned()));
+    }
+    /// JSON-RPC ids are per direction: the agent's `session/request_permission` with the id of
+    /// the running prompt is a request of its own, not the prompt's answer (issue 31: a false
+    /// ACP-ANSWER-SHOWN when the fourth permission of a turn took id 3).
+    #[test]
+    fn an_agent_request_with_a_prompt_id_does_not_answer_the_prompt() {
+        use crate::judge::invariants::fixture::{chunk, entry, prompt};
+        let permission = serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "session/request_permission",
+            "params": {"sessionId": "s", "toolCall": {"toolCallId": "c"}, "options": []}});
+        let answer = serde_json::json!({"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "end_turn"}});
+        let transcript = [
+            entry("client", prompt(3, "one")),
+            entry("agent", permission),
+            entry("agent", chunk("agent_message_chunk", "done")),
+            entry("agent", answer),
+        ];
+        let found = exchanges(&transcript);
+        assert_eq!(found[0].answered_at, Some(3));
+        assert_eq!(shown_text(&found[0]), "done");
+    }
+}
