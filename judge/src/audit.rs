@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
+use gauntlet_agent::event::{LifecycleEvent, SubagentStatus};
 
 use crate::event_kind::EventKind;
 use serde::Serialize;
@@ -94,6 +95,17 @@ impl Line {
     /// A string field of `data`.
     pub fn str_field(&self, key: &str) -> Option<&str> {
         self.data.get(key).and_then(Value::as_str)
+    }
+
+    /// `data.status` of a `subagent_event` (or of anything else that reports a Subagent's
+    /// status there), when it is one of the contract's Subagent statuses.
+    pub fn subagent_status(&self) -> Option<SubagentStatus> {
+        self.str_field("status").and_then(SubagentStatus::parse)
+    }
+
+    /// `data.event` of a `subagent_event`, when it is one of the contract's lifecycle events.
+    pub fn lifecycle_event(&self) -> Option<LifecycleEvent> {
+        self.str_field("event").and_then(LifecycleEvent::parse)
     }
 
     /// An `assistant_message` with `metadata.partial == true`.

@@ -538,6 +538,19 @@ pub enum Trigger {
     Answered,
 }
 
+impl Trigger {
+    /// The name a scenario file gives the moment, e.g. `first_delta`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Trigger::Sent => "sent",
+            Trigger::FirstDelta => "first_delta",
+            Trigger::RetryWait => "retry_wait",
+            Trigger::ToolCall => "tool_call", // named for ACP's update, not a Log type
+            Trigger::Answered => "answered",
+        }
+    }
+}
+
 fn completed() -> TerminalStatus {
     TerminalStatus::Completed
 }
@@ -641,6 +654,15 @@ mod tests {
 
     fn error(text: &str) -> String {
         parse(text, Path::new("scenarios/turn/x.toml")).map(|_| ()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_trigger_is_named_as_a_scenario_file_names_it() {
+        let all = [Trigger::Sent, Trigger::FirstDelta, Trigger::RetryWait, Trigger::ToolCall, Trigger::Answered];
+        for trigger in all {
+            let read: Trigger = serde_json::from_value(serde_json::Value::from(trigger.name())).unwrap();
+            assert_eq!(read, trigger);
+        }
     }
 
     #[test]

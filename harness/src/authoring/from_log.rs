@@ -50,7 +50,7 @@ use children::ChildDraft;
 use document::{inline, int, json_value};
 use gauntlet_judge::audit::{self, Line, TurnAudit};
 use gauntlet_judge::log_file::LogFile;
-use gauntlet_judge::scenario::Config;
+use gauntlet_judge::scenario::{Config, Trigger};
 
 /// A scenario written from a Log, and what the Log could not say.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,7 +134,7 @@ struct TurnDraft {
     expect: Option<TerminalStatus>,
     error_kind: Option<String>,
     stop_reason: Option<&'static str>,
-    cancel: Option<&'static str>,
+    cancel: Option<Trigger>,
 }
 
 /// A scenario reproducing `file` (a Log and the child Logs beside it), titled after `source`.
@@ -279,7 +279,7 @@ fn draft_turn(
         ..TurnDraft::default()
     };
     if read.cancelled_in_tool() {
-        turn.cancel = Some("tool_call");
+        turn.cancel = Some(Trigger::ToolCall);
     }
     let failure = read.take_failure();
     for call in &read.calls {
@@ -564,11 +564,11 @@ fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut 
         // Nothing the Provider sent reached the Log (a cancel while the runtime waited to
         // retry, say): the client cancels as it sends the prompt, and no response is scripted.
         "cancelled" if call.text.is_none() && call.calls.is_empty() && call.reasoning.is_empty() => {
-            turn.cancel = Some("sent");
+            turn.cancel = Some(Trigger::Sent);
             Vec::new()
         }
         "cancelled" => {
-            turn.cancel = Some(if call.text.is_some() { "first_delta" } else { "sent" });
+            turn.cancel = Some(if call.text.is_some() { Trigger::FirstDelta } else { Trigger::Sent });
             vec![long_pause(3_600_000, 1)]
         }
         _ => vec![ending(inline([("error", "server_error".into())]).into(), 1)],

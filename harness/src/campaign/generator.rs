@@ -11,6 +11,7 @@
 
 use std::fmt::Write as _;
 
+use gauntlet_judge::scenario::Trigger;
 use proptest::prelude::*;
 
 /// The idle timeout of every generated scenario, and the stall that exceeds it (virtual ms).
@@ -258,13 +259,13 @@ impl Generated {
             }
             let cancel = match turn.ending {
                 _ if turn.exhausted() => None,
-                Ending::Cancel(CancelAt::Text) => Some("first_delta"),
-                Ending::Cancel(CancelAt::Tool) => Some("tool_call"),
-                Ending::Cancel(CancelAt::RetryWait) => Some("retry_wait"),
+                Ending::Cancel(CancelAt::Text) => Some(Trigger::FirstDelta),
+                Ending::Cancel(CancelAt::Tool) => Some(Trigger::ToolCall),
+                Ending::Cancel(CancelAt::RetryWait) => Some(Trigger::RetryWait),
                 _ => None,
             };
             if let Some(cancel) = cancel {
-                let _ = writeln!(text, "cancel = \"{cancel}\"");
+                let _ = writeln!(text, "cancel = \"{}\"", cancel.name());
             }
             if turn.busy {
                 text.push_str("busy_prompt = \"first_delta\"\n");

@@ -21,6 +21,9 @@ use gauntlet_judge::scenario::{Scenario, Trigger, Turn};
 /// The Session id preloaded Logs use.
 pub const PRELOADED_SESSION_ID: &str = "root";
 
+/// ACP's `sessionUpdate` that reports a tool call.
+const TOOL_CALL_UPDATE: &str = "tool_call"; // ACP's name, not a Log type
+
 /// Pipes to one running agent, and a future that resolves when it has stopped.
 pub struct Connection<S> {
     /// The agent's output.
@@ -416,7 +419,7 @@ async fn play_turn(
         }
         moment = match session_update(&message).and_then(|update| update.get("sessionUpdate")).and_then(Value::as_str) {
             Some("agent_message_chunk") => Some(Trigger::FirstDelta),
-            Some("tool_call") => Some(Trigger::ToolCall),
+            Some(TOOL_CALL_UPDATE) => Some(Trigger::ToolCall),
             _ => None,
         };
     };

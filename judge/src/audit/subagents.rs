@@ -12,7 +12,6 @@ use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
 use gauntlet_agent::event::{LifecycleEvent, SubagentStatus};
 use serde::Serialize;
-use serde_json::Value;
 
 use super::Line;
 
@@ -79,7 +78,7 @@ pub fn audit(lines: &[Line], children: &BTreeMap<String, Vec<String>>) -> Vec<Su
             }
         };
         entry.events.push(line.str_field("event").unwrap_or("?").to_owned());
-        entry.status = line.str_field("status").and_then(SubagentStatus::parse);
+        entry.status = line.subagent_status();
         entry.reason = line.str_field("reason").map(str::to_owned);
         entry.terminal_state = entry.status.and_then(|status| terminal(status, entry.reason.as_deref()));
     }
@@ -109,15 +108,13 @@ pub fn terminal(status: SubagentStatus, reason: Option<&str>) -> Option<Subagent
 
 /// True for a `subagent_event` whose `event` is one the parent's model may see (pixir.md 3.2).
 pub fn is_replayed_event(line: &Line) -> bool {
-    line.data
-        .get("event")
-        .and_then(Value::as_str)
-        .and_then(LifecycleEvent::parse)
-        .is_some_and(LifecycleEvent::is_replayed)
+    line.lifecycle_event().is_some_and(LifecycleEvent::is_replayed)
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
     use super::*;
     use crate::event_kind::EventKind;
 

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use gauntlet_agent::EventType;
+use gauntlet_agent::event::SubagentStatus;
 use gauntlet_agent::workflows::checkpoint::CheckpointStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -84,7 +85,9 @@ pub fn audit(lines: &[Line]) -> Vec<WorkflowAudit> {
             "checkpoint_decided" => {
                 let status = line.str_field("checkpoint_status").unwrap_or("?").to_owned();
                 let reason = line.str_field("reason").unwrap_or_default();
-                if line.str_field("subagent_status") == Some("timed_out") || reason.contains("workflow_timeout") {
+                if line.str_field("subagent_status").and_then(SubagentStatus::parse) == Some(SubagentStatus::TimedOut)
+                    || reason.contains("workflow_timeout")
+                {
                     *timed_out = true;
                 }
                 audit.steps.insert(step, status);

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use gauntlet_agent::EventType;
+use gauntlet_agent::event::SubagentStatus;
 use gauntlet_mock_provider::{Message, Response};
 use serde_json::Value;
 
@@ -19,7 +20,9 @@ pub(crate) fn detached_children<'a>(evidence: &'a Evidence) -> Vec<&'a str> {
     evidence
         .lines
         .iter()
-        .filter(|line| line.kind == EventType::SubagentEvent && line.str_field("status") == Some("detached"))
+        .filter(|line| {
+            line.kind == EventType::SubagentEvent && line.subagent_status() == Some(SubagentStatus::Detached)
+        })
         .filter_map(|line| line.str_field("child_session_id"))
         .collect()
 }

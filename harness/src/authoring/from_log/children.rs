@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 
 use gauntlet_agent::EventType;
-use gauntlet_agent::event::SubagentStatus;
+use gauntlet_agent::event::{LifecycleEvent, SubagentStatus};
 use serde_json::Value;
 use toml_edit::InlineTable;
 
@@ -47,7 +47,9 @@ pub(super) fn scripts(
     }
     let started_here: BTreeSet<&str> = all[resume..]
         .iter()
-        .filter(|event| event.line.kind == EventType::SubagentEvent && event.line.str_field("event") == Some("started"))
+        .filter(|event| {
+            event.line.kind == EventType::SubagentEvent && event.line.lifecycle_event() == Some(LifecycleEvent::Started)
+        })
         .filter_map(|event| event.line.str_field("child_session_id"))
         .collect();
     let mut drafts = Vec::new();
@@ -111,7 +113,7 @@ fn slot_limit(events: &[Event]) -> Option<usize> {
         match line.kind.known() {
             Some(EventType::SubagentEvent) => {
                 let Some(id) = line.str_field("child_session_id") else { continue };
-                match line.str_field("status").and_then(SubagentStatus::parse) {
+                match line.subagent_status() {
                     Some(SubagentStatus::Running) => {
                         running.insert(id);
                     }
@@ -122,7 +124,8 @@ fn slot_limit(events: &[Event]) -> Option<usize> {
                 }
             }
             Some(EventType::ToolResult)
-                if line.data.pointer("/subagent/status").and_then(Value::as_str) == Some("queued") =>
+                if line.data.pointer("/subagent/status").and_then(Value::as_str).and_then(SubagentStatus::parse)
+                    == Some(SubagentStatus::Queued) =>
             {
                 let now = running.len().max(1);
                 limit = Some(limit.map_or(now, |known| known.min(now)));

@@ -107,7 +107,7 @@ fn turn_table(turn: &TurnDraft) -> Table {
         table.insert("model", value(model));
     }
     if let Some(trigger) = turn.cancel {
-        table.insert("cancel", value(trigger));
+        table.insert("cancel", value(trigger.name()));
     }
     table.insert("respond", respond(&turn.responses));
     if turn.expect.is_none()

@@ -18,6 +18,7 @@
 
 use super::Event;
 use gauntlet_agent::EventType;
+use gauntlet_agent::event::LifecycleEvent;
 
 /// The index in `events` of the first event the reproduced process wrote: 0 when the whole Log
 /// is scripted. A point with no `user_message` after it is no point (nothing could be
@@ -48,7 +49,7 @@ fn is_recovery(event: &Event) -> bool {
             str_at("/error/kind") == Some("orphan_tool_call") && str_at("/error/details/reason") == Some("restart")
         }
         Some(EventType::TurnFailed) => line.str_field("error_kind") == Some("restarted"),
-        Some(EventType::SubagentEvent) => line.str_field("event") == Some("detached"),
+        Some(EventType::SubagentEvent) => line.lifecycle_event() == Some(LifecycleEvent::Detached),
         _ => false,
     }
 }

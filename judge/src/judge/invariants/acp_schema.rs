@@ -76,7 +76,7 @@ fn deeper(params: Option<&Value>, why: String) -> String {
     let Some(update) = params.and_then(|params| params.get("update")) else { return why };
     let inner = match update.get("sessionUpdate").and_then(Value::as_str) {
         Some("user_message_chunk" | "agent_message_chunk" | "agent_thought_chunk") => read::<v1::ContentChunk>(update),
-        Some("tool_call") => read::<v1::ToolCall>(update),
+        Some("tool_call") => read::<v1::ToolCall>(update), // ACP's update kind, not a Log type
         Some("tool_call_update") => read::<v1::ToolCallUpdate>(update),
         Some("plan") => read::<v1::Plan>(update),
         _ => None,

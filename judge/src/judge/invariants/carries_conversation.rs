@@ -318,13 +318,7 @@ impl<'a> Run<'a> {
 
 /// `Subagent <id> (<agent>) <status>: <summary>` for a terminal lifecycle event (pixir.md 3.2).
 fn subagent_summary(line: &Line) -> Option<String> {
-    let status = match line.str_field("event")? {
-        "finished" => "completed",
-        "failed" => "failed",
-        "cancelled" => "cancelled",
-        "timed_out" => "timed_out",
-        _ => return None,
-    };
+    let status = line.lifecycle_event().filter(|event| event.is_replayed())?.status();
     Some(format!(
         "Subagent {} ({}) {status}: {}",
         line.str_field("subagent_id")?,

@@ -12,10 +12,14 @@
 use std::collections::BTreeMap;
 
 use gauntlet_agent::EventType;
+use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
 
 use super::{Invariant, Scope};
 use crate::judge::Evidence;
+
+/// ACP's `sessionUpdate` that opens a tool call's item.
+const TOOL_CALL_UPDATE: &str = "tool_call"; // ACP's name, not a Log type
 
 pub const INVARIANT: Invariant = Invariant {
     id: "SUB-ACP-ITEM",
@@ -100,11 +104,15 @@ fn lived(evidence: &Evidence) -> Vec<String> {
             .lines
             .iter()
             .filter(|line| line.kind == EventType::SubagentEvent && line.str_field("subagent_id") == Some(id))
-            .filter_map(|line| match line.str_field("status")? {
-                "queued" | "running" => Some("in_progress"),
-                "completed" | "closed" => Some("completed"),
-                "failed" | "cancelled" | "timed_out" | "detached" => Some("failed"),
-                _ => None,
+            .filter_map(|line| {
+                Some(match line.subagent_status()? {
+                    SubagentStatus::Queued | SubagentStatus::Running => "in_progress",
+                    SubagentStatus::Completed | SubagentStatus::Closed => "completed",
+                    SubagentStatus::Failed
+                    | SubagentStatus::Cancelled
+                    | SubagentStatus::TimedOut
+                    | SubagentStatus::Detached => "failed",
+                })
             })
             .collect();
         logged.dedup();
@@ -122,8 +130,8 @@ fn lived(evidence: &Evidence) -> Vec<String> {
                 continue;
             }
             match update.get("sessionUpdate").and_then(Value::as_str) {
-                Some("tool_call") if opened => problems.push(format!("ACP opens the item of {id} a second time")),
-                Some("tool_call") => {
+                Some(TOOL_CALL_UPDATE) if opened => problems.push(format!("ACP opens the item of {id} a second time")),
+                Some(TOOL_CALL_UPDATE) => {
                     opened = true;
                     let status = update.get("status").and_then(Value::as_str).unwrap_or("pending");
                     // Only the first opening shows the child new; a replay shows where it is now.

@@ -7,6 +7,7 @@
 use super::{Invariant, Scope};
 use crate::judge::Evidence;
 use gauntlet_agent::EventType;
+use gauntlet_agent::event::SubagentStatus;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "SUB-COMPLETED-EVIDENCE",
@@ -18,10 +19,9 @@ pub const INVARIANT: Invariant = Invariant {
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
-    let completed = evidence
-        .lines
-        .iter()
-        .filter(|line| line.kind == EventType::SubagentEvent && line.str_field("status") == Some("completed"));
+    let completed = evidence.lines.iter().filter(|line| {
+        line.kind == EventType::SubagentEvent && line.subagent_status() == Some(SubagentStatus::Completed)
+    });
     for line in completed {
         let id = line.str_field("subagent_id").unwrap_or("?");
         let seq = line.seq.unwrap_or_default();

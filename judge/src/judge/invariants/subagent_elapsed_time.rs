@@ -6,6 +6,7 @@
 //! SUB-COMPLETED-EVIDENCE's.
 
 use gauntlet_agent::EventType;
+use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
 
 use super::{Invariant, Scope};
@@ -17,10 +18,9 @@ pub const INVARIANT: Invariant =
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
-    let completed = evidence
-        .lines
-        .iter()
-        .filter(|line| line.kind == EventType::SubagentEvent && line.str_field("status") == Some("completed"));
+    let completed = evidence.lines.iter().filter(|line| {
+        line.kind == EventType::SubagentEvent && line.subagent_status() == Some(SubagentStatus::Completed)
+    });
     for line in completed.filter(|line| !line.data.get("elapsed_ms").is_some_and(Value::is_u64)) {
         let id = line.str_field("subagent_id").unwrap_or("?");
         problems.push(format!("{id} is `completed` at seq {} without `elapsed_ms`", line.seq.unwrap_or_default()));

@@ -36,7 +36,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     for line in evidence.lines.iter().filter(|line| line.kind == EventType::SubagentEvent) {
         let id = line.str_field("subagent_id").unwrap_or("?");
         let seq = line.seq.unwrap_or_default();
-        let status = line.str_field("status").and_then(SubagentStatus::parse);
+        let status = line.subagent_status();
         let missing = missing(&line.data, pixir_keys(status));
         if !missing.is_empty() {
             let status = line.str_field("status").unwrap_or("?");

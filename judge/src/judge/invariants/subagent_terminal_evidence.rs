@@ -28,7 +28,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     for line in evidence.lines.iter().filter(|line| line.kind == EventType::SubagentEvent) {
         let Some(id) = line.str_field("subagent_id") else { continue };
         let seq = line.seq.unwrap_or_default();
-        let Some(status) = line.str_field("status").and_then(SubagentStatus::parse) else {
+        let Some(status) = line.subagent_status() else {
             problems.push(format!("subagent_event at seq {seq} ({id}) has no known `status`"));
             continue;
         };

@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 
 use gauntlet_agent::EventType;
+use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
 
 use super::{Invariant, Scope};
@@ -25,16 +26,15 @@ pub const INVARIANT: Invariant =
 const BUCKETS: [&str; 6] = ["completed", "failed", "timed_out", "cancelled", "detached", "incomplete"];
 
 /// The bucket a child with this `subagent_event` status belongs in.
-fn bucket(status: &str) -> Option<&'static str> {
-    Some(match status {
-        "completed" => "completed",
-        "failed" => "failed",
-        "timed_out" => "timed_out",
-        "cancelled" | "closed" => "cancelled",
-        "detached" => "detached",
-        "queued" | "running" => "incomplete",
-        _ => return None,
-    })
+fn bucket(status: SubagentStatus) -> &'static str {
+    match status {
+        SubagentStatus::Completed => "completed",
+        SubagentStatus::Failed => "failed",
+        SubagentStatus::TimedOut => "timed_out",
+        SubagentStatus::Cancelled | SubagentStatus::Closed => "cancelled",
+        SubagentStatus::Detached => "detached",
+        SubagentStatus::Queued | SubagentStatus::Running => "incomplete",
+    }
 }
 
 fn check(evidence: &Evidence) -> Vec<String> {
@@ -92,7 +92,7 @@ fn judge_outcome(outcome: &Value, named: &[&str], status: &HashMap<&str, &str>) 
                 problems.push(format!("wait_agent lists {id} both as `{earlier}` and as `{name}`"));
             }
             let truth = status.get(id).copied();
-            match truth.and_then(bucket) {
+            match truth.and_then(SubagentStatus::parse).map(bucket) {
                 Some(right) if right != name => problems.push(format!(
                     "wait_agent lists {id} as `{name}`, but its last subagent_event says `{}`",
                     truth.unwrap_or_default()
