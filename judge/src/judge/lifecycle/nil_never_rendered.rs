@@ -1,7 +1,8 @@
 //! BRIDGE-RENDER-NIL-SAFE: nothing a person sees, nor any payload sent for them, carries a
-//! Go stringification artifact: no text contains `<nil>`, and no text is only `null`, `{}`,
-//! `[]` or `map[]`. Judged on the rendered output itself, never on the implementation's own
-//! `contains_nil` flag.
+//! Go stringification artifact: no text contains `<nil>` or `map[]` (Go's empty map, never
+//! anyone's words), and no line of a text, nor the value after a line's label (`Output: []`),
+//! is only `null`, `{}` or `[]`: a card's block holds its value inside other text (issue 31).
+//! Judged on the rendered output itself, never on the implementation's own `contains_nil` flag.
 
 use serde_json::Value;
 
@@ -28,13 +29,23 @@ fn check(_: &LifecycleScenario, capture: &LifecycleCapture) -> Vec<String> {
             let mut texts = Vec::new();
             strings(&record[*field], &mut texts);
             for text in texts {
-                if text.contains("<nil>") || PLACEHOLDERS.contains(&text.trim()) {
+                if shows_nil(text) {
                     messages.push(format!("`{field}` shows {text:?}: {record}"));
                 }
             }
         }
     }
     messages
+}
+
+/// Whether `text` shows a missing value as Go prints it.
+fn shows_nil(text: &str) -> bool {
+    let placeholder = |value: &str| PLACEHOLDERS.contains(&value.trim());
+    text.contains("<nil>")
+        || text.contains("map[]")
+        || text
+            .lines()
+            .any(|line| placeholder(line) || line.rsplit_once(": ").is_some_and(|(_, value)| placeholder(value)))
 }
 
 /// Every string in `value`, recursively.
@@ -70,5 +81,16 @@ mod tests {
         let messages = check(&scenario, &capture);
         assert_eq!(messages.len(), 3, "{messages:#?}");
         assert!(messages[0].contains("`messages` shows \"Before <nil> after\""));
+    }
+
+    /// A placeholder inside a card's text is caught, where only a whole text was before; code
+    /// that merely holds brackets is not (issue 31).
+    #[test]
+    fn a_placeholder_inside_a_card_is_caught_and_brackets_in_code_are_not() {
+        assert!(shows_nil("[Tool] exec\nOutput: map[]"));
+        assert!(shows_nil("Status: running\nDetails: null"));
+        assert!(shows_nil("[]"));
+        assert!(!shows_nil("let items = []; // empty\nfn f() {}"));
+        assert!(!shows_nil("Output: 2 files"));
     }
 }
