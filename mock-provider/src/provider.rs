@@ -239,7 +239,11 @@ impl MockProvider {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Decides the answer to `request`, records it, and advances the route.
+    /// Decides the answer to `request`, records it, and advances the route: a side request
+    /// (a `HEAD` probe, a title or classifier call) is answered outside the script; a model call
+    /// is routed to its Session's script, placed in it, journaled, and answered with the
+    /// response placed, the empty clean response past a turn's answer, or an error saying why
+    /// it could not be placed.
     pub fn respond(&self, request: MockRequest) -> MockReply {
         let header =
             |name: &str| request.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
@@ -249,65 +253,19 @@ impl MockProvider {
         let body = Body::new(request.body.clone());
         let (named, endpoint) = split_route(&request.path);
         let asked = Asked { path: endpoint, body: &body };
-        let mut state = self.lock();
-        // A `HEAD` is a reachability probe (claude-agent-acp sends `HEAD /` to its base URL), not
-        // a call of the model: answered 200 with no body, as a side request, outside the journal.
-        if request.method == "HEAD" {
-            state.side_served.push(format!("HEAD {}", request.path));
-            return MockReply { status: 200, headers: Vec::new(), steps: Vec::new(), end: None };
-        }
-        if let Some(side) = self.side.iter().find(|side| side.matches(self.dialect, &request.path, &body)) {
-            state.side_served.push(side.name.clone());
-            let response = match side.reply() {
-                SideReply::Json(body) => return reply(json_answer(200, body.clone()), None),
-                SideReply::Stream(response) => response,
-            };
-            state.served += 1;
-            let ctx = EncodeContext {
-                response_id: format!("resp_side_{}", state.side_served.len()),
-                model: self.dialect.model(&asked).unwrap_or_else(|| "unknown".to_owned()),
-                item_base: 1_000_000 + state.side_served.len() * 100,
-            };
-            drop(state);
-            return reply(self.dialect.answer(response, &ctx, &asked), None);
-        }
-        let session = header(SESSION_HEADER);
-        // A request to the root path names its Session in a header: that picks a child's route.
-        let route = match (named, session.as_deref()) {
-            _ if !self.dialect.serves(endpoint) => Err(match Dialect::of_path(endpoint) {
-                Some(called) => MismatchReason::WrongDialect { called, expected: self.dialect },
-                None => MismatchReason::NoRoute {
-                    route: None,
-                    scripted: self.script.routes.keys().cloned().collect(),
-                    dialect: self.dialect,
-                },
-            }),
-            (None, Some(session)) => self.session_route(&mut state, session).map(Some),
-            (None, None) => Ok(Some(ROOT)),
-            (Some(route), _) => Ok(Some(route)),
+        let mut state = match self.side_answer(self.lock(), &request, &asked) {
+            Ok(reply) => return reply,
+            Err(state) => state,
         };
+        let session = header(SESSION_HEADER);
+        let route = self.route(&mut state, named, endpoint, session.as_deref());
         let journal_route = match &route {
             Ok(route) => route.unwrap_or_default().to_owned(),
             Err(_) => session.clone().unwrap_or_default(),
         };
         // The increment first: it checks, part by part, that the body is JSON.
         let increment = state.bodies.push(&journal_route, body.clone());
-        if matches!(route, Ok(Some(ROOT)))
-            && let Some((queued, prompt)) = &state.queued
-            && self.asks(&body, prompt)
-        {
-            // The busy prompt's own request, however the running turn ended.
-            state.turn = Some(*queued);
-            state.queued = None;
-        }
-        let mut decision = route.and_then(|route| self.decide(&state, &request.method, route, &body));
-        if let Err(MismatchReason::TurnExhausted { after: After::Answer, .. }) = &decision
-            && let Some((queued, _)) = state.queued.take()
-        {
-            // The running turn is answered: this is the queued busy prompt's request.
-            state.turn = Some(queued);
-            decision = self.decide(&state, &request.method, Some(ROOT), &body);
-        }
+        let decision = self.place(&mut state, &request.method, route, &body);
         let turn = state.turn;
         state.journal.push(JournalEntry {
             route: journal_route,
@@ -336,17 +294,7 @@ impl MockProvider {
                 state.mismatches.push(Mismatch { method: request.method.clone(), path: request.path.clone(), reason });
                 return self.answer(state, &Response::default(), &asked, end);
             }
-            Err(reason) => {
-                let status = reason.status();
-                let mismatch = Mismatch { method: request.method, path: request.path, reason };
-                let body = json!({ "error": {
-                    "type": "gauntlet_unmatched_request", "code": "unmatched_request",
-                    "message": format!("unmatched request {mismatch}"),
-                }});
-                state.mismatches.push(mismatch);
-                drop(state);
-                return reply(json_answer(status, body), end);
-            }
+            Err(reason) => return refuse(state, request, reason, end),
         };
         if route == ROOT && self.bound_turn(&state).is_some() {
             let n_root = self.script.routes.get(ROOT).map_or(0, Vec::len);
@@ -358,6 +306,91 @@ impl MockProvider {
             state.cursors.insert(route.to_owned(), index + 1);
         }
         self.answer(state, response, &asked, end)
+    }
+
+    /// The answer to a request that is no call of the model, outside the script and the
+    /// journal: a `HEAD` is a reachability probe (claude-agent-acp sends `HEAD /` to its base
+    /// URL), answered 200 with no body; a side request its canned reply, encoded with the
+    /// state unlocked. Any other request gets the state back.
+    fn side_answer<'s>(
+        &self,
+        mut state: MutexGuard<'s, State>,
+        request: &MockRequest,
+        asked: &Asked<'_>,
+    ) -> Result<MockReply, MutexGuard<'s, State>> {
+        if request.method == "HEAD" {
+            state.side_served.push(format!("HEAD {}", request.path));
+            return Ok(MockReply { status: 200, headers: Vec::new(), steps: Vec::new(), end: None });
+        }
+        let Some(side) = self.side.iter().find(|side| side.matches(self.dialect, &request.path, asked.body)) else {
+            return Err(state);
+        };
+        state.side_served.push(side.name.clone());
+        let response = match side.reply() {
+            SideReply::Json(body) => return Ok(reply(json_answer(200, body.clone()), None)),
+            SideReply::Stream(response) => response,
+        };
+        state.served += 1;
+        let ctx = EncodeContext {
+            response_id: format!("resp_side_{}", state.side_served.len()),
+            model: self.dialect.model(asked).unwrap_or_else(|| "unknown".to_owned()),
+            item_base: 1_000_000 + state.side_served.len() * 100,
+        };
+        drop(state);
+        Ok(reply(self.dialect.answer(response, &ctx, asked), None))
+    }
+
+    /// The route a model call belongs to: the one its path names, else the Session its header
+    /// names (a child's), else the root; or why it has none (another dialect's endpoint).
+    fn route<'s>(
+        &'s self,
+        state: &mut State,
+        named: Option<&'s str>,
+        endpoint: &str,
+        session: Option<&str>,
+    ) -> Result<Option<&'s str>, MismatchReason> {
+        match (named, session) {
+            _ if !self.dialect.serves(endpoint) => Err(match Dialect::of_path(endpoint) {
+                Some(called) => MismatchReason::WrongDialect { called, expected: self.dialect },
+                None => MismatchReason::NoRoute {
+                    route: None,
+                    scripted: self.script.routes.keys().cloned().collect(),
+                    dialect: self.dialect,
+                },
+            }),
+            (None, Some(session)) => self.session_route(state, session).map(Some),
+            (None, None) => Ok(Some(ROOT)),
+            (Some(route), _) => Ok(Some(route)),
+        }
+    }
+
+    /// The scripted response a routed call gets: a queued busy prompt's own request (one that
+    /// carries it, or the first after the running turn's answer) is placed in that prompt's
+    /// turn; any other in the turn the client is in, or its route's next.
+    fn place<'s>(
+        &'s self,
+        state: &mut State,
+        method: &str,
+        route: Result<Option<&'s str>, MismatchReason>,
+        body: &Body,
+    ) -> Result<(usize, &'s str, &'s Response), MismatchReason> {
+        if matches!(route, Ok(Some(ROOT)))
+            && let Some((queued, prompt)) = &state.queued
+            && self.asks(body, prompt)
+        {
+            // The busy prompt's own request, however the running turn ended.
+            state.turn = Some(*queued);
+            state.queued = None;
+        }
+        let decision = route.and_then(|route| self.decide(state, method, route, body));
+        if let Err(MismatchReason::TurnExhausted { after: After::Answer, .. }) = &decision
+            && let Some((queued, _)) = state.queued.take()
+        {
+            // The running turn is answered: this is the queued busy prompt's request.
+            state.turn = Some(queued);
+            return self.decide(state, method, Some(ROOT), body);
+        }
+        decision
     }
 
     /// Encodes `response` as the next journaled answer: its response id and item numbers follow
@@ -528,6 +561,25 @@ impl MockProvider {
 /// A reply from a dialect's answer, noting its end in the journal through `end`.
 /// The reply of `answer`; its status goes into the journal entry `end` notes the end of, so
 /// the journal says what the agent met on the wire. Called with the state unlocked.
+/// The error answer to a request the script could not place, saying why; the reason is kept
+/// among the run's mismatches.
+fn refuse(
+    mut state: MutexGuard<'_, State>,
+    request: MockRequest,
+    reason: MismatchReason,
+    end: Option<EndRecorder>,
+) -> MockReply {
+    let status = reason.status();
+    let mismatch = Mismatch { method: request.method, path: request.path, reason };
+    let body = json!({ "error": {
+        "type": "gauntlet_unmatched_request", "code": "unmatched_request",
+        "message": format!("unmatched request {mismatch}"),
+    }});
+    state.mismatches.push(mismatch);
+    drop(state);
+    reply(json_answer(status, body), end)
+}
+
 fn reply(answer: Answer, end: Option<EndRecorder>) -> MockReply {
     if let Some(end) = &end {
         end.record_status(answer.status);
