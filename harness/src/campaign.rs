@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use gauntlet_mock_provider::Dialect;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::check::{self, Checked, Progress};
 use crate::driver::Driver;
@@ -54,11 +54,14 @@ pub struct Options {
     pub write_to: Option<PathBuf>,
     /// The command that ran the campaign, without `--generate`, for the reproduction's header.
     pub command: String,
+    /// The part of the seeded scenarios this run plays, when it is one shard of a campaign
+    /// split across machines (`--shard K/N`: scenario `i` is shard `i mod N + 1`'s).
+    pub shard: Option<crate::run::Shard>,
 }
 
 /// How many generated scenarios exercised a requirement (named it in `covers`, or failed it)
 /// and how many failed it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tally {
     /// Scenarios that exercised it.
     pub exercised: usize,
@@ -67,7 +70,7 @@ pub struct Tally {
 }
 
 /// A failure seen once that did not come again when its scenario was played a second time.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Flaky {
     /// The requirement.
     pub requirement: String,
@@ -78,7 +81,7 @@ pub struct Flaky {
 }
 
 /// A confirmed failure of one requirement and the smallest scenario found that still fails it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Reproduction {
     /// The requirement.
     pub requirement: String,
@@ -97,7 +100,7 @@ pub struct Reproduction {
 }
 
 /// The result of a campaign.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Campaign {
     /// The implementation.
     pub implementation: String,
@@ -124,6 +127,46 @@ impl Campaign {
     pub fn is_clean(&self) -> bool {
         self.reproductions.is_empty() && self.flaky.is_empty()
     }
+}
+
+/// Why the shards of a campaign do not merge.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// No campaign was given.
+    #[error("no campaign to merge")]
+    Empty,
+    /// The campaigns are of different implementations or seeds.
+    #[error("the campaigns are not shards of one: {0} (seed {1}) and {2} (seed {3})")]
+    Different(String, u64, String, u64),
+}
+
+/// The shards of one campaign (`--shard K/N` with one seed) as the campaign that played them
+/// all: the scenarios played, failed and in error add up, each requirement's tally adds up
+/// (every scenario is one shard's), the flaky failures are all kept, and a requirement broken
+/// in several shards keeps the reproduction with the smallest scenario file.
+pub fn merge(shards: Vec<Campaign>) -> Result<Campaign, MergeError> {
+    let mut shards = shards.into_iter();
+    let mut merged = shards.next().ok_or(MergeError::Empty)?;
+    for shard in shards {
+        if shard.implementation != merged.implementation || shard.seed != merged.seed {
+            return Err(MergeError::Different(merged.implementation, merged.seed, shard.implementation, shard.seed));
+        }
+        merged.count += shard.count;
+        merged.failed += shard.failed;
+        merged.errors += shard.errors;
+        merged.elapsed_ms = merged.elapsed_ms.max(shard.elapsed_ms);
+        for (requirement, tally) in shard.requirements {
+            let total = merged.requirements.entry(requirement).or_default();
+            total.exercised += tally.exercised;
+            total.failed += tally.failed;
+        }
+        merged.reproductions.extend(shard.reproductions);
+        merged.flaky.extend(shard.flaky);
+    }
+    merged.reproductions.sort_by(|a, b| (&a.requirement, a.toml.len()).cmp(&(&b.requirement, b.toml.len())));
+    merged.reproductions.dedup_by(|later, kept| later.requirement == kept.requirement);
+    merged.flaky.sort_by(|a, b| (&a.requirement, a.scenario).cmp(&(&b.requirement, b.scenario)));
+    Ok(merged)
 }
 
 /// What a scenario gauntlet could not play (an `error` verdict) counts as.
@@ -232,17 +275,25 @@ pub fn run(options: &Options, play: &Play<'_>, progress: &mut Progress<'_>) -> C
         .iter()
         .map(|(name, toml)| scenario_of(name, toml).map(|scenario| scenario.covers).unwrap_or_default())
         .collect();
-    let played: Vec<BTreeMap<String, String>> =
-        check::each_parallel(selected.clone(), options.jobs, progress, |name, toml: String| {
-            Checked::of(verdict_of(play, name, &toml))
-        })
-        .iter()
-        .map(|checked| broken(&checked.verdict))
-        .collect();
+    // This shard's scenarios only; every index stays the campaign's, so a name, a title or a
+    // reproduction is the same whichever machine played it.
+    let mine: Vec<usize> =
+        (0..selected.len()).filter(|index| options.shard.is_none_or(|shard| shard.holds(*index))).collect();
+    let results = check::each_parallel(
+        mine.iter().map(|&index| selected[index].clone()).collect(),
+        options.jobs,
+        progress,
+        |name, toml: String| Checked::of(verdict_of(play, name, &toml)),
+    );
+    let mut played: Vec<BTreeMap<String, String>> = vec![BTreeMap::new(); selected.len()];
+    for (&index, checked) in mine.iter().zip(&results) {
+        played[index] = broken(&checked.verdict);
+    }
 
     let mut requirements: BTreeMap<String, Tally> = BTreeMap::new();
     let mut failures: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for (index, broken) in played.iter().enumerate() {
+    for &index in &mine {
+        let broken = &played[index];
         for requirement in &covers[index] {
             requirements.entry(requirement.clone()).or_default().exercised += 1;
         }
@@ -300,7 +351,7 @@ pub fn run(options: &Options, play: &Play<'_>, progress: &mut Progress<'_>) -> C
     Campaign {
         implementation: options.implementation.clone(),
         seed: options.seed,
-        count: options.count,
+        count: mine.len(),
         failed,
         errors,
         elapsed_ms: started.elapsed().as_millis(),
@@ -425,6 +476,7 @@ mod tests {
             shrink_budget: Duration::from_secs(60),
             write_to,
             command: "gauntlet check --impl fake.toml".to_owned(),
+            shard: None,
         }
     }
 

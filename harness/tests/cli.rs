@@ -624,3 +624,44 @@ fn init_drafts_a_profile_that_filled_in_checks_the_agent() {
     assert_eq!(wrong.status.code(), Some(1), "{said}");
     assert!(said.contains("OpenAI Responses"), "the probe names the wire the agent called: {said}");
 }
+
+/// A campaign with a seed split in two shards, merged, is the unsharded campaign: the same
+/// scenarios played, and the same tally per requirement (issue 33).
+#[test]
+fn shards_of_a_campaign_merge_into_the_unsharded_campaign() {
+    let work = tempfile::tempdir().unwrap();
+    let campaign = |shard: Option<&str>| -> Value {
+        // Each run reports into the corpus's target/gauntlet/reference: move it aside at once.
+        let mut args = vec!["run", "--generate", "12", "--seed", "7", "--reproductions", "-"];
+        if let Some(shard) = shard {
+            args.extend(["--shard", shard]);
+        }
+        let output = gauntlet(&args, &root());
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stdout));
+        let report = root().join("target/gauntlet/reference/campaign.json");
+        let kept = work.path().join(format!("{}.json", shard.unwrap_or("whole").replace('/', "-")));
+        std::fs::copy(&report, &kept).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(kept).unwrap()).unwrap()
+    };
+    let whole = campaign(None);
+    let (first, second) = (campaign(Some("1/2")), campaign(Some("2/2")));
+    assert_eq!(first["count"].as_u64().unwrap() + second["count"].as_u64().unwrap(), 12);
+    let merged_dir = work.path().join("merged");
+    let parts = [work.path().join("1-2.json"), work.path().join("2-2.json")];
+    let output = gauntlet(
+        &[
+            "merge",
+            parts[0].to_str().unwrap(),
+            parts[1].to_str().unwrap(),
+            "--report-dir",
+            merged_dir.to_str().unwrap(),
+        ],
+        &root(),
+    );
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let merged: Value =
+        serde_json::from_str(&std::fs::read_to_string(merged_dir.join("campaign.json")).unwrap()).unwrap();
+    for key in ["count", "failed", "errors", "requirements", "seed", "implementation"] {
+        assert_eq!(merged[key], whole[key], "{key}");
+    }
+}

@@ -553,6 +553,7 @@ fn combination_bug(root: &Path) -> Result<(), Failed> {
         shrink_budget: std::time::Duration::from_secs(20),
         write_to: None,
         command: "gauntlet check --impl partial-after-429.toml".to_owned(),
+        shard: None,
     };
     let found = campaign::run(&options, &campaign::on_agent(&profile, &driver), &mut quiet);
     let reproduction = found.reproductions.iter().find(|reproduction| reproduction.requirement == "REPLAY-NO-PARTIAL");

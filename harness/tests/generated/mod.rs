@@ -30,6 +30,7 @@ pub fn trial(root: &Path) -> Result<(), String> {
         // Like blessing, CI never writes into the corpus.
         write_to: std::env::var_os("CI").is_none().then(|| root.join("scenarios/regression")),
         command: "gauntlet run".to_owned(),
+        shard: None,
     };
     let campaign = campaign::run(&options, &campaign::on_reference, &mut |_, _, _, _| {});
     if campaign.is_clean() {

@@ -19,9 +19,9 @@ use crate::check::isolate;
 
 /// A campaign on the reference runtime: every scenario must hold.
 pub fn on_reference(cli: &Cli, args: &CampaignArgs, count: usize, format: Format) -> anyhow::Result<ExitCode> {
-    unsharded(cli)?;
     let plan = crate::corpus::plan(cli, false)?;
-    let options = options(args, count, "reference", Space::ALL, 1, &plan.root, "gauntlet run".to_owned());
+    let mut options = options(args, count, "reference", Space::ALL, 1, &plan.root, "gauntlet run".to_owned());
+    options.shard = cli.shard;
     let campaign = play(&options, format, &campaign::on_reference);
     finish(&campaign, &plan.root.join("target/gauntlet/reference"), None, format)
 }
@@ -30,15 +30,15 @@ pub fn on_reference(cli: &Cli, args: &CampaignArgs, count: usize, format: Format
 pub fn on_agent(cli: &Cli, check: &CheckArgs, count: usize) -> anyhow::Result<ExitCode> {
     let path = check.implementation.as_deref().context("a campaign needs --impl PROFILE (adapters have none)")?;
     anyhow::ensure!(check.filters.is_empty(), "a campaign plays generated scenarios: it takes no filters");
-    unsharded(cli)?;
     let plan = crate::corpus::plan(cli, false)?;
     let profile = profile::load(path)?;
     profile.startable()?;
     isolate(&profile.name, profile.network == Network::Loopback && !check.no_isolation);
     let jobs = crate::check::jobs(check);
     let command = format!("gauntlet check --impl {}", path.display());
-    let options =
+    let mut options =
         options(&check.campaign, count, &profile.name, campaign::space_of(&profile), jobs, &plan.root, command);
+    options.shard = cli.shard;
     let driver = profile.external();
     let campaign = play(&options, check.format, &campaign::on_agent(&profile, &driver));
     let dir = check.report_dir.clone().unwrap_or_else(|| plan.root.join("target/gauntlet").join(&profile.name));
@@ -68,6 +68,7 @@ fn options(
         shrink_budget: Duration::from_secs(args.shrink_secs),
         write_to,
         command,
+        shard: None,
     }
 }
 
@@ -83,7 +84,7 @@ fn play(options: &Options, format: Format, play: &campaign::Play<'_>) -> Campaig
 
 /// Writes `campaign.json` and `campaign.md` into `dir` (and the Markdown to `markdown`), prints
 /// the report; exit 0 when the campaign is clean, 1 otherwise.
-fn finish(campaign: &Campaign, dir: &Path, markdown: Option<&Path>, format: Format) -> anyhow::Result<ExitCode> {
+pub fn finish(campaign: &Campaign, dir: &Path, markdown: Option<&Path>, format: Format) -> anyhow::Result<ExitCode> {
     let json = serde_json::to_string_pretty(campaign)?;
     let text = campaign_report::markdown(campaign);
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -98,13 +99,4 @@ fn finish(campaign: &Campaign, dir: &Path, markdown: Option<&Path>, format: Form
         Format::Text => print!("\n{}\nreports in {}\n", campaign_report::text(campaign), PathBuf::from(dir).display()),
     }
     Ok(if campaign.is_clean() { ExitCode::SUCCESS } else { ExitCode::from(1) })
-}
-
-/// Campaigns do not shard yet: a `--shard` would be ignored, so it is refused.
-fn unsharded(cli: &Cli) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        cli.shard.is_none(),
-        "campaigns (--generate) do not shard yet; play each seed range on its own machine"
-    );
-    Ok(())
 }
