@@ -32,7 +32,7 @@ use gauntlet_judge::scenario::Scenario;
 use gauntlet_judge::verdict::{Finding, Layer, Verdict};
 
 /// One scenario's verdict, and the evidence behind it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Checked {
     /// The verdict.
     pub verdict: Verdict,
@@ -64,7 +64,7 @@ impl Checked {
 
 /// A whole check run, or the shards of one merged ([`merge`]): `report.json` is this, with
 /// each requirement's result beside it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CheckRun {
     /// The implementation's name.
     pub implementation: String,

@@ -41,7 +41,7 @@ pub struct KnownFailure {
 
 /// One failure a run found: a scenario and the requirement of a finding (`None` for a fault or
 /// an expectation, which name no requirement).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Failure {
     /// The scenario.
     pub scenario: String,
@@ -52,7 +52,7 @@ pub struct Failure {
 }
 
 /// A run compared with the expectations file.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Comparison {
     /// Failures the file lists.
     pub expected: Vec<Failure>,

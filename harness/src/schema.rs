@@ -1,5 +1,6 @@
 //! JSON Schemas of the strict TOML files, generated from the serde types that load them, so an
-//! editor completes and checks scenario, profile and expectations files (docs/schema/).
+//! editor completes and checks scenario, profile and expectations files (docs/schema/); and of
+//! a check's `report.json`, from the types that write it, for a CI step that reads it.
 //!
 //! The committed files are compared with [`all`] by a test (`schemas_are_generated_and_every_file_validates`
 //! in `harness/tests/cli.rs`); `GAUNTLET_BLESS=1` rewrites them. Lifecycle scenarios have one
@@ -25,6 +26,10 @@ pub fn all() -> Vec<(&'static str, String)> {
         ),
         ("monitor.schema.json", lifecycle::<MonitorFile>(Family::Monitor)),
         ("bridge.schema.json", lifecycle::<BridgeFile>(Family::Bridge)),
+        (
+            "report.schema.json",
+            generate::<crate::report::json::Report<'static>>("A gauntlet check's report.json (docs/ci.md)"),
+        ),
     ]
 }
 

@@ -592,6 +592,20 @@ fn shards_of_a_check_merge_into_the_unsharded_run() {
     assert_eq!(merged["comparison"], whole["comparison"]);
     assert_eq!(merged["requirements"], whole["requirements"]);
     assert_eq!(merged["warnings"], whole["warnings"]);
+    // Both are what docs/schema/report.schema.json says a report.json is.
+    let validate = "import json, sys\nfrom jsonschema import Draft202012Validator\n\
+        validator = Draft202012Validator(json.load(open(sys.argv[1])))\n\
+        for path in sys.argv[2:]:\n    for error in validator.iter_errors(json.load(open(path))):\n        \
+        print(path, '/'.join(map(str, error.absolute_path)), error.message)\n";
+    let schema = root().join("docs/schema/report.schema.json");
+    let whole_path = work.path().join("whole/report.json");
+    let merged_path = merged_dir.join("report.json");
+    let output = Command::new("python3")
+        .args(["-c", validate, schema.to_str().unwrap(), whole_path.to_str().unwrap(), merged_path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success() && said.is_empty(), "{said}{}", String::from_utf8_lossy(&output.stderr));
 }
 
 /// `gauntlet init` drafts a profile from what the agent declares; filled in, `check --probe`

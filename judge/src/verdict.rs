@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::contract::{self, Tier};
 
 /// The verdict vocabulary (design.md "Three layers of judgement").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum VerdictKind {
     /// Invariants, expectations and golden all hold.
@@ -34,7 +34,7 @@ impl VerdictKind {
 }
 
 /// Which layer of judgement produced a finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Layer {
     /// The run could not be judged normally.
@@ -48,7 +48,7 @@ pub enum Layer {
 }
 
 /// One thing that does not hold, with its evidence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Finding {
     /// The layer that found it.
     pub layer: Layer,
@@ -95,7 +95,7 @@ impl std::fmt::Display for Finding {
 }
 
 /// The judgement of one scenario run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {
     /// The scenario name, e.g. `turn/partial-then-error`.
     pub scenario: String,
