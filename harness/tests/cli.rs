@@ -679,3 +679,57 @@ fn shards_of_a_campaign_merge_into_the_unsharded_campaign() {
         assert_eq!(merged[key], whole[key], "{key}");
     }
 }
+
+/// The job-matrix workflow docs/ci.md shows runs as written: each matrix entry's `gauntlet
+/// check --shard` step, its report uploaded as `gauntlet-<shard>`, then the `gauntlet merge`
+/// step over the downloaded artifacts (the agent is gauntlet-agent, on two scenarios).
+#[test]
+fn the_ci_workflow_in_the_docs_runs_as_written() {
+    let docs = std::fs::read_to_string(root().join("docs/ci.md")).unwrap();
+    let workflow = docs.split("```yaml\n").nth(1).and_then(|rest| rest.split("\n```").next()).unwrap();
+    let shards: Vec<String> = workflow
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("shard: ["))
+        .map(|list| list.trim_end_matches(']').split(',').map(|n| n.trim().to_owned()).collect())
+        .unwrap();
+    let step = |command: &str| -> String {
+        let line = workflow
+            .lines()
+            .find_map(|line| line.trim().strip_prefix("- run: ").filter(|run| run.starts_with(command)));
+        line.unwrap().trim_end_matches(" || true").to_owned()
+    };
+    let words = |line: String| -> Vec<String> { line.split_whitespace().skip(1).map(str::to_owned).collect() };
+    let (check, merge) = (step("gauntlet check"), words(step("gauntlet merge")));
+    let work = tempfile::tempdir().unwrap();
+    let profile = root().join("harness/implementations/gauntlet-agent.toml");
+    for shard in &shards {
+        let job = work.path().join(format!("job-{shard}"));
+        std::fs::create_dir_all(&job).unwrap();
+        let mut args = words(
+            check.replace("${{ matrix.shard }}", shard).replace("gauntlet/my-agent.toml", profile.to_str().unwrap()),
+        );
+        args.extend(["turn/clean-completion".to_owned(), "turn/partial-then-error".to_owned()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = gauntlet(&args, &job);
+        assert!(output.status.code().is_some_and(|code| code < 2), "{}", String::from_utf8_lossy(&output.stderr));
+        // upload-artifact `gauntlet-<shard>`, then download-artifact into `shards/`.
+        let artifact = work.path().join(format!("merge/shards/gauntlet-{shard}"));
+        std::fs::create_dir_all(&artifact).unwrap();
+        std::fs::copy(job.join("report/report.json"), artifact.join("report.json")).unwrap();
+    }
+    let merge_dir = work.path().join("merge");
+    let mut args: Vec<String> = Vec::new();
+    for arg in &merge {
+        if arg == "shards/*/report.json" {
+            args.extend(shards.iter().map(|shard| format!("shards/gauntlet-{shard}/report.json")));
+        } else {
+            args.push(arg.clone());
+        }
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = gauntlet(&args, &merge_dir);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let merged: Value =
+        serde_json::from_str(&std::fs::read_to_string(merge_dir.join("report/report.json")).unwrap()).unwrap();
+    assert_eq!(merged["scenarios"].as_array().unwrap().len(), 2);
+}

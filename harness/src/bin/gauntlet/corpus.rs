@@ -29,7 +29,7 @@ pub fn plan(cli: &Cli, bless: bool) -> anyhow::Result<Plan> {
                 start.display()
             );
             let root = unpacked().context("unpacking the corpus this binary carries")?;
-            Ok(Plan::at(&root)?)
+            Ok(Plan { shard: cli.shard, ..Plan::at(&root)? })
         }
         plan => Ok(plan?),
     }
