@@ -25,6 +25,7 @@ use crate::check::{self, Checked, Progress};
 use crate::driver::Driver;
 use crate::driver::reference::Reference;
 use crate::profile::Profile;
+use gauntlet_judge::contract::{self, Tier};
 use gauntlet_judge::judge;
 use gauntlet_judge::scenario::{self, Capability, Scenario};
 use gauntlet_judge::tool_map::AbstractTool;
@@ -189,6 +190,10 @@ pub fn broken(verdict: &Verdict) -> BTreeMap<String, String> {
         };
         let requirement = finding.requirement.clone().unwrap_or_else(|| unnamed.to_owned());
         broken.entry(requirement).or_insert_with(|| finding.message.clone());
+        // The other requirements the same behaviour breaks, but a MAY's, which is a difference.
+        for breach in finding.also.iter().filter(|breach| contract::tier_of(&breach.requirement) != Some(Tier::May)) {
+            broken.entry(breach.requirement.clone()).or_insert_with(|| breach.message.clone());
+        }
     }
     broken
 }

@@ -40,13 +40,18 @@ pub struct KnownFailure {
 }
 
 /// One failure a run found: a scenario and the requirement of a finding (`None` for a fault or
-/// an expectation, which name no requirement).
+/// an expectation, which name no requirement), with the other requirements the same behaviour
+/// breaks.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Failure {
     /// The scenario.
     pub scenario: String,
-    /// The requirement, when the finding names one.
+    /// The requirement, when the finding names one: the strongest its behaviour breaks.
     pub requirement: Option<String>,
+    /// The other requirements its behaviour breaks: an entry naming any of them lists it too
+    /// (which of equally strong requirements names a behaviour may vary with what else it did).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<String>,
     /// The first finding's message, as evidence.
     pub message: String,
 }
@@ -64,7 +69,11 @@ pub struct Comparison {
 
 impl KnownFailure {
     fn covers(&self, failure: &Failure) -> bool {
-        self.scenario == failure.scenario && (self.requirement.is_none() || self.requirement == failure.requirement)
+        self.scenario == failure.scenario
+            && match &self.requirement {
+                None => true,
+                Some(id) => failure.requirement.as_ref() == Some(id) || failure.also.contains(id),
+            }
     }
 }
 
@@ -83,7 +92,8 @@ pub fn path_for(profile: &Path) -> PathBuf {
     profile.with_file_name(format!("{stem}.expected.toml"))
 }
 
-/// Every failure of a run: one per (scenario, requirement) of nonconformant and error verdicts.
+/// Every failure of a run: one per (scenario, requirement) of nonconformant and error verdicts,
+/// a finding's requirement being the strongest its behaviour breaks.
 pub fn failures(verdicts: &[Verdict]) -> Vec<Failure> {
     let mut found: Vec<Failure> = Vec::new();
     for verdict in
@@ -95,13 +105,22 @@ pub fn failures(verdicts: &[Verdict]) -> Vec<Failure> {
             _ => !finding.is_difference(),
         };
         for finding in verdict.findings.iter().filter(counted) {
-            if !found.iter().any(|seen| seen.scenario == verdict.scenario && seen.requirement == finding.requirement) {
-                let message = finding.message.lines().next().unwrap_or_default().to_owned();
-                found.push(Failure {
+            let also = finding.also.iter().map(|breach| breach.requirement.clone());
+            match found
+                .iter_mut()
+                .find(|seen| seen.scenario == verdict.scenario && seen.requirement == finding.requirement)
+            {
+                Some(seen) => {
+                    seen.also.extend(also);
+                    seen.also.sort();
+                    seen.also.dedup();
+                }
+                None => found.push(Failure {
                     scenario: verdict.scenario.clone(),
                     requirement: finding.requirement.clone(),
-                    message,
-                });
+                    also: also.collect(),
+                    message: finding.message.lines().next().unwrap_or_default().to_owned(),
+                }),
             }
         }
     }
@@ -137,10 +156,15 @@ impl KnownFailures {
         let mut entries: Vec<KnownFailure> = failures
             .iter()
             .map(|failure| {
+                // The entry for its requirement, else one written for another requirement of the
+                // same behaviour (before findings were grouped, or when the strongest varies).
                 let listed = self
                     .failures
                     .iter()
-                    .find(|known| known.scenario == failure.scenario && known.requirement == failure.requirement);
+                    .find(|known| known.scenario == failure.scenario && known.requirement == failure.requirement)
+                    .or_else(|| {
+                        self.failures.iter().find(|known| known.requirement.is_some() && known.covers(failure))
+                    });
                 KnownFailure {
                     scenario: failure.scenario.clone(),
                     requirement: failure.requirement.clone(),
@@ -236,6 +260,32 @@ mod tests {
         );
         let listed: Vec<Option<String>> = failures(&[both]).into_iter().map(|failure| failure.requirement).collect();
         assert_eq!(listed, [Some("ACP-STOP-REASON".to_owned())]);
+    }
+
+    /// One behaviour breaking three requirements is one failure: an entry naming any of them
+    /// lists it (none is stale), and the updated file keeps one entry for it.
+    #[test]
+    fn one_behaviour_is_one_failure_whichever_requirement_an_entry_names() {
+        use gauntlet_judge::verdict::At;
+        let turn = |id: &str| Finding::new(Layer::Invariant, Some(id), id).at(Some(At::Turn(1)));
+        let lie = Verdict::from_findings(
+            "turn/a",
+            Vec::new(),
+            vec![turn("WIRE-TERMINAL-EVENT-REQUIRED"), turn("ACP-STOP-REASON"), turn("ACP-FAILURE-IS-ERROR")],
+        );
+        let found = failures(&[lie]);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].requirement.as_deref(), Some("WIRE-TERMINAL-EVENT-REQUIRED"));
+        assert_eq!(found[0].also, ["ACP-STOP-REASON", "ACP-FAILURE-IS-ERROR"]);
+        let file = KnownFailures {
+            failures: vec![known("turn/a", Some("ACP-STOP-REASON")), known("turn/a", Some("ACP-FAILURE-IS-ERROR"))],
+        };
+        let comparison = file.compare(&found, &["turn/a".to_owned()]);
+        assert!(comparison.unexpected.is_empty() && comparison.stale.is_empty(), "{comparison:?}");
+        let updated = file.updated(&found);
+        let listed: Vec<_> = updated.failures.iter().map(|known| known.requirement.as_deref()).collect();
+        assert_eq!(listed, [Some("WIRE-TERMINAL-EVENT-REQUIRED")]);
+        assert_eq!(updated.failures[0].reason, "r", "the reason written for a requirement of the behaviour is kept");
     }
 
     #[test]

@@ -490,9 +490,10 @@ fn buggy_check(root: &Path, bug: &Bug) -> Result<(), Failed> {
         let filters = [bug.scenario.to_owned()];
         let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);
         let [checked] = &run.scenarios[..] else { return Err(format!("{:#?}", run.verdicts()).into()) };
-        let caught = checked.verdict.findings.iter().any(|finding| {
-            finding.requirement.as_deref() == Some(bug.requirement) && finding.message.contains(bug.evidence)
-        });
+        let caught =
+            checked.verdict.findings.iter().any(|finding| {
+                finding.evidence_for(bug.requirement).is_some_and(|message| message.contains(bug.evidence))
+            });
         let faulted =
             checked.verdict.findings.iter().any(|finding| finding.layer == gauntlet_judge::verdict::Layer::Fault);
         let patient = checked.verdict.elapsed_ms < u128::from(profile.patience_ms);

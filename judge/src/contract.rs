@@ -41,6 +41,17 @@ pub enum Tier {
     May,
 }
 
+impl Tier {
+    /// The word the contract writes it with.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Must => "MUST",
+            Tier::Should => "SHOULD",
+            Tier::May => "MAY",
+        }
+    }
+}
+
 /// One row of the registry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Requirement {

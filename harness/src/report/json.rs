@@ -6,7 +6,6 @@
 use serde::Serialize;
 
 use super::CheckReport;
-use super::requirements::tier;
 use crate::check::CheckRun;
 
 /// `report.json`: the run, and each requirement's result beside it.
@@ -53,7 +52,7 @@ pub fn render(report: &CheckReport<'_>) -> String {
         .iter()
         .map(|row| Row {
             id: row.id.clone(),
-            tier: tier(row.tier),
+            tier: row.tier.as_str(),
             source: row.source.clone(),
             status: row.status.as_str(),
             failing: row.failing.clone(),

@@ -106,6 +106,7 @@ mod tests {
                 unexpected: vec![Failure {
                     scenario: "turn/a".into(),
                     requirement: Some("R".into()),
+                    also: Vec::new(),
                     message: "m".into(),
                 }],
                 ..Comparison::default()

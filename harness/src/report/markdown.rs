@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::CheckReport;
-use super::requirements::{Row, Status, tier};
+use super::requirements::{Row, Status};
 use gauntlet_judge::verdict::Layer;
 
 /// The Markdown matrix: requirements against results, then scenarios against verdicts.
@@ -18,20 +18,22 @@ pub fn render(report: &CheckReport<'_>) -> String {
     out.push_str("## Requirements\n\n| requirement | tier | result | failing scenarios |\n| --- | --- | --- | --- |\n");
     for row in rows {
         let failing: Vec<String> = row.failing.iter().map(|name| format!("`{name}`")).collect();
-        let _ = writeln!(out, "| {} | {} | {} | {} |", row.id, tier(row.tier), row.status.as_str(), failing.join(", "));
+        let _ =
+            writeln!(out, "| {} | {} | {} | {} |", row.id, row.tier.as_str(), row.status.as_str(), failing.join(", "));
     }
     findings(&mut out, rows);
-    out.push_str("\n## Scenarios\n\n| scenario | verdict | findings |\n| --- | --- | --- |\n");
+    out.push_str("\n## Scenarios\n\nEach finding is one behaviour of the implementation, with every requirement it breaks, the strongest first (`+` joins them).\n\n| scenario | verdict | findings |\n| --- | --- | --- |\n");
     for verdict in verdicts {
         // Each requirement with its tier beside it, so a SHOULD reads as one.
+        let with_tier = |id: &str| match rows.iter().find(|row| row.id == id) {
+            Some(row) => format!("{id} ({})", row.tier.as_str()),
+            None => id.to_owned(),
+        };
         let mut ids: Vec<String> = verdict
             .findings
             .iter()
-            .map(|finding| match &finding.requirement {
-                Some(id) => match rows.iter().find(|row| &row.id == id) {
-                    Some(row) => format!("{id} ({})", tier(row.tier)),
-                    None => id.clone(),
-                },
+            .map(|finding| match finding.requirement {
+                Some(_) => finding.requirements().map(with_tier).collect::<Vec<_>>().join(" + "),
                 None => format!("{:?}", finding.layer).to_lowercase(),
             })
             .collect();
@@ -56,7 +58,7 @@ fn findings(out: &mut String, rows: &[Row]) {
     }
     out.push_str("\n## Findings\n\nEach failing requirement, the text it comes from, and what shows it broken in each scenario (the whole evidence, transcripts and request bodies, is in `report.json`).\n");
     for row in failing {
-        let _ = writeln!(out, "\n### {} ({})\n\nSource: {}.\n", row.id, tier(row.tier), row.source);
+        let _ = writeln!(out, "\n### {} ({})\n\nSource: {}.\n", row.id, row.tier.as_str(), row.source);
         for (scenario, evidence) in &row.evidence {
             let _ = writeln!(out, "- `{scenario}`: {}", evidence.replace('|', "\\|"));
         }
@@ -72,11 +74,8 @@ fn differences(out: &mut String, report: &CheckReport<'_>) {
             verdict.findings.iter().filter(|finding| finding.layer != Layer::Golden && finding.is_difference())
         {
             let first = finding.message.lines().next().unwrap_or_default();
-            lines.push(format!(
-                "| `{}` | {} | {first} |",
-                verdict.scenario,
-                finding.requirement.as_deref().unwrap_or("")
-            ));
+            let requirements: Vec<&str> = finding.requirements().collect();
+            lines.push(format!("| `{}` | {} | {first} |", verdict.scenario, requirements.join(" + ")));
         }
     }
     if lines.is_empty() {

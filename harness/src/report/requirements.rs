@@ -88,7 +88,7 @@ pub fn rows(requirements: &[Requirement], verdicts: &[Verdict], logged: bool) ->
                     // names none (a terminal state the scenario states) is its scenario's, and
                     // charging it to every row the scenario covers made Log-only rows FAIL for
                     // an agent without a Log (issue 31).
-                    verdict.findings.iter().any(|finding| finding.requirement.as_deref() == Some(&requirement.id))
+                    verdict.findings.iter().any(|finding| finding.evidence_for(&requirement.id).is_some())
                 })
                 .map(|verdict| verdict.scenario.clone())
                 .collect();
@@ -97,11 +97,8 @@ pub fn rows(requirements: &[Requirement], verdicts: &[Verdict], logged: bool) ->
                 .iter()
                 .filter_map(|scenario| {
                     let verdict = verdicts.iter().find(|verdict| &verdict.scenario == scenario)?;
-                    let finding = verdict
-                        .findings
-                        .iter()
-                        .find(|finding| finding.requirement.as_deref() == Some(&requirement.id))?;
-                    Some((scenario.clone(), finding.message.lines().next().unwrap_or_default().to_owned()))
+                    let message = verdict.findings.iter().find_map(|finding| finding.evidence_for(&requirement.id))?;
+                    Some((scenario.clone(), message.lines().next().unwrap_or_default().to_owned()))
                 })
                 .collect();
             let related: Vec<&Verdict> = verdicts
@@ -146,15 +143,6 @@ pub fn rows(requirements: &[Requirement], verdicts: &[Verdict], logged: bool) ->
         .collect()
 }
 
-/// The tier's report word.
-pub fn tier(tier: Tier) -> &'static str {
-    match tier {
-        Tier::Must => "MUST",
-        Tier::Should => "SHOULD",
-        Tier::May => "MAY",
-    }
-}
-
 /// The terminal table: requirement, tier, result, failing scenarios.
 pub fn text(rows: &[Row]) -> String {
     let width = rows.iter().map(|row| row.id.len()).max().unwrap_or(0).max("requirement".len());
@@ -164,7 +152,7 @@ pub fn text(rows: &[Row]) -> String {
             out,
             "{:<width$}  {:<6}  {:<10}  {}",
             row.id,
-            tier(row.tier),
+            row.tier.as_str(),
             row.status.as_str(),
             row.failing.join(", ")
         );

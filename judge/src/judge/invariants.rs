@@ -67,6 +67,7 @@ mod workflow_waves;
 
 use crate::judge::Evidence;
 use crate::judge::views::detached_children;
+pub use crate::verdict::Violation;
 use crate::verdict::{Finding, Layer};
 
 /// What a rule reads, and so which Logs it can judge.
@@ -91,8 +92,8 @@ pub struct Invariant {
     pub name: &'static str,
     /// What it reads.
     pub scope: Scope,
-    /// Returns one message per violation, with evidence.
-    pub check: fn(&Evidence) -> Vec<String>,
+    /// Returns one message per violation, with evidence, placed where the rule can say.
+    pub check: fn(&Evidence) -> Vec<Violation>,
 }
 
 /// Every invariant, checked on every capture.
@@ -167,7 +168,7 @@ pub fn log_only() -> impl Iterator<Item = &'static Invariant> {
 }
 
 /// Runs every invariant on the run, then the Log and replay rules on each child Session's Log;
-/// a child's findings name it.
+/// a child's findings name it, and are not placed (a place is the root Session's).
 pub fn check_all(evidence: &Evidence) -> Vec<Finding> {
     let mut findings = check(evidence, ALL.iter(), "");
     let detached = detached_children(evidence);
@@ -175,7 +176,8 @@ pub fn check_all(evidence: &Evidence) -> Vec<Finding> {
         let capture = evidence.capture.child(session_id);
         let child = Evidence::of_child(&capture, detached.contains(&session_id.as_str()));
         let per_log = ALL.iter().filter(|invariant| invariant.scope != Scope::Run);
-        findings.extend(check(&child, per_log, &format!("child Session `{session_id}`: ")));
+        let prefix = format!("child Session `{session_id}`: ");
+        findings.extend(check(&child, per_log, &prefix).into_iter().map(|finding| finding.at(None)));
     }
     findings
 }
@@ -192,7 +194,7 @@ impl Invariant {
     pub fn run(&self, evidence: &Evidence) -> Vec<Finding> {
         (self.check)(evidence)
             .into_iter()
-            .map(|message| Finding::new(Layer::Invariant, Some(self.id), message))
+            .map(|violation| Finding::new(Layer::Invariant, Some(self.id), violation.message).at(violation.at))
             .collect()
     }
 }
@@ -317,7 +319,12 @@ pub(crate) mod fixture {
 
     /// Runs one invariant on a capture.
     pub fn check(invariant: super::Invariant, capture: &Capture) -> Vec<String> {
-        (invariant.check)(&Evidence::new(capture))
+        messages((invariant.check)(&Evidence::new(capture)))
+    }
+
+    /// The violations' messages.
+    pub fn messages(violations: Vec<super::Violation>) -> Vec<String> {
+        violations.into_iter().map(|violation| violation.message).collect()
     }
 
     /// A user input item.
@@ -363,7 +370,7 @@ pub(crate) mod fixture {
         capture: &Capture,
         scenario: &crate::scenario::Scenario,
     ) -> Vec<String> {
-        (invariant.check)(&Evidence::of_scenario(capture, scenario))
+        messages((invariant.check)(&Evidence::of_scenario(capture, scenario)))
     }
 
     /// An agent without a Log, its `read` mapped to `exec_command`: the scripted calls and

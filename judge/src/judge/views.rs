@@ -14,6 +14,7 @@ use crate::audit::Line;
 use crate::capture::Request;
 use crate::judge::Evidence;
 use crate::judge::conversations::Conversation;
+use crate::verdict::Violation;
 
 /// The child Sessions the root Log records as `detached`.
 pub(crate) fn detached_children<'a>(evidence: &'a Evidence) -> Vec<&'a str> {
@@ -241,17 +242,17 @@ impl<'a> Prompts<'a> {
 /// (an agent that re-sends a failed attempt's text each retry piles copies up).
 pub(crate) fn judge_messages<'e>(
     evidence: &'e Evidence,
-    mut judge: impl FnMut(&'e Request, &'e Message, &mut Vec<String>),
-) -> Vec<String> {
-    let mut found: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    mut judge: impl FnMut(&'e Request, &'e Message, &mut Vec<Violation>),
+) -> Vec<Violation> {
+    let mut found: BTreeMap<usize, Vec<Violation>> = BTreeMap::new();
     // Each finding of each run: the requests (1-based) that carried it, and its most copies.
-    let mut reported: Vec<((usize, String), Vec<usize>, usize)> = Vec::new();
+    let mut reported: Vec<((usize, Violation), Vec<usize>, usize)> = Vec::new();
     for (idx, (request, conversation, new)) in read_new_messages(evidence).enumerate() {
         let found = found.entry(conversation.run).or_default();
         for message in new {
             judge(request, message, found);
         }
-        let mut counted: Vec<(&String, usize)> = Vec::new();
+        let mut counted: Vec<(&Violation, usize)> = Vec::new();
         for what in found.iter() {
             match counted.iter_mut().find(|(known, _)| *known == what) {
                 Some((_, copies)) => *copies += 1,
@@ -271,16 +272,17 @@ pub(crate) fn judge_messages<'e>(
     }
     reported
         .into_iter()
-        .map(|((_, what), requests, most)| {
+        .map(|((_, Violation { at, message: what }), requests, most)| {
             let copies = if most > 1 { format!(", up to {most} copies in one request") } else { String::new() };
-            match requests.as_slice() {
+            let message = match requests.as_slice() {
                 [first] if most == 1 => format!("request {first} {what}"),
                 [first] => format!("request {first} {what} ({most} copies)"),
                 [first, later @ ..] => {
                     format!("request {first} {what} (carried again by {}{copies})", request_list(later))
                 }
                 [] => String::new(),
-            }
+            };
+            Violation { at, message }
         })
         .collect()
 }

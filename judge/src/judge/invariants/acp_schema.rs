@@ -13,11 +13,16 @@ use agent_client_protocol_schema::v1;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-SCHEMA", also: &[], name: "acp_schema", scope: Scope::Run, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "ACP-SCHEMA",
+    also: &[],
+    name: "acp_schema",
+    scope: Scope::Run,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = transcript(&evidence.capture.acp, "the live transcript");

@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 
 use gauntlet_agent::TerminalStatus;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{Streamed, chunk_text, shown_chunks, shown_text, streamed_per_turn};
 
@@ -26,18 +26,18 @@ pub const INVARIANT: Invariant =
 pub const SHOWN: Invariant =
     Invariant { id: "ACP-ANSWER-SHOWN", also: &[], name: "answer_in_turn", scope: Scope::Run, check: shown };
 
-fn check(evidence: &Evidence) -> Vec<String> {
+fn check(evidence: &Evidence) -> Vec<Violation> {
     judge(evidence).into_iter().filter(|(stale, _)| *stale).map(|(_, problem)| problem).collect()
 }
 
-fn shown(evidence: &Evidence) -> Vec<String> {
+fn shown(evidence: &Evidence) -> Vec<Violation> {
     judge(evidence).into_iter().filter(|(stale, _)| !*stale).map(|(_, problem)| problem).collect()
 }
 
 /// Each turn whose shown text is not made of its own streamed text, with whether it showed
 /// another turn's answer (ACP-ANSWER-IN-TURN) or only less, more or out of place
 /// (ACP-ANSWER-SHOWN).
-fn judge(evidence: &Evidence) -> Vec<(bool, String)> {
+fn judge(evidence: &Evidence) -> Vec<(bool, Violation)> {
     let Some(scenario) = evidence.scenario else { return Vec::new() };
     let live: Vec<_> = evidence.exchanges().iter().filter(|exchange| !exchange.busy).collect();
     // The scenario's turns are the last ones of the transcript (a preloaded Log adds none).
@@ -85,14 +85,17 @@ fn judge(evidence: &Evidence) -> Vec<(bool, String)> {
         if let Some((other, text)) = other {
             problems.push((
                 true,
-                format!(
-                    "turn {n} was shown turn {other}'s answer {text:?}: the client saw {shown:?}{}",
-                    replayed_late(exchange)
+                Violation::in_turn(
+                    n,
+                    format!(
+                        "turn {n} was shown turn {other}'s answer {text:?}: the client saw {shown:?}{}",
+                        replayed_late(exchange)
+                    ),
                 ),
             ));
             continue;
         }
-        problems.push((false, match (busy, answer.map(|idx| &pieces[idx].text)) {
+        let problem = match (busy, answer.map(|idx| &pieces[idx].text)) {
             (Some(text), _) => format!(
                 "turn {n} was shown {text:?}, the answer to the prompt sent while it ran, before turn {n} was answered: the client saw {shown:?}"
             ),
@@ -107,7 +110,8 @@ fn judge(evidence: &Evidence) -> Vec<(bool, String)> {
             (None, None) => format!(
                 "turn {n}: the client saw {shown:?}, which is not made of what the script streamed for the turn ({streamed_text:?})"
             ),
-        }));
+        };
+        problems.push((false, Violation::in_turn(n, problem)));
     }
     problems
 }

@@ -9,14 +9,14 @@
 use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::judge_messages;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "REPLAY-AUDIT-ONLY", also: &[], name: "audit_only_not_replayed", scope: Scope::Replay, check };
 
-fn check(evidence: &Evidence) -> Vec<String> {
+fn check(evidence: &Evidence) -> Vec<Violation> {
     if evidence.capture.log.is_empty() {
         return Vec::new();
     }
@@ -29,12 +29,12 @@ fn check(evidence: &Evidence) -> Vec<String> {
         .collect();
     judge_messages(evidence, |_, message, found| {
         if let Message::Other { kind } = message {
-            found.push(format!("carries a non-conversation input item of type `{kind}`"));
+            found.push(Violation::new(format!("carries a non-conversation input item of type `{kind}`")));
         }
         if let Some(text) = message.text()
             && let Some(message) = failure_messages.iter().find(|message| text.contains(**message))
         {
-            found.push(format!("carries turn_failed evidence: {message:?}"));
+            found.push(Violation::new(format!("carries turn_failed evidence: {message:?}")));
         }
     })
 }

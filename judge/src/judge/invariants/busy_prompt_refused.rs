@@ -5,11 +5,16 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-BUSY-REFUSED", also: &[], name: "busy_prompt_refused", scope: Scope::Run, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "ACP-BUSY-REFUSED",
+    also: &[],
+    name: "busy_prompt_refused",
+    scope: Scope::Run,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     evidence

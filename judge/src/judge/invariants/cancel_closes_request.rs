@@ -13,13 +13,18 @@ use std::time::Duration;
 
 use gauntlet_mock_provider::Timing;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::capture::{CANCEL_CLOSE_BOUND, Cancel};
 use crate::judge::Evidence;
 use crate::judge::views::request_turns;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-CANCEL-CLOSES-REQUEST", also: &[], name: "cancel_closes_request", scope: Scope::Run, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "ACP-CANCEL-CLOSES-REQUEST",
+    also: &[],
+    name: "cancel_closes_request",
+    scope: Scope::Run,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let capture = evidence.capture;

@@ -26,7 +26,7 @@ use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::audit::Line;
 use crate::judge::views::{Prompts, read_new_messages};
 use crate::judge::{Evidence, LogRole};
@@ -36,7 +36,7 @@ pub const INVARIANT: Invariant = Invariant {
     also: &["REPLAY-CLEAN-ANSWER", "REPLAY-COMPACTION-SUMMARY", "REPLAY-BRANCH-SUMMARY", "REPLAY-FORK-LINEAGE"],
     name: "carries_conversation",
     scope: Scope::Replay,
-    check,
+    check: |evidence| Violation::unplaced(check(evidence)),
 };
 
 /// One item of a conversation, as much as the contract fixes of it, borrowed from the Log or

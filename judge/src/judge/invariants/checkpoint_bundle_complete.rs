@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use gauntlet_agent::EventType;
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{text, workflow_runs};
 
@@ -21,7 +21,7 @@ pub const INVARIANT: Invariant = Invariant {
     also: &["WF-CHECKPOINT"],
     name: "checkpoint_bundle_complete",
     scope: Scope::Log,
-    check,
+    check: |evidence| Violation::unplaced(check(evidence)),
 };
 
 fn check(evidence: &Evidence) -> Vec<String> {

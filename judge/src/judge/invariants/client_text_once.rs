@@ -4,14 +4,14 @@
 //! case is partial text passed off as part of a final answer. A turn answered with an error or
 //! `cancelled` shows the failure, repeats and all (issue 31).
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{chunk_text, request_turns, served};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "WIRE-TEXT-ONCE", also: &[], name: "client_text_once", scope: Scope::Run, check };
 
-fn check(evidence: &Evidence) -> Vec<String> {
+fn check(evidence: &Evidence) -> Vec<Violation> {
     let live: Vec<_> = evidence.exchanges().iter().filter(|exchange| !exchange.busy).collect();
     let Some(scenario) = evidence.scenario else { return Vec::new() };
     // The scenario's turns are the last ones of the transcript (a preloaded Log adds none).
@@ -32,10 +32,10 @@ fn check(evidence: &Evidence) -> Vec<String> {
             exchange.updates.iter().filter_map(|update| chunk_text(update, "agent_message_chunk")).collect();
         let times = shown.matches(partial.as_str()).count();
         if times > 1 {
-            problems.push(format!(
+            problems.push(Violation::in_turn(turn + 1, format!(
                 "turn {}: the client was shown {partial:?} {times} times (streamed before a failure, then again): {shown:?}",
                 turn + 1
-            ));
+            )));
         }
     }
     problems.dedup();

@@ -3,7 +3,7 @@
 //! prompt: the text of the scenario turn the request belongs to, in a user message. Judged on
 //! the wire, so an agent without a Log is held to it the same way.
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{read_requests, request_turns, rewrites};
 
@@ -12,7 +12,7 @@ pub const INVARIANT: Invariant = Invariant {
     also: &[],
     name: "compaction_keeps_prompt",
     scope: Scope::Run,
-    check,
+    check: |evidence| Violation::unplaced(check(evidence)),
 };
 
 fn check(evidence: &Evidence) -> Vec<String> {

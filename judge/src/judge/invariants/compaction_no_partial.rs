@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, HashMap};
 use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
-use super::no_partial_text_replayed::partial_texts;
-use super::{Invariant, Scope};
+use super::no_partial_text_replayed::{Partial, partial_texts};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{read_new_messages, read_requests, rewrites};
 
@@ -21,7 +21,7 @@ pub const INVARIANT: Invariant = Invariant {
     also: &[],
     name: "compaction_no_partial",
     scope: Scope::Replay,
-    check,
+    check: |evidence| Violation::unplaced(check(evidence)),
 };
 
 fn check(evidence: &Evidence) -> Vec<String> {
@@ -32,7 +32,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
     for line in evidence.lines.iter().filter(|line| line.kind == EventType::HistoryCompaction) {
         let summary = line.str_field("summary").unwrap_or_default();
-        for (origin, partial) in &partials {
+        for Partial { origin, text: partial, .. } in &partials {
             if holds(summary, partial) {
                 let at = line.seq.map_or_else(String::new, |seq| format!(" at seq {seq}"));
                 problems.push(format!("the compaction{at} summarises the partial text of {origin}: {partial:?}"));
@@ -45,7 +45,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
         let found = found.entry(conversation.run).or_default();
         for message in new {
             let Some(text) = message.text().filter(|_| !matches!(message, Message::Assistant { .. })) else { continue };
-            for (origin, partial) in &partials {
+            for Partial { origin, text: partial, .. } in &partials {
                 if holds(text, partial) {
                     found.push(format!("carries the partial text of {origin} beside a compaction: {partial:?}"));
                 }

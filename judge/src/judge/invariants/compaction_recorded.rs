@@ -7,11 +7,16 @@
 use gauntlet_agent::EventType;
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "LOG-COMPACTION-RECORD", also: &[], name: "compaction_recorded", scope: Scope::Log, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "LOG-COMPACTION-RECORD",
+    also: &[],
+    name: "compaction_recorded",
+    scope: Scope::Log,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     // Seqs need not be gapless (LOG-SEQ-GAPLESS is a MAY): the range's two ends are what the

@@ -8,7 +8,7 @@
 use gauntlet_agent::TerminalStatus;
 use gauntlet_mock_provider::After;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{request_turns, served};
 
@@ -20,7 +20,7 @@ pub const INVARIANT: Invariant = Invariant {
     check,
 };
 
-fn check(evidence: &Evidence) -> Vec<String> {
+fn check(evidence: &Evidence) -> Vec<Violation> {
     let Some(scenario) = evidence.scenario else { return Vec::new() };
     let turns = request_turns(evidence);
     let requests = &evidence.capture.requests;
@@ -53,11 +53,11 @@ fn check(evidence: &Evidence) -> Vec<String> {
             },
             Some(_) => continue,
         };
-        problems.push(format!(
+        problems.push(Violation::in_turn(turn + 1, format!(
             "turn {}: {source} it completed, but its last Provider request (request {}) got no clean answer with a terminal event: {why}",
             turn + 1,
             last + 1
-        ));
+        )));
     }
     problems
 }

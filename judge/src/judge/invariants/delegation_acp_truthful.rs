@@ -15,7 +15,7 @@ use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
 /// ACP's `sessionUpdate` that opens a tool call's item.
@@ -26,7 +26,7 @@ pub const INVARIANT: Invariant = Invariant {
     also: &["WF-ACP-PARTIAL"],
     name: "delegation_acp_truthful",
     scope: Scope::Run,
-    check,
+    check: |evidence| Violation::unplaced(check(evidence)),
 };
 
 fn check(evidence: &Evidence) -> Vec<String> {

@@ -14,7 +14,7 @@ use gauntlet_mock_provider::Message;
 use gauntlet_mock_provider::dialect::failure_message;
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{judge_messages, served, shown_chunks};
 
@@ -25,22 +25,22 @@ pub const INVARIANT: Invariant =
 /// common to be evidence when it turns up in text.
 const NOTICE_MIN: usize = 24;
 
-fn check(evidence: &Evidence) -> Vec<String> {
+fn check(evidence: &Evidence) -> Vec<Violation> {
     let diagnostics = diagnostics(evidence);
     if diagnostics.is_empty() {
         return Vec::new();
     }
-    let mut problems: Vec<String> = evidence
+    let mut problems: Vec<Violation> = evidence
         .lines
         .iter()
         .filter(|line| line.kind == EventType::AssistantMessage && !line.is_partial_assistant())
         .filter_map(|line| {
             let text = line.str_field("text")?;
             let (origin, diagnostic) = diagnostics.iter().find(|(_, diagnostic)| text.contains(diagnostic.as_str()))?;
-            Some(format!(
+            Some(Violation::new(format!(
                 "the clean assistant_message at seq {} holds {origin}: {diagnostic:?}",
                 line.seq.map_or_else(|| "?".to_owned(), |seq| seq.to_string())
-            ))
+            )))
         })
         .collect();
     problems.extend(judge_messages(evidence, |_, message, found| {
@@ -48,7 +48,9 @@ fn check(evidence: &Evidence) -> Vec<String> {
         if let Some((origin, diagnostic)) =
             diagnostics.iter().find(|(_, diagnostic)| text.contains(diagnostic.as_str()))
         {
-            found.push(format!("carries {origin} back to the model as assistant content: {diagnostic:?}"));
+            found.push(Violation::new(format!(
+                "carries {origin} back to the model as assistant content: {diagnostic:?}"
+            )));
         }
     }));
     problems

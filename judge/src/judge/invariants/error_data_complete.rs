@@ -5,13 +5,13 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-ERROR-DATA", also: &[], name: "error_data_complete", scope: Scope::Run, check };
 
-fn check(evidence: &Evidence) -> Vec<String> {
+fn check(evidence: &Evidence) -> Vec<Violation> {
     let reported = &evidence.capture.reported;
     let driven = evidence.driven_turns(reported.len());
     let first_driven = evidence.first_driven_turn();
@@ -26,11 +26,14 @@ fn check(evidence: &Evidence) -> Vec<String> {
             .filter(|key| error.pointer(&format!("/data/{key}")).is_none_or(Value::is_null))
             .collect();
         if !missing.is_empty() {
-            problems.push(format!(
-                "turn {} ({status}, as {}) was answered with an error whose data lacks {}: {error}",
+            problems.push(Violation::in_turn(
                 first_driven + idx + 1,
-                turn.source,
-                missing.join(", ")
+                format!(
+                    "turn {} ({status}, as {}) was answered with an error whose data lacks {}: {error}",
+                    first_driven + idx + 1,
+                    turn.source,
+                    missing.join(", ")
+                ),
             ));
         }
     }

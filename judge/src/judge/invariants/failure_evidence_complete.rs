@@ -10,7 +10,7 @@ use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::audit::Line;
 use crate::judge::Evidence;
 
@@ -19,7 +19,7 @@ pub const INVARIANT: Invariant = Invariant {
     also: &["TURN-PARTIAL-EVIDENCE", "TURN-TIMEOUT-EVIDENCE"],
     name: "failure_evidence_complete",
     scope: Scope::Log,
-    check,
+    check: |evidence| Violation::unplaced(check(evidence)),
 };
 
 /// The causes that make a Turn `timed_out`.

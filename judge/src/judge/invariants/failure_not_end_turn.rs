@@ -5,7 +5,7 @@
 //! is ACP-STOP-REASON's. When what the client was shown as the answer holds a failure's text
 //! (the Provider's error message), the finding says so: seed 000's diagnostics are not answers.
 
-use super::{Invariant, Scope, diagnostic_not_answer};
+use super::{Invariant, Scope, Violation, diagnostic_not_answer};
 use crate::judge::Evidence;
 use crate::judge::views::shown_text;
 
@@ -15,7 +15,7 @@ pub const INVARIANT: Invariant =
 /// The stop reasons of a turn that ran to its end.
 const FINISHED: [&str; 4] = ["end_turn", "max_tokens", "max_turn_requests", "refusal"];
 
-fn check(evidence: &Evidence) -> Vec<String> {
+fn check(evidence: &Evidence) -> Vec<Violation> {
     let reported = &evidence.capture.reported;
     let driven = evidence.driven_turns(reported.len());
     let first_driven = evidence.first_driven_turn();
@@ -31,11 +31,11 @@ fn check(evidence: &Evidence) -> Vec<String> {
                 .find(|(_, diagnostic)| shown.contains(diagnostic.as_str()))
                 .map(|(origin, _)| format!("; the answer it showed, {shown:?}, is {origin}"))
                 .unwrap_or_default();
-            problems.push(format!(
+            problems.push(Violation::in_turn(first_driven + idx + 1, format!(
                 "turn {} is `{status}` ({}) but was answered with stop reason `{reason}`, as if it had finished{passed_off}",
                 first_driven + idx + 1,
                 turn.source
-            ));
+            )));
         }
     }
     problems

@@ -12,12 +12,17 @@
 
 use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::request_turns;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "REPLAY-CARRIES-IMAGE", also: &[], name: "image_reaches_provider", scope: Scope::Run, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "REPLAY-CARRIES-IMAGE",
+    also: &[],
+    name: "image_reaches_provider",
+    scope: Scope::Run,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let Some(scenario) = evidence.scenario else { return Vec::new() };

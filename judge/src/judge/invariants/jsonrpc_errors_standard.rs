@@ -9,12 +9,17 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::capture::QUICK_ANSWER;
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-JSONRPC-ERRORS", also: &[], name: "jsonrpc_errors_standard", scope: Scope::Run, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "ACP-JSONRPC-ERRORS",
+    also: &[],
+    name: "jsonrpc_errors_standard",
+    scope: Scope::Run,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let capture = evidence.capture;

@@ -12,7 +12,7 @@
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{Exchange, chunk_text, shown_text, streamed_per_turn};
 
@@ -144,14 +144,14 @@ pub(super) fn read<'e>(evidence: &'e Evidence) -> Result<(Vec<Turn<'e>>, Vec<Str
     Ok((turns, extra))
 }
 
-fn check(evidence: &Evidence) -> Vec<String> {
+fn check(evidence: &Evidence) -> Vec<Violation> {
     if evidence.capture.acp.is_empty() || evidence.capture.acp_load.is_empty() {
         // Nothing was loaded: the implementation cannot, or the run ended early.
         return Vec::new();
     }
     let (turns, _) = match read(evidence) {
         Ok(read) => read,
-        Err(refused) => return vec![refused],
+        Err(refused) => return vec![Violation::in_load(refused)],
     };
     let mut problems = Vec::new();
     for turn in &turns {
@@ -176,10 +176,10 @@ fn check(evidence: &Evidence) -> Vec<String> {
             ));
         }
     }
-    problems
+    problems.into_iter().map(Violation::in_load).collect()
 }
 
-fn as_shown(evidence: &Evidence) -> Vec<String> {
+fn as_shown(evidence: &Evidence) -> Vec<Violation> {
     if evidence.capture.acp.is_empty() || evidence.capture.acp_load.is_empty() {
         return Vec::new();
     }
@@ -205,7 +205,7 @@ fn as_shown(evidence: &Evidence) -> Vec<String> {
             ));
         }
     }
-    problems
+    problems.into_iter().map(Violation::in_load).collect()
 }
 
 /// The replay split into user turns: `(user text, assistant text)`.

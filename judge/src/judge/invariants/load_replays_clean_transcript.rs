@@ -11,13 +11,13 @@
 //! of a presenter, and is no finding here (issue 31).
 
 use super::load_matches_live::read;
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-LOAD-CLEAN", also: &[], name: "load_replays_clean_transcript", scope: Scope::Run, check };
 
-fn check(evidence: &Evidence) -> Vec<String> {
+fn check(evidence: &Evidence) -> Vec<Violation> {
     let capture = evidence.capture;
     if capture.acp.is_empty() || capture.acp_load.is_empty() {
         // Nothing was loaded: the implementation cannot, or the run ended early.
@@ -43,14 +43,15 @@ fn check(evidence: &Evidence) -> Vec<String> {
             continue;
         }
         let status = turn.status.map_or("no terminal state", |status| status.as_str());
-        problems.push(if turn.clean.is_empty() {
+        let message = if turn.clean.is_empty() {
             format!("turn {} ({status}): load replayed assistant text {agent:?}, expected none", turn.n)
         } else {
             format!(
                 "turn {} ({status}): load replayed assistant text {agent:?}; beyond its clean text {:?}, {beyond:?} is partial text",
                 turn.n, turn.clean
             )
-        });
+        };
+        problems.push(Violation::in_turn(turn.n, message));
     }
     problems
 }

@@ -3,11 +3,16 @@
 use gauntlet_agent::EventType;
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "LOG-NO-EPHEMERAL", also: &["LOG-ENVELOPE"], name: "log_canonical_only", scope: Scope::Log, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "LOG-NO-EPHEMERAL",
+    also: &["LOG-ENVELOPE"],
+    name: "log_canonical_only",
+    scope: Scope::Log,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 const ENVELOPE: [&str; 6] = ["data", "id", "seq", "session_id", "ts", "type"];
 

@@ -3,11 +3,16 @@
 
 use std::collections::BTreeMap;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "LOG-UNIQUE-ID", also: &[], name: "log_ids_unique", scope: Scope::Log, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "LOG-UNIQUE-ID",
+    also: &[],
+    name: "log_ids_unique",
+    scope: Scope::Log,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut first_line: BTreeMap<&str, usize> = BTreeMap::new();

@@ -10,11 +10,16 @@
 
 use gauntlet_agent::EventType;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "LOG-NO-RESOURCE-BYTES", also: &[], name: "log_no_resource_bytes", scope: Scope::Log, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "LOG-NO-RESOURCE-BYTES",
+    also: &[],
+    name: "log_no_resource_bytes",
+    scope: Scope::Log,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 /// What marks a base64 `data:` URL in JSON text.
 const BASE64_URL: &str = ";base64,";

@@ -2,11 +2,16 @@
 //! the reference's (Pixir's) own stamping, beyond the monotonic seq seed 004 asks for
 //! (LOG-SEQ-MONOTONIC).
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "LOG-SEQ-GAPLESS", also: &[], name: "log_seq_gapless", scope: Scope::Log, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "LOG-SEQ-GAPLESS",
+    also: &[],
+    name: "log_seq_gapless",
+    scope: Scope::Log,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();

@@ -3,11 +3,16 @@
 //! seq"). Starting at 0 and growing by exactly one is the reference's (Pixir's) own choice,
 //! LOG-SEQ-GAPLESS.
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "LOG-SEQ-MONOTONIC", also: &[], name: "log_seq_monotonic", scope: Scope::Log, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "LOG-SEQ-MONOTONIC",
+    also: &[],
+    name: "log_seq_monotonic",
+    scope: Scope::Log,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut previous: Option<u64> = None;

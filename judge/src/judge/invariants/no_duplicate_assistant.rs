@@ -8,16 +8,21 @@ use std::collections::{BTreeMap, HashMap};
 use gauntlet_mock_provider::Message;
 
 use super::no_partial_text_replayed::partial_texts;
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{read_new_messages, served};
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "REPLAY-NO-DUPLICATE", also: &[], name: "no_duplicate_assistant", scope: Scope::Run, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "REPLAY-NO-DUPLICATE",
+    also: &[],
+    name: "no_duplicate_assistant",
+    scope: Scope::Run,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let (_, partials) = partial_texts(evidence);
-    let partial = |text: &str| partials.iter().any(|(_, partial)| partial == text);
+    let partial = |text: &str| partials.iter().any(|partial| partial.text == text);
     let mut completed: BTreeMap<String, usize> = BTreeMap::new();
     let mut runs: BTreeMap<usize, Carried> = BTreeMap::new();
     let mut problems = Vec::new();

@@ -13,14 +13,14 @@
 
 use gauntlet_mock_provider::journal::StreamEnd;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{request_turns, served};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "WIRE-NO-RETRY-AFTER-TEXT", also: &[], name: "no_retry_after_text", scope: Scope::Run, check };
 
-fn check(evidence: &Evidence) -> Vec<String> {
+fn check(evidence: &Evidence) -> Vec<Violation> {
     let requests = &evidence.capture.requests;
     let turns = request_turns(evidence);
     let mut problems = Vec::new();
@@ -47,11 +47,14 @@ fn check(evidence: &Evidence) -> Vec<String> {
         let conversation = |at: usize| evidence.conversations.get(at).map(|conversation| conversation.messages);
         let retried = conversation(idx) == conversation(idx + 1);
         if turn == next_turn && !text.is_empty() && retried {
-            problems.push(format!(
-                "turn {}: request {} was sent after request {} streamed {text:?} and {how}: a retry after text",
+            problems.push(Violation::in_turn(
                 turn + 1,
-                idx + 2,
-                idx + 1
+                format!(
+                    "turn {}: request {} was sent after request {} streamed {text:?} and {how}: a retry after text",
+                    turn + 1,
+                    idx + 2,
+                    idx + 1
+                ),
             ));
         }
     }

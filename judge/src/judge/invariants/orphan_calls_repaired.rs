@@ -10,12 +10,17 @@
 use gauntlet_agent::EventType;
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::audit::Line;
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "TURN-ORPHAN-REPAIR", also: &[], name: "orphan_calls_repaired", scope: Scope::Log, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "TURN-ORPHAN-REPAIR",
+    also: &[],
+    name: "orphan_calls_repaired",
+    scope: Scope::Log,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 /// Events that must not come between a call and its result.
 const MOVES_ON: [EventType; 3] = [EventType::ProviderUsage, EventType::TurnFailed, EventType::UserMessage];

@@ -8,12 +8,17 @@
 
 use gauntlet_agent::TerminalStatus;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{request_turns, served};
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "TURN-PARTIAL-EVIDENCE", also: &[], name: "partial_keeps_streamed_text", scope: Scope::Run, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "TURN-PARTIAL-EVIDENCE",
+    also: &[],
+    name: "partial_keeps_streamed_text",
+    scope: Scope::Run,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let Some(scenario) = evidence.scenario else { return Vec::new() };

@@ -9,11 +9,16 @@
 //! a prompt only once the last completed, so what an agent does with one sent earlier is
 //! gauntlet's reading.
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-ONE-TURN", also: &[], name: "prompts_answered", scope: Scope::Run, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "ACP-ONE-TURN",
+    also: &[],
+    name: "prompts_answered",
+    scope: Scope::Run,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 /// ACP-BUSY-AFTER-RUNNING, from the same reading of the prompts.
 pub const AFTER_RUNNING: Invariant = Invariant {
@@ -21,7 +26,7 @@ pub const AFTER_RUNNING: Invariant = Invariant {
     also: &[],
     name: "prompts_answered",
     scope: Scope::Run,
-    check: after_running,
+    check: |evidence| Violation::unplaced(after_running(evidence)),
 };
 
 fn check(evidence: &Evidence) -> Vec<String> {

@@ -4,11 +4,16 @@
 //! place are reported as what they are by MOCK-UNPLACED (`unplaced_requests`), and fail only
 //! the rule their behaviour breaks (a retry past its budget: WIRE-RETRY-BOUNDED).
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "MOCK-STRICT", also: &[], name: "provider_script_strict", scope: Scope::Run, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "MOCK-STRICT",
+    also: &[],
+    name: "provider_script_strict",
+    scope: Scope::Run,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     if evidence.scenario.is_some_and(|scenario| scenario.knobs.is_some()) {

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::views::{Prompts, read_new_messages};
 use crate::judge::{Evidence, LogRole};
 
@@ -19,7 +19,7 @@ pub const INVARIANT: Invariant = Invariant {
     also: &[],
     name: "reasoning_same_model",
     scope: Scope::Replay,
-    check,
+    check: |evidence| Violation::unplaced(check(evidence)),
 };
 
 /// A recorded reasoning item: its seq, the model that produced it and its payload.

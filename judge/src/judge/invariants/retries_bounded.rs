@@ -8,13 +8,18 @@
 
 use gauntlet_mock_provider::{After, RETRY_CAP, ROOT, StreamEnd};
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{request_turns, served};
 use crate::scenario::RetryBudget;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "WIRE-RETRY-BOUNDED", also: &[], name: "retries_bounded", scope: Scope::Run, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "WIRE-RETRY-BOUNDED",
+    also: &[],
+    name: "retries_bounded",
+    scope: Scope::Run,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let Some(scenario) = evidence.scenario else { return Vec::new() };

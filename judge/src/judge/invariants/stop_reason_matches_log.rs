@@ -10,13 +10,13 @@
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-STOP-REASON", also: &[], name: "stop_reason_matches_log", scope: Scope::Run, check };
 
-fn check(evidence: &Evidence) -> Vec<String> {
+fn check(evidence: &Evidence) -> Vec<Violation> {
     let mut problems = Vec::new();
     let reported = &evidence.capture.reported;
     let driven = evidence.driven_turns(reported.len());
@@ -24,19 +24,19 @@ fn check(evidence: &Evidence) -> Vec<String> {
     for (idx, answer) in reported.iter().enumerate() {
         let n = first_driven + idx + 1;
         let Some(turn) = driven.get(idx) else {
-            problems.push(format!("turn {n} was answered but the Log has no such turn"));
+            problems.push(Violation::in_turn(n, format!("turn {n} was answered but the Log has no such turn")));
             continue;
         };
         let said = describe(answer.stop_reason.as_deref(), answer.error.as_ref());
-        match (answer.claimed_status(), turn.status) {
+        let problem = match (answer.claimed_status(), turn.status) {
             // An error that names no state still says the turn did not complete: honest for a
             // failure (error_data_complete asks for the state), a lie for anything else.
-            (None, Some(status)) if answer.error.is_some() && status.is_failure() => {}
+            (None, Some(status)) if answer.error.is_some() && status.is_failure() => None,
             // A clean answer the Provider cut short, answered with an error: it claims less than
             // happened, no success; which stop reason it should have had is
             // ACP-TRUNCATION-STOP-REASON's (a SHOULD).
-            (None, Some(TerminalStatus::Completed)) if answer.error.is_some() && turn.truncation.is_some() => {}
-            (None, status) => problems.push(format!(
+            (None, Some(TerminalStatus::Completed)) if answer.error.is_some() && turn.truncation.is_some() => None,
+            (None, status) => Some(format!(
                 "turn {n}: the answer {said} names no terminal state, and {} `{}`",
                 turn.source,
                 status.map_or("no terminal state", |status| status.as_str())
@@ -53,16 +53,15 @@ fn check(evidence: &Evidence) -> Vec<String> {
                     Some(said) => allowed.contains(&said),
                     None => allowed.is_empty(),
                 };
-                if !honest {
-                    problems.push(format!("turn {n} is `{status}` ({}) but was answered {said}", turn.source));
-                }
+                (!honest).then(|| format!("turn {n} is `{status}` ({}) but was answered {said}", turn.source))
             }
-            (Some(claimed), status) => problems.push(format!(
+            (Some(claimed), status) => Some(format!(
                 "turn {n} was answered {said} (`{claimed}`) but {} `{}`",
                 turn.source,
                 status.map_or("no terminal state", |status| status.as_str())
             )),
-        }
+        };
+        problems.extend(problem.map(|message| Violation::in_turn(n, message)));
     }
     problems
 }

@@ -4,7 +4,7 @@
 //! time when available"; the elapsed time is SUB-ELAPSED-TIME's). A child that ended with
 //! nothing to show is not a completion the parent can build on.
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
@@ -14,7 +14,7 @@ pub const INVARIANT: Invariant = Invariant {
     also: &[],
     name: "subagent_completed_evidence",
     scope: Scope::Log,
-    check,
+    check: |evidence| Violation::unplaced(check(evidence)),
 };
 
 fn check(evidence: &Evidence) -> Vec<String> {

@@ -9,12 +9,17 @@ use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{text, workflow_runs};
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "SUB-ELAPSED-TIME", also: &[], name: "subagent_elapsed_time", scope: Scope::Log, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "SUB-ELAPSED-TIME",
+    also: &[],
+    name: "subagent_elapsed_time",
+    scope: Scope::Log,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();

@@ -8,7 +8,7 @@ use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
 
 use super::subagent_terminal_evidence::missing;
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant = Invariant {
@@ -16,7 +16,7 @@ pub const INVARIANT: Invariant = Invariant {
     also: &["SUB-CHILD-LOG"],
     name: "subagent_event_fields",
     scope: Scope::Log,
-    check,
+    check: |evidence| Violation::unplaced(check(evidence)),
 };
 
 /// The keys pixir.md 7 adds for a `subagent_event` of this status.

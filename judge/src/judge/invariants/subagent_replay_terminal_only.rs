@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::audit::subagents::is_replayed_event;
 use crate::judge::Evidence;
 use crate::judge::views::judge_messages;
@@ -22,7 +22,7 @@ pub const INVARIANT: Invariant = Invariant {
     check,
 };
 
-fn check(evidence: &Evidence) -> Vec<String> {
+fn check(evidence: &Evidence) -> Vec<Violation> {
     // The summary lines a request may carry, and the ones it must not.
     let mut allowed = BTreeSet::new();
     let mut forbidden = Vec::new();
@@ -67,15 +67,18 @@ fn check(evidence: &Evidence) -> Vec<String> {
         let (Message::User { text } | Message::Assistant { text }) = message else { return };
         for (seq, rendered, why) in &forbidden {
             if text == rendered && !allowed.contains(text) {
-                found.push(format!(
+                found.push(Violation::new(format!(
                     "({}) carries the subagent_event at seq {seq}, which is {why}: {rendered:?}",
                     request.route
-                ));
+                )));
             }
         }
         for (child, partial) in &partials {
             if request.route != *child && text.contains(partial.as_str()) {
-                found.push(format!("({}) carries the partial text of child {child}: {partial:?}", request.route));
+                found.push(Violation::new(format!(
+                    "({}) carries the partial text of child {child}: {partial:?}",
+                    request.route
+                )));
             }
         }
     })

@@ -11,7 +11,7 @@ use gauntlet_agent::TerminalStatus;
 use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant = Invariant {
@@ -19,7 +19,7 @@ pub const INVARIANT: Invariant = Invariant {
     also: &["SUB-TIMEOUT-EVIDENCE", "SUB-LIFECYCLE", "SUB-PARTIAL-NOT-COMPLETED"],
     name: "subagent_terminal_evidence",
     scope: Scope::Log,
-    check,
+    check: |evidence| Violation::unplaced(check(evidence)),
 };
 
 fn check(evidence: &Evidence) -> Vec<String> {

@@ -5,12 +5,17 @@
 //! short is TURN-RESTART-RECOVERY's (`turns_terminated`). Whether the agent's answer agrees
 //! with the evidence is ACP-STOP-REASON (`stop_reason_matches_log`).
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use gauntlet_agent::EventType;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "TURN-TERMINAL-EVIDENCE", also: &[], name: "terminal_evidence", scope: Scope::Log, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "TURN-TERMINAL-EVIDENCE",
+    also: &[],
+    name: "terminal_evidence",
+    scope: Scope::Log,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::read_new_messages;
 
@@ -16,7 +16,7 @@ pub const INVARIANT: Invariant = Invariant {
     also: &["REPLAY-COMPACTION-KEEPS-PAIRS"],
     name: "tool_calls_paired",
     scope: Scope::Replay,
-    check,
+    check: |evidence| Violation::unplaced(check(evidence)),
 };
 
 fn check(evidence: &Evidence) -> Vec<String> {

@@ -23,16 +23,26 @@ use gauntlet_agent::event::subagent::reports_partial;
 use serde_json::Value;
 
 use super::plan_whole_list::plan_updates;
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::tool_map::AbstractTool;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-TOOL-STATUS", also: &[], name: "tool_calls_projected", scope: Scope::Run, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "ACP-TOOL-STATUS",
+    also: &[],
+    name: "tool_calls_projected",
+    scope: Scope::Run,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 /// ACP-TOOL-SHOWN, from the same reading of the transcript.
-pub const SHOWN: Invariant =
-    Invariant { id: "ACP-TOOL-SHOWN", also: &[], name: "tool_calls_projected", scope: Scope::Run, check: shown };
+pub const SHOWN: Invariant = Invariant {
+    id: "ACP-TOOL-SHOWN",
+    also: &[],
+    name: "tool_calls_projected",
+    scope: Scope::Run,
+    check: |evidence| Violation::unplaced(shown(evidence)),
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     judge(evidence).into_iter().filter(|(contradicts, _)| *contradicts).map(|(_, problem)| problem).collect()

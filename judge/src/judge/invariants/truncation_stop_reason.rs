@@ -14,14 +14,14 @@
 use super::stop_reason_matches_log::{describe, truncation_stop_reason};
 use gauntlet_mock_provider::After;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::request_turns;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-TRUNCATION-STOP-REASON", also: &[], name: "truncation_stop_reason", scope: Scope::Run, check };
 
-fn check(evidence: &Evidence) -> Vec<String> {
+fn check(evidence: &Evidence) -> Vec<Violation> {
     let reported = &evidence.capture.reported;
     let driven = evidence.driven_turns(reported.len());
     let first_driven = evidence.first_driven_turn();
@@ -45,12 +45,12 @@ fn check(evidence: &Evidence) -> Vec<String> {
             let hidden = answer.stop_reason.as_deref() == Some("end_turn") || (answer.error.is_some() && !filtered);
             let expected = if filtered { "`refusal`, or an error if the turn stays in the conversation" } else { "`max_tokens`" };
             hidden.then(|| {
-                format!(
+                Violation::in_turn(first_driven + idx + 1, format!(
                     "turn {}: the Provider cut the answer short (`{reason}`, {}) and it was answered {}, not {expected}",
                     first_driven + idx + 1,
                     turn.source,
                     describe(answer.stop_reason.as_deref(), answer.error.as_ref())
-                )
+                ))
             })
         })
         .collect()

@@ -3,7 +3,7 @@
 //! its Session resumes, before the next prompt, so the model never gets two user messages in
 //! a row and no reader takes the open Turn for anything.
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant = Invariant {
@@ -11,7 +11,7 @@ pub const INVARIANT: Invariant = Invariant {
     also: &["TURN-TERMINAL-EVIDENCE"],
     name: "turns_terminated",
     scope: Scope::Log,
-    check,
+    check: |evidence| Violation::unplaced(check(evidence)),
 };
 
 fn check(evidence: &Evidence) -> Vec<String> {

@@ -6,11 +6,16 @@
 //! anything, is another rule's to say.
 
 use super::provider_script_strict::unplaced;
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "MOCK-UNPLACED", also: &[], name: "unplaced_requests", scope: Scope::Run, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "MOCK-UNPLACED",
+    also: &[],
+    name: "unplaced_requests",
+    scope: Scope::Run,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     if evidence.scenario.is_none_or(|scenario| scenario.knobs.is_none()) {

@@ -10,12 +10,17 @@ use gauntlet_agent::EventType;
 use gauntlet_mock_provider::{StreamEnd, Usage};
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::served;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "TURN-USAGE-EVIDENCE", also: &[], name: "usage_recorded", scope: Scope::Run, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "TURN-USAGE-EVIDENCE",
+    also: &[],
+    name: "usage_recorded",
+    scope: Scope::Run,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     if evidence.capture.log.is_empty() {

@@ -15,12 +15,17 @@ use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::strings;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "SUB-WAIT-OUTCOME", also: &[], name: "wait_outcome_truthful", scope: Scope::Log, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "SUB-WAIT-OUTCOME",
+    also: &[],
+    name: "wait_outcome_truthful",
+    scope: Scope::Log,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 /// The buckets of a wait's outcome, in the contract's order.
 const BUCKETS: [&str; 6] = ["completed", "failed", "timed_out", "cancelled", "detached", "incomplete"];

@@ -6,7 +6,7 @@
 use gauntlet_agent::EventType;
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::audit::WorkflowTerminal;
 use crate::judge::Evidence;
 
@@ -15,7 +15,7 @@ pub const INVARIANT: Invariant = Invariant {
     also: &["WF-RESULT"],
     name: "workflow_ok_only_when_complete",
     scope: Scope::Log,
-    check,
+    check: |evidence| Violation::unplaced(check(evidence)),
 };
 
 fn check(evidence: &Evidence) -> Vec<String> {

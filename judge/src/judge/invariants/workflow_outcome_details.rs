@@ -12,12 +12,17 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{WorkflowRun, strings, text, workflow_runs};
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "WF-OUTCOME-DETAILS", also: &[], name: "workflow_outcome_details", scope: Scope::Log, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "WF-OUTCOME-DETAILS",
+    also: &[],
+    name: "workflow_outcome_details",
+    scope: Scope::Log,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();

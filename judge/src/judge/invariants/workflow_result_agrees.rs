@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::audit::WorkflowTerminal;
 use crate::judge::Evidence;
 use crate::judge::views::{WorkflowRun, strings, text, workflow_runs};
@@ -25,7 +25,7 @@ pub const INVARIANT: Invariant = Invariant {
     also: &["WF-SEAM-OBLIGATIONS", "WF-ACP-PARTIAL", "WF-OK-ONLY-COMPLETE"],
     name: "workflow_result_agrees",
     scope: Scope::Log,
-    check,
+    check: |evidence| Violation::unplaced(check(evidence)),
 };
 
 fn check(evidence: &Evidence) -> Vec<String> {

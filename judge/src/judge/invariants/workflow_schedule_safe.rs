@@ -8,11 +8,16 @@ use std::collections::BTreeMap;
 use gauntlet_agent::EventType;
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "WF-DEPENDENTS-READY", also: &[], name: "workflow_schedule_safe", scope: Scope::Log, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "WF-DEPENDENTS-READY",
+    also: &[],
+    name: "workflow_schedule_safe",
+    scope: Scope::Log,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 /// A step as the `workflow_started` graph describes it.
 #[derive(Debug, Default, Clone)]

@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{WorkflowRun, text, workflow_runs};
 
@@ -21,7 +21,7 @@ pub const INVARIANT: Invariant = Invariant {
     also: &["WF-CHECKPOINT", "WF-HELD"],
     name: "workflow_step_outcomes",
     scope: Scope::Log,
-    check,
+    check: |evidence| Violation::unplaced(check(evidence)),
 };
 
 /// The reason a workflow's deadline gives the Subagents it closes (WF-TIMEOUT).

@@ -9,12 +9,17 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{WorkflowRun, text, workflow_runs};
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "WF-TIMEOUT", also: &["WF-HELD"], name: "workflow_timeout_evidence", scope: Scope::Log, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "WF-TIMEOUT",
+    also: &["WF-HELD"],
+    name: "workflow_timeout_evidence",
+    scope: Scope::Log,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 const CLOSED_BY_WORKFLOW: &str = "closed_by_workflow_timeout";
 

@@ -9,11 +9,16 @@ use gauntlet_agent::EventType;
 use serde_json::Value;
 
 use super::workflow_schedule_safe::{GraphStep, graph};
-use super::{Invariant, Scope};
+use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "WF-WAVES", also: &[], name: "workflow_waves", scope: Scope::Log, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "WF-WAVES",
+    also: &[],
+    name: "workflow_waves",
+    scope: Scope::Log,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
 
 /// Whether two path sets overlap: the same path, one inside the other, or `**/*`.
 fn overlap(left: &[String], right: &[String]) -> bool {
