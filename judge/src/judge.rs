@@ -12,7 +12,7 @@ pub mod views;
 
 use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
-use gauntlet_mock_provider::{Message, ROOT, Response, StreamEnd};
+use gauntlet_mock_provider::{After, Message, ROOT, Response, StreamEnd};
 use serde_json::Value;
 
 use crate::audit::{self, Audit, Line};
@@ -70,6 +70,10 @@ pub struct DrivenTurn {
     pub truncation: Option<String>,
     /// `"the Log shows"` or `"the script forces"`, for messages.
     pub source: &'static str,
+    /// How it ended rests on an answer gauntlet invented past the script (an empty one, after a
+    /// truncation, a fault or the turn's tool calls), which the agent may take as a completion
+    /// or an error: no rule judges how such a turn ended (MOCK-UNPLACED names the request).
+    pub invented: bool,
 }
 
 impl<'a> Evidence<'a> {
@@ -147,6 +151,7 @@ impl<'a> Evidence<'a> {
                             status: Some(TerminalStatus::Interrupted),
                             truncation: None,
                             source: "the client cancelled it when its patience ran out",
+                            invented: false,
                         };
                     }
                     let cancelled = self.capture.cancels.iter().any(|cancel| cancel.turn == first + offset);
@@ -179,6 +184,7 @@ impl<'a> Evidence<'a> {
                                 .filter(|_| turn.expect == TerminalStatus::Completed)
                                 .map(str::to_owned),
                             source: "the script forces",
+                            invented: false,
                         },
                     }
                 })
@@ -191,6 +197,7 @@ impl<'a> Evidence<'a> {
                 status: turn.terminal_status,
                 truncation: turn.evidence_seqs.last().and_then(|seq| self.truncation(*seq)),
                 source: "the Log shows",
+                invented: false,
             })
             .collect()
     }
@@ -208,20 +215,41 @@ impl<'a> Evidence<'a> {
             status: Some(if partial { TerminalStatus::PartialFailed } else { TerminalStatus::Failed }),
             truncation: None,
             source: "the wire shows: the agent stopped at a fault before the script's last response",
+            invented: false,
         })
     }
 
-    /// Turn `turn` when the agent asked more than the script had for it (retries past its
-    /// budget, say) and the mock answered its last request with the empty clean response it
-    /// gives a request it cannot place: the agent saw a clean answer, so the turn completed as
-    /// the wire shows, whatever the script would have made of it (an outcome the agent could
-    /// not know is no finding; the extra requests are MOCK-UNPLACED's and the retry rules').
+    /// Turn `turn` when the agent asked more than the script had for it and the mock answered
+    /// its last request cleanly: after the turn's answer (a request of the agent's own), or a
+    /// continuation given the rest of a cut response, the turn completed as the wire shows;
+    /// when the mock's answer was an empty one of its own making, how the turn ended rests on
+    /// it and is not judged (issue 31: an agent may honestly call an empty answer an error).
+    /// The extra requests are MOCK-UNPLACED's and the retry rules'.
     fn answered_past_script(&self, turn: usize) -> Option<DrivenTurn> {
         let index = self.last_request(turn)?;
-        self.capture.requests[index].response_index.is_none().then_some(())?;
+        let request = &self.capture.requests[index];
+        request.response_index.is_none().then_some(())?;
         let truncation = self.answered_cleanly(index)?;
+        if self.invented_empty(request.unplaced.as_ref()?) {
+            let source =
+                "not judged: the script had run out, and the mock invented an empty answer to the agent's last request";
+            return Some(DrivenTurn { status: None, truncation: None, source, invented: true });
+        }
         let source = "the wire shows: the script had run out, and the mock answered the agent's last request cleanly";
-        Some(DrivenTurn { status: Some(TerminalStatus::Completed), truncation, source })
+        Some(DrivenTurn { status: Some(TerminalStatus::Completed), truncation, source, invented: false })
+    }
+
+    /// Whether the mock answered a request it could not place with an empty answer of its own
+    /// making while the turn still waited for one: after a truncation, a fault or the turn's
+    /// tool calls, or with no script at all. After the turn's answer the agent had its answer.
+    fn invented_empty(&self, after: &After) -> bool {
+        match after {
+            After::Answer | After::Fault { .. } | After::Refused => false,
+            After::ToolCalls | After::Truncated(_) | After::Nothing => true,
+            After::Continuation { of, given_up } => {
+                self.root_response(*of).is_none_or(|faulted| faulted.rest(*given_up).text.is_empty())
+            }
+        }
     }
 
     /// Turn `turn` when a prompt came while it ran and the agent answered it `cancelled`
@@ -238,6 +266,7 @@ impl<'a> Evidence<'a> {
             status: Some(TerminalStatus::Interrupted),
             truncation: None,
             source: "the wire shows: the agent gave the running turn up for the prompt sent while it ran",
+            invented: false,
         })
     }
 
@@ -269,11 +298,14 @@ impl<'a> Evidence<'a> {
     fn wire_turn(&self, turn: usize, expected: TerminalStatus, source: &'static str) -> DrivenTurn {
         let clean = self.last_request(turn).and_then(|index| self.answered_cleanly(index));
         match clean {
-            Some(truncation) => DrivenTurn { status: Some(TerminalStatus::Completed), truncation, source },
+            Some(truncation) => {
+                DrivenTurn { status: Some(TerminalStatus::Completed), truncation, source, invented: false }
+            }
             None => DrivenTurn {
                 status: Some(if expected == TerminalStatus::Completed { TerminalStatus::Failed } else { expected }),
                 truncation: None,
                 source,
+                invented: false,
             },
         }
     }
@@ -418,6 +450,46 @@ mod tests {
         assert_eq!((turn.status, turn.source), (Some(TerminalStatus::Interrupted), "the script forces"));
     }
 
+    /// A continuation past the script rests on what the mock answered it: the rest of a cut
+    /// response is the script's own text, so the turn completed as the wire shows; an empty
+    /// answer the mock made up (nothing was kept back) leaves how the turn ended unjudged, and
+    /// an agent that honestly calls it an error gets no ACP-STOP-REASON finding.
+    #[test]
+    fn a_turn_ended_on_an_invented_empty_answer_is_not_judged() {
+        use crate::capture::Reported;
+        use gauntlet_mock_provider::{Ended, Timing};
+        let played = |cut: &str| {
+            scenario(&format!(
+                "title = \"t\"\n[[turn]]\nprompt = \"a\"\nexpect = \"partial_failed\"\n\
+                 respond = [{{ text = [\"x\", \"y\"], {cut}then = \"disconnect\" }}]\n"
+            ))
+        };
+        let continued = |given_up: bool| {
+            let served = vec![
+                ("root".to_owned(), Some(0), body(vec![user("a")])),
+                ("root".to_owned(), None, body(vec![user("a"), user("go on")])),
+            ];
+            let mut capture = Capture { requests: Request::chained(served), ..Capture::default() };
+            for request in &mut capture.requests {
+                request.turn = Some(0);
+            }
+            capture.requests[1].unplaced = Some(After::Continuation { of: 0, given_up });
+            let finished = Ended { at: std::time::Duration::ZERO, how: StreamEnd::Finished };
+            capture.timings = vec![Timing { received: std::time::Duration::ZERO, ended: Some(finished) }; 2];
+            capture.reported = vec![Reported { stop_reason: None, error: Some(serde_json::json!({"code": -32603})) }];
+            capture
+        };
+        let capture = continued(false);
+        let streamed_all = played("");
+        let turn = &Evidence::of_scenario(&capture, &streamed_all).driven_turns(1)[0];
+        assert!(turn.invented && turn.status.is_none(), "{turn:?}");
+        let verdict = judge("t", &streamed_all, &capture, Vec::new());
+        assert!(verdict.findings.iter().all(|finding| finding.requirement.as_deref() != Some("ACP-STOP-REASON")));
+        let kept_back = played("cut_after = 5, ");
+        let turn = &Evidence::of_scenario(&capture, &kept_back).driven_turns(1)[0];
+        assert_eq!((turn.status, turn.invented), (Some(TerminalStatus::Completed), false));
+    }
+
     /// An agent that gives the running turn up when a second prompt comes (and answers it
     /// `cancelled`, though the client never cancelled) interrupted it, as the wire shows.
     #[test]
@@ -439,11 +511,12 @@ mod tests {
         assert_eq!((turn.status, turn.source), (Some(TerminalStatus::Completed), "the script forces"));
     }
 
-    /// An agent that retried a broken stream past the script, until the mock answered it with
-    /// the empty clean response it gives a request it cannot place, saw its turn complete: the
-    /// script's `partial_failed` is an outcome it could not know.
+    /// A turn whose last request the mock answered cleanly past the script: after the turn's
+    /// answer (the agent's own request) it completed, as the wire shows, whatever the script's
+    /// `partial_failed`; with an empty answer the mock made up while the turn still waited for
+    /// one, how it ended is not judged; a request refused past the cap leaves the script's.
     #[test]
-    fn a_turn_the_mock_answered_cleanly_past_its_script_completed() {
+    fn a_turn_the_mock_answered_cleanly_past_its_script_is_judged_on_what_it_was_told() {
         use std::time::Duration;
 
         use gauntlet_mock_provider::{After, Ended, Timing};
@@ -454,11 +527,14 @@ mod tests {
         let served = [0, 1].map(|index| ("root".to_owned(), (index == 0).then_some(0), body(vec![user("a")])));
         let mut capture = Capture { requests: Request::chained(served), ..Capture::default() };
         capture.requests.iter_mut().for_each(|request| request.turn = Some(0));
-        capture.requests[1].unplaced = Some(After::Nothing);
+        capture.requests[1].unplaced = Some(After::Answer);
         let finished = Some(Ended { at: Duration::ZERO, how: StreamEnd::Finished });
         capture.timings = vec![Timing { received: Duration::ZERO, ended: finished }; 2];
         let turn = &Evidence::of_scenario(&capture, &played).driven_turns(1)[0];
         assert_eq!(turn.status, Some(TerminalStatus::Completed), "{}", turn.source);
+        capture.requests[1].unplaced = Some(After::Nothing);
+        let turn = &Evidence::of_scenario(&capture, &played).driven_turns(1)[0];
+        assert!(turn.invented && turn.status.is_none(), "{}", turn.source);
         capture.requests[1].unplaced = Some(After::Refused);
         let turn = &Evidence::of_scenario(&capture, &played).driven_turns(1)[0];
         assert_eq!((turn.status, turn.source), (Some(TerminalStatus::PartialFailed), "the script forces"));

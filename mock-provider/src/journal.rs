@@ -161,6 +161,15 @@ pub enum After {
     ToolCalls,
     /// A clean answer the provider cut short for this reason: likely a continuation.
     Truncated(String),
+    /// A fault, and this request is no retry of it: its conversation differs from the faulted
+    /// request's (a resume from the text delivered, a "continue", a rewrite). It gets the rest of
+    /// the faulted response's text, if a cut kept some back, and a clean end.
+    Continuation {
+        /// The faulted response's index in the root route.
+        of: usize,
+        /// The client gave up on it during its stall, so it saw only the text before it.
+        given_up: bool,
+    },
     /// A fault, already met again this many times in a row: the retries went past
     /// [`crate::script::RETRY_CAP`].
     Fault {
@@ -226,6 +235,11 @@ impl fmt::Display for MismatchReason {
                     After::Truncated(reason) => write!(
                         f,
                         "this request came after an answer cut short (`{reason}`), a continuation, and got an empty clean response"
+                    ),
+                    After::Continuation { of, .. } => write!(
+                        f,
+                        "this request came after a fault (response {}) with another conversation than the faulted request's, a continuation and no retry, and got the rest of the faulted response's text and a clean end",
+                        of + 1
                     ),
                     After::Fault { repeats } => write!(
                         f,

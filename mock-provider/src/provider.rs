@@ -265,7 +265,8 @@ impl MockProvider {
         };
         // The increment first: it checks, part by part, that the body is JSON.
         let increment = state.bodies.push(&journal_route, body.clone());
-        let decision = self.place(&mut state, &request.method, route, &body);
+        let continues = increment.changes_conversation() == Some(true);
+        let decision = self.place(&mut state, &request.method, route, &body, continues);
         let turn = state.turn;
         state.journal.push(JournalEntry {
             route: journal_route,
@@ -289,10 +290,18 @@ impl MockProvider {
             Ok(found) => found,
             Err(MismatchReason::TurnExhausted { turn, served, after }) if after.answers_empty() => {
                 // Nothing left to say: an empty clean response, which a client can neither show
-                // nor retry, instead of an error body gauntlet made up.
+                // nor retry, instead of an error body gauntlet made up; a continuation gets
+                // what the faulted response kept back, if anything.
+                let rest = match after {
+                    After::Continuation { of, given_up } => {
+                        self.script.routes.get(ROOT).and_then(|root| root.get(of)).map(|faulted| faulted.rest(given_up))
+                    }
+                    _ => None,
+                }
+                .unwrap_or_default();
                 let reason = MismatchReason::TurnExhausted { turn, served, after };
                 state.mismatches.push(Mismatch { method: request.method.clone(), path: request.path.clone(), reason });
-                return self.answer(state, &Response::default(), &asked, end);
+                return self.answer(state, &rest, &asked, end);
             }
             Err(reason) => return refuse(state, request, reason, end),
         };
@@ -373,6 +382,7 @@ impl MockProvider {
         method: &str,
         route: Result<Option<&'s str>, MismatchReason>,
         body: &Body,
+        continues: bool,
     ) -> Result<(usize, &'s str, &'s Response), MismatchReason> {
         if matches!(route, Ok(Some(ROOT)))
             && let Some((queued, prompt)) = &state.queued
@@ -382,13 +392,13 @@ impl MockProvider {
             state.turn = Some(*queued);
             state.queued = None;
         }
-        let decision = route.and_then(|route| self.decide(state, method, route, body));
+        let decision = route.and_then(|route| self.decide(state, method, route, body, continues));
         if let Err(MismatchReason::TurnExhausted { after: After::Answer, .. }) = &decision
             && let Some((queued, _)) = state.queued.take()
         {
             // The running turn is answered: this is the queued busy prompt's request.
             state.turn = Some(queued);
-            return self.decide(state, method, Some(ROOT), body);
+            return self.decide(state, method, Some(ROOT), body, continues);
         }
         decision
     }
@@ -477,6 +487,7 @@ impl MockProvider {
         method: &str,
         route: Option<&str>,
         body: &Body,
+        continues: bool,
     ) -> Result<(usize, &'s str, &'s Response), MismatchReason> {
         let scripted = || self.script.routes.keys().cloned().collect();
         let Some(route) = route else {
@@ -504,7 +515,7 @@ impl MockProvider {
             let index = match (next, self.script.exhausted) {
                 (Some(index), _) => index,
                 (None, Exhausted::RepeatLast) if !range.is_empty() => range.end - 1,
-                (None, Exhausted::Retry) => match retry_of(state, responses, turn) {
+                (None, Exhausted::Retry) => match retry_of(state, responses, turn, continues) {
                     Ok(index) => index,
                     Err(after) => return Err(exhausted(after)),
                 },
@@ -588,10 +599,11 @@ fn reply(answer: Answer, end: Option<EndRecorder>) -> MockReply {
 }
 
 /// The response a request past turn `turn`'s script retries, when it is a retry: the turn's
-/// last request met a fault (its response one, or a body the client gave up on) and that
-/// fault was not yet repeated [`RETRY_CAP`] times in a row. Otherwise what the request came
-/// after ([`Exhausted::Retry`]).
-fn retry_of(state: &State, responses: &[Response], turn: usize) -> Result<usize, After> {
+/// last request met a fault (its response one, or a body the client gave up on), the request
+/// asks it again (its conversation is the same: one that `continues` it is a continuation)
+/// and that fault was not yet repeated [`RETRY_CAP`] times in a row. Otherwise what the
+/// request came after ([`Exhausted::Retry`]).
+fn retry_of(state: &State, responses: &[Response], turn: usize, continues: bool) -> Result<usize, After> {
     let mut asked = state.journal.iter().rev().filter(|entry| entry.route == ROOT && entry.turn == Some(turn));
     let Some(last) = asked.next() else { return Err(After::Nothing) };
     let Some(index) = last.response_index else { return Err(After::Nothing) };
@@ -603,6 +615,9 @@ fn retry_of(state: &State, responses: &[Response], turn: usize) -> Result<usize,
             None if !response.calls.is_empty() => After::ToolCalls,
             None => After::Answer,
         });
+    }
+    if continues {
+        return Err(After::Continuation { of: index, given_up });
     }
     let repeats = asked.take_while(|entry| entry.response_index == Some(index)).count();
     if repeats >= RETRY_CAP {
@@ -743,6 +758,38 @@ mod tests {
         assert_eq!(past.status, 500);
         let report = provider.report();
         assert!(report.mismatches[0].to_string().contains(&format!("already met again {RETRY_CAP} times")), "{report}");
+    }
+
+    /// A request after a fault whose conversation differs from the faulted request's is a
+    /// continuation, no retry: it does not meet the fault again but gets what the faulted
+    /// response kept back (its text past a cut) and a clean end, and is journaled as such.
+    #[test]
+    fn a_continuation_after_a_fault_gets_the_rest_and_a_clean_end() {
+        use crate::script::Ending;
+        let cut = Response {
+            text: vec!["The build ".into(), "passed.".into()],
+            cut_after: Some(5),
+            then: Ending::Disconnect,
+            ..Response::default()
+        };
+        assert_eq!(cut.visible_text(), "The build ");
+        let mut script = Script::root(vec![cut]);
+        script.turns = vec![1];
+        let provider = MockProvider::new(script);
+        provider.begin_turn(0);
+        let asked = r#"{"input":[{"role":"user","content":"Build it"}]}"#;
+        provider.respond(post("/v1/responses", asked));
+        // The same conversation again: a retry, which meets the fault.
+        provider.respond(post("/v1/responses", asked));
+        assert_eq!(provider.report().journal[1].response_index, Some(0));
+        let resumed = r#"{"input":[{"role":"user","content":"Build it"},{"role":"assistant","content":"The build "},{"role":"user","content":"Resume directly"}]}"#;
+        let reply = provider.respond(post("/v1/responses", resumed));
+        assert_eq!(reply.status, 200);
+        let streamed = format!("{:?}", reply.steps);
+        assert!(streamed.contains("passed.") && streamed.contains("response.completed"), "{streamed}");
+        let report = provider.report();
+        assert_eq!(report.journal[2].unplaced, Some(After::Continuation { of: 0, given_up: false }));
+        assert!(report.mismatches[0].to_string().contains("a continuation and no retry"), "{report}");
     }
 
     /// The journal keeps the status each request was answered with: a failing response asked

@@ -187,6 +187,16 @@ impl Response {
         self.usage.unwrap_or(Usage::DEFAULT)
     }
 
+    /// The answer to a continuation of this response after its fault: the text it kept back
+    /// (cut, or after the stall the client `given_up` on; none when it streamed all it had),
+    /// with the default usage and a clean end.
+    pub fn rest(&self, given_up: bool) -> Response {
+        let shown = if given_up { self.text_before_pause() } else { self.visible_text() };
+        let whole = self.text.concat();
+        let rest = whole.strip_prefix(shown.as_str()).unwrap_or_default();
+        Response { text: if rest.is_empty() { Vec::new() } else { vec![rest.to_owned()] }, ..Response::default() }
+    }
+
     /// Number of output items the full stream carries (reasoning, message, calls).
     pub fn item_count(&self) -> usize {
         self.reasoning.len() + usize::from(!self.text.is_empty()) + self.calls.len()

@@ -58,6 +58,9 @@ fn judge(evidence: &Evidence) -> Vec<(bool, Violation)> {
         let Some(exchange) = live.get(first + idx).filter(|exchange| exchange.answer.is_some()) else { continue };
         let shown = shown_text(exchange);
         let turn = driven.get(idx);
+        if turn.is_some_and(|turn| turn.invented) {
+            continue;
+        }
         let completed = turn.and_then(|turn| turn.status) == Some(TerminalStatus::Completed);
         let answer = if completed { pieces.iter().rposition(|piece| piece.clean) } else { None };
         let chunks = shown_chunks(exchange);

@@ -19,10 +19,15 @@ pub const INVARIANT: Invariant =
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let (clean, partials) = partial_texts(evidence);
-    judge_messages(evidence, |_, message, found| {
+    judge_messages(evidence, |request, message, found| {
         let Message::Assistant { text } = message else { return };
         for partial in &partials {
             if *text != partial.text && clean.contains(text) {
+                continue;
+            }
+            // A request of the turn the text was streamed in resumes it (a continuation from
+            // the text delivered): the turn is still running, nothing is passed off as final.
+            if partial.turn.is_some() && request.turn.map(|turn| turn + 1) == partial.turn {
                 continue;
             }
             if text.contains(partial.text.as_str()) {

@@ -70,13 +70,15 @@ struct Run {
     /// The retries in a row so far, and of which kind of fault.
     length: usize,
     of: Option<Fault>,
-    /// The fault the turn's latest request met.
+    /// The fault the turn's latest request met, and that request.
     previous: Option<Fault>,
+    last: Option<usize>,
     longest: usize,
 }
 
-/// Per turn of the scenario, the longest run of retries of one kind of fault: requests whose
-/// request before, in the same turn, met a fault of the kind the run began with (its scripted
+/// Per turn of the scenario, the longest run of retries of one kind of fault: requests with the
+/// conversation of the request before them in the same turn, which met a fault of the kind the
+/// run began with (its scripted
 /// response is one, the client gave up on its body, or the mock answered it with an error past
 /// its cap or by the script's `unscripted` policy). One pass over the requests, whatever the
 /// number of turns.
@@ -88,7 +90,13 @@ fn longest_runs(evidence: &Evidence, turns: &[Option<usize>], n_turns: usize) ->
         if request.route != ROOT {
             continue;
         }
+        // A request that asks with another conversation than the faulted one (a resume, a
+        // "continue", a rewrite) is a continuation, no retry: it starts no run and ends one.
+        let conversation = |at: usize| evidence.conversations.get(at).map(|conversation| conversation.messages);
+        let continues = run.last.is_some_and(|last| conversation(last) != conversation(index));
+        run.last = Some(index);
         match run.previous {
+            _ if continues => (run.length, run.of) = (0, None),
             Some(fault) if run.of == Some(fault) => run.length += 1,
             Some(fault) => (run.length, run.of) = (1, Some(fault)),
             None => (run.length, run.of) = (0, None),
@@ -177,6 +185,29 @@ mod tests {
         assert_eq!(
             check_played(INVARIANT, &capture, &scenario(text)),
             ["turn 1: the agent retried a fault 3 times in a row; its budget is 2 (the scenario's `max_retries`)"]
+        );
+    }
+
+    /// An agent that resumes after each dropped stream ("The connection dropped mid-response.
+    /// Resume directly ...") asks with another conversation each time: continuations, no
+    /// retries, however many; asking the same conversation again is a retry.
+    #[test]
+    fn continuations_after_a_fault_are_no_retries() {
+        let text = "title = \"t\"\nconfig = { max_retries = 1 }\n[[turn]]\nprompt = \"a\"\n\
+                    respond = [{ text = [\"x\"], then = \"disconnect\" }]\n";
+        let resumed = |n: usize| {
+            let mut messages = vec![user("a")];
+            messages.extend((0..n).map(|_| user("Resume directly")));
+            ("root".to_owned(), Some(0), body(messages))
+        };
+        let served: Vec<_> = (0..4).map(resumed).collect();
+        let capture = Capture { requests: Request::chained(served), ..Capture::default() };
+        assert!(check_played(INVARIANT, &capture, &scenario(text)).is_empty());
+        let served: Vec<_> = [0, 1, 1, 1].into_iter().map(resumed).collect();
+        let capture = Capture { requests: Request::chained(served), ..Capture::default() };
+        assert_eq!(
+            check_played(INVARIANT, &capture, &scenario(text)),
+            ["turn 1: the agent retried a fault 2 times in a row; its budget is 1 (the scenario's `max_retries`)"]
         );
     }
 

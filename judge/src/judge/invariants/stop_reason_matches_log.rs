@@ -27,6 +27,9 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             problems.push(Violation::in_turn(n, format!("turn {n} was answered but the Log has no such turn")));
             continue;
         };
+        if turn.invented {
+            continue;
+        }
         let said = describe(answer.stop_reason.as_deref(), answer.error.as_ref());
         let problem = match (answer.claimed_status(), turn.status) {
             // An error that names no state still says the turn did not complete: honest for a
