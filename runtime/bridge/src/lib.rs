@@ -27,36 +27,8 @@
 //! where a scenario file (TOML, which has no null) needs a null, the `*_json` twin of the field
 //! takes the same value as JSON text. Given both, or JSON text that does not parse, is an error.
 //!
-//! | action (`do.<name>`) | arguments | records |
-//! | --- | --- | --- |
-//! | `read` | `result` or `result_json`: a `thread/read` result (absent or null: nil) | `snapshot` |
-//! | `merge` | the same | `thread` |
-//! | `poll` | the same (nil reads as an empty result, as codex-tg normalizes it) | `gate`, `log`s, `event`s, `thread`, `stored` |
-//! | `gate` | `snapshot`: the fields of a `snapshot` record | `gate` |
-//! | `notification` | `method`, `params` or `params_json`: a live app-server notification | `event`s |
-//! | `terminal_log` | `snapshot` | a `log` when it is a terminal Telegram-origin turn, else nothing |
-//! | `input` | `text`, `route_turn_id` (the replied-to card's turn), `thread_id` | `decision`, `stored` |
-//! | `stop` | `thread_id` | `decision`, `stored` |
-//! | `ensure_sessions`, `repair` | none (`{}`) | `session` |
-//! | `live_loop_exit` | `generation`, `cancelled` | `log`s, `session` |
-//! | `live_event` | `generation` | `live_event` |
-//! | `client_start` | `initialize_error` | `client` |
-//! | `client_payload` | `kind` (`response`, `server_request`, `resolved`, `notification`), `generation`, `id` | `delivery`, `client` |
-//! | `client_request` | `method` | `request` |
-//! | `render` | `helper`, `value` or `value_json`, `fallback`, `key`, `answer`, `ts` | `rendered` |
-//! | `panel_sync` | `source` (`telegram_input`, `global_observer`), `thread_id`, `turn_id`, `user_message_fp`, `edit_fails` | `message`s, `panel` |
-//!
-//! | config key | default | meaning |
-//! | --- | --- | --- |
-//! | `observer_poll_ms` | `5000` | the observer poll interval (grace and hot-poll times derive from it) |
-//! | `thread` | none | the stored row: `id`, `title`, `project`, `cwd`, `status`, `active_turn_id` |
-//! | `snapshot` | none | the stored snapshot state (the `snapshot` field of a `stored` record); without it the thread has none, and its first read emits no events |
-//! | `telegram_origin`, `explicit_interrupt` | `[]` | marked turns, `{ thread_id, turn_id }` |
-//! | `armed_steer_turn_id` | `""` | a turn an earlier card action armed for steering |
-//! | `app_server` | see [`AppServer`] | `thread_read` (or `thread_read_json`), `steer_errors`, `steer_error`, `started_turn_id` |
-//! | `sessions` | both connected, generation 0 | the live and poll sessions ([`Sessions`]) |
-//! | `client` | not started, generation 0 | one RPC client ([`ClientState`]) |
-//! | `panels` | `[]` | the thread panels ([`Panel`](panel::Panel)): `id`, `thread_id`, `source_mode`, `current_turn_id`, `last_user_notice_fp` |
+//! docs/adapters.md ("Bridge steps and records") lists every action with its arguments and
+//! the records it produces, and every config key.
 //!
 //! Records: `snapshot` ([`SnapshotRecord`]), `thread` ([`ThreadRecord`]), `gate`
 //! ([`GateDecision`]), `event` ([`DiffEvent`]), `stored` ([`Stored`]), `decision`

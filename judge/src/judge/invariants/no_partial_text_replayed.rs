@@ -19,26 +19,60 @@ pub const INVARIANT: Invariant =
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let (clean, partials) = partial_texts(evidence);
-    judge_messages(evidence, |request, message, found| {
+    // Partials a request of their own turn carried to resume from (index into `partials`, and
+    // the request): the turn was still running, so that is no replay; a later turn's request
+    // that still carries one is.
+    let mut resumed: Vec<(usize, usize)> = Vec::new();
+    let requests = &evidence.capture.requests;
+    let mut violations = judge_messages(evidence, |request, message, found| {
         let Message::Assistant { text } = message else { return };
-        for partial in &partials {
+        for (at, partial) in partials.iter().enumerate() {
             if *text != partial.text && clean.contains(text) {
                 continue;
             }
-            // A request of the turn the text was streamed in resumes it (a continuation from
-            // the text delivered): the turn is still running, nothing is passed off as final.
-            if partial.turn.is_some() && request.turn.map(|turn| turn + 1) == partial.turn {
+            if !text.contains(partial.text.as_str()) {
                 continue;
             }
-            if text.contains(partial.text.as_str()) {
-                let message = format!(
-                    "replays the partial assistant text of {} as assistant content: {:?}",
-                    partial.origin, partial.text
-                );
-                found.push(Violation { at: partial.turn.map(At::Turn), message });
+            if partial.turn.is_some() && request.turn.map(|turn| turn + 1) == partial.turn {
+                if let Some(index) = requests.iter().position(|other| std::ptr::eq(other, request)) {
+                    resumed.push((at, index));
+                }
+                continue;
             }
+            let message = format!(
+                "replays the partial assistant text of {} as assistant content: {:?}",
+                partial.origin, partial.text
+            );
+            found.push(Violation { at: partial.turn.map(At::Turn), message });
         }
-    })
+    });
+    resumed.dedup_by_key(|(at, _)| *at);
+    for (at, since) in resumed {
+        let partial = &partials[at];
+        let quoted = format!("{:?}", partial.text);
+        if violations.iter().any(|violation| violation.message.contains(&quoted)) {
+            continue;
+        }
+        let carried = |index: &usize| {
+            let later_turn = requests[*index].turn.map(|turn| turn + 1) != partial.turn;
+            later_turn
+                && evidence.conversations.get(*index).is_some_and(|conversation| {
+                    conversation.messages.iter().any(|message| {
+                        matches!(message, Message::Assistant { text } if text.contains(partial.text.as_str()))
+                    })
+                })
+        };
+        if let Some(index) = (since + 1..requests.len()).find(carried) {
+            let message = format!(
+                "request {} replays the partial assistant text of {} as assistant content, kept since request {} resumed its own turn from it: {quoted}",
+                index + 1,
+                partial.origin,
+                since + 1
+            );
+            violations.push(Violation { at: partial.turn.map(At::Turn), message });
+        }
+    }
+    violations
 }
 
 /// A partial text: what a response that did not complete streamed.
@@ -187,6 +221,38 @@ mod tests {
             check_played(INVARIANT, &capture, &scenario(text)),
             [
                 "request 2 replays the partial assistant text of the failed response to request 1 as assistant content: \"Useful partial\""
+            ]
+        );
+    }
+
+    /// codex-acp retries a stream that failed after text with that text as an assistant message
+    /// (a resume within the running turn: no replay), and keeps it in its history, so the next
+    /// turn's request carries it: that is the replay, found though the message is not new there.
+    #[test]
+    fn a_resume_in_its_own_turn_is_no_replay_but_keeping_it_for_the_next_turn_is() {
+        use crate::capture::Capture;
+        use crate::judge::invariants::fixture::{check_played, requests, scenario};
+        let text = "title = \"t\"\n[[turn]]\nprompt = \"Summarise\"\nexpect = \"partial_failed\"\n\
+                    respond = [{ text = [\"Useful partial\"], then = \"disconnect\" }]\n\
+                    [[turn]]\nprompt = \"Try again\"\nrespond = [{ text = [\"Done.\"] }]\n";
+        let resumed = vec![user("Summarise"), assistant("Useful partial")];
+        let mut next = resumed.clone();
+        next.push(user("Try again"));
+        let bodies = |later: Option<Vec<serde_json::Value>>| {
+            let mut bodies = vec![body(vec![user("Summarise")]), body(resumed.clone())];
+            bodies.extend(later.map(body));
+            let mut capture = Capture { requests: requests(bodies), ..Capture::default() };
+            for (request, turn) in capture.requests.iter_mut().zip([0, 0, 1]) {
+                request.turn = Some(turn);
+            }
+            capture
+        };
+        let played = scenario(text);
+        assert!(check_played(INVARIANT, &bodies(None), &played).is_empty());
+        assert_eq!(
+            check_played(INVARIANT, &bodies(Some(next)), &played),
+            [
+                "request 3 replays the partial assistant text of the failed response to request 1 as assistant content, kept since request 2 resumed its own turn from it: \"Useful partial\""
             ]
         );
     }
