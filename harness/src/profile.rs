@@ -15,7 +15,7 @@ use crate::driver::acp_client::Permission;
 use crate::driver::external::External;
 use gauntlet_judge::capture;
 use gauntlet_judge::locate::{self, LoadError, Step};
-use gauntlet_judge::scenario::{Capability, Knobs, RetryBudget, Scenario};
+use gauntlet_judge::scenario::{Capability, FaultKind, Knobs, RetryBudget, Scenario};
 use gauntlet_judge::tool_map::{self, AbstractTool, ToolMap};
 
 /// The placeholders gauntlet fills in a profile's command, arguments, environment and files.
@@ -103,6 +103,12 @@ pub struct Profile {
     /// passed, only the mock's cap bounds it (WIRE-RETRY-BOUNDED).
     #[serde(default)]
     pub retries: Option<Retries>,
+    /// The kinds of fault (`http`, `stream`) that retry budget governs; absent, every kind.
+    /// An agent whose knob governs only HTTP errors, with a fixed budget of its own for broken
+    /// streams, says `["http"]`: its retries of broken streams are then held to no budget but
+    /// the mock's cap.
+    #[serde(default)]
+    pub retries_cover: Vec<FaultKind>,
     /// The folder of the profile file (not a key: set when loading).
     #[serde(skip)]
     pub dir: PathBuf,
@@ -395,6 +401,10 @@ impl Profile {
     pub fn knobs(&self) -> Knobs {
         Knobs {
             retries: self.retry_budget(),
+            retries_only: match self.retries_cover.as_slice() {
+                [only] => Some(*only),
+                _ => None,
+            },
             idle_timeout: self.passes("{stream_idle_timeout_ms}"),
             turn_budget: self.passes("{turn_timeout_ms}"),
         }

@@ -66,6 +66,10 @@ pub struct Scenario {
 pub struct Knobs {
     /// How many times it retries a request that met a fault.
     pub retries: RetryBudget,
+    /// The one kind of fault that budget governs, when it governs only one (a profile's
+    /// `retries_cover`); `None`, every kind. An agent may keep another, fixed budget for a
+    /// kind its knob does not govern, which gauntlet then does not know.
+    pub retries_only: Option<FaultKind>,
     /// Whether it is told the scenario's `stream_idle_timeout_ms`.
     pub idle_timeout: bool,
     /// Whether it is told the scenario's `turn_timeout_ms`.
@@ -73,6 +77,11 @@ pub struct Knobs {
 }
 
 impl Knobs {
+    /// Whether the retry budget governs faults of `kind`.
+    pub fn governs(&self, kind: FaultKind) -> bool {
+        self.retries_only.is_none_or(|only| only == kind)
+    }
+
     /// Why the outcome `turn` forces rests on a knob this agent is not told, if it does: a
     /// turn that must time out on the idle timeout or the turn budget it does not have, or
     /// must recover from more faults than its retry budget is known to take. The judge then
@@ -88,8 +97,11 @@ impl Knobs {
             _ => {}
         }
         let faults = turn.respond.iter().take_while(|response| response.fails()).count();
+        let kind = |response: &Response| if response.status.is_some() { FaultKind::Http } else { FaultKind::Stream };
+        let governed = turn.respond.iter().take(faults).all(|response| self.governs(kind(response)));
         let recovers = match self.retries {
             _ if faults == 0 || turn.expect != TerminalStatus::Completed => true,
+            _ if !governed => false,
             RetryBudget::Scenario => max_retries as usize >= faults,
             RetryBudget::Unbounded => true,
             RetryBudget::Fixed(n) => n as usize >= faults,
@@ -99,6 +111,17 @@ impl Knobs {
             "the wire shows (the agent's retry budget is not known to reach the faults the script answers first)",
         )
     }
+}
+
+/// A kind of fault an agent keeps a retry budget for (a profile's `retries_cover`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKind {
+    /// An HTTP error (429, 5xx), or an error answer past the script.
+    Http,
+    /// A stream that failed, dropped, ended without its terminal event, or that the client
+    /// gave up on in a stall.
+    Stream,
 }
 
 /// How many times an agent retries a request that met a fault, as its profile says

@@ -11,7 +11,7 @@ use gauntlet_mock_provider::{After, RETRY_CAP, ROOT, StreamEnd};
 use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{request_turns, served};
-use crate::scenario::RetryBudget;
+use crate::scenario::{FaultKind, RetryBudget};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "WIRE-RETRY-BOUNDED",
@@ -34,8 +34,10 @@ fn check(evidence: &Evidence) -> Vec<String> {
     };
     let turns = request_turns(evidence);
     let mut problems = Vec::new();
-    for (idx, longest) in longest_runs(evidence, &turns, scenario.turns.len()).into_iter().enumerate() {
-        let over_budget = limit.is_some_and(|limit| longest > limit as usize);
+    for (idx, (longest, kind)) in longest_runs(evidence, &turns, scenario.turns.len()).into_iter().enumerate() {
+        // A kind of fault the profile says its budget does not govern has a budget unknown here.
+        let governed = scenario.knobs.is_none_or(|knobs| kind.is_none_or(|kind| knobs.governs(kind)));
+        let over_budget = governed && limit.is_some_and(|limit| longest > limit as usize);
         if longest > RETRY_CAP {
             problems.push(format!(
                 "turn {}: the agent retried a fault {longest} times in a row and never stopped by itself (the mock stops repeating a fault after {RETRY_CAP})",
@@ -52,28 +54,20 @@ fn check(evidence: &Evidence) -> Vec<String> {
     problems
 }
 
-/// The kind of fault a request met, as the wire showed it. Agents keep a budget per kind (codex-acp's request and
-/// stream retries, say), and `max_retries` counts retries of HTTP errors: a failed stream after
-/// a retried 503 starts a count of its own (a retry after streamed text is
-/// WIRE-NO-RETRY-AFTER-TEXT's to judge).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fault {
-    /// An HTTP error, or an error answer of the mock past the script.
-    Http,
-    /// A stream that failed, or one the client gave up on.
-    Stream,
-}
-
 /// Where one turn's requests stand while they are read in order.
 #[derive(Debug, Clone, Copy, Default)]
 struct Run {
-    /// The retries in a row so far, and of which kind of fault.
+    /// The retries in a row so far, and of which kind of fault (the wire's: agents keep a
+    /// budget per kind, codex-acp's request and stream retries say, so a failed stream after a
+    /// retried 503 starts a count of its own; a retry after streamed text is
+    /// WIRE-NO-RETRY-AFTER-TEXT's to judge).
     length: usize,
-    of: Option<Fault>,
+    of: Option<FaultKind>,
     /// The fault the turn's latest request met, and that request.
-    previous: Option<Fault>,
+    previous: Option<FaultKind>,
     last: Option<usize>,
-    longest: usize,
+    /// The longest run, and its kind.
+    longest: (usize, Option<FaultKind>),
 }
 
 /// Per turn of the scenario, the longest run of retries of one kind of fault: requests with the
@@ -82,7 +76,7 @@ struct Run {
 /// response is one, the client gave up on its body, or the mock answered it with an error past
 /// its cap or by the script's `unscripted` policy). One pass over the requests, whatever the
 /// number of turns.
-fn longest_runs(evidence: &Evidence, turns: &[Option<usize>], n_turns: usize) -> Vec<usize> {
+fn longest_runs(evidence: &Evidence, turns: &[Option<usize>], n_turns: usize) -> Vec<(usize, Option<FaultKind>)> {
     let capture = evidence.capture;
     let mut runs = vec![Run::default(); n_turns];
     for (index, request) in capture.requests.iter().enumerate() {
@@ -101,7 +95,9 @@ fn longest_runs(evidence: &Evidence, turns: &[Option<usize>], n_turns: usize) ->
             Some(fault) => (run.length, run.of) = (1, Some(fault)),
             None => (run.length, run.of) = (0, None),
         }
-        run.longest = run.longest.max(run.length);
+        if run.length > run.longest.0 {
+            run.longest = (run.length, run.of);
+        }
         let given_up = capture
             .timings
             .get(index)
@@ -111,12 +107,12 @@ fn longest_runs(evidence: &Evidence, turns: &[Option<usize>], n_turns: usize) ->
         // came as an HTTP error, whatever the script's ending.
         let http_error = request.status.is_some_and(|status| status >= 400);
         run.previous = match served(evidence, request) {
-            Some(response) if response.status.is_some() || http_error => Some(Fault::Http),
-            Some(response) if response.fails() || given_up => Some(Fault::Stream),
+            Some(response) if response.status.is_some() || http_error => Some(FaultKind::Http),
+            Some(response) if response.fails() || given_up => Some(FaultKind::Stream),
             Some(_) => None,
             // Past the script, the mock repeats the fault it met, or refuses with an error.
             None if matches!(request.unplaced, Some(After::Fault { .. } | After::Refused)) => {
-                run.previous.or(Some(Fault::Http))
+                run.previous.or(Some(FaultKind::Http))
             }
             None => None,
         };
@@ -224,6 +220,25 @@ mod tests {
         own.knobs = Some(Knobs { retries: RetryBudget::Fixed(3), ..Knobs::default() });
         assert!(check_played(INVARIANT, &retried(4), &own).is_empty());
         assert_eq!(check_played(INVARIANT, &retried(5), &own).len(), 1);
+    }
+
+    /// A budget the profile says governs only HTTP errors (`retries_cover = ["http"]`) is not
+    /// applied to retries of a broken stream, which the agent budgets apart.
+    #[test]
+    fn a_budget_applies_only_to_the_kinds_of_fault_it_governs() {
+        let text = "title = \"t\"\nconfig = { max_retries = 1 }\n[[turn]]\nprompt = \"a\"\n\
+                    respond = [{ text = [\"x\"], then = \"eof\" }]\n";
+        let served: Vec<_> = (0..4).map(|_| ("root".to_owned(), Some(0), body(vec![user("a")]))).collect();
+        let capture = Capture { requests: Request::chained(served), ..Capture::default() };
+        let mut played = scenario(text);
+        played.knobs = Some(Knobs { retries: RetryBudget::Scenario, ..Knobs::default() });
+        assert_eq!(check_played(INVARIANT, &capture, &played).len(), 1, "three stream retries, a budget of 1");
+        played.knobs =
+            Some(Knobs { retries: RetryBudget::Scenario, retries_only: Some(FaultKind::Http), ..Knobs::default() });
+        assert!(check_played(INVARIANT, &capture, &played).is_empty());
+        played.knobs =
+            Some(Knobs { retries: RetryBudget::Scenario, retries_only: Some(FaultKind::Stream), ..Knobs::default() });
+        assert_eq!(check_played(INVARIANT, &capture, &played).len(), 1);
     }
 
     #[test]
