@@ -33,6 +33,8 @@ pub(super) struct Turn<'a> {
     pub status: Option<TerminalStatus>,
     /// Completed, as driven.
     pub completed: bool,
+    /// How it ended rests on an answer the mock invented, so it is not judged.
+    pub invented: bool,
     /// The model's answer that ended it, when the script gives one.
     pub answer: Option<String>,
     /// The text of each response of it that completed cleanly, as the script streamed it.
@@ -133,11 +135,12 @@ pub(super) fn read<'e>(evidence: &'e Evidence) -> Result<(Vec<Turn<'e>>, Vec<Str
             .map(|piece| piece.text.clone())
             .collect();
         let answer = pieces.and_then(|pieces| pieces.iter().rfind(|piece| piece.clean)).map(|piece| piece.text.clone());
-        let status = idx.and_then(|idx| driven.get(idx)).and_then(|turn| turn.status);
+        let driven = idx.and_then(|idx| driven.get(idx));
+        let (status, invented) = (driven.and_then(|turn| turn.status), driven.is_some_and(|turn| turn.invented));
         let completed = status == Some(TerminalStatus::Completed);
         let answer = answer.filter(|answer| !answer.is_empty());
         let n = first_audited + turns.len() + 1;
-        turns.push(Turn { n, exchange, status, completed, answer, clean, partial, replayed });
+        turns.push(Turn { n, exchange, status, completed, invented, answer, clean, partial, replayed });
     }
     // What is replayed before the first live prompt is the Session's earlier history (a
     // preloaded Log), which the live view of this run never showed.

@@ -27,7 +27,8 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     let Ok((turns, _)) = read(evidence) else { return Vec::new() };
     let mut problems = Vec::new();
     // A busy prompt's turn has no scripted outcome of its own to hold its replay to.
-    for turn in turns.iter().filter(|turn| !turn.completed && !turn.exchange.busy) {
+    // How a turn ended on an answer the mock invented is not known, so neither is its replay's.
+    for turn in turns.iter().filter(|turn| !turn.completed && !turn.invented && !turn.exchange.busy) {
         let Some((_, agent)) = &turn.replayed else { continue };
         let mut beyond = agent.clone();
         for clean in &turn.clean {
