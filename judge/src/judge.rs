@@ -252,22 +252,36 @@ impl<'a> Evidence<'a> {
         }
     }
 
-    /// Turn `turn` when a prompt came while it ran and the agent answered it `cancelled`
-    /// though the client never cancelled: the agent gave the running turn up for the new
-    /// prompt (gemini-cli does), so it was interrupted, as the wire shows. ACP has a client
-    /// wait for a prompt to complete before it sends the next, so whatever an agent does with
-    /// the running turn then is no outcome the script can force (ACP-BUSY-AFTER-RUNNING
-    /// judges leaving it alone).
+    /// Turn `turn` when a prompt came while it ran and the agent gave the running turn up for
+    /// it: answered it `cancelled` though the client never cancelled (gemini-cli does), so it
+    /// was interrupted; or closed the turn's stream itself and answered an error, so it
+    /// failed, as the wire shows. ACP has a client wait for a prompt to complete before it
+    /// sends the next, so whatever an agent does with the running turn then is no outcome the
+    /// script can force (ACP-BUSY-AFTER-RUNNING judges leaving it alone).
     fn given_up_for_busy_prompt(&self, turn: usize) -> Option<DrivenTurn> {
         let scenario = self.scenario?;
         scenario.turns.get(turn)?.busy_prompt?;
         let answered = (turn + self.capture.reported.len()).checked_sub(scenario.turns.len())?;
-        (self.capture.reported.get(answered)?.stop_reason.as_deref() == Some("cancelled")).then_some(DrivenTurn {
-            status: Some(TerminalStatus::Interrupted),
-            truncation: None,
-            source: "the wire shows: the agent gave the running turn up for the prompt sent while it ran",
-            invented: false,
-        })
+        let answer = self.capture.reported.get(answered)?;
+        let closed = || {
+            let last = self.last_request(turn);
+            let ended = last.and_then(|index| self.capture.timings.get(index)).and_then(|timing| timing.ended);
+            ended.is_some_and(|ended| ended.how == StreamEnd::ClientClosed)
+        };
+        let (status, source) = if answer.stop_reason.as_deref() == Some("cancelled") {
+            (
+                TerminalStatus::Interrupted,
+                "the wire shows: the agent gave the running turn up for the prompt sent while it ran",
+            )
+        } else if answer.error.is_some() && closed() {
+            (
+                TerminalStatus::Failed,
+                "the wire shows: the agent closed the running turn's stream for the prompt sent while it ran, and answered an error",
+            )
+        } else {
+            return None;
+        };
+        Some(DrivenTurn { status: Some(status), truncation: None, source, invented: false })
     }
 
     /// The index of turn `turn`'s last request on the root route.
@@ -493,7 +507,7 @@ mod tests {
     /// An agent that gives the running turn up when a second prompt comes (and answers it
     /// `cancelled`, though the client never cancelled) interrupted it, as the wire shows.
     #[test]
-    fn a_turn_given_up_for_a_busy_prompt_was_interrupted() {
+    fn a_turn_given_up_for_a_busy_prompt_was_interrupted_or_failed() {
         use crate::capture::Reported;
         let played = scenario(
             "title = \"t\"\n[[turn]]\nprompt = \"a\"\nbusy_prompt = \"first_delta\"\n\
@@ -509,6 +523,18 @@ mod tests {
         let finished = answered("end_turn");
         let turn = &Evidence::of_scenario(&finished, &played).driven_turns(1)[0];
         assert_eq!((turn.status, turn.source), (Some(TerminalStatus::Completed), "the script forces"));
+        // It closed the running turn's stream itself and answered an error: it failed.
+        use gauntlet_mock_provider::{Ended, Timing};
+        let mut closed = Capture {
+            reported: vec![Reported { stop_reason: None, error: Some(serde_json::json!({"code": -32603})) }],
+            requests: Request::chained(vec![("root".to_owned(), Some(0), body(vec![user("a")]))]),
+            ..Capture::default()
+        };
+        closed.requests[0].turn = Some(0);
+        let ended = Ended { at: std::time::Duration::ZERO, how: StreamEnd::ClientClosed };
+        closed.timings = vec![Timing { received: std::time::Duration::ZERO, ended: Some(ended) }];
+        let turn = &Evidence::of_scenario(&closed, &played).driven_turns(1)[0];
+        assert_eq!(turn.status, Some(TerminalStatus::Failed), "{}", turn.source);
     }
 
     /// A turn whose last request the mock answered cleanly past the script: after the turn's

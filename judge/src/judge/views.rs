@@ -182,14 +182,16 @@ pub(crate) fn read_new_messages<'e>(
 
 /// Whether each request rewrote its route's conversation, as a compaction does: its messages
 /// (reasoning left out, which a model switch may drop) no longer start with those of the
-/// previous request of its route (REPLAY-COMPACTION-KEEPS-PROMPT, REPLAY-COMPACTION-NO-PARTIAL).
-/// A request that extends its run did not; only a request that starts a run is compared.
+/// previous request of its route, less any of their assistant messages (a request that only
+/// drops a failed attempt's text is no compaction: issue 31) (REPLAY-COMPACTION-KEEPS-PROMPT,
+/// REPLAY-COMPACTION-NO-PARTIAL). A request that extends its run did not; only a request that
+/// starts a run is compared.
 pub(crate) fn rewrites(evidence: &Evidence) -> Vec<bool> {
     let mut last: HashMap<&str, (usize, &[Message])> = HashMap::new();
     read_requests(evidence)
         .map(|(request, conversation)| {
             let rewritten = match last.get(request.route.as_str()) {
-                Some((run, previous)) if *run != conversation.run => !starts_with(conversation.messages, previous),
+                Some((run, previous)) if *run != conversation.run => !keeps(conversation.messages, previous),
                 _ => false,
             };
             last.insert(&request.route, (conversation.run, conversation.messages));
@@ -198,11 +200,19 @@ pub(crate) fn rewrites(evidence: &Evidence) -> Vec<bool> {
         .collect()
 }
 
-/// `messages` start with `prefix`, reasoning left out of both.
-pub(crate) fn starts_with(messages: &[Message], prefix: &[Message]) -> bool {
+/// `messages` start with `previous`, reasoning left out of both, but for assistant messages of
+/// `previous` they leave out.
+fn keeps(messages: &[Message], previous: &[Message]) -> bool {
     let spoken = |message: &&Message| !matches!(message, Message::Reasoning { .. });
-    let mut messages = messages.iter().filter(spoken);
-    prefix.iter().filter(spoken).all(|wanted| messages.next() == Some(wanted))
+    let mut messages = messages.iter().filter(spoken).peekable();
+    previous.iter().filter(spoken).all(|wanted| {
+        if messages.peek() == Some(&wanted) {
+            messages.next();
+            true
+        } else {
+            matches!(wanted, Message::Assistant { .. })
+        }
+    })
 }
 
 /// The Log's prompts (its `user_message` lines), to place a request in its turn: the turn of

@@ -124,4 +124,23 @@ mod tests {
             ]
         );
     }
+
+    /// An agent that drops a failed attempt's text from its conversation (and then writes the
+    /// next prompt with the partial text quoted as user content, say) rewrote no history: that
+    /// is no compaction, so nothing here is judged beside one (REPLAY-NO-PARTIAL judges the
+    /// assistant content).
+    #[test]
+    fn dropping_a_failed_attempt_is_no_compaction() {
+        let no_compaction = vec![
+            ("user_message", json!({"text": "one"})),
+            ("assistant_message", json!({"text": "Useful partial", "metadata": {"partial": true}})),
+            ("turn_failed", json!({"terminal_status": "partial_failed"})),
+            ("user_message", json!({"text": "two"})),
+        ];
+        let bodies = [
+            body(vec![user("one"), assistant("Useful partial")]),
+            body(vec![user("one"), user("two: it said Useful partial")]),
+        ];
+        assert_eq!(check(INVARIANT, &capture(&no_compaction, &bodies)), Vec::<String>::new());
+    }
 }
