@@ -69,22 +69,35 @@ pub struct Violation {
     pub at: Option<At>,
     /// What does not hold, and the evidence.
     pub message: String,
+    /// The requirement it breaks, when its rule checks more than one from one reading (one of
+    /// the rule's `also`); `None`, the rule's own.
+    pub requirement: Option<&'static str>,
 }
 
 impl Violation {
     /// A violation at turn `n` (1-based) of the root Session.
     pub fn in_turn(n: usize, message: String) -> Violation {
-        Violation { at: Some(At::Turn(n)), message }
+        Violation::placed(Some(At::Turn(n)), message)
+    }
+
+    /// A violation at `at`, when the rule can say.
+    pub fn placed(at: Option<At>, message: String) -> Violation {
+        Violation { at, message, requirement: None }
     }
 
     /// A violation in the `session/load` replay.
     pub fn in_load(message: String) -> Violation {
-        Violation { at: Some(At::Load), message }
+        Violation { at: Some(At::Load), message, requirement: None }
     }
 
     /// A violation whose place the rule cannot say.
     pub fn new(message: String) -> Violation {
-        Violation { at: None, message }
+        Violation { at: None, message, requirement: None }
+    }
+
+    /// The same violation, of requirement `id` (one of its rule's `also`).
+    pub fn of(self, id: &'static str) -> Violation {
+        Violation { requirement: Some(id), ..self }
     }
 
     /// The messages of a rule that places nothing.

@@ -86,7 +86,8 @@ pub enum Scope {
 pub struct Invariant {
     /// The requirement id in docs/contract.md that its findings carry.
     pub id: &'static str,
-    /// Further requirement ids this rule also checks in part.
+    /// Further requirement ids this rule also checks, in part or from the same reading (its
+    /// violations then name which: [`Violation::of`]).
     pub also: &'static [&'static str],
     /// The file (and rule) name.
     pub name: &'static str,
@@ -149,11 +150,8 @@ pub const ALL: &[Invariant] = &[
     workflow_waves::INVARIANT,
     delegation_acp_truthful::INVARIANT,
     tool_calls_projected::INVARIANT,
-    tool_calls_projected::SHOWN,
     answer_in_turn::INVARIANT,
-    answer_in_turn::SHOWN,
     load_matches_live::INVARIANT,
-    load_matches_live::AS_SHOWN,
     usage_recorded::INVARIANT,
     reasoning_same_model::INVARIANT,
     plan_whole_list::INVARIANT,
@@ -194,7 +192,15 @@ impl Invariant {
     pub fn run(&self, evidence: &Evidence) -> Vec<Finding> {
         (self.check)(evidence)
             .into_iter()
-            .map(|violation| Finding::new(Layer::Invariant, Some(self.id), violation.message).at(violation.at))
+            .map(|violation| {
+                let id = violation.requirement.unwrap_or(self.id);
+                debug_assert!(
+                    id == self.id || self.also.contains(&id),
+                    "{} reports {id}, not in its `also`",
+                    self.name
+                );
+                Finding::new(Layer::Invariant, Some(id), violation.message).at(violation.at)
+            })
             .collect()
     }
 }
@@ -371,6 +377,26 @@ pub(crate) mod fixture {
         scenario: &crate::scenario::Scenario,
     ) -> Vec<String> {
         messages((invariant.check)(&Evidence::of_scenario(capture, scenario)))
+    }
+
+    /// The messages of the violations of requirement `id` that a rule checking several finds.
+    pub fn check_played_as(
+        invariant: super::Invariant,
+        id: &str,
+        capture: &Capture,
+        scenario: &crate::scenario::Scenario,
+    ) -> Vec<String> {
+        of_requirement(invariant, id, (invariant.check)(&Evidence::of_scenario(capture, scenario)))
+    }
+
+    /// [`check_played_as`] for a capture without a scenario.
+    pub fn check_as(invariant: super::Invariant, id: &str, capture: &Capture) -> Vec<String> {
+        of_requirement(invariant, id, (invariant.check)(&Evidence::new(capture)))
+    }
+
+    fn of_requirement(invariant: super::Invariant, id: &str, violations: Vec<super::Violation>) -> Vec<String> {
+        let of = |violation: &super::Violation| violation.requirement.unwrap_or(invariant.id) == id;
+        messages(violations.into_iter().filter(of).collect())
     }
 
     /// An agent without a Log, its `read` mapped to `exec_command`: the scripted calls and

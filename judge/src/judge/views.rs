@@ -282,7 +282,7 @@ pub(crate) fn judge_messages<'e>(
     }
     reported
         .into_iter()
-        .map(|((_, Violation { at, message: what }), requests, most)| {
+        .map(|((_, Violation { at, message: what, requirement }), requests, most)| {
             let copies = if most > 1 { format!(", up to {most} copies in one request") } else { String::new() };
             let message = match requests.as_slice() {
                 [first] if most == 1 => format!("request {first} {what}"),
@@ -292,7 +292,7 @@ pub(crate) fn judge_messages<'e>(
                 }
                 [] => String::new(),
             };
-            Violation { at, message }
+            Violation { at, message, requirement }
         })
         .collect()
 }

@@ -4,7 +4,7 @@
 //! transcript alone, so an agent without a Log or `session/load` that shows a stale answer is
 //! caught all the same.
 //!
-//! Also ACP-ANSWER-SHOWN (a SHOULD, [`SHOWN`]): what the client is shown during prompt N is made
+//! Also ACP-ANSWER-SHOWN (a SHOULD), from the same reading of each turn: what the client is shown during prompt N is made
 //! of what the script streamed for turn N, in order (each response's text whole or a prefix
 //! of it), with at most notices of the agent's own before and after it; a completed turn's answer, the text of
 //! its last clean response, is shown whole; and the answer to a prompt sent while the turn ran
@@ -20,24 +20,14 @@ use crate::judge::Evidence;
 use crate::judge::views::{Streamed, chunk_text, shown_chunks, shown_text, streamed_per_turn};
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-ANSWER-IN-TURN", also: &[], name: "answer_in_turn", scope: Scope::Run, check };
+    Invariant { id: "ACP-ANSWER-IN-TURN", also: &[SHOWN], name: "answer_in_turn", scope: Scope::Run, check };
 
-/// ACP-ANSWER-SHOWN, from the same reading of each turn.
-pub const SHOWN: Invariant =
-    Invariant { id: "ACP-ANSWER-SHOWN", also: &[], name: "answer_in_turn", scope: Scope::Run, check: shown };
+/// What a turn's shown text breaks when it is only less, more or out of place.
+const SHOWN: &str = "ACP-ANSWER-SHOWN";
 
+/// Each turn whose shown text is not made of its own streamed text: a violation of
+/// ACP-ANSWER-IN-TURN when it showed another turn's answer, else of ACP-ANSWER-SHOWN.
 fn check(evidence: &Evidence) -> Vec<Violation> {
-    judge(evidence).into_iter().filter(|(stale, _)| *stale).map(|(_, problem)| problem).collect()
-}
-
-fn shown(evidence: &Evidence) -> Vec<Violation> {
-    judge(evidence).into_iter().filter(|(stale, _)| !*stale).map(|(_, problem)| problem).collect()
-}
-
-/// Each turn whose shown text is not made of its own streamed text, with whether it showed
-/// another turn's answer (ACP-ANSWER-IN-TURN) or only less, more or out of place
-/// (ACP-ANSWER-SHOWN).
-fn judge(evidence: &Evidence) -> Vec<(bool, Violation)> {
     let Some(scenario) = evidence.scenario else { return Vec::new() };
     let live: Vec<_> = evidence.exchanges().iter().filter(|exchange| !exchange.busy).collect();
     // The scenario's turns are the last ones of the transcript (a preloaded Log adds none).
@@ -86,16 +76,11 @@ fn judge(evidence: &Evidence) -> Vec<(bool, Violation)> {
             .find(|text| !text.is_empty() && shown.contains(text.as_str()) && !own(text));
         let streamed_text: Vec<&str> = pieces.iter().map(|piece| piece.text.as_str()).collect();
         if let Some((other, text)) = other {
-            problems.push((
-                true,
-                Violation::in_turn(
-                    n,
-                    format!(
-                        "turn {n} was shown turn {other}'s answer {text:?}: the client saw {shown:?}{}",
-                        replayed_late(exchange)
-                    ),
-                ),
-            ));
+            let message = format!(
+                "turn {n} was shown turn {other}'s answer {text:?}: the client saw {shown:?}{}",
+                replayed_late(exchange)
+            );
+            problems.push(Violation::in_turn(n, message));
             continue;
         }
         let problem = match (busy, answer.map(|idx| &pieces[idx].text)) {
@@ -114,7 +99,7 @@ fn judge(evidence: &Evidence) -> Vec<(bool, Violation)> {
                 "turn {n}: the client saw {shown:?}, which is not made of what the script streamed for the turn ({streamed_text:?})"
             ),
         };
-        problems.push((false, Violation::in_turn(n, problem)));
+        problems.push(Violation::in_turn(n, problem).of(SHOWN));
     }
     problems
 }
@@ -202,7 +187,7 @@ mod tests {
     use super::*;
     use crate::capture::{Capture, Request};
     use crate::judge::invariants::fixture::{
-        assistant, body, check_played, chunk, entry, prompt, requests, scenario, user,
+        assistant, body, check_played_as, chunk, entry, prompt, requests, scenario, user,
     };
     use serde_json::json;
 
@@ -227,18 +212,21 @@ mod tests {
 
     #[test]
     fn each_answer_in_its_own_turn_passes() {
-        assert!(check_played(INVARIANT, &shown(&["Sev", "en."], &["Eleven."]), &scenario(TWO_TURNS)).is_empty());
+        assert!(
+            check_played_as(INVARIANT, INVARIANT.id, &shown(&["Sev", "en."], &["Eleven."]), &scenario(TWO_TURNS))
+                .is_empty()
+        );
     }
 
     #[test]
     fn an_answer_one_turn_late_is_caught() {
         let late = shown(&[], &["Seven."]);
         assert_eq!(
-            check_played(INVARIANT, &late, &scenario(TWO_TURNS)),
+            check_played_as(INVARIANT, INVARIANT.id, &late, &scenario(TWO_TURNS)),
             ["turn 2 was shown turn 1's answer \"Seven.\": the client saw \"Seven.\""]
         );
         assert_eq!(
-            check_played(SHOWN, &late, &scenario(TWO_TURNS)),
+            check_played_as(INVARIANT, SHOWN, &late, &scenario(TWO_TURNS)),
             [
                 "turn 1 completed (the script forces) but its answer \"Seven.\" was never shown: no agent_message_chunk during the prompt"
             ]
@@ -252,7 +240,7 @@ mod tests {
         let mut capture = shown(&["Seven."], &["Seven.", "Eleven."]);
         let at = capture.acp.len() - 3;
         capture.acp.insert(at, entry("agent", chunk("user_message_chunk", "Name a prime.")));
-        let found = check_played(INVARIANT, &capture, &scenario(TWO_TURNS));
+        let found = check_played_as(INVARIANT, INVARIANT.id, &capture, &scenario(TWO_TURNS));
         assert_eq!(found.len(), 1);
         assert!(
             found[0].starts_with("turn 2 was shown turn 1's answer \"Seven.\"")
@@ -264,7 +252,7 @@ mod tests {
     #[test]
     fn a_partial_answer_of_a_completed_turn_is_caught() {
         assert_eq!(
-            check_played(SHOWN, &shown(&["Seven."], &["Elev"]), &scenario(TWO_TURNS)),
+            check_played_as(INVARIANT, SHOWN, &shown(&["Seven."], &["Elev"]), &scenario(TWO_TURNS)),
             [
                 "turn 2 completed (the script forces) but the client saw \"Elev\", not its answer \"Eleven.\" whole after what the script streamed before it ([\"Eleven.\"])"
             ]
@@ -281,7 +269,7 @@ mod tests {
             requests: requests(vec![body(vec![user("a")]), body(vec![user("a")])]),
             ..Capture::default()
         };
-        assert!(check_played(INVARIANT, &capture, &scenario(text)).is_empty());
+        assert!(check_played_as(INVARIANT, INVARIANT.id, &capture, &scenario(text)).is_empty());
     }
 
     #[test]
@@ -291,7 +279,7 @@ mod tests {
         let second = body(vec![user("Name a prime."), assistant("Seven."), user("Another one?")]);
         capture.requests = Request::chained([("root".to_owned(), Some(1), second)]);
         assert_eq!(
-            check_played(SHOWN, &capture, &scenario(TWO_TURNS)),
+            check_played_as(INVARIANT, SHOWN, &capture, &scenario(TWO_TURNS)),
             ["turn 1: the client saw \"All done.\", which is not made of what the script streamed for the turn ([])"]
         );
     }
@@ -299,22 +287,22 @@ mod tests {
     #[test]
     fn a_notice_of_the_agents_own_before_the_answer_passes_but_never_another_turns_text() {
         let notice = shown(&["Context compacted.\n", "Seven."], &["Eleven."]);
-        assert!(check_played(INVARIANT, &notice, &scenario(TWO_TURNS)).is_empty());
-        assert!(check_played(SHOWN, &notice, &scenario(TWO_TURNS)).is_empty());
+        assert!(check_played_as(INVARIANT, INVARIANT.id, &notice, &scenario(TWO_TURNS)).is_empty());
+        assert!(check_played_as(INVARIANT, SHOWN, &notice, &scenario(TWO_TURNS)).is_empty());
         // A notice may close the turn too, and a turn may show only notices (issue 31: a final
         // "Error: ..." could never pass, since only leading notices were tried).
         let closing = shown(&["Seven.", "\n(saved to notes)"], &["Error: the model did not answer."]);
-        assert!(check_played(SHOWN, &closing, &scenario(FAILED_SECOND)).is_empty());
+        assert!(check_played_as(INVARIANT, SHOWN, &closing, &scenario(FAILED_SECOND)).is_empty());
         let cut = shown(&["Seven."], &["Sev", "Eleven."]);
         assert_eq!(
-            check_played(SHOWN, &cut, &scenario(TWO_TURNS)),
+            check_played_as(INVARIANT, SHOWN, &cut, &scenario(TWO_TURNS)),
             [
                 "turn 2 completed (the script forces) but the client saw \"SevEleven.\", not its answer \"Eleven.\" whole after what the script streamed before it ([\"Eleven.\"])"
             ]
         );
         let stale = shown(&["Eleven.", "Seven."], &["Eleven."]);
         assert_eq!(
-            check_played(INVARIANT, &stale, &scenario(TWO_TURNS)),
+            check_played_as(INVARIANT, INVARIANT.id, &stale, &scenario(TWO_TURNS)),
             ["turn 1 was shown turn 2's answer \"Eleven.\": the client saw \"Eleven.Seven.\""]
         );
     }

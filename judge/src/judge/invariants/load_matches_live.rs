@@ -4,7 +4,7 @@
 //! saw during its prompt, or the model's answer that ended it (where the live view showed it
 //! wrong, that is ACP-ANSWER-IN-TURN's). A turn that did not complete is ACP-LOAD-CLEAN's.
 //!
-//! Also ACP-LOAD-AS-SHOWN (a SHOULD, [`AS_SHOWN`]): the replay is the live view again, nothing
+//! Also ACP-LOAD-AS-SHOWN (a SHOULD), from the same reading of the replay: the replay is the live view again, nothing
 //! more: each prompt's user text exactly, no user text that was never a prompt (an agent's
 //! internal records), and a completed turn's assistant text exactly as shown live or the
 //! answer alone. ACP asks for the conversation, not for its words to the byte.
@@ -17,11 +17,10 @@ use crate::judge::Evidence;
 use crate::judge::views::{Exchange, chunk_text, shown_text, streamed_per_turn};
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-LOAD-MATCHES-LIVE", also: &[], name: "load_matches_live", scope: Scope::Run, check };
+    Invariant { id: "ACP-LOAD-MATCHES-LIVE", also: &[AS_SHOWN], name: "load_matches_live", scope: Scope::Run, check };
 
-/// ACP-LOAD-AS-SHOWN, from the same reading of the replay.
-pub const AS_SHOWN: Invariant =
-    Invariant { id: "ACP-LOAD-AS-SHOWN", also: &[], name: "load_matches_live", scope: Scope::Run, check: as_shown };
+/// What a replay breaks when it holds the conversation but is not the live view again.
+const AS_SHOWN: &str = "ACP-LOAD-AS-SHOWN";
 
 /// One live turn and what the load replayed for it (ACP-LOAD-CLEAN reads the same).
 pub(super) struct Turn<'a> {
@@ -152,7 +151,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
         // Nothing was loaded: the implementation cannot, or the run ended early.
         return Vec::new();
     }
-    let (turns, _) = match read(evidence) {
+    let (turns, extra) = match read(evidence) {
         Ok(read) => read,
         Err(refused) => return vec![Violation::in_load(refused)],
     };
@@ -179,19 +178,18 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             ));
         }
     }
-    problems.into_iter().map(Violation::in_load).collect()
+    let mut violations: Vec<Violation> = problems.into_iter().map(Violation::in_load).collect();
+    violations.extend(as_shown(&turns, &extra).into_iter().map(|problem| Violation::in_load(problem).of(AS_SHOWN)));
+    violations
 }
 
-fn as_shown(evidence: &Evidence) -> Vec<Violation> {
-    if evidence.capture.acp.is_empty() || evidence.capture.acp_load.is_empty() {
-        return Vec::new();
-    }
-    let Ok((turns, extra)) = read(evidence) else { return Vec::new() };
+/// Where the replay holds the conversation but is not the live view again.
+fn as_shown(turns: &[Turn], extra: &[String]) -> Vec<String> {
     let mut problems = Vec::new();
     if !extra.is_empty() {
         problems.push(format!("load replayed user text that was never a prompt: {extra:?}"));
     }
-    for turn in &turns {
+    for turn in turns {
         let Some((user, agent)) = &turn.replayed else { continue };
         if *user != turn.exchange.text {
             problems.push(format!(
@@ -208,7 +206,7 @@ fn as_shown(evidence: &Evidence) -> Vec<Violation> {
             ));
         }
     }
-    problems.into_iter().map(Violation::in_load).collect()
+    problems
 }
 
 /// The replay split into user turns: `(user text, assistant text)`.
@@ -243,7 +241,7 @@ fn load_refusal(transcript: &[Value]) -> Option<&Value> {
 mod tests {
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{check, chunk, entry, prompt};
+    use crate::judge::invariants::fixture::{check_as, chunk, entry, prompt};
     use serde_json::json;
 
     fn two_turns(replay: &[(&str, &[&str])]) -> Capture {
@@ -278,14 +276,14 @@ mod tests {
     #[test]
     fn a_replay_of_what_was_shown_passes() {
         let capture = two_turns(&[("Name a prime.", &["Sev", "en."]), ("Another one?", &["Eleven."])]);
-        assert!(check(INVARIANT, &capture).is_empty());
+        assert!(check_as(INVARIANT, INVARIANT.id, &capture).is_empty());
     }
 
     #[test]
     fn answers_replayed_one_turn_late_are_caught() {
         let capture = two_turns(&[("Name a prime.", &[]), ("Another one?", &["Seven."])]);
         assert_eq!(
-            check(INVARIANT, &capture),
+            check_as(INVARIANT, INVARIANT.id, &capture),
             [
                 "turn 1 (completed): load replayed assistant text \"\", not what the client was shown live, \"Seven.\"",
                 "turn 2 (completed): load replayed assistant text \"Seven.\", not what the client was shown live, \"Eleven.\"",
@@ -296,7 +294,10 @@ mod tests {
     #[test]
     fn a_turn_missing_from_the_replay_is_caught() {
         let capture = two_turns(&[("Another one?", &["Eleven."])]);
-        assert_eq!(check(INVARIANT, &capture), ["turn 1: load never replayed its prompt \"Name a prime.\""]);
+        assert_eq!(
+            check_as(INVARIANT, INVARIANT.id, &capture),
+            ["turn 1: load never replayed its prompt \"Name a prime.\""]
+        );
     }
 
     /// An agent that replays its own records between the turns (claude-agent-acp's
@@ -309,9 +310,9 @@ mod tests {
             ("<local-command-stdout>Set model</local-command-stdout>", &[]),
             ("Another one?", &["Eleven."]),
         ]);
-        assert!(check(INVARIANT, &capture).is_empty());
+        assert!(check_as(INVARIANT, INVARIANT.id, &capture).is_empty());
         assert_eq!(
-            check(AS_SHOWN, &capture),
+            check_as(INVARIANT, AS_SHOWN, &capture),
             [
                 "load replayed user text that was never a prompt: [\"<local-command-stdout>Set model</local-command-stdout>\"]",
                 "turn 1: load replayed the user text \"Name a prime. [Image: image/png, 0.1 KB]\", the prompt was \"Name a prime.\"",
@@ -334,7 +335,7 @@ mod tests {
             ),
         ];
         assert_eq!(
-            check(INVARIANT, &capture),
+            check_as(INVARIANT, INVARIANT.id, &capture),
             [
                 "session/load of the Session it had just served was refused, by an agent that advertises `loadSession`, so nothing of the conversation was replayed: {\"code\":-32603,\"message\":\"No previous sessions found for this project.\"}"
             ]

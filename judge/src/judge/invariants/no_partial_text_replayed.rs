@@ -43,7 +43,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
                 "replays the partial assistant text of {} as assistant content: {:?}",
                 partial.origin, partial.text
             );
-            found.push(Violation { at: partial.turn.map(At::Turn), message });
+            found.push(Violation::placed(partial.turn.map(At::Turn), message));
         }
     });
     resumed.dedup_by_key(|(at, _)| *at);
@@ -69,7 +69,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
                 partial.origin,
                 since + 1
             );
-            violations.push(Violation { at: partial.turn.map(At::Turn), message });
+            violations.push(Violation::placed(partial.turn.map(At::Turn), message));
         }
     }
     violations

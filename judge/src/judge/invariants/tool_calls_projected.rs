@@ -27,35 +27,17 @@ use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::tool_map::AbstractTool;
 
-pub const INVARIANT: Invariant = Invariant {
-    id: "ACP-TOOL-STATUS",
-    also: &[],
-    name: "tool_calls_projected",
-    scope: Scope::Run,
-    check: |evidence| Violation::unplaced(check(evidence)),
-};
+pub const INVARIANT: Invariant =
+    Invariant { id: "ACP-TOOL-STATUS", also: &[SHOWN], name: "tool_calls_projected", scope: Scope::Run, check };
 
-/// ACP-TOOL-SHOWN, from the same reading of the transcript.
-pub const SHOWN: Invariant = Invariant {
-    id: "ACP-TOOL-SHOWN",
-    also: &[],
-    name: "tool_calls_projected",
-    scope: Scope::Run,
-    check: |evidence| Violation::unplaced(shown(evidence)),
-};
+/// What a call breaks when it is never shown, left open, updated out of order, or read
+/// through the profile.
+const SHOWN: &str = "ACP-TOOL-SHOWN";
 
-fn check(evidence: &Evidence) -> Vec<String> {
-    judge(evidence).into_iter().filter(|(contradicts, _)| *contradicts).map(|(_, problem)| problem).collect()
-}
-
-fn shown(evidence: &Evidence) -> Vec<String> {
-    judge(evidence).into_iter().filter(|(contradicts, _)| !*contradicts).map(|(_, problem)| problem).collect()
-}
-
-/// Each call shown wrong, with whether its status contradicts its result in the Log
-/// (ACP-TOOL-STATUS) or it was never shown, left open, or read through the profile
-/// (ACP-TOOL-SHOWN).
-fn judge(evidence: &Evidence) -> Vec<(bool, String)> {
+/// Each call shown wrong: a violation of ACP-TOOL-STATUS when its status contradicts its
+/// result in the Log, else of ACP-TOOL-SHOWN (never shown, left open, updated out of order, or
+/// read through the profile).
+fn check(evidence: &Evidence) -> Vec<Violation> {
     if evidence.capture.acp.is_empty() {
         return Vec::new();
     }
@@ -71,21 +53,22 @@ fn judge(evidence: &Evidence) -> Vec<(bool, String)> {
         let status = update.get("status").and_then(Value::as_str);
         let kind = update.get("sessionUpdate").and_then(Value::as_str);
         if kind == Some("tool_call_update") && !shown.contains_key(id) {
-            out_of_order.push((
-                false,
-                format!("the tool item `{id}` is updated before the client is shown it (no `tool_call` first)"),
-            ));
+            let message =
+                format!("the tool item `{id}` is updated before the client is shown it (no `tool_call` first)");
+            out_of_order.push(Violation::new(message).of(SHOWN));
         }
         let known = shown.entry(id).or_insert("pending");
         if let Some(status) = status {
             if kind == Some("tool_call_update") && rank(status) > 0 && rank(status) < rank(known) {
-                out_of_order.push((false, format!("the tool item `{id}` goes back from `{known}` to `{status}`")));
+                let message = format!("the tool item `{id}` goes back from `{known}` to `{status}`");
+                out_of_order.push(Violation::new(message).of(SHOWN));
             }
             *known = status;
         }
     }
     if evidence.capture.log.is_empty() {
-        out_of_order.extend(from_the_wire(evidence, &shown).into_iter().map(|problem| (false, problem)));
+        out_of_order
+            .extend(from_the_wire(evidence, &shown).into_iter().map(|problem| Violation::new(problem).of(SHOWN)));
         return out_of_order;
     }
     let first_driven_seq =
@@ -100,15 +83,18 @@ fn judge(evidence: &Evidence) -> Vec<(bool, String)> {
         let ok = data.get("ok").and_then(Value::as_bool) == Some(true) && !reports_partial(data);
         let expected = if ok { "completed" } else { "failed" };
         match item_of(&shown, call_id) {
-            None => problems
-                .push((false, format!("the tool call `{call_id}` (result at seq {seq}) is never shown to the client"))),
+            None => {
+                let message = format!("the tool call `{call_id}` (result at seq {seq}) is never shown to the client");
+                problems.push(Violation::new(message).of(SHOWN));
+            }
             Some((item, status)) if is_open(status) && left_open_by_a_cancel(evidence, item) => {}
-            Some((_, status)) if status != expected => problems.push((
-                !is_open(status),
-                format!(
+            Some((_, status)) if status != expected => {
+                let contradicted = Violation::new(format!(
                     "the tool call `{call_id}` ends `{status}` in ACP, but its tool_result at seq {seq} supports `{expected}`"
-                ),
-            )),
+                ));
+                // Left open is not shown closed; closed with the wrong status contradicts it.
+                problems.push(if is_open(status) { contradicted.of(SHOWN) } else { contradicted });
+            }
             Some(_) => {}
         }
     }
@@ -214,7 +200,7 @@ mod tests {
         capture.reported.push(Reported { stop_reason: Some("end_turn".into()), error: None });
         capture.acp = acp;
         // The MUST's findings, then the SHOULD's.
-        [check(INVARIANT, &capture), check(SHOWN, &capture)].concat()
+        check(INVARIANT, &capture)
     }
 
     #[test]
@@ -288,10 +274,10 @@ mod tests {
 
     #[test]
     fn without_a_log_results_are_read_through_the_profile_mapping() {
-        use crate::judge::invariants::fixture::{check_played, mapped};
+        use crate::judge::invariants::fixture::{check_played_as, mapped};
         let acp = vec![update("tool_call", "c1", "in_progress"), update("tool_call_update", "c1", "completed")];
         let (capture, scenario) = mapped(&["Process exited with code 0\nOutput:\nalpha"], acp);
-        assert_eq!(check_played(INVARIANT, &capture, &scenario), Vec::<String>::new());
+        assert_eq!(check_played_as(INVARIANT, INVARIANT.id, &capture, &scenario), Vec::<String>::new());
         // The same item shown `completed` over a failed result, and one never closed.
         let acp = vec![
             update("tool_call", "c1", "in_progress"),
@@ -299,9 +285,12 @@ mod tests {
             update("tool_call", "c2", "in_progress"),
         ];
         let (capture, scenario) = mapped(&["Process exited with code 1\nOutput:\nno", "aborted by user"], acp);
-        assert!(check_played(INVARIANT, &capture, &scenario).is_empty(), "read through the profile: the SHOULD's");
+        assert!(
+            check_played_as(INVARIANT, INVARIANT.id, &capture, &scenario).is_empty(),
+            "read through the profile: the SHOULD's"
+        );
         assert_eq!(
-            check_played(SHOWN, &capture, &scenario),
+            check_played_as(INVARIANT, SHOWN, &capture, &scenario),
             [
                 "the tool call `c1` (`read` as `exec_command`) ends `completed` in ACP, but its result in request 2 reads as a failure through the profile's mapping, so `failed`: \"Process exited with code 1\\nOutput:\\nno\"",
                 "the tool call `c2` (`read` as `exec_command`) ends `in_progress` in ACP, but its result in request 2 reads as a failure through the profile's mapping, so `failed`: \"aborted by user\"",
@@ -310,7 +299,7 @@ mod tests {
         // Without the mapping in the capture (the reference's names), nothing is read.
         let (mut capture, scenario) = mapped(&["aborted by user"], Vec::new());
         capture.mapped_calls.clear();
-        assert_eq!(check_played(INVARIANT, &capture, &scenario), Vec::<String>::new());
+        assert_eq!(check_played_as(INVARIANT, INVARIANT.id, &capture, &scenario), Vec::<String>::new());
     }
 
     /// An update of an item never shown, and a status that goes back, are out of order
@@ -336,7 +325,7 @@ mod tests {
             ],
             ..crate::capture::Capture::default()
         };
-        let found = crate::judge::invariants::fixture::check(SHOWN, &capture);
+        let found = crate::judge::invariants::fixture::check_as(INVARIANT, SHOWN, &capture);
         assert_eq!(
             found,
             [
