@@ -105,6 +105,31 @@ impl Response {
         self.text_of_beats(self.cut_after.unwrap_or(usize::MAX).min(stall))
     }
 
+    /// How many beats its stream has up to the end of its message (or of its reasoning, when
+    /// it has no text): where a fault after the whole text lands, counted as `cut_after` counts.
+    pub fn beats_through_message(&self) -> usize {
+        self.beats_through(|beat| matches!(beat, Beat::MessageDone))
+    }
+
+    /// How many beats its stream has up to its last text chunk (or the end of its reasoning,
+    /// when it has no text): where a stall after the whole text goes, as `pause.after` counts.
+    pub fn beats_through_text(&self) -> usize {
+        self.beats_through(|beat| matches!(beat, Beat::TextDelta(_)))
+    }
+
+    /// The beats up to the last one that is `wanted`, else those before its message or calls.
+    fn beats_through(&self, wanted: impl Fn(&Beat<'_>) -> bool) -> usize {
+        let arguments = arguments(self);
+        let beats = beats(self, &arguments);
+        match beats.iter().rposition(&wanted) {
+            Some(at) => at + 1,
+            None => beats
+                .iter()
+                .position(|beat| matches!(beat, Beat::MessageAdded | Beat::CallAdded { .. }))
+                .unwrap_or(beats.len()),
+        }
+    }
+
     /// The text deltas among the first `n_beats` beats; none for an HTTP error.
     fn text_of_beats(&self, n_beats: usize) -> String {
         if self.status.is_some() {

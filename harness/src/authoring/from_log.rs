@@ -492,11 +492,12 @@ fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut 
     let detail = |key: &str| failed.data.pointer(&format!("/details/{key}"));
     let number = |key: &str| detail(key).and_then(Value::as_u64);
     let attempts = number("attempts").unwrap_or(1);
-    let reasoning_frames: u64 = call.reasoning.iter().map(|(summary, _)| summary.len() as u64 + 5).sum();
-    // Frames before the first text delta: created, in_progress, reasoning, item and part added.
-    let before_text = 2 + reasoning_frames + 2;
+    // Where a frame the runtime counted lands in the mock's stream is the mock's to say (its
+    // beats): each text chunk is one beat, so the chunks to script are the frames before the
+    // fault less the rest of a one-chunk stream up to the message's end.
     let chunks_from = |frames_with_text: Option<u64>, extra: u64| {
-        frames_with_text.map_or(1, |frames| frames.saturating_sub(before_text + 3 + extra).max(1))
+        let rest = to_u64(mock_response(call, 1).beats_through_message()).saturating_sub(1);
+        frames_with_text.map_or(1, |frames| frames.saturating_sub(rest + extra).max(1))
     };
     let retried = |response: InlineTable| vec![response; usize::try_from(attempts.saturating_sub(1)).unwrap_or(0)];
     let ending = |then: toml_edit::Value, chunks: u64| {
@@ -505,7 +506,7 @@ fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut 
         response
     };
     let long_pause = |ms: u64, chunks: u64| {
-        let after = if call.text.is_some() { before_text + chunks } else { 2 + reasoning_frames };
+        let after = to_u64(mock_response(call, chunks).beats_through_text());
         let mut response = output(call, chunks);
         response.insert("pause", pause(after, ms));
         response
@@ -577,6 +578,29 @@ fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut 
 
 /// A response holding a call's output: its `reasoning`, `text` and `calls`, the text in
 /// `chunks` pieces.
+/// The response [`output`] writes, as the mock reads it: to ask the mock where a frame lands.
+fn mock_response(call: &Call, chunks: u64) -> gauntlet_mock_provider::Response {
+    use gauntlet_mock_provider::{Call as MockCall, Reasoning};
+    gauntlet_mock_provider::Response {
+        reasoning: call
+            .reasoning
+            .iter()
+            .map(|(summary, encrypted)| Reasoning { summary: summary.clone(), encrypted: encrypted.clone() })
+            .collect(),
+        text: call.text.as_deref().map(|text| split(text, chunks)).unwrap_or_default(),
+        calls: call
+            .calls
+            .iter()
+            .map(|(name, args, call_id)| MockCall { name: name.clone(), args: args.clone(), call_id: call_id.clone() })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+fn to_u64(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
 fn output(call: &Call, chunks: u64) -> InlineTable {
     let mut response = InlineTable::new();
     if !call.reasoning.is_empty() {
