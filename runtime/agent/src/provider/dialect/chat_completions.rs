@@ -206,6 +206,12 @@ impl Decoder {
         for call in std::mem::take(&mut self.calls).into_values() {
             let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
             if call.id.is_empty() || call.name.is_empty() || !args.is_object() {
+                // The output limit cut the call's arguments short: a call the model never
+                // finished is dropped, never run, as the other dialects' decoders drop a call
+                // whose item never ended; the reply is the truncated answer it is.
+                if matches!(finish, Finish::Incomplete(_)) {
+                    continue;
+                }
                 return Err(ProviderFailure::invalid("malformed tool call", &call.arguments));
             }
             items.push(OutputItem::Call { call_id: call.id, name: call.name, args });
@@ -294,6 +300,13 @@ mod tests {
     fn endings_and_faults() {
         let length =
             "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n";
+        // A call the limit cut mid-arguments is dropped, not run and not a malformed reply.
+        let cut = concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"write\",\"arguments\":\"{\\\"path\\\":\"}}]},\"finish_reason\":null}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n"
+        );
+        let reply = decode(cut).1.ok().flatten().expect("a truncated reply");
+        assert!(reply.items.is_empty() && reply.finish == Finish::Incomplete("max_output_tokens".to_owned()));
         let reply = decode(length).1.ok().flatten().map(|reply| reply.finish);
         assert_eq!(reply, Some(Finish::Incomplete("max_output_tokens".into())));
         let error = "data: {\"error\":{\"message\":\"boom\",\"type\":\"server_error\",\"code\":\"server_error\"}}\n\n";
