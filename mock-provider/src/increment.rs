@@ -14,9 +14,6 @@ use serde_json::{Map, Value};
 
 use crate::body::{self, Body, Field};
 
-/// The top-level field that holds the conversation, in each dialect's request body.
-const CONVERSATION_FIELDS: [&str; 3] = ["input", "messages", "contents"];
-
 /// One request body, as the journal and the requests golden keep it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -140,15 +137,15 @@ impl Increment {
         }
     }
 
-    /// Whether the body changed the conversation of the previous body of its route (`input`,
-    /// `messages` or `contents`, whatever the dialect): a request after a fault that did is a
-    /// continuation, not a retry. `None` when the bodies were not compared field by field.
-    pub fn changes_conversation(&self) -> Option<bool> {
+    /// Whether the body changed the conversation (the dialect's top-level field `key`) of the
+    /// previous body of its route: a request after a fault that did is a continuation, not a
+    /// retry. `None` when the bodies were not compared field by field.
+    pub fn changes_conversation(&self, key: &str) -> Option<bool> {
         let Increment::Since(changes) = self else { return None };
-        let conversation = |key: &str| CONVERSATION_FIELDS.contains(&key);
         Some(
-            changes.appended.keys().chain(changes.changed.keys()).any(|key| conversation(key))
-                || changes.removed.iter().any(|key| conversation(key)),
+            changes.appended.contains_key(key)
+                || changes.changed.contains_key(key)
+                || changes.removed.iter().any(|removed| removed == key),
         )
     }
 

@@ -265,7 +265,7 @@ impl MockProvider {
         };
         // The increment first: it checks, part by part, that the body is JSON.
         let increment = state.bodies.push(&journal_route, body.clone());
-        let continues = increment.changes_conversation() == Some(true);
+        let continues = increment.changes_conversation(self.dialect.conversation_key()) == Some(true);
         let decision = self.place(&mut state, &request.method, route, &body, continues);
         let turn = state.turn;
         state.journal.push(JournalEntry {
