@@ -129,6 +129,26 @@ impl Dialect {
         }
     }
 
+    /// The names of the tools a request body offers the model, in the dialect's shape:
+    /// `tools[].name` (Responses, Anthropic Messages), `tools[].function.name` (Chat
+    /// Completions), `tools[].functionDeclarations[].name` (Gemini).
+    pub fn tool_names(self, body: &Value) -> Vec<String> {
+        let tools = body.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+        let name = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
+        match self {
+            Dialect::Responses | Dialect::AnthropicMessages => {
+                tools.iter().filter_map(|tool| name(tool.get("name"))).collect()
+            }
+            Dialect::ChatCompletions => tools.iter().filter_map(|tool| name(tool.pointer("/function/name"))).collect(),
+            Dialect::Gemini => tools
+                .iter()
+                .filter_map(|tool| tool.get("functionDeclarations").and_then(Value::as_array))
+                .flatten()
+                .filter_map(|declaration| name(declaration.get("name")))
+                .collect(),
+        }
+    }
+
     /// A request body read into the dialect-neutral [`Conversation`].
     pub fn read(self, body: &Value) -> Result<Conversation, ViewError> {
         match self {
@@ -341,6 +361,21 @@ mod tests {
     use super::*;
     use crate::in_process::{Chunk, play};
     use crate::script::{Call, Pause};
+
+    /// Each wire names its offered tools in its own shape; all four read the same names.
+    #[test]
+    fn each_dialect_reads_the_tools_a_body_offers() {
+        let bodies = [
+            (Dialect::Responses, json!({"tools": [{"type": "function", "name": "read"}, {"type": "web_search"}]})),
+            (Dialect::ChatCompletions, json!({"tools": [{"type": "function", "function": {"name": "read"}}]})),
+            (Dialect::AnthropicMessages, json!({"tools": [{"name": "read", "input_schema": {}}]})),
+            (Dialect::Gemini, json!({"tools": [{"functionDeclarations": [{"name": "read"}]}]})),
+        ];
+        for (dialect, body) in bodies {
+            assert_eq!(dialect.tool_names(&body), ["read"], "{dialect}");
+            assert!(dialect.tool_names(&json!({})).is_empty());
+        }
+    }
 
     #[test]
     fn keys_paths_and_names() {

@@ -7,7 +7,7 @@
 //! and its messages are a prefix of the route's run of messages, extended in place. Any other
 //! request is read whole and, unless it extends the run, starts a run of its own.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use gauntlet_mock_provider::{Dialect, Increment, Message};
 use serde_json::Value;
@@ -20,6 +20,8 @@ pub struct Conversations {
     /// Runs of messages; each request's messages are a prefix of one run.
     runs: Vec<Vec<Message>>,
     readings: Vec<Reading>,
+    /// Every tool name any request offered the model.
+    offered: BTreeSet<String>,
 }
 
 #[derive(Debug)]
@@ -59,6 +61,16 @@ impl Conversations {
         for request in requests {
             let body = bodies.entry(&request.route).or_insert(Value::Null);
             request.body.apply(body);
+            // The tools are read where a body brings them, not from every request again.
+            let tools_changed = match &request.body {
+                Increment::Whole { .. } => true,
+                Increment::Since(changes) => {
+                    changes.changed.contains_key("tools") || changes.appended.contains_key("tools")
+                }
+            };
+            if tools_changed {
+                conversations.offered.extend(dialect.tool_names(body));
+            }
             let previous = last.get(request.route.as_str()).map(|&idx| &conversations.readings[idx]);
             let reading = match (previous, appended_only(&request.body, key)) {
                 (Some(previous), Some(items)) if conversations.runs[previous.run].len() == previous.len => {
@@ -109,6 +121,12 @@ impl Conversations {
     /// Every request's conversation, in order.
     pub fn iter(&self) -> impl Iterator<Item = Conversation<'_>> {
         (0..self.readings.len()).filter_map(|idx| self.get(idx))
+    }
+
+    /// Every tool name any request offered the model (a call naming another is a call to a
+    /// tool the agent never offered).
+    pub fn offered_tools(&self) -> &BTreeSet<String> {
+        &self.offered
     }
 
     /// How many requests were read.

@@ -16,15 +16,17 @@
 //! through the mapping ([`Evidence::mapped_results`]), never through the reference's names.
 //! That reading is the profile's, gauntlet's, so what it finds is ACP-TOOL-SHOWN's too.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use gauntlet_agent::EventType;
 use gauntlet_agent::event::subagent::reports_partial;
+use gauntlet_mock_provider::Message;
 use serde_json::Value;
 
 use super::plan_whole_list::plan_updates;
 use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::views::read_new_messages;
 use crate::tool_map::AbstractTool;
 
 pub const INVARIANT: Invariant =
@@ -66,6 +68,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             *known = status;
         }
     }
+    out_of_order.extend(unknown_tools_completed(evidence, &shown));
     if evidence.capture.log.is_empty() {
         out_of_order
             .extend(from_the_wire(evidence, &shown).into_iter().map(|problem| Violation::new(problem).of(SHOWN)));
@@ -121,6 +124,33 @@ fn from_the_wire(evidence: &Evidence, shown: &BTreeMap<&str, &str>) -> Vec<Strin
                 excerpt(&result.output)
             )),
             Some(_) => {}
+        }
+    }
+    problems
+}
+
+/// Calls to a tool no request offered the model (a name it made up) that ACP shows `completed`:
+/// such a call cannot have "completed successfully", whatever the agent's result said. Read
+/// from the calls the requests carry back, so with or without a Log.
+fn unknown_tools_completed(evidence: &Evidence, shown: &BTreeMap<&str, &str>) -> Vec<Violation> {
+    let offered = evidence.conversations.offered_tools();
+    if offered.is_empty() {
+        // Requests gauntlet cannot read tools from say nothing of what was offered.
+        return Vec::new();
+    }
+    let mut seen = BTreeSet::new();
+    let mut problems = Vec::new();
+    for (_, _, new) in read_new_messages(evidence) {
+        for message in new {
+            let Message::ToolCall { call_id, name, .. } = message else { continue };
+            if offered.contains(name) || !seen.insert(call_id.as_str()) {
+                continue;
+            }
+            if let Some((_, "completed")) = item_of(shown, call_id) {
+                problems.push(Violation::new(format!(
+                    "the tool call `{call_id}` names `{name}`, a tool no request offered the model, yet ends `completed` in ACP"
+                )));
+            }
         }
     }
     problems
@@ -333,5 +363,31 @@ mod tests {
                 "the tool item `c1` goes back from `in_progress` to `pending`",
             ]
         );
+    }
+
+    /// A model that calls a tool it was never offered (`deploy`, beside the offered `read`):
+    /// an agent that shows that call `completed` claims a success no tool could have had; shown
+    /// `failed`, it tells the truth. Read from the calls the requests carry, without a Log.
+    #[test]
+    fn a_call_to_a_tool_never_offered_is_never_completed() {
+        let offered = |input: Vec<Value>| {
+            let mut body = crate::judge::invariants::fixture::body(input);
+            body["tools"] = json!([{"type": "function", "name": "read", "parameters": {}}]);
+            body
+        };
+        let call = json!({"type": "function_call", "call_id": "c1", "name": "deploy", "arguments": "{}"});
+        let output = json!({"type": "function_call_output", "call_id": "c1", "output": "done"});
+        let user = crate::judge::invariants::fixture::user("Deploy it.");
+        let ended = |status: &str| {
+            let mut capture =
+                capture(&[], &[offered(vec![user.clone()]), offered(vec![user.clone(), call.clone(), output.clone()])]);
+            capture.acp = vec![update("tool_call", "c1", "in_progress"), update("tool_call_update", "c1", status)];
+            check(INVARIANT, &capture)
+        };
+        assert_eq!(
+            ended("completed"),
+            ["the tool call `c1` names `deploy`, a tool no request offered the model, yet ends `completed` in ACP"]
+        );
+        assert!(ended("failed").is_empty());
     }
 }
