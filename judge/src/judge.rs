@@ -70,10 +70,23 @@ pub struct DrivenTurn {
     pub truncation: Option<String>,
     /// `"the Log shows"` or `"the script forces"`, for messages.
     pub source: &'static str,
-    /// How it ended rests on an answer gauntlet invented past the script (an empty one, after a
-    /// truncation, a fault or the turn's tool calls), which the agent may take as a completion
-    /// or an error: no rule judges how such a turn ended (MOCK-UNPLACED names the request).
-    pub invented: bool,
+    /// What the answer that ended it gave the agent to show.
+    pub answer: Ending,
+}
+
+/// The answer that ended a driven turn, as the agent was given it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Ending {
+    /// Scripted, with something to show or run (or none the judge knows of: a Log's turn).
+    #[default]
+    Scripted,
+    /// Scripted, and empty: a clean end with no text and no call. The agent may show its own
+    /// notice and answer `end_turn`, or answer an error: either tells the truth.
+    Empty,
+    /// An empty answer gauntlet invented past the script (after a truncation, a fault or the
+    /// turn's tool calls), which the agent may take as a completion or an error: no rule judges
+    /// how such a turn ended (MOCK-UNPLACED names the request).
+    Invented,
 }
 
 impl<'a> Evidence<'a> {
@@ -151,7 +164,7 @@ impl<'a> Evidence<'a> {
                             status: Some(TerminalStatus::Interrupted),
                             truncation: None,
                             source: "the client cancelled it when its patience ran out",
-                            invented: false,
+                            answer: Ending::Scripted,
                         };
                     }
                     let cancelled = self.capture.cancels.iter().any(|cancel| cancel.turn == first + offset);
@@ -184,7 +197,12 @@ impl<'a> Evidence<'a> {
                                 .filter(|_| turn.expect == TerminalStatus::Completed)
                                 .map(str::to_owned),
                             source: "the script forces",
-                            invented: false,
+                            answer: match turn.respond.last() {
+                                Some(last) if turn.expect == TerminalStatus::Completed && last.is_empty_answer() => {
+                                    Ending::Empty
+                                }
+                                _ => Ending::Scripted,
+                            },
                         },
                     }
                 })
@@ -197,7 +215,7 @@ impl<'a> Evidence<'a> {
                 status: turn.terminal_status,
                 truncation: turn.evidence_seqs.last().and_then(|seq| self.truncation(*seq)),
                 source: "the Log shows",
-                invented: false,
+                answer: Ending::Scripted,
             })
             .collect()
     }
@@ -215,7 +233,7 @@ impl<'a> Evidence<'a> {
             status: Some(if partial { TerminalStatus::PartialFailed } else { TerminalStatus::Failed }),
             truncation: None,
             source: "the wire shows: the agent stopped at a fault before the script's last response",
-            invented: false,
+            answer: Ending::Scripted,
         })
     }
 
@@ -233,10 +251,10 @@ impl<'a> Evidence<'a> {
         if self.invented_empty(request.unplaced.as_ref()?) {
             let source =
                 "not judged: the script had run out, and the mock invented an empty answer to the agent's last request";
-            return Some(DrivenTurn { status: None, truncation: None, source, invented: true });
+            return Some(DrivenTurn { status: None, truncation: None, source, answer: Ending::Invented });
         }
         let source = "the wire shows: the script had run out, and the mock answered the agent's last request cleanly";
-        Some(DrivenTurn { status: Some(TerminalStatus::Completed), truncation, source, invented: false })
+        Some(DrivenTurn { status: Some(TerminalStatus::Completed), truncation, source, answer: Ending::Scripted })
     }
 
     /// Whether the mock answered a request it could not place with an empty answer of its own
@@ -281,7 +299,7 @@ impl<'a> Evidence<'a> {
         } else {
             return None;
         };
-        Some(DrivenTurn { status: Some(status), truncation: None, source, invented: false })
+        Some(DrivenTurn { status: Some(status), truncation: None, source, answer: Ending::Scripted })
     }
 
     /// The index of turn `turn`'s last request on the root route.
@@ -313,13 +331,13 @@ impl<'a> Evidence<'a> {
         let clean = self.last_request(turn).and_then(|index| self.answered_cleanly(index));
         match clean {
             Some(truncation) => {
-                DrivenTurn { status: Some(TerminalStatus::Completed), truncation, source, invented: false }
+                DrivenTurn { status: Some(TerminalStatus::Completed), truncation, source, answer: Ending::Scripted }
             }
             None => DrivenTurn {
                 status: Some(if expected == TerminalStatus::Completed { TerminalStatus::Failed } else { expected }),
                 truncation: None,
                 source,
-                invented: false,
+                answer: Ending::Scripted,
             },
         }
     }
@@ -496,12 +514,12 @@ mod tests {
         let capture = continued(false);
         let streamed_all = played("");
         let turn = &Evidence::of_scenario(&capture, &streamed_all).driven_turns(1)[0];
-        assert!(turn.invented && turn.status.is_none(), "{turn:?}");
+        assert!(turn.answer == Ending::Invented && turn.status.is_none(), "{turn:?}");
         let verdict = judge("t", &streamed_all, &capture, Vec::new());
         assert!(verdict.findings.iter().all(|finding| finding.requirement.as_deref() != Some("ACP-STOP-REASON")));
         let kept_back = played("cut_after = 5, ");
         let turn = &Evidence::of_scenario(&capture, &kept_back).driven_turns(1)[0];
-        assert_eq!((turn.status, turn.invented), (Some(TerminalStatus::Completed), false));
+        assert_eq!((turn.status, turn.answer), (Some(TerminalStatus::Completed), Ending::Scripted));
     }
 
     /// An agent that gives the running turn up when a second prompt comes (and answers it
@@ -560,7 +578,7 @@ mod tests {
         assert_eq!(turn.status, Some(TerminalStatus::Completed), "{}", turn.source);
         capture.requests[1].unplaced = Some(After::Nothing);
         let turn = &Evidence::of_scenario(&capture, &played).driven_turns(1)[0];
-        assert!(turn.invented && turn.status.is_none(), "{}", turn.source);
+        assert!(turn.answer == Ending::Invented && turn.status.is_none(), "{}", turn.source);
         capture.requests[1].unplaced = Some(After::Refused);
         let turn = &Evidence::of_scenario(&capture, &played).driven_turns(1)[0];
         assert_eq!((turn.status, turn.source), (Some(TerminalStatus::PartialFailed), "the script forces"));

@@ -105,6 +105,12 @@ impl Response {
         self.text_of_beats(self.cut_after.unwrap_or(usize::MAX).min(stall))
     }
 
+    /// Whether it ends cleanly with nothing to show or run: no text, no call (reasoning alone,
+    /// or nothing at all), as a model sometimes answers.
+    pub fn is_empty_answer(&self) -> bool {
+        !self.fails() && self.truncation().is_none() && self.text.concat().is_empty() && self.calls.is_empty()
+    }
+
     /// How many beats its stream has up to the end of its message (or of its reasoning, when
     /// it has no text): where a fault after the whole text lands, counted as `cut_after` counts.
     pub fn beats_through_message(&self) -> usize {

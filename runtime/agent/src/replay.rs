@@ -207,8 +207,10 @@ impl Replay {
             }
             EventType::AssistantMessage => {
                 close_orphans(pending, emit);
-                if !event.is_partial_assistant() {
-                    let text = event.str_field("text").unwrap_or_default();
+                // An empty answer (the model said nothing) says nothing to replay either, and an
+                // empty text block is one a Provider may refuse (Anthropic does).
+                let text = event.str_field("text").unwrap_or_default();
+                if !event.is_partial_assistant() && !text.is_empty() {
                     emit(json!({
                         "type": "message",
                         "role": "assistant",

@@ -16,8 +16,8 @@ use std::collections::BTreeSet;
 use gauntlet_agent::TerminalStatus;
 
 use super::{Invariant, Scope, Violation};
-use crate::judge::Evidence;
 use crate::judge::views::{Streamed, chunk_text, shown_chunks, shown_text, streamed_per_turn};
+use crate::judge::{Ending, Evidence};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-ANSWER-IN-TURN", also: &[SHOWN], name: "answer_in_turn", scope: Scope::Run, check };
@@ -48,13 +48,15 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
         let Some(exchange) = live.get(first + idx).filter(|exchange| exchange.answer.is_some()) else { continue };
         let shown = shown_text(exchange);
         let turn = driven.get(idx);
-        if turn.is_some_and(|turn| turn.invented) {
+        if turn.is_some_and(|turn| turn.answer == Ending::Invented) {
             continue;
         }
         let completed = turn.and_then(|turn| turn.status) == Some(TerminalStatus::Completed);
         let answer = if completed { pieces.iter().rposition(|piece| piece.clean) } else { None };
         let chunks = shown_chunks(exchange);
-        if made_of(&shown, pieces, answer) || around_own_notices(&chunks, pieces, answer, &scripted, !completed) {
+        // A turn that did not complete, or whose answer was empty, may show only notices.
+        let unanswered = !completed || turn.is_some_and(|turn| turn.answer == Ending::Empty);
+        if made_of(&shown, pieces, answer) || around_own_notices(&chunks, pieces, answer, &scripted, unanswered) {
             continue;
         }
         let n = idx + 1;
@@ -153,7 +155,8 @@ fn made_of(shown: &str, pieces: &[Streamed], whole: Option<usize>) -> bool {
 /// scripted text and is no start of one (a cut piece of another turn's answer is not the
 /// agent's own words), and the text between is judged as if it stood alone. Only a turn that
 /// did not complete (`unanswered`) may show notices and nothing else: a completed turn that
-/// shows only words of the agent's own shows an answer the model never gave.
+/// shows only words of the agent's own shows an answer the model never gave (unless the model's
+/// answer was empty: then a notice says so).
 fn around_own_notices(
     chunks: &[&str],
     pieces: &[Streamed],

@@ -174,8 +174,10 @@ impl<'a> Epoch<'a> {
             }
             Some(EventType::AssistantMessage) => {
                 self.close();
-                if !line.is_partial_assistant() {
-                    self.items.push(Item::Assistant(line.str_field("text").unwrap_or_default()));
+                // An empty answer has nothing to carry (a request may leave it out).
+                let text = line.str_field("text").unwrap_or_default();
+                if !line.is_partial_assistant() && !text.is_empty() {
+                    self.items.push(Item::Assistant(text));
                 }
             }
             Some(EventType::BranchSummary) => {
@@ -342,6 +344,7 @@ fn item(message: &Message) -> Option<Item<'_>> {
         }
         Message::ToolResult { call_id, output } => Some(Item::Result(call_id, Output::Text(output))),
         Message::User { text } => Some(Item::User(Cow::Borrowed(text))),
+        Message::Assistant { text } if text.is_empty() => None,
         Message::Assistant { text } => Some(Item::Assistant(text)),
         Message::Other { kind } => Some(Item::Other(format!("an item of kind {kind:?}"))),
     }

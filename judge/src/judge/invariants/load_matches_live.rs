@@ -13,8 +13,8 @@ use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
 use super::{Invariant, Scope, Violation};
-use crate::judge::Evidence;
 use crate::judge::views::{Exchange, chunk_text, shown_text, streamed_per_turn};
+use crate::judge::{Ending, Evidence};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-LOAD-MATCHES-LIVE", also: &[AS_SHOWN], name: "load_matches_live", scope: Scope::Run, check };
@@ -135,7 +135,8 @@ pub(super) fn read<'e>(evidence: &'e Evidence) -> Result<(Vec<Turn<'e>>, Vec<Str
             .collect();
         let answer = pieces.and_then(|pieces| pieces.iter().rfind(|piece| piece.clean)).map(|piece| piece.text.clone());
         let driven = idx.and_then(|idx| driven.get(idx));
-        let (status, invented) = (driven.and_then(|turn| turn.status), driven.is_some_and(|turn| turn.invented));
+        let (status, invented) =
+            (driven.and_then(|turn| turn.status), driven.is_some_and(|turn| turn.answer == Ending::Invented));
         let completed = status == Some(TerminalStatus::Completed);
         let answer = answer.filter(|answer| !answer.is_empty());
         let n = first_audited + turns.len() + 1;

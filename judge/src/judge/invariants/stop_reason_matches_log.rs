@@ -11,7 +11,7 @@ use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
 use super::{Invariant, Scope, Violation};
-use crate::judge::Evidence;
+use crate::judge::{Ending, Evidence};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-STOP-REASON", also: &[], name: "stop_reason_matches_log", scope: Scope::Run, check };
@@ -27,7 +27,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             problems.push(Violation::in_turn(n, format!("turn {n} was answered but the Log has no such turn")));
             continue;
         };
-        if turn.invented {
+        if turn.answer == Ending::Invented {
             continue;
         }
         let said = describe(answer.stop_reason.as_deref(), answer.error.as_ref());
@@ -39,6 +39,9 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             // happened, no success; which stop reason it should have had is
             // ACP-TRUNCATION-STOP-REASON's (a SHOULD).
             (None, Some(TerminalStatus::Completed)) if answer.error.is_some() && turn.truncation.is_some() => None,
+            // An empty answer (no text, no call) answered with an error: the agent says it got
+            // nothing usable, which is true.
+            (None, Some(TerminalStatus::Completed)) if answer.error.is_some() && turn.answer == Ending::Empty => None,
             (None, status) => Some(format!(
                 "turn {n}: the answer {said} names no terminal state, and {} `{}`",
                 turn.source,
@@ -111,6 +114,26 @@ mod tests {
             check(INVARIANT, &capture),
             ["turn 1 was answered with stop reason `end_turn` (`completed`) but the Log shows `partial_failed`"]
         );
+    }
+
+    /// A model that answers nothing (no text, no call, a clean end): an agent may say so with
+    /// an error, which claims no success; one that had text to show and answered an error
+    /// names no state the turn was in.
+    #[test]
+    fn an_empty_answer_may_be_answered_with_an_error() {
+        use crate::judge::invariants::fixture::{check_played, scenario};
+        let answered_error = crate::capture::Capture {
+            reported: vec![Reported {
+                stop_reason: None,
+                error: Some(json!({"code": -32603, "message": "empty response"})),
+            }],
+            ..crate::capture::Capture::default()
+        };
+        let turn =
+            |respond: &str| scenario(&format!("title = \"t\"\n[[turn]]\nprompt = \"a\"\nrespond = [{respond}]\n"));
+        assert!(check_played(INVARIANT, &answered_error, &turn("{}")).is_empty());
+        assert!(check_played(INVARIANT, &answered_error, &turn("{ reasoning = [{ summary = [\"hm\"] }] }")).is_empty());
+        assert_eq!(check_played(INVARIANT, &answered_error, &turn("{ text = [\"Hi.\"] }")).len(), 1);
     }
 
     #[test]

@@ -52,8 +52,10 @@ impl Projector<'_> {
             .iter()
             .filter_map(|event| match event.kind() {
                 EventType::UserMessage => Some(SessionUpdate::UserMessageChunk(chunk(event.str_field("text")?))),
+                // An empty answer showed nothing live, so its replay shows nothing either.
                 EventType::AssistantMessage if !event.is_partial_assistant() => {
-                    Some(SessionUpdate::AgentMessageChunk(chunk(event.str_field("text")?)))
+                    let text = event.str_field("text").filter(|text| !text.is_empty())?;
+                    Some(SessionUpdate::AgentMessageChunk(chunk(text)))
                 }
                 _ => self.tool(event),
             })
