@@ -409,12 +409,13 @@ impl Scenario {
 
     /// The tools the prompted turns' scripts call that `tools` does not map, each once, in
     /// first-call order; the delegation tools are left out (they are the `subagents` and
-    /// `workflows` capabilities, not `tools`).
+    /// `workflows` capabilities, not `tools`), and so is a name that is no abstract tool: a
+    /// call to a tool no agent offers, on purpose (a model's made-up tool), sent as written.
     pub fn unmapped_tools(&self, tools: &ToolMap) -> Vec<String> {
         let mut unmapped: Vec<String> = Vec::new();
         for call in self.root_responses().flat_map(|response| response.calls.iter()) {
             let delegation = DELEGATION_TOOLS.contains(&call.name.as_str());
-            let mapped = delegation || AbstractTool::named(&call.name).is_some_and(|tool| tools.contains_key(&tool));
+            let mapped = delegation || AbstractTool::named(&call.name).is_none_or(|tool| tools.contains_key(&tool));
             if !mapped && !unmapped.contains(&call.name) {
                 unmapped.push(call.name.clone());
             }
