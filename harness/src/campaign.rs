@@ -556,12 +556,30 @@ mod tests {
         }
     }
 
+    /// The model's own misbehaviour is drawn too: an empty answer, a call to a tool nobody
+    /// offered, a call the output limit cuts (only where the agent runs the corpus's `read`).
+    #[test]
+    fn the_models_misbehaviour_is_drawn() {
+        let texts: Vec<String> = trees(Space::ALL, 5, 200).iter().map(|tree| tree.current().toml("t")).collect();
+        let drawn = |needle: &str| texts.iter().any(|text| text.contains(needle));
+        assert!(drawn("name = \"deploy_to_production\""), "no call to an unknown tool in 200 scenarios");
+        assert!(drawn("cut_after = 4, then = { incomplete"), "no call cut by the output limit in 200 scenarios");
+        assert!(drawn("{ text = [] }"), "no empty answer in 200 scenarios");
+        let without_tools = Space { tools: false, ..Space::ALL };
+        for tree in trees(without_tools, 5, 200) {
+            assert!(!tree.current().toml("t").contains("cut_after = 4"), "a cut read call without a mapped read tool");
+        }
+    }
+
     #[test]
     fn a_space_without_cancel_tools_or_stalls_never_generates_them() {
         let space = Space { reasoning: false, tools: false, wait: false, cancel: false, load: false, stalls: false };
         for tree in trees(space, 1, 200) {
             let text = tree.current().toml("t");
-            for absent in ["cancel =", "calls =", "reasoning =", "reload =", "ms = 5000", "timed_out"] {
+            // A call to a tool nobody offered needs no tool of the agent's: only the corpus's do.
+            let absent =
+                ["cancel =", "name = \"read\"", "name = \"wait\"", "reasoning =", "reload =", "ms = 5000", "timed_out"];
+            for absent in absent {
                 assert!(!text.contains(absent), "{absent} in\n{text}");
             }
         }

@@ -1,8 +1,9 @@
 //! The space of generated scenarios: seeded, shrinkable Turn scenarios (one to four turns of
 //! HTTP errors with and without `retry-after`, reasoning, a tool call, text, and every ending
 //! of the fault table, cancels while text streams, while a tool runs and while the agent waits
-//! to retry, busy prompts and reloads), each with the terminal states the contract gives it and
-//! the requirements it exercises, written as a scenario file.
+//! to retry, busy prompts and reloads, and the model's own misbehaviour: an empty answer, a
+//! call to a tool nobody offered, a call the output limit cuts), each with the terminal states
+//! the contract gives it and the requirements it exercises, written as a scenario file.
 //!
 //! A [`Space`] says what an implementation can meet: an agent without `cancel` never sees a
 //! cancel, one not told the scenario's idle timeout never sees a stall past it, a Chat
@@ -66,6 +67,9 @@ pub enum Ending {
     },
     /// `incomplete` (`max_output_tokens`): still a clean, truncated answer.
     Truncated,
+    /// `incomplete` (`max_output_tokens`) in the middle of a `read` call's arguments: the call
+    /// never runs, and the answer is a clean, truncated one.
+    CutCall,
     /// A stream that ends in this `then` after its text: `error`, `failed`, `disconnect`,
     /// `eof` or `malformed`.
     Broken(&'static str),
@@ -105,6 +109,8 @@ pub struct Turn {
     pub http: Vec<Http>,
     /// The model first reads `notes.txt`, then answers.
     pub tool: bool,
+    /// The model first calls a tool nobody offered (`deploy_to_production`), which fails.
+    pub unknown_tool: bool,
     /// The answer's text chunks (may be empty).
     pub chunks: usize,
     /// How the answer ends.
@@ -129,6 +135,9 @@ fn ending(space: Space) -> BoxedStrategy<Ending> {
         prop::sample::select(vec!["error", "failed", "disconnect", "eof", "malformed"]).prop_map(Ending::Broken);
     let mut choices: Vec<(u32, BoxedStrategy<Ending>)> =
         vec![(3, reasoning.boxed()), (1, Just(Ending::Truncated).boxed()), (3, broken.boxed())];
+    if space.tools {
+        choices.push((1, Just(Ending::CutCall).boxed()));
+    }
     if space.stalls {
         choices.push((1, (0usize..3).prop_map(|shown| Ending::Stall { shown }).boxed()));
     }
@@ -146,27 +155,30 @@ fn turn(space: Space) -> impl Strategy<Value = Turn> {
     let http = (prop::sample::select(vec![429u16, 500, 503]), any::<bool>())
         .prop_map(|(status, retry_after)| Http { status, retry_after });
     let http = prop::collection::vec(http, 0..=MAX_RETRIES + 1);
-    let flags = (any::<bool>(), prop::bool::weighted(0.15), prop::bool::weighted(0.2));
-    (http, 0usize..4, ending(space), flags).prop_map(move |(mut http, chunks, ending, (tool, busy, reload))| {
-        // A cancel needs text to cancel after; a stall shows at most the text it has.
-        let chunks = match ending {
-            Ending::Cancel(CancelAt::Text) => chunks.max(2),
-            Ending::Cancel(_) => 0,
-            Ending::Stall { shown } => chunks.max(shown),
-            _ => chunks,
-        };
-        // A cancel in a retry's wait comes after the turn's one response, an HTTP 429 with a long
-        // `retry-after`; nothing is scripted after it, so a retry past the cancel meets it again.
-        if ending == Ending::Cancel(CancelAt::RetryWait) {
-            // Only that failure: the client cancels in the first gap after an HTTP error.
-            http.clear();
-        }
-        let tool = tool && !matches!(ending, Ending::Cancel(CancelAt::Tool | CancelAt::RetryWait));
-        let busy = busy && chunks > 0 && matches!(ending, Ending::Completed { .. }) && http.len() <= MAX_RETRIES;
-        // Reasoning frames would move the busy prompt's pause before the first delta.
-        let ending = if busy { Ending::Completed { reasoning: false } } else { ending };
-        Turn { http, tool: tool && space.tools, chunks, ending, busy, reload: reload && space.load }
-    })
+    let flags = (any::<bool>(), prop::bool::weighted(0.15), prop::bool::weighted(0.2), prop::bool::weighted(0.1));
+    (http, 0usize..4, ending(space), flags).prop_map(
+        move |(mut http, chunks, ending, (tool, busy, reload, unknown))| {
+            // A cancel needs text to cancel after; a stall shows at most the text it has.
+            let chunks = match ending {
+                Ending::Cancel(CancelAt::Text) => chunks.max(2),
+                Ending::Cancel(_) | Ending::CutCall => 0,
+                Ending::Stall { shown } => chunks.max(shown),
+                _ => chunks,
+            };
+            // A cancel in a retry's wait comes after the turn's one response, an HTTP 429 with a long
+            // `retry-after`; nothing is scripted after it, so a retry past the cancel meets it again.
+            if ending == Ending::Cancel(CancelAt::RetryWait) {
+                // Only that failure: the client cancels in the first gap after an HTTP error.
+                http.clear();
+            }
+            let tool = tool && !matches!(ending, Ending::Cancel(CancelAt::Tool | CancelAt::RetryWait));
+            let unknown_tool = unknown && !matches!(ending, Ending::Cancel(CancelAt::Tool | CancelAt::RetryWait));
+            let busy = busy && chunks > 0 && matches!(ending, Ending::Completed { .. }) && http.len() <= MAX_RETRIES;
+            // Reasoning frames would move the busy prompt's pause before the first delta.
+            let ending = if busy { Ending::Completed { reasoning: false } } else { ending };
+            Turn { http, tool: tool && space.tools, unknown_tool, chunks, ending, busy, reload: reload && space.load }
+        },
+    )
 }
 
 /// Scenarios of one to four turns within `space`.
@@ -195,7 +207,7 @@ impl Turn {
         }
         let broken = |kind| if self.chunks > 0 { ("partial_failed", Some(kind)) } else { ("failed", Some(kind)) };
         match &self.ending {
-            Ending::Completed { .. } | Ending::Truncated => ("completed", None),
+            Ending::Completed { .. } | Ending::Truncated | Ending::CutCall => ("completed", None),
             Ending::Broken("error" | "failed") => broken("provider_http_error"),
             Ending::Broken("disconnect") => broken("network"),
             Ending::Broken("eof") => broken("incomplete_stream"),
@@ -218,8 +230,11 @@ impl Turn {
             "interrupted" => covers.push("ACP-STOP-REASON"),
             _ => {}
         }
-        if self.tool || self.ending == Ending::Cancel(CancelAt::Tool) {
+        if self.tool || self.unknown_tool || self.ending == Ending::Cancel(CancelAt::Tool) {
             covers.push("ACP-TOOL-STATUS");
+        }
+        if matches!(self.ending, Ending::Truncated | Ending::CutCall) {
+            covers.push("ACP-TRUNCATION-STOP-REASON");
         }
         if self.ending == Ending::Cancel(CancelAt::Tool) {
             covers.push("TURN-ORPHAN-REPAIR");
@@ -277,6 +292,12 @@ impl Generated {
                 let _ = writeln!(text, "  {{ status = {}{retry_after} }},", http.status);
             }
             if !turn.exhausted() {
+                if turn.unknown_tool {
+                    let call = format!(
+                        "{{ name = \"deploy_to_production\", args = {{ target = \"prod\" }}, call_id = \"call_u{n}\" }}"
+                    );
+                    let _ = writeln!(text, "  {{ calls = [{call}] }},");
+                }
                 if turn.tool {
                     let call =
                         format!("{{ name = \"read\", args = {{ path = \"notes.txt\" }}, call_id = \"call_t{n}\" }}");
@@ -310,6 +331,10 @@ fn answer(n: usize, turn: &Turn) -> String {
             format!("{{ {reasoning}{text}{pause} }}")
         }
         Ending::Truncated => format!("{{ {text}, then = {{ incomplete = \"max_output_tokens\" }} }}"),
+        // Created, in progress, the call added and the first half of its arguments: then the limit.
+        Ending::CutCall => format!(
+            "{{ calls = [{{ name = \"read\", args = {{ path = \"notes.txt\" }}, call_id = \"call_c{n}\" }}], cut_after = 4, then = {{ incomplete = \"max_output_tokens\" }} }}"
+        ),
         Ending::Broken(then @ ("error" | "failed")) => format!("{{ {text}, then = {{ {then} = \"server_error\" }} }}"),
         Ending::Broken(then) => format!("{{ {text}, then = \"{then}\" }}"),
         Ending::Stall { shown } => {
