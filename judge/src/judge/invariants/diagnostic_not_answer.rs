@@ -16,7 +16,8 @@ use serde_json::Value;
 
 use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
-use crate::judge::views::{judge_messages, served, shown_chunks};
+use crate::judge::views::{judge_messages, request_turns, served, shown_chunks};
+use crate::verdict::At;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "REPLAY-NO-DIAGNOSTIC", also: &[], name: "diagnostic_not_answer", scope: Scope::Replay, check };
@@ -36,43 +37,65 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
         .filter(|line| line.kind == EventType::AssistantMessage && !line.is_partial_assistant())
         .filter_map(|line| {
             let text = line.str_field("text")?;
-            let (origin, diagnostic) = diagnostics.iter().find(|(_, diagnostic)| text.contains(diagnostic.as_str()))?;
-            Some(Violation::new(format!(
-                "the clean assistant_message at seq {} holds {origin}: {diagnostic:?}",
-                line.seq.map_or_else(|| "?".to_owned(), |seq| seq.to_string())
-            )))
+            let found = diagnostics.iter().find(|diagnostic| text.contains(diagnostic.text.as_str()))?;
+            let message = format!(
+                "the clean assistant_message at seq {} holds {}: {:?}",
+                line.seq.map_or_else(|| "?".to_owned(), |seq| seq.to_string()),
+                found.origin,
+                found.text
+            );
+            Some(Violation::placed(found.turn.map(At::Turn), message))
         })
         .collect();
     problems.extend(judge_messages(evidence, |_, message, found| {
         let Message::Assistant { text } = message else { return };
-        if let Some((origin, diagnostic)) =
-            diagnostics.iter().find(|(_, diagnostic)| text.contains(diagnostic.as_str()))
-        {
-            found.push(Violation::new(format!(
-                "carries {origin} back to the model as assistant content: {diagnostic:?}"
-            )));
+        if let Some(diagnostic) = diagnostics.iter().find(|diagnostic| text.contains(diagnostic.text.as_str())) {
+            let message =
+                format!("carries {} back to the model as assistant content: {:?}", diagnostic.origin, diagnostic.text);
+            found.push(Violation::placed(diagnostic.turn.map(At::Turn), message));
         }
     }));
     problems
 }
 
+/// A failure's text, where it came from, and the turn (1-based) it was the failure of, when
+/// known: carrying it back is that turn's failure passed off as an answer.
+pub(super) struct Diagnostic {
+    pub origin: String,
+    pub text: String,
+    pub turn: Option<usize>,
+}
+
 /// Every failure text of the run, each with where it came from: the Provider's error messages
 /// of the failed responses it served, and the agent's error notices.
-pub(super) fn diagnostics(evidence: &Evidence) -> Vec<(String, String)> {
-    let mut diagnostics: Vec<(String, String)> = Vec::new();
+pub(super) fn diagnostics(evidence: &Evidence) -> Vec<Diagnostic> {
+    let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    let turns = request_turns(evidence);
     for (idx, request) in evidence.capture.requests.iter().enumerate() {
-        if let Some(message) = served(evidence, request).and_then(failure_message) {
-            diagnostics.push((format!("the Provider's error message (request {})", idx + 1), message));
+        if let Some(text) = served(evidence, request).and_then(failure_message) {
+            let origin = format!("the Provider's error message (request {})", idx + 1);
+            diagnostics.push(Diagnostic { origin, text, turn: turns[idx].map(|turn| turn + 1) });
         }
     }
+    // A prompt's turn: the scenario's turns are the last prompts not sent while another ran.
+    let exchanges = evidence.exchanges();
+    let plain = exchanges.iter().filter(|exchange| !exchange.busy).count();
+    let first = evidence.scenario.map_or(plain, |scenario| plain.saturating_sub(scenario.turns.len()));
+    let mut ordinal: usize = 0;
     // What the script streamed: a shown chunk that holds any of it is the model's, not a notice.
     let scripted: Vec<String> = evidence.scenario.map_or_else(Vec::new, |scenario| {
         scenario.root_responses().map(|response| response.visible_text()).filter(|text| !text.is_empty()).collect()
     });
-    for (idx, exchange) in evidence.exchanges().iter().enumerate() {
+    for (idx, exchange) in exchanges.iter().enumerate() {
+        let turn = (!exchange.busy).then(|| {
+            ordinal += 1;
+            ordinal
+        });
+        let turn = turn.and_then(|ordinal| ordinal.checked_sub(first)).filter(|turn| *turn > 0);
         let notice = exchange.answer.and_then(|answer| answer.pointer("/error/message")).and_then(Value::as_str);
         if let Some(notice) = notice.filter(|notice| notice.len() >= NOTICE_MIN) {
-            diagnostics.push((format!("the agent's error notice for prompt {}", idx + 1), notice.to_owned()));
+            let origin = format!("the agent's error notice for prompt {}", idx + 1);
+            diagnostics.push(Diagnostic { origin, text: notice.to_owned(), turn });
         }
         let failed = exchange.answer.is_some_and(|answer| {
             answer.get("error").is_some() || answer.pointer("/result/stopReason") == Some(&"cancelled".into())
@@ -85,11 +108,12 @@ pub(super) fn diagnostics(evidence: &Evidence) -> Vec<(String, String)> {
                 && !scripted.iter().any(|text| chunk.contains(text.trim()) || text.contains(chunk))
         });
         for notice in own {
-            diagnostics.push((format!("the agent's own notice shown for prompt {}", idx + 1), notice.to_owned()));
+            let origin = format!("the agent's own notice shown for prompt {}", idx + 1);
+            diagnostics.push(Diagnostic { origin, text: notice.to_owned(), turn });
         }
     }
     let mut seen = std::collections::HashSet::new();
-    diagnostics.retain(|(_, text)| seen.insert(text.clone()));
+    diagnostics.retain(|diagnostic| seen.insert(diagnostic.text.clone()));
     diagnostics
 }
 
@@ -134,6 +158,9 @@ mod tests {
             found[0].contains("the clean assistant_message at seq 1 holds the Provider's error message (request 1)")
         );
         assert!(found[1].starts_with("request 2 carries the Provider's error message (request 1) back to the model"));
+        // Both are turn 1's failure passed off as an answer: one behaviour with its other lies.
+        let placed = (INVARIANT.check)(&Evidence::of_scenario(&capture, &scenario));
+        assert!(placed.iter().all(|violation| violation.at == Some(At::Turn(1))), "{placed:#?}");
         let (capture, scenario) = failed_then_asked("{ error = \"server_error\" }", "A real answer.", None);
         assert!(check_played(INVARIANT, &capture, &scenario).is_empty());
     }

@@ -28,8 +28,8 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             let shown = live.get(idx).map(|exchange| shown_text(exchange)).unwrap_or_default();
             let passed_off = diagnostics
                 .iter()
-                .find(|(_, diagnostic)| shown.contains(diagnostic.as_str()))
-                .map(|(origin, _)| format!("; the answer it showed, {shown:?}, is {origin}"))
+                .find(|diagnostic| shown.contains(diagnostic.text.as_str()))
+                .map(|diagnostic| format!("; the answer it showed, {shown:?}, is {}", diagnostic.origin))
                 .unwrap_or_default();
             problems.push(Violation::in_turn(first_driven + idx + 1, format!(
                 "turn {} is `{status}` ({}) but was answered with stop reason `{reason}`, as if it had finished{passed_off}",
