@@ -14,6 +14,7 @@ mod busy_prompt_refused;
 mod cancel_closes_request;
 mod carries_conversation;
 mod checkpoint_bundle_complete;
+mod client_capabilities_respected;
 mod client_text_once;
 mod compaction_keeps_prompt;
 mod compaction_no_partial;
@@ -56,6 +57,7 @@ mod truncation_stop_reason;
 mod turns_terminated;
 mod unplaced_requests;
 mod usage_recorded;
+mod version_negotiated;
 mod wait_outcome_truthful;
 mod workflow_ok_only_when_complete;
 mod workflow_outcome_details;
@@ -127,6 +129,8 @@ pub const ALL: &[Invariant] = &[
     busy_prompt_refused::INVARIANT,
     jsonrpc_errors_standard::INVARIANT,
     acp_schema::INVARIANT,
+    client_capabilities_respected::INVARIANT,
+    version_negotiated::INVARIANT,
     no_retry_after_text::INVARIANT,
     client_text_once::INVARIANT,
     retries_bounded::INVARIANT,

@@ -1,0 +1,92 @@
+//! ACP-VERSION-NEGOTIATION: an agent answers `initialize` with the version the client asked
+//! for when it supports it. ACP: "If the Agent supports the requested version, it **MUST**
+//! respond with the same version. Otherwise, the Agent **MUST** respond with the latest version
+//! it supports." Whether an agent supports the version is read from what it did next: one that
+//! answered with another version and then served the client's session in the asked one (it
+//! answered `session/new` or `session/load`) supported it all along (acp-tck's negotiation).
+
+use serde_json::Value;
+
+use super::{Invariant, Scope, Violation};
+use crate::judge::Evidence;
+
+pub const INVARIANT: Invariant = Invariant {
+    id: "ACP-VERSION-NEGOTIATION",
+    also: &[],
+    name: "version_negotiated",
+    scope: Scope::Run,
+    check: |evidence| Violation::unplaced(check(evidence)),
+};
+
+fn check(evidence: &Evidence) -> Vec<String> {
+    let mut problems = transcript(&evidence.capture.acp, "the live transcript");
+    problems.extend(transcript(&evidence.capture.acp_load, "the load transcript"));
+    problems
+}
+
+fn transcript(entries: &[Value], which: &str) -> Vec<String> {
+    let messages: Vec<(&Value, &Value)> =
+        entries.iter().filter_map(|entry| Some((&entry["from"], entry.get("message")?))).collect();
+    let request = |method: &str| {
+        messages.iter().find(|(from, message)| *from == "client" && message["method"] == method).map(|(_, m)| *m)
+    };
+    let answer = |request: &Value| {
+        messages
+            .iter()
+            .find(|(from, message)| {
+                *from == "agent" && message.get("method").is_none() && message.get("id") == request.get("id")
+            })
+            .map(|(_, m)| *m)
+    };
+    let Some(initialize) = request("initialize") else { return Vec::new() };
+    let Some(asked) = initialize.pointer("/params/protocolVersion").and_then(Value::as_u64) else { return Vec::new() };
+    let Some(answered) = answer(initialize).and_then(|answer| answer.pointer("/result/protocolVersion")) else {
+        return Vec::new();
+    };
+    if answered.as_u64() == Some(asked) {
+        return Vec::new();
+    }
+    let served = ["session/new", "session/load"]
+        .into_iter()
+        .filter_map(|method| request(method).and_then(answer))
+        .any(|answer| answer.get("result").is_some());
+    if !served {
+        return Vec::new();
+    }
+    vec![format!(
+        "{which}: the client asked for protocol version {asked} and the agent answered {answered}, then served the session in version {asked}: it supports the version it was asked for, so it must answer with it"
+    )]
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::capture::Capture;
+    use crate::judge::invariants::fixture::{check, entry};
+
+    fn negotiated(answered: u64, session: Value) -> Capture {
+        let acp = vec![
+            entry(
+                "client",
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}),
+            ),
+            entry("agent", json!({"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": answered}})),
+            entry("client", json!({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/w"}})),
+            entry("agent", session),
+        ];
+        Capture { acp, ..Capture::default() }
+    }
+
+    /// Asked for version 1, an agent that answers 2 and then serves the v1 session supported 1
+    /// and had to say so; one that answers 2 and refuses the session may support only 2.
+    #[test]
+    fn an_agent_that_supports_the_asked_version_answers_with_it() {
+        let served = json!({"jsonrpc": "2.0", "id": 2, "result": {"sessionId": "s"}});
+        let refused = json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32600, "message": "unsupported"}});
+        assert!(check(INVARIANT, &negotiated(1, served.clone())).is_empty());
+        assert_eq!(check(INVARIANT, &negotiated(2, served)).len(), 1);
+        assert!(check(INVARIANT, &negotiated(2, refused)).is_empty());
+    }
+}
