@@ -314,6 +314,12 @@ pub struct Turn {
     /// The Provider's answers to this turn's requests, in order (retries and tool loops included).
     #[serde(default)]
     pub respond: Vec<Response>,
+    /// What the Provider answers a continuation of this turn: a request after a fault whose
+    /// conversation differs from the faulted request's (a resume from the text delivered, a
+    /// "continue"), every time, as a retry meets the fault again. Absent: the rest of the
+    /// faulted response's text (what a cut kept back, often nothing) and a clean end.
+    #[serde(default)]
+    pub continue_respond: Option<Response>,
 }
 
 impl Scenario {
@@ -329,6 +335,20 @@ impl Scenario {
             .turns
             .extend(self.turns.iter().filter(|turn| turn.busy_prompt.is_some()).map(|turn| turn.busy_respond.len()));
         script.exhausted = self.config.exhausted;
+        // Each turn's continuation response comes after every turn's and busy prompt's.
+        let mut next = script.turns.iter().sum::<usize>();
+        if self.turns.iter().any(|turn| turn.continue_respond.is_some()) {
+            script.continuations = self
+                .turns
+                .iter()
+                .map(|turn| {
+                    turn.continue_respond.as_ref().map(|_| {
+                        next += 1;
+                        next - 1
+                    })
+                })
+                .collect();
+        }
         for (route, child) in &self.children {
             script.routes.insert(route.clone(), child.respond.clone());
         }
@@ -336,10 +356,12 @@ impl Scenario {
     }
 
     /// The root's scripted responses in the script's order: every turn's, then each busy
-    /// prompt's own (a response index of a root request counts in this order).
+    /// prompt's own, then each turn's continuation response (a response index of a root
+    /// request counts in this order).
     pub fn root_responses(&self) -> impl Iterator<Item = &Response> {
         let busy = self.turns.iter().filter(|turn| turn.busy_prompt.is_some()).flat_map(|turn| &turn.busy_respond);
-        self.turns.iter().flat_map(|turn| &turn.respond).chain(busy)
+        let continued = self.turns.iter().filter_map(|turn| turn.continue_respond.as_ref());
+        self.turns.iter().flat_map(|turn| &turn.respond).chain(busy).chain(continued)
     }
 
     /// The mock's turn index of the busy prompt sent during scenario turn `turn`, if it sends
@@ -458,7 +480,8 @@ impl Scenario {
         let children = scenario.children.values_mut().flat_map(|child| child.respond.iter_mut().map(|r| (r, false)));
         let root = scenario.turns.iter_mut().flat_map(|turn| {
             let busy = turn.busy_prompt.is_some();
-            turn.respond.iter_mut().map(move |r| (r, busy)).chain(turn.busy_respond.iter_mut().map(|r| (r, false)))
+            let own = turn.busy_respond.iter_mut().chain(turn.continue_respond.as_mut());
+            turn.respond.iter_mut().map(move |r| (r, busy)).chain(own.map(|r| (r, false)))
         });
         for (response, busy) in root.chain(children) {
             if let Some(pause) = &mut response.pause {

@@ -230,6 +230,11 @@ impl MockProvider {
     }
 
     /// The root responses of turn `turn`, as a range of indices.
+    /// The root response that answers a continuation of `turn`, when the script gives one.
+    fn continuation(&self, turn: usize) -> Option<usize> {
+        self.script.continuations.get(turn).copied().flatten()
+    }
+
     fn turn_range(&self, turn: usize) -> std::ops::Range<usize> {
         let start: usize = self.script.turns.iter().take(turn).sum();
         start..start + self.script.turns.get(turn).copied().unwrap_or(0)
@@ -515,10 +520,12 @@ impl MockProvider {
             let index = match (next, self.script.exhausted) {
                 (Some(index), _) => index,
                 (None, Exhausted::RepeatLast) if !range.is_empty() => range.end - 1,
-                (None, Exhausted::Retry) => match retry_of(state, responses, turn, continues) {
-                    Ok(index) => index,
-                    Err(after) => return Err(exhausted(after)),
-                },
+                (None, Exhausted::Retry) => {
+                    match retry_of(state, responses, turn, continues, self.continuation(turn)) {
+                        Ok(index) => index,
+                        Err(after) => return Err(exhausted(after)),
+                    }
+                }
                 (None, _) => return Err(exhausted(After::Refused)),
             };
             return responses
@@ -547,9 +554,10 @@ impl MockProvider {
             .iter()
             .filter_map(|(route, responses)| {
                 if route == ROOT && self.bound_turn(&state).is_some() {
-                    // The responses of optional turns are never unconsumed.
-                    let required =
-                        self.script.optional_from.map_or(responses.len(), |turn| self.turn_range(turn).start);
+                    // The responses of optional turns, and those answering continuations, are
+                    // never unconsumed.
+                    let bound: usize = self.script.turns.iter().sum();
+                    let required = self.script.optional_from.map_or(bound, |turn| self.turn_range(turn).start);
                     let served = |index: usize| state.root_served.get(index).copied().unwrap_or(false);
                     let index = (0..required).find(|index| !served(*index))?;
                     let remaining = (index..required).filter(|index| !served(*index)).count();
@@ -600,10 +608,18 @@ fn reply(answer: Answer, end: Option<EndRecorder>) -> MockReply {
 
 /// The response a request past turn `turn`'s script retries, when it is a retry: the turn's
 /// last request met a fault (its response one, or a body the client gave up on), the request
-/// asks it again (its conversation is the same: one that `continues` it is a continuation)
-/// and that fault was not yet repeated [`RETRY_CAP`] times in a row. Otherwise what the
-/// request came after ([`Exhausted::Retry`]).
-fn retry_of(state: &State, responses: &[Response], turn: usize, continues: bool) -> Result<usize, After> {
+/// asks it again (its conversation is the same) and that fault was not yet repeated
+/// [`RETRY_CAP`] times in a row. One that `continues` the conversation is a continuation: it
+/// gets the turn's `continuation` response when the script gives one (up to the same cap),
+/// else what the faulted response kept back. Otherwise what the request came after
+/// ([`Exhausted::Retry`]).
+fn retry_of(
+    state: &State,
+    responses: &[Response],
+    turn: usize,
+    continues: bool,
+    continuation: Option<usize>,
+) -> Result<usize, After> {
     let mut asked = state.journal.iter().rev().filter(|entry| entry.route == ROOT && entry.turn == Some(turn));
     let Some(last) = asked.next() else { return Err(After::Nothing) };
     let Some(index) = last.response_index else { return Err(After::Nothing) };
@@ -616,9 +632,11 @@ fn retry_of(state: &State, responses: &[Response], turn: usize, continues: bool)
             None => After::Answer,
         });
     }
-    if continues {
-        return Err(After::Continuation { of: index, given_up });
-    }
+    let index = match continuation {
+        Some(scripted) if continues => scripted,
+        None if continues => return Err(After::Continuation { of: index, given_up }),
+        _ => index,
+    };
     let repeats = asked.take_while(|entry| entry.response_index == Some(index)).count();
     if repeats >= RETRY_CAP {
         return Err(After::Fault { repeats });
@@ -790,6 +808,36 @@ mod tests {
         let report = provider.report();
         assert_eq!(report.journal[2].unplaced, Some(After::Continuation { of: 0, given_up: false }));
         assert!(report.mismatches[0].to_string().contains("a continuation and no retry"), "{report}");
+    }
+
+    /// A script that says how a turn's continuations are answered (the Provider is still down)
+    /// has every continuation meet that response, journaled as served, and it is never counted
+    /// unconsumed by an agent that does not continue.
+    #[test]
+    fn a_scripted_continuation_answers_every_continuation() {
+        use crate::script::Ending;
+        let failed =
+            Response { text: vec!["Half".into()], then: Ending::Error("server_error".into()), ..Response::default() };
+        let down = Response { then: Ending::Error("server_error".into()), ..Response::default() };
+        let mut script = Script::root(vec![failed, down]);
+        script.turns = vec![1];
+        script.continuations = vec![Some(1)];
+        let provider = MockProvider::new(script.clone());
+        provider.begin_turn(0);
+        let asked = r#"{"input":[{"role":"user","content":"Go"}]}"#;
+        let resumed = r#"{"input":[{"role":"user","content":"Go"},{"role":"assistant","content":"Half"}]}"#;
+        let again = r#"{"input":[{"role":"user","content":"Go"},{"role":"assistant","content":"Half"},{"role":"user","content":"go on"}]}"#;
+        for body in [asked, resumed, again] {
+            provider.respond(post("/v1/responses", body));
+        }
+        let report = provider.report();
+        let served: Vec<_> = report.journal.iter().map(|entry| entry.response_index).collect();
+        assert_eq!(served, [Some(0), Some(1), Some(1)]);
+        assert!(report.mismatches.is_empty() && report.unconsumed.is_empty(), "{report}");
+        let untouched = MockProvider::new(script);
+        untouched.begin_turn(0);
+        untouched.respond(post("/v1/responses", asked));
+        assert!(untouched.report().unconsumed.is_empty());
     }
 
     /// The journal keeps the status each request was answered with: a failing response asked

@@ -25,6 +25,12 @@ pub struct Script {
     /// (a busy prompt it queues as a turn of its own), so never unconsumed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub optional_from: Option<usize>,
+    /// Per turn, the root response (its index, after every turn's) that answers a continuation
+    /// of the turn after a fault, every time, as a retry meets the fault; a turn without one
+    /// answers a continuation with the rest of the faulted response and a clean end. Never
+    /// unconsumed: only an agent that continues asks it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub continuations: Vec<Option<usize>>,
 }
 
 /// The answer to a request made after its turn's responses are used up.

@@ -233,6 +233,9 @@ impl Turn {
         if self.tool || self.unknown_tool || self.ending == Ending::Cancel(CancelAt::Tool) {
             covers.push("ACP-TOOL-STATUS");
         }
+        if self.unknown_tool {
+            covers.push("ACP-UNKNOWN-TOOL");
+        }
         if matches!(self.ending, Ending::Truncated | Ending::CutCall) {
             covers.push("ACP-TRUNCATION-STOP-REASON");
         }

@@ -38,7 +38,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     let scripted: Vec<String> = scenario
         .turns
         .iter()
-        .flat_map(|turn| turn.respond.iter().chain(&turn.busy_respond))
+        .flat_map(|turn| turn.respond.iter().chain(&turn.busy_respond).chain(&turn.continue_respond))
         .map(|response| response.visible_text())
         .filter(|text| !text.is_empty())
         .collect();

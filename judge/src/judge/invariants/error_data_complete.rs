@@ -1,4 +1,4 @@
-//! ACP-ERROR-DATA (a SHOULD: gauntlet's own choice of fields): the JSON-RPC error that answers a
+//! ACP-ERROR-DATA (a MAY: gauntlet's own choice of fields): the JSON-RPC error that answers a
 //! failed, partially failed or timed-out turn says how it ended: `data.terminalStatus`,
 //! `data.errorKind` and `data.nextActions`, so a client can show the failure and offer what to
 //! do next.

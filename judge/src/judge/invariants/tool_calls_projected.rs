@@ -29,12 +29,20 @@ use crate::judge::Evidence;
 use crate::judge::views::read_new_messages;
 use crate::tool_map::AbstractTool;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-TOOL-STATUS", also: &[SHOWN], name: "tool_calls_projected", scope: Scope::Run, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "ACP-TOOL-STATUS",
+    also: &[SHOWN, UNKNOWN],
+    name: "tool_calls_projected",
+    scope: Scope::Run,
+    check,
+};
 
 /// What a call breaks when it is never shown, left open, updated out of order, or read
 /// through the profile.
 const SHOWN: &str = "ACP-TOOL-SHOWN";
+
+/// What a call to a tool nobody offered breaks when it is shown `completed`.
+const UNKNOWN: &str = "ACP-UNKNOWN-TOOL";
 
 /// Each call shown wrong: a violation of ACP-TOOL-STATUS when its status contradicts its
 /// result in the Log, else of ACP-TOOL-SHOWN (never shown, left open, updated out of order, or
@@ -129,11 +137,16 @@ fn from_the_wire(evidence: &Evidence, shown: &BTreeMap<&str, &str>) -> Vec<Strin
     problems
 }
 
-/// Calls to a tool no request offered the model (a name it made up) that ACP shows `completed`:
-/// such a call cannot have "completed successfully", whatever the agent's result said. Read
-/// from the calls the requests carry back, so with or without a Log.
+/// Calls to a tool no request offered the model (a name it made up) that ACP shows `completed`
+/// (ACP-UNKNOWN-TOOL, a SHOULD): no tool of the agent's could have run it, unless the agent
+/// took the name for one of its own, which gauntlet cannot see; a name an offered one matches
+/// but for case and separators (`Read` for `read`) is taken for a repair, and judged no
+/// further. Read from the calls the requests carry back, so with or without a Log.
 fn unknown_tools_completed(evidence: &Evidence, shown: &BTreeMap<&str, &str>) -> Vec<Violation> {
-    let offered = evidence.conversations.offered_tools();
+    let key = |name: &str| -> String {
+        name.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect()
+    };
+    let offered: BTreeSet<String> = evidence.conversations.offered_tools().iter().map(|name| key(name)).collect();
     if offered.is_empty() {
         // Requests gauntlet cannot read tools from say nothing of what was offered.
         return Vec::new();
@@ -143,13 +156,14 @@ fn unknown_tools_completed(evidence: &Evidence, shown: &BTreeMap<&str, &str>) ->
     for (_, _, new) in read_new_messages(evidence) {
         for message in new {
             let Message::ToolCall { call_id, name, .. } = message else { continue };
-            if offered.contains(name) || !seen.insert(call_id.as_str()) {
+            if offered.contains(&key(name)) || !seen.insert(call_id.as_str()) {
                 continue;
             }
             if let Some((_, "completed")) = item_of(shown, call_id) {
-                problems.push(Violation::new(format!(
+                let message = format!(
                     "the tool call `{call_id}` names `{name}`, a tool no request offered the model, yet ends `completed` in ACP"
-                )));
+                );
+                problems.push(Violation::new(message).of(UNKNOWN));
             }
         }
     }
@@ -382,7 +396,7 @@ mod tests {
             let mut capture =
                 capture(&[], &[offered(vec![user.clone()]), offered(vec![user.clone(), call.clone(), output.clone()])]);
             capture.acp = vec![update("tool_call", "c1", "in_progress"), update("tool_call_update", "c1", status)];
-            check(INVARIANT, &capture)
+            crate::judge::invariants::fixture::check_as(INVARIANT, UNKNOWN, &capture)
         };
         assert_eq!(
             ended("completed"),
