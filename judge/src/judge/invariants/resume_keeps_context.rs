@@ -92,14 +92,14 @@ mod tests {
 
     #[test]
     fn a_refused_resume_is_caught() {
-        let mut capture = crate::capture::Capture::default();
-        capture.acp = vec![
+        let acp = vec![
             entry(
                 "client",
                 json!({"jsonrpc": "2.0", "id": 4, "method": "session/resume", "params": {"sessionId": "s"}}),
             ),
             entry("agent", json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -32601, "message": "no"}})),
         ];
+        let capture = crate::capture::Capture { acp, ..crate::capture::Capture::default() };
         assert_eq!(
             check(INVARIANT, &capture),
             [
