@@ -136,6 +136,7 @@ pub fn assemble(conversation: Conversation, log_path: Option<&Path>, mock: &Mock
                 turn: cancel.turn,
                 sent: mock.since_start(cancel.sent),
                 impatient: cancel.impatient,
+                by_request: cancel.by_request,
             })
             .collect(),
         acp: conversation.live,

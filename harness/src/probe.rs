@@ -98,6 +98,14 @@ pub fn draft(program: &str, args: &[String], result: &Value) -> String {
     if declares("/agentCapabilities/loadSession") {
         capabilities.push("load");
     }
+    // ACP declares each stable session method as an object under `sessionCapabilities`
+    // (`{}` when supported; absent or `null` when not). `$/cancel_request` is declared nowhere.
+    for (method, capability) in [("resume", "resume"), ("close", "close"), ("list", "list")] {
+        let pointer = format!("/agentCapabilities/sessionCapabilities/{method}");
+        if result.pointer(&pointer).is_some_and(Value::is_object) {
+            capabilities.push(capability);
+        }
+    }
     let quoted = |items: &[&str]| items.iter().map(|item| format!("{item:?}")).collect::<Vec<_>>().join(", ");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let version_line = info.map_or_else(String::new, |_| format!("# It answered `initialize` as {name} {version}.\n"));
@@ -153,10 +161,11 @@ mod tests {
     #[test]
     fn a_draft_says_what_the_agent_declared_and_marks_the_rest() {
         let result = json!({"protocolVersion": 1, "agentInfo": {"name": "toy", "version": "0.3"},
-            "agentCapabilities": {"loadSession": true, "promptCapabilities": {"image": false}}});
+            "agentCapabilities": {"loadSession": true, "promptCapabilities": {"image": false},
+                "sessionCapabilities": {"close": {}, "list": null}}});
         let draft = draft("bin/toy", &["--acp".to_owned()], &result);
         assert!(draft.contains("name = \"toy\""), "{draft}");
-        assert!(draft.contains("capabilities = [\"cancel\", \"load\"]"), "{draft}");
+        assert!(draft.contains("capabilities = [\"cancel\", \"load\", \"close\"]"), "{draft}");
         assert!(draft.contains("args = [\"--acp\"]"), "{draft}");
         assert!(draft.contains("image scenarios are skipped"), "{draft}");
         assert!(draft.contains("FILL"), "{draft}");

@@ -619,7 +619,7 @@ fn init_drafts_a_profile_that_filled_in_checks_the_agent() {
     let output = gauntlet(&["init", "--out", draft.to_str().unwrap(), "--", agent.to_str().unwrap()], &root());
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let text = std::fs::read_to_string(&draft).unwrap();
-    assert!(text.contains("capabilities = [\"cancel\", \"load\"]"), "{text}");
+    assert!(text.contains("capabilities = [\"cancel\", \"load\", \"resume\", \"close\", \"list\"]"), "{text}");
     // What its user knows: how it takes the Provider's address and the model.
     let filled = text
         .replace(

@@ -411,7 +411,7 @@ struct Bug {
     evidence: &'static str,
 }
 
-const BUGS: [Bug; 10] = [
+const BUGS: [Bug; 13] = [
     Bug {
         name: "late",
         scenario: "turn/two-turn-conversation",
@@ -467,6 +467,24 @@ const BUGS: [Bug; 10] = [
         evidence: r#"drops ["Write an index"], entries of plan update 1 that the model's latest plan call (call 2) still holds"#,
     },
     Bug {
+        name: "resume-replays",
+        scenario: "acp/resume-mid-conversation",
+        requirement: "ACP-RESUME-NO-REPLAY",
+        evidence: "replayed 2 update(s) before its answer (user_message_chunk, agent_message_chunk)",
+    },
+    Bug {
+        name: "closed-still-prompts",
+        scenario: "acp/close-then-prompt",
+        requirement: "ACP-CLOSE-REFUSES-PROMPT",
+        evidence: "after it was closed was answered with stop reason `end_turn`",
+    },
+    Bug {
+        name: "list-forgets",
+        scenario: "acp/list-sessions",
+        requirement: "ACP-LIST-SERVED",
+        evidence: "does not list Session `buggy-1`, which the agent served in that workspace",
+    },
+    Bug {
         name: "drops-image",
         scenario: "acp/image-prompt",
         requirement: "REPLAY-CARRIES-IMAGE",
@@ -485,7 +503,11 @@ fn buggy_check(root: &Path, bug: &Bug) -> Result<(), Failed> {
     let declared = profile::load(&path).map_err(|error| error.to_string())?;
     let mut bare = declared.clone();
     bare.capabilities.clear();
-    let profiles = if bug.requirement == "ACP-LOAD-MATCHES-LIVE" { vec![declared] } else { vec![declared, bare] };
+    // A bug only a declared capability lets the client see (a load, a resume, a close, a list)
+    // is looked for with it alone: without it the scenario is skipped.
+    let needs_capability = bug.requirement == "ACP-LOAD-MATCHES-LIVE"
+        || ["acp/resume-mid-conversation", "acp/close-then-prompt", "acp/list-sessions"].contains(&bug.scenario);
+    let profiles = if needs_capability { vec![declared] } else { vec![declared, bare] };
     for profile in profiles {
         let filters = [bug.scenario.to_owned()];
         let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);

@@ -142,7 +142,7 @@ impl Request {
 /// a cancel while such a request is open, so stopping the agent never closes it in time for it.
 pub const CANCEL_CLOSE_BOUND: Duration = Duration::from_millis(1000);
 
-/// A `session/cancel` the client sent.
+/// A `session/cancel` (or `$/cancel_request`) the client sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cancel {
     /// The scenario turn it cancelled, from 0.
@@ -153,6 +153,9 @@ pub struct Cancel {
     /// turn, then went silent (its own backoff between retries, a stalled stream it has no
     /// timeout for), and the client stopped waiting, as a user would.
     pub impatient: bool,
+    /// Sent as `$/cancel_request` naming the turn's prompt, which an agent MAY act on (ACP
+    /// "Cancellation"), not as `session/cancel`.
+    pub by_request: bool,
 }
 
 /// A turn's outcome as the agent answered `session/prompt` (not as the Log shows it).
@@ -173,12 +176,16 @@ impl Reported {
         }
     }
 
-    /// The terminal state the answer claims: a stop reason's meaning, or the error's
-    /// `data.terminalStatus` (ACP-STOP-REASON).
+    /// The terminal state the answer claims: a stop reason's meaning, the error's
+    /// `data.terminalStatus`, or `interrupted` for error -32800, ACP's "Request Cancelled"
+    /// (ACP-STOP-REASON, ACP-CANCEL-REQUEST-ANSWER).
     pub fn claimed_status(&self) -> Option<TerminalStatus> {
         match (self.stop_reason.as_deref(), &self.error) {
             (Some("end_turn" | "max_tokens" | "refusal"), None) => Some(TerminalStatus::Completed),
             (Some("cancelled"), None) => Some(TerminalStatus::Interrupted),
+            (None, Some(error)) if error.get("code").and_then(Value::as_i64) == Some(REQUEST_CANCELLED) => {
+                Some(TerminalStatus::Interrupted)
+            }
             (None, Some(error)) => {
                 error.pointer("/data/terminalStatus").and_then(Value::as_str).and_then(TerminalStatus::parse)
             }
@@ -186,6 +193,9 @@ impl Reported {
         }
     }
 }
+
+/// ACP's error code for a request its receiver cancelled (`ErrorCode::RequestCancelled`).
+pub const REQUEST_CANCELLED: i64 = -32800;
 
 /// A torn Log tail, as reported.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -38,6 +38,15 @@ pub struct Scenario {
     /// Expectations on the Session as a whole.
     #[serde(default)]
     pub expect: SessionExpect,
+    /// After the last turn, the client asks `session/list` with the workspace as `cwd`
+    /// (ACP-LIST-SERVED).
+    #[serde(default)]
+    pub list_sessions: bool,
+    /// After the last turn (and the list), the client closes the Session with `session/close`,
+    /// then sends it one more prompt, which must be refused (ACP-CLOSE-REFUSES-PROMPT). That
+    /// prompt is no turn: it has no script, and no Log holds it.
+    #[serde(default)]
+    pub close: bool,
     /// The prompts, in order.
     #[serde(rename = "turn", default)]
     pub turns: Vec<Turn>,
@@ -297,6 +306,10 @@ pub struct Turn {
     /// When to send `session/cancel` for this turn.
     #[serde(default)]
     pub cancel: Option<Trigger>,
+    /// When to send `$/cancel_request` naming this turn's `session/prompt` (ACP's
+    /// protocol-level cancellation), instead of `session/cancel`.
+    #[serde(default)]
+    pub cancel_request: Option<Trigger>,
     /// When to send a second `session/prompt` to the same Session while this one runs.
     #[serde(default)]
     pub busy_prompt: Option<Trigger>,
@@ -311,6 +324,10 @@ pub struct Turn {
     /// Before this turn, stop the agent and continue in a fresh one through `session/load`.
     #[serde(default)]
     pub reload: bool,
+    /// Before this turn, stop the agent and continue in a fresh one through `session/resume`,
+    /// which reattaches without replaying the conversation (ACP-RESUME-NO-REPLAY).
+    #[serde(default)]
+    pub resume: bool,
     /// The Provider's answers to this turn's requests, in order (retries and tool loops included).
     #[serde(default)]
     pub respond: Vec<Response>,
@@ -390,12 +407,24 @@ impl Scenario {
         if self.log.is_some() {
             needs.insert(Capability::GauntletLog);
         }
+        if self.list_sessions {
+            needs.insert(Capability::List);
+        }
+        if self.close {
+            needs.insert(Capability::Close);
+        }
         for turn in &self.turns {
             if turn.cancel.is_some() {
                 needs.insert(Capability::Cancel);
             }
+            if turn.cancel_request.is_some() {
+                needs.insert(Capability::CancelRequest);
+            }
             if turn.reload {
                 needs.insert(Capability::Load);
+            }
+            if turn.resume {
+                needs.insert(Capability::Resume);
             }
             if turn.model.is_some() {
                 needs.insert(Capability::ModelSwitch);
@@ -529,6 +558,15 @@ pub enum Capability {
     Cancel,
     /// `session/load` in a fresh process.
     Load,
+    /// `session/resume` in a fresh process (ACP `sessionCapabilities.resume`).
+    Resume,
+    /// `session/close` (ACP `sessionCapabilities.close`).
+    Close,
+    /// `session/list` (ACP `sessionCapabilities.list`).
+    List,
+    /// `$/cancel_request` of a running `session/prompt` (ACP "Cancellation": optional, and
+    /// declared nowhere in `initialize`).
+    CancelRequest,
     /// Tools the scripted model can call (`read`, `write`, `list`, `wait`).
     Tools,
     /// Switching the model between turns (`session/set_config_option`).
@@ -556,6 +594,10 @@ impl Capability {
             Capability::GauntletLog => "gauntlet_log",
             Capability::Cancel => "cancel",
             Capability::Load => "load",
+            Capability::Resume => "resume",
+            Capability::Close => "close",
+            Capability::List => "list",
+            Capability::CancelRequest => "cancel_request",
             Capability::Tools => "tools",
             Capability::ModelSwitch => "model_switch",
             Capability::Permissions => "permissions",
@@ -623,8 +665,33 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, LoadError> {
         let message = "`retry_wait` is a moment for `cancel` only".to_owned();
         return Err(invalid_at(text, path, &steps, "busy_prompt", message));
     }
+    check_session_steps(text, path, &scenario)?;
     scenario.script().validate().map_err(|error| script_error(text, path, &scenario, error))?;
     Ok(scenario)
+}
+
+/// A turn reopens its Session one way, and is cancelled one way: `reload` or `resume`,
+/// `cancel` or `cancel_request`.
+fn check_session_steps(text: &str, path: &Path, scenario: &Scenario) -> Result<(), LoadError> {
+    for (turn_idx, turn) in scenario.turns.iter().enumerate() {
+        let clash = match () {
+            () if turn.reload && turn.resume => {
+                Some(("resume", "a turn reopens its Session by `reload` or `resume`, not both"))
+            }
+            () if turn.cancel.is_some() && turn.cancel_request.is_some() => {
+                Some(("cancel_request", "a turn is cancelled by `cancel` or `cancel_request`, not both"))
+            }
+            () if turn.cancel_request == Some(Trigger::RetryWait) => {
+                Some(("cancel_request", "`retry_wait` is a moment for `cancel` only"))
+            }
+            () => None,
+        };
+        if let Some((key, message)) = clash {
+            let steps = [Step::Key("turn"), Step::Index(turn_idx), Step::Key(key)];
+            return Err(invalid_at(text, path, &steps, key, message.to_owned()));
+        }
+    }
+    Ok(())
 }
 
 /// Every prompt image must be an image MIME type and base64, as the reference decodes it; a
@@ -781,6 +848,24 @@ mod tests {
         assert_eq!(pause(busy(180_000, 1000)), 500, "half a second of real time, not 10 ms");
         assert_eq!(pause(busy(180_000, 200)), 200, "never longer than scripted");
         assert_eq!(pause(busy(1000, 500)), 5, "never reaching half the scaled idle timeout");
+    }
+
+    #[test]
+    fn the_session_methods_are_capabilities_and_a_turn_uses_one_of_each_pair() {
+        let text = "title = \"t\"\nlist_sessions = true\nclose = true\n[[turn]]\nprompt = \"a\"\ncancel_request = \"first_delta\"\n[[turn]]\nprompt = \"b\"\nresume = true\n";
+        let needs = parse(text, Path::new("x")).unwrap().needs();
+        let expected = [Capability::Resume, Capability::Close, Capability::List, Capability::CancelRequest];
+        assert_eq!(needs, BTreeSet::from(expected));
+        let both = error("title = \"t\"\n[[turn]]\nprompt = \"a\"\nreload = true\nresume = true\n");
+        assert!(
+            both.contains("x.toml:5:10: key `resume`: a turn reopens its Session by `reload` or `resume`"),
+            "{both}"
+        );
+        let cancels = error("title = \"t\"\n[[turn]]\nprompt = \"a\"\ncancel = \"sent\"\ncancel_request = \"sent\"\n");
+        assert!(
+            cancels.contains("key `cancel_request`: a turn is cancelled by `cancel` or `cancel_request`"),
+            "{cancels}"
+        );
     }
 
     #[test]

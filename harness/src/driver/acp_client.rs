@@ -148,6 +148,14 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> AcpClient<R, W> {
         Ok(tokio::time::Instant::now())
     }
 
+    /// Sends `$/cancel_request` naming the client's request `request_id` (ACP "Cancellation");
+    /// returns when it was sent, on tokio's clock.
+    pub async fn cancel_request(&mut self, request_id: &Value) -> Result<tokio::time::Instant, ClientError> {
+        let method = agent_client_protocol_schema::v1::PROTOCOL_LEVEL_METHOD_NAMES.cancel_request;
+        self.notify(method, json!({"requestId": request_id})).await?;
+        Ok(tokio::time::Instant::now())
+    }
+
     async fn send(&mut self, message: Value) -> Result<(), ClientError> {
         let line = format!("{message}\n");
         self.transcript.push(json!({"from": FROM_CLIENT, "message": message}));

@@ -1,8 +1,11 @@
 //! A scenario played as an ACP client: the same steps for every agent, in process or not.
 //!
 //! Live: `initialize`, `session/new` (or `session/load` of a preloaded Log), then each turn's
-//! raw lines, model switch and prompt, with `session/cancel` and a refused second prompt at
-//! their triggers. Then a fresh agent loads the Session and its replay is recorded apart.
+//! raw lines, model switch and prompt, with `session/cancel` (or `$/cancel_request`) and a
+//! refused second prompt at their triggers; a turn may first move the Session to a fresh agent
+//! by `session/load` or `session/resume`. After the last turn, `session/list` and
+//! `session/close` followed by one more prompt, when the scenario asks. Then a fresh agent
+//! loads the Session and its replay is recorded apart.
 
 use std::error::Error;
 use std::future::Future;
@@ -10,6 +13,7 @@ use std::path::Path;
 use std::pin::Pin;
 use std::time::Duration;
 
+use agent_client_protocol_schema::v1::AGENT_METHOD_NAMES;
 use gauntlet_mock_provider::provider::MockProvider;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -65,7 +69,7 @@ enum ConversationError<L: Error + 'static, S: Error + 'static> {
         /// The whole answer.
         answer: Value,
     },
-    /// `session/load` failed.
+    /// `session/load` or `session/resume` failed.
     #[error(transparent)]
     Load(#[from] SessionLoadError),
     /// The agent did not stop cleanly.
@@ -87,12 +91,14 @@ enum InitializeError {
     Client(#[from] ClientError),
 }
 
-/// Why `session/load` did not load the Session.
+/// Why `session/load` (or `session/resume`) did not reopen the Session.
 #[derive(Debug, thiserror::Error)]
 enum SessionLoadError {
     /// The agent answered with an error.
-    #[error("session/load failed: {error}")]
+    #[error("{method} failed: {error}")]
     Refused {
+        /// `session/load` or `session/resume`.
+        method: &'static str,
         /// The answer's `error`.
         error: Value,
     },
@@ -133,7 +139,7 @@ pub struct Conversation {
     pub images_withheld: bool,
 }
 
-/// One `session/cancel` the client sent.
+/// One `session/cancel` (or `$/cancel_request`) the client sent.
 #[derive(Debug, Clone, Copy)]
 pub struct SentCancel {
     /// The scenario turn it cancelled, from 0.
@@ -142,7 +148,13 @@ pub struct SentCancel {
     pub sent: tokio::time::Instant,
     /// Sent because the client's patience ran out while the agent still asked its Provider.
     pub impatient: bool,
+    /// Sent as `$/cancel_request` naming the turn's prompt, not `session/cancel`.
+    pub by_request: bool,
 }
+
+/// A cancel `play_turn` sent: when, whether its patience sent it, and whether as
+/// `$/cancel_request`.
+type TurnCancel = (tokio::time::Instant, bool, bool);
 
 /// Plays `scenario` against agents started by `launch`, in `workspace`; then, with
 /// `replay_load`, loads the Session into a fresh agent.
@@ -236,17 +248,26 @@ async fn live<L: Error + 'static, S: Error + 'static>(
     };
     conversation.session_id = Some(session_id.clone());
     let mut outcome = Ok(());
+    let mut reopened = true;
     for (turn_idx, turn) in scenario.turns.iter().enumerate() {
-        if turn.reload {
+        if turn.reload || turn.resume {
             settle_after_cancels(mock, &conversation.cancels).await;
             finish(client, ended, &mut conversation.live).await?;
             (client, ended) = connect(launch, settings, &mut conversation.live).await?;
-            match load(&mut client, &session_id, workspace).await {
+            let reopen = if turn.resume {
+                resume(&mut client, &session_id, workspace).await
+            } else {
+                load(&mut client, &session_id, workspace).await
+            };
+            match reopen {
                 Ok(_) => {}
-                // A refused reload is the agent's answer, in the live transcript: the
+                // A refused reload or resume is the agent's answer, in the live transcript: the
                 // conversation cannot go on, and what was observed is still judged
-                // (ACP-LOAD-MATCHES-LIVE names the refusal).
-                Err(SessionLoadError::Refused { .. }) => break,
+                // (ACP-LOAD-MATCHES-LIVE and ACP-RESUME-NO-REPLAY name the refusal).
+                Err(SessionLoadError::Refused { .. }) => {
+                    reopened = false;
+                    break;
+                }
                 Err(other) => return Err(other.into()),
             }
         }
@@ -260,20 +281,52 @@ async fn live<L: Error + 'static, S: Error + 'static>(
             Played { session_id: &session_id, turn, index: turn_idx, queued: scenario.busy_turn(turn_idx), mock };
         outcome =
             play_turn(&mut client, played, &mut cancels).await.map(|reported| conversation.reported.push(reported));
-        conversation.cancels.extend(cancels.into_iter().map(|(sent, impatient)| SentCancel {
+        conversation.cancels.extend(cancels.into_iter().map(|(sent, impatient, by_request)| SentCancel {
             turn: turn_idx,
             sent,
             impatient,
+            by_request,
         }));
         if outcome.is_err() {
             break;
         }
     }
     settle_after_cancels(mock, &conversation.cancels).await;
+    if outcome.is_ok() && reopened {
+        outcome = after_turns(&mut client, scenario, &session_id, workspace).await;
+    }
     let finished = finish(client, ended, &mut conversation.live).await;
     outcome?;
     Ok(finished?)
 }
+
+/// What the client does with the Session once its turns are played: `session/list` filtered by
+/// the workspace, then `session/close` and one more prompt to the closed Session, each as the
+/// scenario asks. Their answers are read from the transcript (ACP-LIST-SERVED,
+/// ACP-CLOSE-REFUSES-PROMPT); a prompt that is never answered is waited for as long as the
+/// client's patience, then judged, not a fault.
+async fn after_turns(
+    client: &mut Client,
+    scenario: &Scenario,
+    session_id: &str,
+    workspace: &Path,
+) -> Result<(), ClientError> {
+    if scenario.list_sessions {
+        client.request(AGENT_METHOD_NAMES.session_list, json!({"cwd": workspace})).await?;
+    }
+    if scenario.close {
+        client.request(AGENT_METHOD_NAMES.session_close, json!({"sessionId": session_id})).await?;
+        let params = json!({"sessionId": session_id, "prompt": [{"type": "text", "text": CLOSED_PROMPT}]});
+        let id = client.send_request(AGENT_METHOD_NAMES.session_prompt, params).await?;
+        let answers = |message: &Value| is_response(message) && message.get("id") == Some(&id);
+        let patience = client.patience;
+        answer_within(client, patience, answers, "the answer to session/prompt (to the closed Session)").await?;
+    }
+    Ok(())
+}
+
+/// The text of the prompt a client sends to a Session it closed (`close`).
+pub const CLOSED_PROMPT: &str = "(a prompt to the closed session)";
 
 /// Keeps the agent running, while a Provider request is still open, until
 /// [`CANCEL_CLOSE_BOUND`] has passed since the last cancel: stopping the agent closes every
@@ -303,12 +356,24 @@ async fn load_only<L: Error + 'static, S: Error + 'static>(
     Ok(finished?)
 }
 
+/// `session/resume`: the Session reattached in this agent, without a replay.
+async fn resume(client: &mut Client, session_id: &str, workspace: &Path) -> Result<Option<TornTail>, SessionLoadError> {
+    let params = json!({"sessionId": session_id, "cwd": workspace, "mcpServers": []});
+    let method = AGENT_METHOD_NAMES.session_resume;
+    let answer = client.request(method, params).await?;
+    match answer.get("error") {
+        Some(error) => Err(SessionLoadError::Refused { method, error: error.clone() }),
+        None => Ok(None),
+    }
+}
+
 /// `session/load`; returns the torn Log tail the agent reported, if any.
 async fn load(client: &mut Client, session_id: &str, workspace: &Path) -> Result<Option<TornTail>, SessionLoadError> {
     let params = json!({"sessionId": session_id, "cwd": workspace, "mcpServers": []});
-    let answer = client.request("session/load", params).await?;
+    let method = AGENT_METHOD_NAMES.session_load;
+    let answer = client.request(method, params).await?;
     if let Some(error) = answer.get("error") {
-        return Err(SessionLoadError::Refused { error: error.clone() });
+        return Err(SessionLoadError::Refused { method, error: error.clone() });
     }
     let torn = answer.pointer("/result/_meta/gauntlet/tornTail");
     Ok(torn.and_then(|torn| {
@@ -331,12 +396,12 @@ struct Played<'a> {
     mock: &'a MockProvider,
 }
 
-/// Plays one turn; notes in `cancels` when it sent `session/cancel` and whether its patience
-/// sent it.
+/// Plays one turn; notes in `cancels` when it sent `session/cancel` (or `$/cancel_request`)
+/// and whether its patience sent it.
 async fn play_turn(
     client: &mut Client,
     played: Played<'_>,
-    cancels: &mut Vec<(tokio::time::Instant, bool)>,
+    cancels: &mut Vec<TurnCancel>,
 ) -> Result<Reported, ClientError> {
     let Played { session_id, turn, .. } = played;
     for line in &turn.raw {
@@ -369,7 +434,10 @@ async fn play_turn(
         if let Some(now) = moment.take().filter(|now| !fired.contains(now)) {
             fired.push(now);
             if turn.cancel == Some(now) {
-                cancels.push((client.cancel(session_id).await?, false));
+                cancels.push((client.cancel(session_id).await?, false, false));
+            }
+            if turn.cancel_request == Some(now) {
+                cancels.push((client.cancel_request(&id).await?, false, true));
             }
             if turn.busy_prompt == Some(now) {
                 let id = client.send_request("session/prompt", prompt(BUSY_PROMPT)).await?;
@@ -379,7 +447,7 @@ async fn play_turn(
                 busy_id = Some((id, played.mock.request_count()));
             }
         }
-        let gave_up = cancels.iter().any(|(_, impatient)| *impatient);
+        let gave_up = cancels.iter().any(|(_, impatient, _)| *impatient);
         let waiting_for = if gave_up {
             "the answer to session/prompt after the client cancelled it (its patience had run out while the agent worked on the turn)"
         } else {
@@ -407,7 +475,7 @@ async fn play_turn(
                 match between_requests(client, played.mock, waiting_for).await? {
                     Some(message) => message,
                     None => {
-                        cancels.push((client.cancel(session_id).await?, true));
+                        cancels.push((client.cancel(session_id).await?, true, false));
                         continue;
                     }
                 }
@@ -424,7 +492,10 @@ async fn play_turn(
         };
     };
     if turn.cancel == Some(Trigger::Answered) {
-        cancels.push((client.cancel(session_id).await?, false));
+        cancels.push((client.cancel(session_id).await?, false, false));
+    }
+    if turn.cancel_request == Some(Trigger::Answered) {
+        cancels.push((client.cancel_request(&id).await?, false, true));
     }
     if let Some((busy, asked_before)) = busy_id
         && !client

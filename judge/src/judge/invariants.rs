@@ -12,10 +12,12 @@ mod answer_in_turn;
 mod audit_only_not_replayed;
 mod busy_prompt_refused;
 mod cancel_closes_request;
+mod cancel_request_answered;
 mod carries_conversation;
 mod checkpoint_bundle_complete;
 mod client_capabilities_respected;
 mod client_text_once;
+mod close_refuses_prompt;
 mod compaction_keeps_prompt;
 mod compaction_no_partial;
 mod compaction_recorded;
@@ -43,7 +45,10 @@ mod plan_whole_list;
 mod prompts_answered;
 mod provider_script_strict;
 mod reasoning_same_model;
+mod resume_keeps_context;
+mod resume_no_replay;
 mod retries_bounded;
+mod session_listed;
 mod stop_reason_matches_log;
 mod subagent_completed_evidence;
 mod subagent_elapsed_time;
@@ -138,6 +143,11 @@ pub const ALL: &[Invariant] = &[
     error_data_complete::INVARIANT,
     failure_not_end_turn::INVARIANT,
     cancel_closes_request::INVARIANT,
+    cancel_request_answered::INVARIANT,
+    resume_no_replay::INVARIANT,
+    resume_keeps_context::INVARIANT,
+    close_refuses_prompt::INVARIANT,
+    session_listed::INVARIANT,
     subagent_terminal_evidence::INVARIANT,
     subagent_event_fields::INVARIANT,
     subagent_completed_evidence::INVARIANT,

@@ -408,15 +408,27 @@ pub(crate) fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
     let mut running: Option<usize> = None;
     let mut streaming: Option<usize> = None;
     let mut connection_start = 0;
+    // Sessions the client closed on this connection: a prompt to one is no turn
+    // (ACP-CLOSE-REFUSES-PROMPT judges it).
+    let mut closed: Vec<&Value> = Vec::new();
     for (at, entry) in transcript.iter().enumerate() {
         let Some(message) = entry.get("message") else { continue };
         let from_client = entry.get("from").and_then(Value::as_str) == Some("client");
-        if from_client && message.get("method").and_then(Value::as_str) == Some("initialize") {
+        let method = message.get("method").and_then(Value::as_str);
+        if from_client && method == Some("initialize") {
             // A new connection: request ids start over.
             ids.clear();
+            closed.clear();
             (running, streaming, connection_start) = (None, None, exchanges.len());
         }
-        if from_client && message.get("method").and_then(Value::as_str) == Some("session/prompt") {
+        let session = message.pointer("/params/sessionId").unwrap_or(&Value::Null);
+        if from_client && method == Some("session/close") {
+            closed.push(session);
+        }
+        if from_client && method == Some("session/prompt") && closed.contains(&session) {
+            continue;
+        }
+        if from_client && method == Some("session/prompt") {
             let text = message.pointer("/params/prompt/0/text").and_then(Value::as_str).unwrap_or_default();
             let busy = running.is_some();
             exchanges.push(Exchange {
@@ -454,6 +466,69 @@ pub(crate) fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
         }
     }
     exchanges
+}
+
+/// A request the client sent on the live transcript: where it stands, and the message.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sent<'a> {
+    /// Its index in the transcript.
+    pub(crate) at: usize,
+    /// The request.
+    pub(crate) message: &'a Value,
+}
+
+impl<'a> Sent<'a> {
+    /// Its `params.sessionId`, if it names one.
+    pub(crate) fn session_id(&self) -> Option<&'a str> {
+        self.message.pointer("/params/sessionId").and_then(Value::as_str)
+    }
+}
+
+/// The client's requests of `method` in `transcript`, in order.
+pub(crate) fn sent<'a>(transcript: &'a [Value], method: &str) -> Vec<Sent<'a>> {
+    transcript
+        .iter()
+        .enumerate()
+        .filter(|(_, entry)| entry.get("from").and_then(Value::as_str) == Some("client"))
+        .filter_map(|(at, entry)| Some(Sent { at, message: entry.get("message")? }))
+        .filter(|sent| sent.message.get("method").and_then(Value::as_str) == Some(method))
+        .collect()
+}
+
+/// The agent's answer to the client's request `sent`, with where it stands: the first response
+/// with its id after it, on the same connection (a new `initialize` starts ids over).
+pub(crate) fn answer_to<'a>(transcript: &'a [Value], sent: &Sent) -> Option<(usize, &'a Value)> {
+    let id = sent.message.get("id")?;
+    for (at, entry) in transcript.iter().enumerate().skip(sent.at + 1) {
+        let Some(message) = entry.get("message") else { continue };
+        let from_client = entry.get("from").and_then(Value::as_str) == Some("client");
+        if from_client && message.get("method").and_then(Value::as_str) == Some("initialize") {
+            return None;
+        }
+        if !from_client && message.get("method").is_none() && message.get("id") == Some(id) {
+            return Some((at, message));
+        }
+    }
+    None
+}
+
+/// The Sessions the client was served on the live transcript: each `session/new` answer's
+/// `sessionId`, and each Session it loaded or resumed with success, in order, once each.
+pub(crate) fn served_sessions(transcript: &[Value]) -> Vec<&str> {
+    let mut served: Vec<&str> = Vec::new();
+    for method in ["session/new", "session/load", "session/resume"] {
+        for request in sent(transcript, method) {
+            let Some((_, answer)) = answer_to(transcript, &request) else { continue };
+            let id = match method {
+                "session/new" => answer.pointer("/result/sessionId").and_then(Value::as_str),
+                _ => answer.get("result").and(request.session_id()),
+            };
+            if let Some(id) = id.filter(|id| !served.contains(id)) {
+                served.push(id);
+            }
+        }
+    }
+    served
 }
 
 /// The text of a content-chunk update of the given kind.

@@ -2,8 +2,10 @@
 //! line, over any `AsyncRead` / `AsyncWrite` (stdio in `gauntlet-agent`, an in-memory duplex in
 //! the harness: the same code path).
 //!
-//! Methods: `initialize`, `session/new`, `session/load`, `session/prompt`, `session/cancel`,
-//! and `session/set_config_option` for the `model`.
+//! Methods: `initialize`, `session/new`, `session/load`, `session/resume` (no replay),
+//! `session/list`, `session/prompt`, `session/cancel`, `session/close`, the protocol-level
+//! `$/cancel_request` (a running `session/prompt` is cancelled as by `session/cancel`), and
+//! `session/set_config_option` for the `model`.
 //! Protocol errors are answered to the peer and the connection goes on: a malformed line gets
 //! a parse error with `id: null`, an unknown method -32601, bad params or a second prompt on a
 //! busy Session -32602 (ACP-JSONRPC-ERRORS). Only a broken pipe ends the connection. A Turn runs
@@ -12,11 +14,12 @@
 #![allow(clippy::result_large_err, reason = "ACP's Error is the answer we send, not a hot path")]
 
 pub mod lines;
+pub mod listing;
 pub mod message;
 pub mod projection;
 pub mod stop_reason;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,10 +27,13 @@ use std::time::Duration;
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::rpc::{JsonRpcMessage, Notification};
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, CancelNotification, ContentBlock, Error, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
-    PromptResponse, RequestId, Response, SessionConfigOption, SessionConfigSelectOption, SessionNotification,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    AGENT_METHOD_NAMES, AgentCapabilities, CancelNotification, CancelRequestNotification, CloseSessionRequest,
+    CloseSessionResponse, ContentBlock, Error, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    NewSessionResponse, PROTOCOL_LEVEL_METHOD_NAMES, PromptCapabilities, PromptRequest, PromptResponse, RequestId,
+    Response, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
+    SessionConfigOption, SessionConfigSelectOption, SessionInfo, SessionListCapabilities, SessionNotification,
+    SessionResumeCapabilities, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -109,7 +115,15 @@ where
     let (lines_tx, mut lines) = mpsc::channel::<std::io::Result<Line>>(16);
     let reader = tokio::spawn(read_lines(input, lines_tx));
     let (done_tx, mut done) = mpsc::unbounded_channel::<Finished>();
-    let mut agent = Agent { config, outbox, sessions: HashMap::new(), done: done_tx, initialized: false };
+    let mut agent = Agent {
+        config,
+        outbox,
+        sessions: HashMap::new(),
+        done: done_tx,
+        initialized: false,
+        closing: HashMap::new(),
+        workspaces: BTreeSet::new(),
+    };
     let mut read_error = None;
     loop {
         tokio::select! {
@@ -131,7 +145,7 @@ where
     // The client went away: cancel what runs and wait for its evidence to be written.
     let mut running = 0;
     for slot in agent.sessions.values() {
-        if let Slot::Busy(cancel) = slot {
+        if let Slot::Busy { cancel, .. } = slot {
             cancel.cancel();
             running += 1;
         }
@@ -201,10 +215,16 @@ impl Outbox {
     }
 }
 
-/// A Session is idle (owned here) or busy (owned by its Turn task, cancellable from here).
+/// A Session is idle (owned here) or busy (owned by its Turn task, cancellable from here by
+/// `session/cancel`, `session/close`, or `$/cancel_request` naming its prompt).
 enum Slot {
     Idle(Box<Open>),
-    Busy(CancelHandle),
+    Busy {
+        /// Stops the running Turn.
+        cancel: CancelHandle,
+        /// The id of the `session/prompt` the Turn answers.
+        prompt: RequestId,
+    },
 }
 
 /// An open Session and the tools its Turns run with.
@@ -220,6 +240,12 @@ struct Agent {
     done: mpsc::UnboundedSender<Finished>,
     /// `initialize` was answered: only then are other requests served, and only once.
     initialized: bool,
+    /// `session/close` requests waiting for their Session's running Turn to end: the Session is
+    /// freed then, and the close answered after its prompt.
+    closing: HashMap<String, Vec<RequestId>>,
+    /// Every workspace a Session was opened in on this connection: `session/list` without a
+    /// `cwd` lists the Sessions logged in each.
+    workspaces: BTreeSet<PathBuf>,
 }
 
 /// A Turn that ended: its Session (none when the Turn panicked and took it along), and the
@@ -264,11 +290,27 @@ impl Agent {
             }
             return;
         }
-        if method == "session/cancel" {
+        if method == AGENT_METHOD_NAMES.session_cancel {
             if let Ok(request) = parse::<CancelNotification>(params)
-                && let Some(Slot::Busy(cancel)) = self.sessions.get(&*request.session_id.0)
+                && let Some(Slot::Busy { cancel, .. }) = self.sessions.get(&*request.session_id.0)
             {
                 cancel.cancel();
+            }
+            return;
+        }
+        if method == PROTOCOL_LEVEL_METHOD_NAMES.cancel_request {
+            // A running prompt is cancelled as by `session/cancel` and answered `cancelled`, the
+            // prompt's own cancellation marker (ACP "Cancellation": a valid response with a
+            // cancellation marker, or -32800). Any other request is answered at once, so there
+            // is nothing left to cancel.
+            if let Ok(request) = parse::<CancelRequestNotification>(params) {
+                for slot in self.sessions.values() {
+                    if let Slot::Busy { cancel, prompt } = slot
+                        && *prompt == request.request_id
+                    {
+                        cancel.cancel();
+                    }
+                }
             }
             return;
         }
@@ -283,7 +325,13 @@ impl Agent {
                         .agent_capabilities(
                             AgentCapabilities::new()
                                 .load_session(true)
-                                .prompt_capabilities(PromptCapabilities::new().image(true)),
+                                .prompt_capabilities(PromptCapabilities::new().image(true))
+                                .session_capabilities(
+                                    SessionCapabilities::new()
+                                        .list(SessionListCapabilities::new())
+                                        .resume(SessionResumeCapabilities::new())
+                                        .close(SessionCloseCapabilities::new()),
+                                ),
                         )
                         .agent_info(Implementation::new("gauntlet-agent", env!("CARGO_PKG_VERSION")))
                 });
@@ -302,6 +350,21 @@ impl Agent {
                 let result = parse::<LoadSessionRequest>(params).and_then(|request| self.load(request));
                 self.outbox.respond(id, result);
             }
+            "session/resume" => {
+                let result = parse::<ResumeSessionRequest>(params).and_then(|request| self.resume(request));
+                self.outbox.respond(id, result);
+            }
+            "session/list" => {
+                let result = parse::<ListSessionsRequest>(params).and_then(|request| self.list(&request));
+                self.outbox.respond(id, result);
+            }
+            "session/close" => {
+                match parse::<CloseSessionRequest>(params).and_then(|request| self.close(id.clone(), &request)) {
+                    Ok(Some(answer)) => self.outbox.respond(id, Ok(answer)),
+                    Ok(None) => {} // answered once the running Turn ended
+                    Err(error) => self.outbox.respond::<Value>(id, Err(error)),
+                }
+            }
             "session/set_config_option" => {
                 let result = parse::<SetSessionConfigOptionRequest>(params).and_then(|request| self.configure(request));
                 self.outbox.respond(id, result);
@@ -319,8 +382,9 @@ impl Agent {
     /// Opens a Session with its tools: a Turn the last process left open is closed first
     /// (TURN-RESTART-RECOVERY), then the workspace tools, and delegation and the `plan` tool
     /// when configured.
-    fn open(&self, session_id: &str, cwd: PathBuf) -> Result<Open, Error> {
+    fn open(&mut self, session_id: &str, cwd: PathBuf) -> Result<Open, Error> {
         check_cwd(&cwd)?;
+        self.workspaces.insert(cwd.clone());
         let mut config = SessionConfig::new(session_id, &cwd);
         config.model.clone_from(&self.config.model);
         config.turn_timeout = self.config.turn_timeout;
@@ -342,34 +406,92 @@ impl Agent {
     /// Replays the Session's transcript from its Log, then answers (ACP-LOAD-CLEAN).
     fn load(&mut self, request: LoadSessionRequest) -> Result<LoadSessionResponse, Error> {
         let session_id = request.session_id.0.to_string();
-        // Only ids of the shape this agent hands out, before any path is built or file
-        // touched: `../x`, `/abs`, separators and NUL never reach the file system
-        // (ACP-SESSION-ID-CONFINED).
-        ids::check_session_id(&session_id)
-            .map_err(|error| Error::invalid_params().data(json!({"reason": error.to_string()})))?;
-        if self.sessions.contains_key(&session_id) {
-            return Err(Error::invalid_params().data(json!({"reason": "the session is already open"})));
-        }
-        check_cwd(&request.cwd)?;
-        let log_path = SessionConfig::new(&session_id, &request.cwd).log_path().map_err(log_error)?;
-        if !log_path.is_file() {
-            return Err(Error::resource_not_found(Some(log_path.display().to_string())));
-        }
-        let open = self.open(&session_id, request.cwd)?;
+        let open = self.reopen(&session_id, request.cwd)?;
         let session = &open.session;
         let projector = Projector { workspace: session.workspace(), context_window: self.config.context_window };
         for update in projector.replay(session.history()) {
             self.outbox.update(&session_id, update);
         }
-        let mut response = LoadSessionResponse::new();
-        if let Some(torn) = session.torn_tail() {
-            // The Log's torn tail is reported, not hidden (LOG-TORN-TAIL).
-            let mut meta = serde_json::Map::new();
-            meta.insert("gauntlet".into(), json!({"tornTail": {"offset": torn.offset, "length": torn.bytes.len()}}));
-            response = response.meta(meta);
-        }
+        let response = LoadSessionResponse::new().meta(torn_tail_meta(session));
         self.sessions.insert(session_id, Slot::Idle(Box::new(open)));
         Ok(response)
+    }
+
+    /// Reopens the Session from its Log without replaying it: the conversation goes on with
+    /// its History (ACP-RESUME-NO-REPLAY).
+    fn resume(&mut self, request: ResumeSessionRequest) -> Result<ResumeSessionResponse, Error> {
+        let session_id = request.session_id.0.to_string();
+        let open = self.reopen(&session_id, request.cwd)?;
+        let response = ResumeSessionResponse::new().meta(torn_tail_meta(&open.session));
+        self.sessions.insert(session_id, Slot::Idle(Box::new(open)));
+        Ok(response)
+    }
+
+    /// Opens a Session this agent served before, from its Log, for `session/load` and
+    /// `session/resume`.
+    fn reopen(&mut self, session_id: &str, cwd: PathBuf) -> Result<Open, Error> {
+        // Only ids of the shape this agent hands out, before any path is built or file
+        // touched: `../x`, `/abs`, separators and NUL never reach the file system
+        // (ACP-SESSION-ID-CONFINED).
+        ids::check_session_id(session_id)
+            .map_err(|error| Error::invalid_params().data(json!({"reason": error.to_string()})))?;
+        if self.sessions.contains_key(session_id) {
+            return Err(Error::invalid_params().data(json!({"reason": "the session is already open"})));
+        }
+        check_cwd(&cwd)?;
+        let log_path = SessionConfig::new(session_id, &cwd).log_path().map_err(log_error)?;
+        if !log_path.is_file() {
+            return Err(Error::resource_not_found(Some(log_path.display().to_string())));
+        }
+        self.open(session_id, cwd)
+    }
+
+    /// The Sessions logged in the `cwd` asked for, or in every workspace of this connection,
+    /// with the Sessions open in them, sorted by id (ACP "Session List"). This agent hands out
+    /// no cursor, so any cursor is refused.
+    fn list(&self, request: &ListSessionsRequest) -> Result<ListSessionsResponse, Error> {
+        if let Some(cursor) = &request.cursor {
+            return Err(Error::invalid_params().data(json!({"reason": format!("unknown cursor `{cursor}`")})));
+        }
+        let workspaces: Vec<PathBuf> = match &request.cwd {
+            Some(cwd) if !cwd.is_absolute() => {
+                return Err(Error::invalid_params().data(json!({"reason": "cwd must be an absolute path"})));
+            }
+            Some(cwd) => vec![cwd.clone()],
+            None => self.workspaces.iter().cloned().collect(),
+        };
+        let mut found: BTreeSet<(String, PathBuf)> = BTreeSet::new();
+        for cwd in workspaces {
+            found.extend(listing::logged_sessions(&cwd).into_iter().map(|session_id| (session_id, cwd.clone())));
+        }
+        for (session_id, slot) in &self.sessions {
+            if let Slot::Idle(open) = slot {
+                let cwd = open.session.workspace().to_owned();
+                if request.cwd.as_ref().is_none_or(|wanted| *wanted == cwd) {
+                    found.insert((session_id.clone(), cwd));
+                }
+            }
+        }
+        Ok(ListSessionsResponse::new(found.into_iter().map(|(id, cwd)| SessionInfo::new(id, cwd)).collect()))
+    }
+
+    /// `session/close`: an idle Session is freed and answered at once; a running Turn is
+    /// cancelled as by `session/cancel`, and the Session freed and the close answered once it
+    /// ended (`None`). A later prompt to it finds no Session (-32002).
+    fn close(&mut self, id: RequestId, request: &CloseSessionRequest) -> Result<Option<CloseSessionResponse>, Error> {
+        let session_id = request.session_id.0.to_string();
+        match self.sessions.get(&session_id) {
+            None => Err(Error::session_not_found(session_id)),
+            Some(Slot::Idle(_)) => {
+                self.sessions.remove(&session_id);
+                Ok(Some(CloseSessionResponse::new()))
+            }
+            Some(Slot::Busy { cancel, .. }) => {
+                cancel.cancel();
+                self.closing.entry(session_id).or_default().push(id);
+                Ok(None)
+            }
+        }
     }
 
     /// `session/set_config_option` for `model`, the one option this agent has.
@@ -395,7 +517,7 @@ impl Agent {
     fn prompt(&mut self, id: RequestId, request: PromptRequest) -> Result<(), Error> {
         let session_id = request.session_id.0.to_string();
         let slot = self.sessions.get_mut(&session_id).ok_or_else(|| Error::session_not_found(session_id.clone()))?;
-        if matches!(slot, Slot::Busy(_)) {
+        if matches!(slot, Slot::Busy { .. }) {
             return Err(Error::invalid_params().data(json!({"reason": "a turn is already running in this session"})));
         }
         let text: Vec<&str> = request
@@ -419,7 +541,9 @@ impl Agent {
             .collect::<Result<Vec<Image>, _>>()
             .map_err(|error| Error::invalid_params().data(json!({"reason": error.to_string()})))?;
         let (cancel, signal) = CancelSignal::pair();
-        let Slot::Idle(open) = std::mem::replace(slot, Slot::Busy(cancel)) else { return Ok(()) };
+        let Slot::Idle(open) = std::mem::replace(slot, Slot::Busy { cancel, prompt: id.clone() }) else {
+            return Ok(());
+        };
         let outbox = self.outbox.clone();
         let done = self.done.clone();
         let context_window = self.config.context_window;
@@ -446,13 +570,18 @@ impl Agent {
 
     /// Makes the Session idle (or forgets one a panic took), then answers its prompt (in that
     /// order; see `serve`).
+    /// A Session being closed is freed instead, and its close answered after the prompt.
     fn finished(&mut self, finished: Finished) {
         let Finished { session_id, open, id, answer } = finished;
+        let closes = self.closing.remove(&session_id).unwrap_or_default();
         match open {
-            Some(open) => self.sessions.insert(session_id, Slot::Idle(Box::new(open))),
-            None => self.sessions.remove(&session_id),
+            Some(open) if closes.is_empty() => self.sessions.insert(session_id, Slot::Idle(Box::new(open))),
+            _ => self.sessions.remove(&session_id),
         };
         self.outbox.respond(id, answer);
+        for close in closes {
+            self.outbox.respond(close, Ok(CloseSessionResponse::new()));
+        }
     }
 }
 
@@ -513,6 +642,14 @@ fn panic_text(error: tokio::task::JoinError) -> String {
         (_, Some(text)) => format!("panic: {text}"),
         _ => "panic".to_owned(),
     }
+}
+
+/// The Log's torn tail, reported in a load's or resume's `_meta`, not hidden (LOG-TORN-TAIL).
+fn torn_tail_meta(session: &Session) -> Option<serde_json::Map<String, Value>> {
+    let torn = session.torn_tail()?;
+    let mut meta = serde_json::Map::new();
+    meta.insert("gauntlet".into(), json!({"tornTail": {"offset": torn.offset, "length": torn.bytes.len()}}));
+    Some(meta)
 }
 
 /// A Session's `cwd` is an absolute path to an existing folder: the agent creates only its own
@@ -818,5 +955,132 @@ mod tests {
             (last["type"].as_str(), last["data"]["terminal_status"].as_str()),
             (Some("turn_failed"), Some("interrupted"))
         );
+    }
+
+    /// A transport whose every request waits forever: a Turn that runs until it is cancelled.
+    struct Hanging;
+
+    impl Transport for Hanging {
+        fn send(&self, _request: crate::provider::HttpRequest) -> crate::provider::transport::SendFuture<'_> {
+            Box::pin(std::future::pending())
+        }
+    }
+
+    /// Writes `line` to the agent and reads until the answer to request `id`, returning every
+    /// message read.
+    async fn until_answer<R: tokio::io::AsyncBufRead + Unpin>(
+        writer: &mut (impl AsyncWrite + Unpin),
+        reader: &mut tokio::io::Lines<R>,
+        line: Option<String>,
+        id: u64,
+    ) -> Vec<Value> {
+        if let Some(line) = line {
+            writer.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+        }
+        let mut read = Vec::new();
+        loop {
+            let message: Value = serde_json::from_str(&reader.next_line().await.unwrap().unwrap()).unwrap();
+            let done = message["id"] == json!(id) && message.get("method").is_none();
+            read.push(message);
+            if done {
+                return read;
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn the_session_methods_are_declared() {
+        let out = exchange(&[initialize()]).await;
+        let capabilities = &out[0]["result"]["agentCapabilities"]["sessionCapabilities"];
+        assert_eq!(capabilities, &json!({"close": {}, "list": {}, "resume": {}}), "{out:?}");
+    }
+
+    #[tokio::test]
+    async fn a_closed_session_refuses_prompts_and_is_listed_from_its_log() {
+        let workspace = tempfile::tempdir().unwrap();
+        let cwd = workspace.path();
+        let prompt = json!({"sessionId": "root", "prompt": [{"type": "text", "text": "hi"}]});
+        let out = exchange(&[
+            initialize(),
+            request(1, "session/new", json!({"cwd": cwd, "mcpServers": []})),
+            request(2, "session/list", json!({"cwd": cwd})),
+            request(3, "session/close", json!({"sessionId": "root"})),
+            request(4, "session/prompt", prompt),
+            request(5, "session/list", json!({})),
+            request(6, "session/close", json!({"sessionId": "root"})),
+            request(7, "session/list", json!({"cursor": "x"})),
+        ])
+        .await;
+        let answer = |id: u64| out.iter().find(|m| m["id"] == json!(id)).unwrap();
+        let listed = json!({"sessions": [{"cwd": cwd, "sessionId": "root"}]});
+        assert_eq!(answer(2)["result"], listed, "{out:?}");
+        assert_eq!(answer(3)["result"], json!({}), "{out:?}");
+        assert_eq!(error_code(answer(4)), Some(-32002), "{out:?}");
+        // Closed, not forgotten: its Log is still a Session of the workspace.
+        assert_eq!(answer(5)["result"], listed, "{out:?}");
+        assert_eq!(error_code(answer(6)), Some(-32002), "{out:?}");
+        assert_eq!(error_code(answer(7)), Some(-32602), "{out:?}");
+    }
+
+    #[tokio::test]
+    async fn resume_reopens_a_session_without_replaying_it() {
+        let workspace = tempfile::tempdir().unwrap();
+        let cwd = workspace.path();
+        exchange(&[initialize(), request(1, "session/new", json!({"cwd": cwd, "mcpServers": []}))]).await;
+        let resume = json!({"sessionId": "root", "cwd": cwd, "mcpServers": []});
+        let missing = json!({"sessionId": "nobody", "cwd": cwd, "mcpServers": []});
+        let out = exchange(&[
+            initialize(),
+            request(1, "session/resume", resume.clone()),
+            request(2, "session/resume", resume),
+            request(3, "session/resume", missing),
+            request(4, "session/list", json!({})),
+        ])
+        .await;
+        assert!(out.iter().all(|m| m.get("method").is_none()), "a resume replayed: {out:?}");
+        assert_eq!(out[1]["result"], json!({}), "{out:?}");
+        assert_eq!(error_code(&out[2]), Some(-32602), "already open: {out:?}");
+        assert_eq!(error_code(&out[3]), Some(-32002), "{out:?}");
+        assert_eq!(out[4]["result"]["sessions"][0]["sessionId"], "root", "{out:?}");
+    }
+
+    #[tokio::test]
+    async fn cancel_request_and_close_stop_a_running_turn_as_session_cancel_does() {
+        let workspace = tempfile::tempdir().unwrap();
+        let (client, agent) = tokio::io::duplex(1 << 20);
+        let (agent_reader, agent_writer) = tokio::io::split(agent);
+        let config = AgentConfig { transport: Arc::new(Hanging), ..agent_config() };
+        let server = tokio::spawn(serve(agent_reader, agent_writer, config));
+        let (client_reader, mut writer) = tokio::io::split(client);
+        let mut reader = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(client_reader));
+        let prompt = json!({"sessionId": "root", "prompt": [{"type": "text", "text": "hi"}]});
+        until_answer(&mut writer, &mut reader, Some(initialize()), 0).await;
+        let new = request(1, "session/new", json!({"cwd": workspace.path(), "mcpServers": []}));
+        until_answer(&mut writer, &mut reader, Some(new), 1).await;
+        // A `$/cancel_request` naming another request changes nothing; the prompt's own ends it.
+        writer.write_all(format!("{}\n", request(2, "session/prompt", prompt.clone())).as_bytes()).await.unwrap();
+        for request_id in [99, 2] {
+            let cancel = json!({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": request_id}});
+            writer.write_all(format!("{cancel}\n").as_bytes()).await.unwrap();
+        }
+        let answered = until_answer(&mut writer, &mut reader, None, 2).await;
+        assert_eq!(answered.last().unwrap()["result"], json!({"stopReason": "cancelled"}), "{answered:?}");
+        // `session/close` of a running Turn cancels it, then frees the Session.
+        writer.write_all(format!("{}\n", request(4, "session/prompt", prompt.clone())).as_bytes()).await.unwrap();
+        writer
+            .write_all(format!("{}\n", request(5, "session/close", json!({"sessionId": "root"}))).as_bytes())
+            .await
+            .unwrap();
+        let closed = until_answer(&mut writer, &mut reader, None, 5).await;
+        let prompt_answer = closed.iter().find(|m| m["id"] == json!(4)).unwrap();
+        assert_eq!(prompt_answer["result"], json!({"stopReason": "cancelled"}), "{closed:?}");
+        assert_eq!(closed.last().unwrap()["result"], json!({}), "{closed:?}");
+        let gone = until_answer(&mut writer, &mut reader, Some(request(6, "session/prompt", prompt)), 6).await;
+        assert_eq!(error_code(gone.last().unwrap()), Some(-32002), "{gone:?}");
+        writer.shutdown().await.unwrap();
+        server.await.unwrap().unwrap();
+        let log = std::fs::read_to_string(workspace.path().join(".gauntlet/sessions/root.ndjson")).unwrap();
+        let interrupted = log.lines().filter(|line| line.contains("\"terminal_status\":\"interrupted\"")).count();
+        assert_eq!(interrupted, 2, "{log}");
     }
 }

@@ -36,7 +36,9 @@ fn check(evidence: &Evidence) -> Vec<String> {
         .enumerate()
         .filter_map(|(idx, timing)| {
             let turn = turns.get(idx).copied().flatten();
-            let cancel = capture.cancels.iter().find(|cancel| open_at(timing, cancel, turn))?;
+            // A `$/cancel_request` is one an agent MAY act on (ACP "Cancellation"): this SHOULD
+            // is `session/cancel`'s.
+            let cancel = capture.cancels.iter().find(|cancel| !cancel.by_request && open_at(timing, cancel, turn))?;
             let late = match timing.ended {
                 None => "it was never closed while the client watched".to_owned(),
                 Some(ended) if ended.at.saturating_sub(cancel.sent) > bound => format!(
@@ -93,7 +95,7 @@ mod tests {
         Capture {
             requests: requests(vec![body(vec![user("a")])]),
             timings: vec![timing(0, ended)],
-            cancels: vec![Cancel { turn: 0, sent: ms(100), impatient: false }],
+            cancels: vec![Cancel { turn: 0, sent: ms(100), impatient: false, by_request: false }],
             ..Capture::default()
         }
     }
@@ -128,7 +130,7 @@ mod tests {
         let capture = Capture {
             requests: requests(vec![body(vec![user("a")]), body(vec![user("a"), user("b")])]),
             timings: vec![timing(0, Some((0, StreamEnd::Finished))), timing(0, Some((5000, StreamEnd::Finished)))],
-            cancels: vec![Cancel { turn: 0, sent: ms(0), impatient: false }],
+            cancels: vec![Cancel { turn: 0, sent: ms(0), impatient: false, by_request: false }],
             ..Capture::default()
         };
         assert!(check_played(INVARIANT, &capture, &scenario(text)).is_empty());

@@ -127,7 +127,12 @@ mod tests {
     fn a_cancelled_turn_is_left_to_the_stop_reason_rule() {
         let mut capture = completed_log();
         capture.log.clear();
-        capture.cancels.push(crate::capture::Cancel { turn: 0, sent: std::time::Duration::ZERO, impatient: true });
+        capture.cancels.push(crate::capture::Cancel {
+            turn: 0,
+            sent: std::time::Duration::ZERO,
+            impatient: true,
+            by_request: false,
+        });
         assert!(check_played(INVARIANT, &capture, &scenario(EOF)).is_empty());
     }
 
