@@ -218,7 +218,7 @@ mod tests {
         let stream = Response {
             text: vec!["Hello, ".into(), "world".into()],
             calls: vec![Call { name: "shell".into(), args: serde_json::json!({ "cmd": "ls" }), call_id: None }],
-            pause: Some(Pause { after: 4, ms: 20 }),
+            pause: vec![Pause { after: 4, ms: 20 }],
             ..Response::default()
         };
         let limited = Response { status: Some(429), retry_after: Some(2), ..Response::default() };
@@ -298,7 +298,7 @@ mod tests {
         use crate::journal::StreamEnd;
 
         let held =
-            Response { text: vec!["a".into()], pause: Some(Pause { after: 1, ms: 3_600_000 }), ..Response::default() };
+            Response { text: vec!["a".into()], pause: vec![Pause { after: 1, ms: 3_600_000 }], ..Response::default() };
         let provider = Arc::new(MockProvider::new(Script::root(vec![held, Response::default()])));
         let server = serve(Arc::clone(&provider), "127.0.0.1:0".parse().unwrap()).await.unwrap();
         let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
