@@ -513,7 +513,7 @@ impl Scenario {
             turn.respond.iter_mut().map(move |r| (r, busy)).chain(own.map(|r| (r, false)))
         });
         for (response, busy) in root.chain(children) {
-            if let Some(pause) = &mut response.pause {
+            for pause in &mut response.pause {
                 pause.ms = if busy { shrink(pause.ms).max(pause.ms.min(window)) } else { shrink(pause.ms) };
             }
             // `retry-after` is whole seconds on the wire: it rounds, to 0 on a fast clock.
@@ -831,7 +831,7 @@ mod tests {
         assert_eq!(scenario.needs(), BTreeSet::from([Capability::Cancel]));
         let fast = scenario.scaled(0.01);
         assert_eq!(fast.config.stream_idle_timeout_ms, 300);
-        assert_eq!(fast.turns[0].respond[0].pause.unwrap().ms, 6000);
+        assert_eq!(fast.turns[0].respond[0].pause[0].ms, 6000);
         assert_eq!((scenario.time_scale, fast.time_scale, fast.scaled(0.5).time_scale), (1.0, 0.01, 0.005));
         assert_eq!(scenario.scaled(0.0).config.turn_timeout_ms, 1);
     }
@@ -843,8 +843,7 @@ mod tests {
                 "title = \"t\"\n[config]\nstream_idle_timeout_ms = {idle}\n[[turn]]\nprompt = \"hi\"\nbusy_prompt = \"first_delta\"\nrespond = [{{ text = [\"a\"], pause = {{ after = 5, ms = {ms} }} }}]\n"
             )
         };
-        let pause =
-            |text: String| parse(&text, Path::new("x")).unwrap().scaled(0.01).turns[0].respond[0].pause.unwrap().ms;
+        let pause = |text: String| parse(&text, Path::new("x")).unwrap().scaled(0.01).turns[0].respond[0].pause[0].ms;
         assert_eq!(pause(busy(180_000, 1000)), 500, "half a second of real time, not 10 ms");
         assert_eq!(pause(busy(180_000, 200)), 200, "never longer than scripted");
         assert_eq!(pause(busy(1000, 500)), 5, "never reaching half the scaled idle timeout");

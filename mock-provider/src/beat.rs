@@ -1,9 +1,9 @@
 //! Beats: the dialect-neutral units of a scripted response's stream, the Responses API's
-//! content frames one for one. `cut_after` and `pause.after` count beats, so a script means
+//! content frames one for one. `cut_after` and each pause's `after` count beats, so a script means
 //! the same cut in every dialect, and what a client could have been shown ([`Response::visible_text`])
 //! is known without any wire format.
 
-use crate::script::{Call, Reasoning, Response};
+use crate::script::{Call, Pause, Reasoning, Response};
 
 /// One unit of a response's content, in the order every dialect streams it: the Responses
 /// API's content frames, one for one. In every variant `index` is the position among the
@@ -97,12 +97,19 @@ impl Response {
         self.text_of_beats(self.cut_after.unwrap_or(usize::MAX))
     }
 
-    /// The text deltas a client receives before the stream stalls at `pause.after` (all of
+    /// The text deltas a client receives before the stream stalls at [`Self::stall`] (all of
     /// [`Self::visible_text`] when it never stalls): what an agent that gives up on the stall
     /// (its own idle timeout) was streamed.
     pub fn text_before_pause(&self) -> String {
-        let stall = self.pause.map_or(usize::MAX, |pause| pause.after);
+        let stall = self.stall().map_or(usize::MAX, |pause| pause.after);
         self.text_of_beats(self.cut_after.unwrap_or(usize::MAX).min(stall))
+    }
+
+    /// The pause a client that closes the stream mid-way is taken to have given up on: the
+    /// longest (the first of equally long ones), the only one when a script writes one. A
+    /// recording's short gaps and first-token time come before or after it.
+    pub fn stall(&self) -> Option<Pause> {
+        self.pause.iter().copied().reduce(|longest, pause| if pause.ms > longest.ms { pause } else { longest })
     }
 
     /// Whether it ends cleanly with nothing to show or run: no text, no call (reasoning alone,

@@ -4,8 +4,8 @@
 //! Adding a dialect is one module here (with `serves`, `model`, `answer` and `read`, see
 //! [`responses`]) and one arm in each `match` of [`Dialect`].
 //!
-//! Every dialect streams the same [`Beat`]s of a response, in the same order: `pause.after`
-//! and `cut_after` count beats, so a pause or a cut falls at the same point of the content in
+//! Every dialect streams the same [`Beat`]s of a response, in the same order: a pause's
+//! `after` and `cut_after` count beats, so a pause or a cut falls at the same point of the content in
 //! every dialect (a beat is one Responses API content frame; other dialects send zero or more
 //! frames per beat). [`play`] applies the pause, the cut and the ending around a dialect's
 //! [`Encoder`]; [`whole_answer`] applies the ending and the pause to a dialect's whole
@@ -22,7 +22,7 @@ use serde_json::Value;
 pub use crate::beat::{Beat, arguments, beats};
 use crate::body::Body;
 use crate::conversation::{Conversation, ViewError};
-use crate::script::{Ending, Response};
+use crate::script::{Ending, Pause, Response};
 
 pub mod anthropic_messages;
 pub mod chat_completions;
@@ -242,8 +242,9 @@ pub trait Encoder {
 }
 
 /// The body steps of a streamed response: each beat's frames (up to `cut_after`), the ending's
-/// frames, a malformed frame or an abort, and the pause after `pause.after` beats (an ending
-/// with frames counts as one beat, the malformed frame as another).
+/// frames, a malformed frame or an abort, and each pause after its `after` beats (an ending
+/// with frames counts as one beat, the malformed frame as another); a pause after more beats
+/// than the stream has holds back the end of the body, and its drop.
 ///
 /// Each beat is one step, whatever the number of frames the dialect sends for it (none is an
 /// empty chunk, which HTTP does not send): a client reads the same number of chunks in every
@@ -263,23 +264,23 @@ pub fn play(response: &Response, encoder: &mut dyn Encoder) -> Vec<Step> {
         units.push(vec![encoder.malformed()]);
     }
     let mut steps = Vec::new();
+    let mut pauses = response.pause.iter().peekable();
     for (index, unit) in units.into_iter().enumerate() {
-        if response.pause.is_some_and(|pause| pause.after == index) {
-            steps.push(pause_step(response));
+        while let Some(pause) = pauses.next_if(|pause| pause.after <= index) {
+            steps.push(pause_step(pause));
         }
         steps.push(Step::Bytes(unit.concat().into()));
     }
-    if response.pause.is_some() && !steps.iter().any(|step| matches!(step, Step::Pause(_))) {
-        steps.push(pause_step(response));
-    }
+    // A pause after the last unit holds the end of the body (an EOF, a drop) back.
+    steps.extend(pauses.map(pause_step));
     if response.then == Ending::Disconnect {
         steps.push(Step::Abort);
     }
     steps
 }
 
-fn pause_step(response: &Response) -> Step {
-    Step::Pause(Duration::from_millis(response.pause.map_or(0, |pause| pause.ms)))
+fn pause_step(pause: &Pause) -> Step {
+    Step::Pause(Duration::from_millis(pause.ms))
 }
 
 /// The non-streaming answer of every dialect, [`play`]'s counterpart: a dialect gives only
@@ -289,7 +290,7 @@ fn pause_step(response: &Response) -> Step {
 /// A clean ending is `body`; `error` and `failed` are the HTTP error (a whole answer has no
 /// in-band error); `eof` is half of `body`, and `disconnect` the same half before the
 /// connection drops (mid-body, as in a stream); `malformed` a body that is not JSON. A whole
-/// answer has no beats to count, so a pause, whatever the ending, holds it before its body.
+/// answer has no beats to count, so its pauses, whatever the ending, hold it before its body.
 pub fn whole_answer(response: &Response, body: Value, error: impl FnOnce(&str) -> (u16, Value)) -> Answer {
     let (status, bytes) = match &response.then {
         Ending::Completed | Ending::Incomplete(_) => (200, Bytes::from(body.to_string())),
@@ -303,7 +304,7 @@ pub fn whole_answer(response: &Response, body: Value, error: impl FnOnce(&str) -
         }
         Ending::Malformed => (200, Bytes::from_static(b"{not json")),
     };
-    let mut steps: Vec<Step> = response.pause.iter().map(|_| pause_step(response)).collect();
+    let mut steps: Vec<Step> = response.pause.iter().map(pause_step).collect();
     steps.push(Step::Bytes(bytes));
     if response.then == Ending::Disconnect {
         steps.push(Step::Abort);
@@ -360,7 +361,7 @@ mod tests {
 
     use super::*;
     use crate::in_process::{Chunk, play};
-    use crate::script::{Call, Pause};
+    use crate::script::Call;
 
     /// Each wire names its offered tools in its own shape; all four read the same names.
     #[test]
@@ -459,8 +460,8 @@ mod tests {
         answer.steps.iter().flat_map(bytes).collect()
     }
 
-    /// Every ending, with and without a pause, reads the same to a client of every dialect's
-    /// whole answer, so the dialects cannot drift apart again.
+    /// Every ending, with no pause, one or two (all waited before the body), reads the same to
+    /// a client of every dialect's whole answer, so the dialects cannot drift apart again.
     #[tokio::test(start_paused = true)]
     async fn every_dialect_ends_a_whole_answer_alike() {
         let ctx = EncodeContext { response_id: "resp_1".into(), model: "m".into(), item_base: 1 };
@@ -475,16 +476,17 @@ mod tests {
             (Ending::Malformed, 200, Shown::NotJson, false),
         ];
         for (then, status, body, aborted) in endings {
-            for pause in [None, Some(Pause { after: 3, ms: 1_000 })] {
+            let one = Pause { after: 3, ms: 1_000 };
+            for pause in [vec![], vec![one], vec![Pause { after: 0, ms: 250 }, one]] {
                 let response = Response {
                     text: vec!["Hé".into(), "llo".into()],
                     calls: vec![Call { name: "read".into(), args: json!({ "path": "a" }), call_id: None }],
                     then: then.clone(),
-                    pause,
+                    pause: pause.clone(),
                     ..Response::default()
                 };
-                let clean_response = Response { then: Ending::Completed, pause: None, ..response.clone() };
-                let waited = Duration::from_millis(pause.map_or(0, |pause| pause.ms));
+                let clean_response = Response { then: Ending::Completed, pause: Vec::new(), ..response.clone() };
+                let waited = Duration::from_millis(pause.iter().map(|pause| pause.ms).sum());
                 let content_type = "application/json".to_owned();
                 let expected = Seen { status, content_type, body: body.clone(), aborted, waited };
                 for dialect in Dialect::ALL {

@@ -141,7 +141,7 @@ mod tests {
         use crate::script::{Ending, Pause, Response, Script};
 
         let held =
-            Response { text: vec!["a".into()], pause: Some(Pause { after: 1, ms: 3_600_000 }), ..Response::default() };
+            Response { text: vec!["a".into()], pause: vec![Pause { after: 1, ms: 3_600_000 }], ..Response::default() };
         let dropped = Response { text: vec!["b".into()], then: Ending::Disconnect, ..Response::default() };
         let provider = MockProvider::new(Script::root(vec![held, Response::default(), dropped]));
         let request = || MockRequest {

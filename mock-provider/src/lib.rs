@@ -15,6 +15,7 @@
 //!   through a [`Playback`], which notes in the journal when and how its body ended ([`Timing`]).
 //!
 //! - [`SideRequest`]s (title generation, classifiers) get canned answers outside the journal.
+//! - [`Speed`] scales the pauses `mock-provider serve` plays on the real clock (`--speed`).
 //! - [`Recorder`] sits between an agent and a real Provider and writes what it answered as a
 //!   scenario the mock replays.
 //!
@@ -39,6 +40,7 @@ pub mod server;
 #[cfg(feature = "server")]
 pub mod sessions;
 pub mod side;
+pub mod speed;
 
 pub use body::Body;
 pub use conversation::{Conversation, Message, ViewError};
@@ -57,3 +59,4 @@ pub use server::{Responder, ServerHandle, serve};
 #[cfg(feature = "server")]
 pub use sessions::Sessions;
 pub use side::{SideReply, SideRequest};
+pub use speed::{BadSpeed, Speed};

@@ -7,8 +7,9 @@
 //! Provider stopped; `record/reader.rs` reads one answer (an HTTP error, a stream through one
 //! reader per dialect under `record/reader/`, a whole JSON answer); `record/secrets.rs` gathers
 //! the credentials requests carry and scrubs them; `record/scenario.rs` splits the calls into
-//! turns and writes the TOML. Headers are forwarded and never written; no credential reaches
-//! the file, even one a body repeats.
+//! turns and writes the TOML; `record/timing.rs` keeps when each chunk arrived and turns the
+//! waits into pauses. Headers are forwarded and never written; no credential reaches the file,
+//! even one a body repeats.
 //!
 //! The recorder speaks plain HTTP to its upstream: it has no TLS of its own (no heavy crate for
 //! it), so an HTTPS Provider is reached through a local TLS forwarder (docs/reproduce-a-bug.md,
@@ -32,6 +33,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::TcpListener;
 use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::{Duration, Instant};
 
 use crate::dialect::Dialect;
 use crate::server::MAX_BODY;
@@ -41,10 +43,12 @@ pub mod reader;
 pub mod scenario;
 pub mod secrets;
 pub mod sse;
+pub mod timing;
 
 use draft::BodyEnd;
 use scenario::Exchange;
 use secrets::Secrets;
+use timing::Arrivals;
 
 /// Why the recorder cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -126,6 +130,17 @@ struct Flight {
     retry_after: Option<String>,
     response: Vec<u8>,
     end: BodyEnd,
+    /// When the request left for the upstream: the answer's times count from here.
+    sent: Instant,
+    /// When each chunk of the answer arrived.
+    arrivals: Arrivals,
+}
+
+impl Flight {
+    /// How long since the request left.
+    fn elapsed(&self) -> Duration {
+        self.sent.elapsed()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -142,6 +157,7 @@ pub struct Recorder {
     upstream: Upstream,
     state: Arc<Mutex<State>>,
     task: JoinHandle<()>,
+    min_gap: Duration,
 }
 
 /// What a finished recording holds.
@@ -170,7 +186,14 @@ impl Recorder {
             state: Arc::clone(&state),
         });
         let task = tokio::spawn(accept_loop(listener, proxy));
-        Ok(Recorder { local_addr, dialect, upstream, state, task })
+        Ok(Recorder { local_addr, dialect, upstream, state, task, min_gap: timing::MIN_GAP })
+    }
+
+    /// Keeps as a pause only a wait of at least `min_gap` before a chunk ([`timing::MIN_GAP`]
+    /// unless told; `Duration::MAX` keeps none).
+    pub fn with_min_gap(mut self, min_gap: Duration) -> Recorder {
+        self.min_gap = min_gap;
+        self
     }
 
     /// `http://<addr>`, the base URL an agent is pointed at.
@@ -213,8 +236,9 @@ impl Recorder {
                 retry_after: flight.retry_after.as_deref(),
                 body: &flight.response,
                 end: flight.end,
+                arrivals: &flight.arrivals,
             };
-            let recorded = reader::read(self.dialect, &answer);
+            let recorded = reader::read(self.dialect, &answer, self.min_gap);
             exchanges.push(Exchange {
                 number,
                 method: flight.method.clone(),
@@ -247,6 +271,8 @@ async fn accept_loop(listener: TcpListener, proxy: Arc<Proxy>) {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
+                    // Each chunk goes on to the agent as it came, not held back by Nagle's algorithm.
+                    let _ = stream.set_nodelay(true);
                     let proxy = Arc::clone(&proxy);
                     let service = service_fn(move |request| forward(Arc::clone(&proxy), request));
                     connections.spawn(async move {
@@ -287,6 +313,8 @@ async fn forward(proxy: Arc<Proxy>, request: Request<Incoming>) -> Result<Respon
         retry_after: None,
         response: Vec::new(),
         end: BodyEnd::Unfinished,
+        sent: Instant::now(),
+        arrivals: Arrivals::default(),
     }));
     {
         let mut state = proxy.state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -316,6 +344,7 @@ async fn forward(proxy: Arc<Proxy>, request: Request<Incoming>) -> Result<Respon
         Ok(request) => request,
         Err(error) => return unreached(error.to_string()),
     };
+    flight.lock().unwrap_or_else(PoisonError::into_inner).sent = Instant::now();
     let answer = match proxy.client.request(upstream).await {
         Ok(answer) => answer,
         Err(error) => return unreached(format!("{error:#}")),
@@ -365,7 +394,10 @@ enum Source {
 impl Tee {
     fn end(&mut self, end: BodyEnd) {
         if let Some(flight) = self.flight.take() {
-            flight.lock().unwrap_or_else(PoisonError::into_inner).end = end;
+            let mut flight = flight.lock().unwrap_or_else(PoisonError::into_inner);
+            flight.end = end;
+            let at = flight.elapsed();
+            flight.arrivals.end(at);
         }
     }
 }
@@ -382,7 +414,10 @@ impl Body for Tee {
         match &polled {
             Poll::Ready(Some(Ok(frame))) => {
                 if let (Some(data), Some(flight)) = (frame.data_ref(), &self.flight) {
-                    flight.lock().unwrap_or_else(PoisonError::into_inner).response.extend_from_slice(data);
+                    let mut flight = flight.lock().unwrap_or_else(PoisonError::into_inner);
+                    flight.response.extend_from_slice(data);
+                    let at = flight.elapsed();
+                    flight.arrivals.chunk(data.len(), at);
                 }
             }
             // The agent sees the drop too: hyper ends its connection on a body error.

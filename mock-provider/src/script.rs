@@ -80,8 +80,12 @@ pub struct Response {
     pub usage: Option<Usage>,
     /// How the stream ends.
     pub then: Ending,
-    /// Hold the stream open mid-way, then continue.
-    pub pause: Option<Pause>,
+    /// Hold the stream open mid-way, then continue: one pause (`{ after, ms }`) or a list of
+    /// them in order of `after` (a recording's first-token time and gaps).
+    #[serde(deserialize_with = "pauses::deserialize", serialize_with = "pauses::serialize")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "schema", schemars(with = "pauses::Pauses"))]
+    pub pause: Vec<Pause>,
     /// Emit only the first N content frames (counting from `response.created`), then apply `then`.
     pub cut_after: Option<usize>,
     /// Answer with this non-2xx status and a provider-shaped JSON error body instead of a stream.
@@ -140,6 +144,58 @@ pub struct Pause {
     pub ms: u64,
 }
 
+/// `pause` as a file writes it: one table, as it always was, or an array of them. Both read
+/// through `Pause`'s own strict deserializer, so an unknown key is named as it is elsewhere.
+mod pauses {
+    use std::fmt;
+
+    use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+    use serde::de::{MapAccess, SeqAccess, Visitor};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::Pause;
+
+    /// A stall, or several: one pause, or a list of them in order of `after`.
+    #[cfg(feature = "schema")]
+    #[derive(schemars::JsonSchema)]
+    #[serde(untagged)]
+    #[allow(dead_code)]
+    pub enum Pauses {
+        /// One pause.
+        One(Pause),
+        /// Pauses in order of `after`.
+        Many(Vec<Pause>),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Pause>, D::Error> {
+        struct OneOrMany;
+        impl<'de> Visitor<'de> for OneOrMany {
+            type Value = Vec<Pause>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a pause `{ after = N, ms = D }` or an array of them")
+            }
+
+            fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<Vec<Pause>, M::Error> {
+                Pause::deserialize(MapAccessDeserializer::new(map)).map(|pause| vec![pause])
+            }
+
+            fn visit_seq<S: SeqAccess<'de>>(self, seq: S) -> Result<Vec<Pause>, S::Error> {
+                Vec::deserialize(SeqAccessDeserializer::new(seq))
+            }
+        }
+        deserializer.deserialize_any(OneOrMany)
+    }
+
+    /// One pause as a table, as files have always written it; several as an array.
+    pub fn serialize<S: Serializer>(pauses: &[Pause], serializer: S) -> Result<S::Ok, S::Error> {
+        match pauses {
+            [pause] => pause.serialize(serializer),
+            pauses => pauses.serialize(serializer),
+        }
+    }
+}
+
 /// How a stream ends.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -175,7 +231,7 @@ pub enum ScriptError {
         route: String,
         /// The response's 0-based index in its route.
         index: usize,
-        /// The key whose value is wrong (`status`, `retry_after`), so a loader can point at it.
+        /// The key whose value is wrong (`status`, `retry_after`, `pause`), so a loader can point at it.
         key: &'static str,
         /// What is wrong.
         problem: String,
@@ -252,13 +308,23 @@ impl Script {
         Self::root(scenario.turn.into_iter().flat_map(|t| t.respond).collect()).validate()
     }
 
-    /// Rejects self-contradictory responses (a non-error `status`, `retry_after` without `status`).
+    /// Rejects self-contradictory responses (a non-error `status`, `retry_after` without
+    /// `status`, pauses out of order).
     pub fn validate(self) -> Result<Self, ScriptError> {
         for (route, responses) in &self.routes {
             for (index, response) in responses.iter().enumerate() {
-                let (key, problem) = match (response.status, response.retry_after) {
-                    (Some(s), _) if !(400..=599).contains(&s) => ("status", format!("status {s} is not 4xx/5xx")),
-                    (None, Some(_)) => ("retry_after", "retry_after needs a status".to_owned()),
+                let out_of_order = response.pause.windows(2).find(|pair| pair[1].after <= pair[0].after);
+                let (key, problem) = match (response.status, response.retry_after, out_of_order) {
+                    (Some(s), _, _) if !(400..=599).contains(&s) => ("status", format!("status {s} is not 4xx/5xx")),
+                    (None, Some(_), _) => ("retry_after", "retry_after needs a status".to_owned()),
+                    (_, _, Some(pair)) => (
+                        "pause",
+                        format!(
+                            "pauses go in order of `after`, each after more frames than the one before \
+                             (after = {} follows after = {})",
+                            pair[1].after, pair[0].after
+                        ),
+                    ),
                     _ => continue,
                 };
                 return Err(ScriptError::Invalid { route: route.clone(), index, key, problem });
@@ -332,7 +398,36 @@ pause = { after = 3, ms = 100 }
 "#;
         let script = Script::from_toml_str(text).unwrap();
         assert_eq!(script.routes[ROOT][0].then, Ending::Incomplete("max_output_tokens".into()));
-        assert_eq!(script.routes["side"][0].pause, Some(Pause { after: 3, ms: 100 }));
+        assert_eq!(script.routes["side"][0].pause, [Pause { after: 3, ms: 100 }]);
+    }
+
+    /// `pause` is one table, as it always was, or a list of them in order of `after`; a key
+    /// `Pause` does not know is named, in either form, and so are pauses out of order.
+    #[test]
+    fn pause_is_one_table_or_a_list() {
+        let respond = |pause: &str| {
+            format!("title = \"x\"\n\n[[turn]]\nprompt = \"p\"\nrespond = [{{ text = [\"a\"], pause = {pause} }}]\n")
+        };
+        let pauses = |pause: &str| {
+            Script::from_scenario_toml(&respond(pause)).map(|script| script.routes[ROOT][0].pause.clone())
+        };
+        assert_eq!(pauses("{ after = 0, ms = 800 }").unwrap(), [Pause { after: 0, ms: 800 }]);
+        assert_eq!(
+            pauses("[{ after = 0, ms = 800 }, { after = 5, ms = 3000 }]").unwrap(),
+            [Pause { after: 0, ms: 800 }, Pause { after: 5, ms: 3000 }]
+        );
+        assert_eq!(pauses("[]").unwrap(), []);
+        for unknown in ["{ after = 0, mss = 800 }", "[{ after = 0, ms = 1 }, { after = 2, mss = 800 }]"] {
+            let message = pauses(unknown).unwrap_err().to_string();
+            assert!(message.contains("unknown field `mss`") && message.contains("line 5"), "{message}");
+        }
+        let message = pauses("3").unwrap_err().to_string();
+        assert!(message.contains("a pause `{ after = N, ms = D }` or an array of them"), "{message}");
+        let message = pauses("[{ after = 5, ms = 1 }, { after = 5, ms = 2 }]").unwrap_err().to_string();
+        assert!(
+            message.contains("pauses go in order of `after`") && message.contains("after = 5 follows after = 5"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -93,6 +93,10 @@ async fn accept_loop<R: Responder>(listener: TcpListener, provider: Arc<R>) {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
+                    // Each step goes out when it is played: Nagle's algorithm would hold a small
+                    // chunk back until the one before it is acknowledged (up to a delayed ACK,
+                    // 40 ms or more), moving the waits a client sees and a recorder keeps.
+                    let _ = stream.set_nodelay(true);
                     n_accepted += 1;
                     let (provider, connection) = (Arc::clone(&provider), n_accepted);
                     let service =
@@ -218,7 +222,7 @@ mod tests {
         let stream = Response {
             text: vec!["Hello, ".into(), "world".into()],
             calls: vec![Call { name: "shell".into(), args: serde_json::json!({ "cmd": "ls" }), call_id: None }],
-            pause: Some(Pause { after: 4, ms: 20 }),
+            pause: vec![Pause { after: 4, ms: 20 }],
             ..Response::default()
         };
         let limited = Response { status: Some(429), retry_after: Some(2), ..Response::default() };
@@ -298,7 +302,7 @@ mod tests {
         use crate::journal::StreamEnd;
 
         let held =
-            Response { text: vec!["a".into()], pause: Some(Pause { after: 1, ms: 3_600_000 }), ..Response::default() };
+            Response { text: vec!["a".into()], pause: vec![Pause { after: 1, ms: 3_600_000 }], ..Response::default() };
         let provider = Arc::new(MockProvider::new(Script::root(vec![held, Response::default()])));
         let server = serve(Arc::clone(&provider), "127.0.0.1:0".parse().unwrap()).await.unwrap();
         let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();

@@ -3,7 +3,8 @@
 //! instead of a refusal. A session is the Session a request names in its `session_id` header,
 //! or, for a client that names none, the connection it came on; a request naming one of the
 //! script's child routes (`sub_1`, ...) belongs to the session that started last. Each session
-//! gets its own [`MockProvider`], so its cursors, journal and strictness are its own.
+//! gets its own [`MockProvider`], so its cursors, journal and strictness are its own. Every
+//! reply's pauses pass at the [`Speed`] `serve` was given (`--speed`).
 //!
 //! The corpus never uses this: a scenario run has one root Session, and another one is a
 //! MOCK-ROUTES refusal there.
@@ -15,12 +16,14 @@ use crate::dialect::Dialect;
 use crate::provider::{MockProvider, MockReply, MockRequest, SESSION_HEADER};
 use crate::script::Script;
 use crate::server::{CONNECTION_HEADER, Responder};
+use crate::speed::Speed;
 
 /// A provider per session, each playing the script from its start.
 #[derive(Debug)]
 pub struct Sessions {
     script: Script,
     dialect: Dialect,
+    speed: Speed,
     state: Mutex<State>,
 }
 
@@ -33,7 +36,13 @@ struct State {
 impl Sessions {
     /// Serves `script` in `dialect` to every session.
     pub fn new(script: Script, dialect: Dialect) -> Sessions {
-        Sessions { script, dialect, state: Mutex::new(State::default()) }
+        Sessions { script, dialect, speed: Speed::default(), state: Mutex::new(State::default()) }
+    }
+
+    /// Plays every pause at `speed` (`mock-provider serve --speed`); real time by default.
+    pub fn with_speed(mut self, speed: Speed) -> Sessions {
+        self.speed = speed;
+        self
     }
 
     /// The provider of the session `request` belongs to, started on first sight.
@@ -84,7 +93,9 @@ impl Sessions {
 
 impl Responder for Sessions {
     fn respond(&self, request: MockRequest) -> MockReply {
-        self.provider_for(&request).respond(request)
+        let mut reply = self.provider_for(&request).respond(request);
+        reply.steps = self.speed.apply(std::mem::take(&mut reply.steps));
+        reply
     }
 }
 
@@ -105,6 +116,85 @@ mod tests {
         let mut script = Script::root(vec![text("one")]);
         script.routes.insert("sub_1".into(), vec![text("child")]);
         script
+    }
+
+    /// A response with a first-token wait, a stall between its two chunks and a wait before
+    /// its in-band error, served in every dialect: on the paused clock the waits between its
+    /// chunks are its pauses, each before the chunk it holds back, at every `--speed`.
+    #[tokio::test(start_paused = true)]
+    async fn pauses_replay_between_the_same_chunks_in_every_dialect_at_any_speed() {
+        use std::time::Duration;
+
+        use tokio::time::Instant;
+
+        use crate::in_process::{Chunk, Playback};
+        use crate::speed::Speed;
+
+        let scenario = r#"
+title = "Recorded timing"
+[[turn]]
+prompt = "hi"
+respond = [{ text = ["Hello ", "world"], then = { error = "server_error" }, pause = [
+  { after = 0, ms = 800 }, { after = 5, ms = 3000 }, { after = 9, ms = 400 },
+] }]
+"#;
+        let script = Script::from_scenario_toml(scenario).unwrap();
+        for dialect in Dialect::ALL {
+            for (speed, factor) in [(Speed::default(), 1), (Speed::Factor(2.0), 2), (Speed::Max, 0)] {
+                let (path, body) = match dialect {
+                    Dialect::Responses => ("/v1/responses", r#"{"model":"m","stream":true}"#),
+                    Dialect::ChatCompletions => ("/v1/chat/completions", r#"{"model":"m","stream":true}"#),
+                    Dialect::AnthropicMessages => ("/v1/messages", r#"{"model":"m","stream":true}"#),
+                    Dialect::Gemini => ("/v1beta/models/m:streamGenerateContent", "{}"),
+                };
+                let sessions = Sessions::new(script.clone(), dialect).with_speed(speed);
+                let request = MockRequest {
+                    method: "POST".into(),
+                    path: path.into(),
+                    headers: Vec::new(),
+                    body: Bytes::from_static(body.as_bytes()),
+                };
+                let reply = sessions.respond(request);
+                assert_eq!(reply.status, 200, "{dialect}");
+                // Each wait, how many chunks came before it, and the chunk that ended it ("" for
+                // the end of the body).
+                let start = Instant::now();
+                let mut last = start;
+                let (mut waits, mut n_chunks) = (Vec::new(), 0);
+                let mut playback = Playback::start(reply);
+                loop {
+                    let chunk = playback.recv().await;
+                    let wait = last.elapsed();
+                    let text = match &chunk {
+                        // A beat the dialect sends nothing for: HTTP would not send it.
+                        Some(Chunk::Data(data)) if data.is_empty() => continue,
+                        Some(Chunk::Data(data)) => String::from_utf8_lossy(data).into_owned(),
+                        Some(Chunk::Abort) | None => String::new(),
+                    };
+                    last = Instant::now();
+                    if !wait.is_zero() {
+                        waits.push((wait, n_chunks, text));
+                    }
+                    n_chunks += 1;
+                    if chunk.is_none() {
+                        break;
+                    }
+                }
+                let context = format!("{dialect} at speed {speed}: {waits:?}");
+                let expected: Vec<Duration> = match factor {
+                    0 => Vec::new(),
+                    factor => [800, 3000, 400].map(|ms| Duration::from_millis(ms / factor)).to_vec(),
+                };
+                assert_eq!(waits.iter().map(|(wait, _, _)| *wait).collect::<Vec<_>>(), expected, "{context}");
+                assert_eq!(start.elapsed(), expected.iter().sum(), "{context}");
+                if factor > 0 {
+                    assert_eq!(waits[0].1, 0, "the first wait is before the first chunk: {context}");
+                    assert!(waits[1].2.contains("world") && !waits[1].2.contains("Hello"), "{context}");
+                    let error = &waits[2].2;
+                    assert!(error.contains("The server had an error"), "the error comes after its pause: {context}");
+                }
+            }
+        }
     }
 
     #[tokio::test]

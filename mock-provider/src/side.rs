@@ -79,7 +79,7 @@ impl SideRequest {
             calls: Vec::new(),
             usage: None,
             then: crate::script::Ending::Completed,
-            pause: None,
+            pause: Vec::new(),
             cut_after: None,
             status: None,
             retry_after: None,

@@ -2,15 +2,19 @@
 //! is recorded through `Recorder` as an agent's requests pass, and the recorded scenario,
 //! served again, answers the same requests with the same bytes (status, the headers a client
 //! reads, body, and whether the connection dropped). No credential the requests carried
-//! reaches the file.
+//! reaches the file. A recording keeps the upstream's waits as pauses at the beats they came
+//! before, which replay between the same chunks.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
-use gauntlet_mock_provider::{Dialect, Recorder, Script, Sessions, Upstream, serve};
+use gauntlet_mock_provider::{
+    Chunk, Dialect, MockProvider, MockReply, MockRequest, Playback, ROOT, Recorder, Script, Sessions, Upstream, serve,
+};
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
 use hyper_util::client::legacy::Client;
@@ -304,8 +308,11 @@ async fn garbage_from_upstream_is_forwarded_and_named_in_the_file() {
     ];
     let upstream = Arc::new(Garbage { answers: answers.clone(), next: std::sync::Mutex::new(0) });
     let upstream = serve(upstream, loopback()).await.unwrap();
-    let recorder =
-        Recorder::start(Upstream::parse(&upstream.base_url()).unwrap(), Dialect::Responses, loopback()).await.unwrap();
+    // What is read is the point here, not when it came: a slow machine's wait is no pause.
+    let recorder = Recorder::start(Upstream::parse(&upstream.base_url()).unwrap(), Dialect::Responses, loopback())
+        .await
+        .unwrap()
+        .with_min_gap(Duration::MAX);
     let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
     let plays = play(&client, &recorder.base_url(), Dialect::Responses, true, 3).await;
     for (play, (status, _, body)) in plays.iter().zip(&answers) {
@@ -344,4 +351,104 @@ async fn an_unreachable_upstream_is_a_clear_502_and_a_note() {
     let toml = recorder.finish().toml;
     assert!(toml.contains("# Note: request 1 (POST /v1/responses) left out: the upstream gave no answer"), "{toml}");
     assert!(Upstream::parse("https://api.openai.com").unwrap_err().to_string().contains("TLS forwarder"));
+}
+
+/// The upstream's answers, each held half a second by its pause: between its two text chunks,
+/// before an in-band error, and before the end of a body that never sends its terminal event.
+const STALLS: &str = r#"
+title = "A Provider that stalls"
+
+[[turn]]
+prompt = "Read a.txt"
+respond = [
+  { text = ["Hello ", "world"], pause = { after = 5, ms = 500 } },
+  { text = ["Useful "], then = { error = "server_error" }, pause = { after = 8, ms = 500 } },
+  { text = ["Cut"], then = "eof", pause = { after = 8, ms = 500 } },
+]
+"#;
+
+/// Each wait of `reply`'s body on the clock, with the chunk that ended it (`""` for the end of
+/// the body); empty chunks (beats a dialect sends nothing for, which HTTP never sends) are none.
+async fn waits(reply: MockReply) -> Vec<(Duration, String)> {
+    let mut playback = Playback::start(reply);
+    let (mut last, mut waits) = (tokio::time::Instant::now(), Vec::new());
+    loop {
+        let chunk = playback.recv().await;
+        let text = match &chunk {
+            Some(Chunk::Data(data)) if data.is_empty() => continue,
+            Some(Chunk::Data(data)) => String::from_utf8_lossy(data).into_owned(),
+            Some(Chunk::Abort) | None => String::new(),
+        };
+        if !last.elapsed().is_zero() {
+            waits.push((last.elapsed(), text));
+        }
+        last = tokio::time::Instant::now();
+        if chunk.is_none() {
+            return waits;
+        }
+    }
+}
+
+/// A real upstream that stalls (the mock over HTTP, on the real clock) is recorded in every
+/// dialect: each stall is a pause at the beat it came before, whatever the wire (between the
+/// chunks, before the error, before the end of the body), as long as the upstream held it (less
+/// the slack of a busy machine's scheduling), and rounded. Replayed on a paused clock, each pause
+/// is a wait of exactly its length before the same chunk.
+#[test]
+fn a_recorded_stall_is_a_pause_at_its_beat_and_replays_on_the_virtual_clock() {
+    const STALL_MS: u64 = 500;
+    let recorded = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let mut recordings = tokio::task::JoinSet::new();
+        for dialect in Dialect::ALL {
+            recordings.spawn(async move {
+                let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+                let script = Script::from_scenario_toml(STALLS).unwrap();
+                let upstream = serve(Arc::new(Sessions::new(script, dialect)), loopback()).await.unwrap();
+                // Half the stall: far above a loopback's jitter, so only the stalls are kept.
+                let recorder = Recorder::start(Upstream::parse(&upstream.base_url()).unwrap(), dialect, loopback())
+                    .await
+                    .unwrap()
+                    .with_min_gap(Duration::from_millis(STALL_MS / 2));
+                play(&client, &recorder.base_url(), dialect, true, 3).await;
+                (dialect, recorder.finish().toml)
+            });
+        }
+        recordings.join_all().await
+    });
+    let paused = tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().unwrap();
+    for (dialect, toml) in recorded {
+        if std::env::var_os("RECORD_DUMP").is_some() {
+            eprintln!("{toml}");
+        }
+        let script = Script::from_scenario_toml(&toml).unwrap_or_else(|error| panic!("{dialect}: {error}\n{toml}"));
+        let responses = &script.routes[ROOT];
+        let placed: Vec<Vec<usize>> =
+            responses.iter().map(|response| response.pause.iter().map(|pause| pause.after).collect()).collect();
+        assert_eq!(placed, [[5], [8], [8]], "{dialect}: one pause each, at the beat it held back:\n{toml}");
+        let lengths: Vec<u64> = responses.iter().map(|response| response.pause[0].ms).collect();
+        for ms in &lengths {
+            assert!(*ms >= STALL_MS - 50 && ms % 10 == 0, "{dialect}: a pause of {ms} ms:\n{toml}");
+        }
+
+        let provider = MockProvider::new(script.clone()).with_dialect(dialect);
+        let replayed: Vec<Vec<(Duration, String)>> = paused.block_on(async {
+            let mut replayed = Vec::new();
+            for items in conversations().into_iter().take(3) {
+                let (path, body) = request(dialect, &items, true);
+                let path = path.split('?').next().unwrap_or_default().to_owned();
+                let body = Bytes::from(body.to_string());
+                let request = MockRequest { method: "POST".into(), path, headers: Vec::new(), body };
+                replayed.push(waits(provider.respond(request)).await);
+            }
+            replayed
+        });
+        let context = format!("{dialect}: {replayed:?}\n{toml}");
+        let replayed_lengths: Vec<Vec<Duration>> =
+            replayed.iter().map(|waits| waits.iter().map(|(wait, _)| *wait).collect()).collect();
+        let recorded_lengths: Vec<Vec<Duration>> = lengths.iter().map(|ms| vec![Duration::from_millis(*ms)]).collect();
+        assert_eq!(replayed_lengths, recorded_lengths, "{context}");
+        assert!(replayed[0][0].1.contains("world") && !replayed[0][0].1.contains("Hello"), "{context}");
+        assert!(replayed[1][0].1.contains("The server had an error"), "the error after its pause: {context}");
+        assert_eq!(replayed[2][0].1, "", "the end of the body after its pause: {context}");
+    }
 }

@@ -89,7 +89,7 @@ fn killed_turn_script() -> Script {
     let tool = Response { calls: vec![write], ..Response::default() };
     let text = Response {
         text: ["The ", "notes ", "are ", "written", "."].map(str::to_owned).to_vec(),
-        pause: Some(Pause { after: 3, ms: 5 }),
+        pause: vec![Pause { after: 3, ms: 5 }],
         ..Response::default()
     };
     Script::root(vec![tool, text])

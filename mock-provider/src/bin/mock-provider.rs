@@ -4,10 +4,12 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use gauntlet_mock_provider::{Dialect, Recorder, Script, Sessions, Upstream, serve};
+use gauntlet_mock_provider::record::timing::MIN_GAP_MS;
+use gauntlet_mock_provider::{Dialect, Recorder, Script, Sessions, Speed, Upstream, serve};
 
 /// A scripted LLM provider speaking a real Provider wire format, with faults.
 ///
@@ -35,6 +37,11 @@ enum Command {
         /// The wire format: responses, chat_completions, anthropic_messages, gemini.
         #[arg(long, default_value_t = Dialect::Responses)]
         dialect: Dialect,
+        /// How fast the script's pauses pass: a factor (2 = twice as fast, 0.5 = half as
+        /// fast, 1 = real time) or `max` (no waits; 0 means the same). `retry-after` headers
+        /// are sent as written.
+        #[arg(long, default_value_t = Speed::default(), value_name = "F", allow_negative_numbers = true)]
+        speed: Speed,
     },
     /// Forward every request on 127.0.0.1 to a real Provider, stream each answer back
     /// unchanged, and on Ctrl-C write a scenario whose responses replay what it answered.
@@ -52,20 +59,33 @@ enum Command {
         /// Port to listen on; 0 picks a free one.
         #[arg(long, default_value_t = 0)]
         port: u16,
+        /// The shortest wait kept as a `pause`, in milliseconds: a chunk that came sooner after
+        /// the one before (or, for the first, after the request) replays without a wait.
+        #[arg(long, default_value_t = MIN_GAP_MS, value_name = "MS")]
+        min_gap_ms: u64,
     },
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
-        Command::Serve { file, port, dialect } => run_serve(file, port, dialect).await,
-        Command::Record { upstream, dialect, out, port } => run_record(&upstream, dialect, out, port).await,
+        Command::Serve { file, port, dialect, speed } => run_serve(file, port, dialect, speed).await,
+        Command::Record { upstream, dialect, out, port, min_gap_ms } => {
+            run_record(&upstream, dialect, out, port, Duration::from_millis(min_gap_ms)).await
+        }
     }
 }
 
-async fn run_record(upstream: &str, dialect: Dialect, out: PathBuf, port: u16) -> anyhow::Result<()> {
+async fn run_record(
+    upstream: &str,
+    dialect: Dialect,
+    out: PathBuf,
+    port: u16,
+    min_gap: Duration,
+) -> anyhow::Result<()> {
     let upstream = Upstream::parse(upstream)?;
-    let recorder = Recorder::start(upstream, dialect, SocketAddr::from((Ipv4Addr::LOCALHOST, port))).await?;
+    let recorder =
+        Recorder::start(upstream, dialect, SocketAddr::from((Ipv4Addr::LOCALHOST, port))).await?.with_min_gap(min_gap);
     println!("listening on {}", recorder.base_url());
     tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
     let recording = recorder.finish();
@@ -74,14 +94,14 @@ async fn run_record(upstream: &str, dialect: Dialect, out: PathBuf, port: u16) -
     Ok(())
 }
 
-async fn run_serve(file: PathBuf, port: u16, dialect: Dialect) -> anyhow::Result<()> {
+async fn run_serve(file: PathBuf, port: u16, dialect: Dialect, speed: Speed) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
     let is_scenario = text.parse::<toml::Table>().is_ok_and(|table| table.contains_key("turn"));
     let script = if is_scenario { Script::from_scenario_toml(&text) } else { Script::from_toml_str(&text) }
         // Flattened: the TOML message already shows line, column and the offending key.
         .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
     // Each new session (a second editor thread, a restarted agent) plays the script from its start.
-    let provider = Arc::new(Sessions::new(script, dialect));
+    let provider = Arc::new(Sessions::new(script, dialect).with_speed(speed));
     let server = serve(Arc::clone(&provider), SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
         .await
         .with_context(|| format!("binding 127.0.0.1:{port}"))?;

@@ -491,7 +491,7 @@ mod tests {
         let events = events(&encode(&cut, &ctx()));
         assert_eq!(kinds(&events), ["message_start", "ping", "content_block_start", "text_delta", "error"]);
         assert_eq!(cut.visible_text(), "Hel");
-        let paused = Response { pause: Some(Pause { after: 5, ms: 1000 }), ..text(Ending::Completed) };
+        let paused = Response { pause: vec![Pause { after: 5, ms: 1000 }], ..text(Ending::Completed) };
         let steps = encode(&paused, &ctx());
         // One step per beat: `Created`, `InProgress`, `MessageAdded`, `TextPartAdded` (no frame)
         // and the first `TextDelta`, then the pause.

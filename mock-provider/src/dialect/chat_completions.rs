@@ -356,7 +356,7 @@ mod tests {
         // created, in_progress, message added, part added, first delta: then the pause.
         let response = Response {
             text: vec!["a".into(), "b".into()],
-            pause: Some(Pause { after: 5, ms: 10 }),
+            pause: vec![Pause { after: 5, ms: 10 }],
             ..Response::default()
         };
         let steps = encode(&response, &ctx(), false);

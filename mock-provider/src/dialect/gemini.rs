@@ -394,7 +394,7 @@ mod tests {
         let shown = chunks(&steps);
         assert_eq!(shown.len(), 1);
         assert_eq!(part(&shown[0])["text"], cut.visible_text());
-        let paused = Response { pause: Some(Pause { after: 5, ms: 7 }), ..text(Ending::Completed) };
+        let paused = Response { pause: vec![Pause { after: 5, ms: 7 }], ..text(Ending::Completed) };
         let steps = encode(&paused, &ctx());
         // One step per beat, four without a chunk before the first text, then the pause.
         assert_eq!(steps[5], Step::Pause(std::time::Duration::from_millis(7)));

@@ -477,11 +477,11 @@ mod tests {
         let cut = Response { cut_after: Some(3), ..text(Ending::Completed) };
         assert_eq!(events(&encode(&cut, &ctx())).pop().unwrap().1["response"]["output"], json!([]));
 
-        let paused = Response { pause: Some(Pause { after: 2, ms: 600_000 }), ..text(Ending::Disconnect) };
+        let paused = Response { pause: vec![Pause { after: 2, ms: 600_000 }], ..text(Ending::Disconnect) };
         let steps = encode(&paused, &ctx());
         assert_eq!(steps[2], Step::Pause(std::time::Duration::from_secs(600)));
         assert!(matches!(steps[1], Step::Bytes(_)) && matches!(steps[3], Step::Bytes(_)));
-        let late = Response { pause: Some(Pause { after: 99, ms: 1 }), ..text(Ending::Disconnect) };
+        let late = Response { pause: vec![Pause { after: 99, ms: 1 }], ..text(Ending::Disconnect) };
         let steps = encode(&late, &ctx());
         assert!(matches!(steps[steps.len() - 2..], [Step::Pause(_), Step::Abort]));
     }

@@ -4,13 +4,20 @@
 //! stopped early, `cut_after` is the number of beats of the rebuilt response the Provider sent
 //! (beats count the same in every dialect, see [`crate::beat`]), left out when every beat after
 //! it is one the dialect sends no frame for.
+//!
+//! A reader says when each frame arrived ([`Draft::at`]), so each beat, and the ending, gets the
+//! time of the frame that brought it (a beat the dialect sends nothing for goes with the frame
+//! before it); `record/timing.rs` turns the waits between them into the response's pauses,
+//! each right before the beat whose frame came late.
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::beat::{Beat, arguments, beats};
 use crate::dialect::Dialect;
+use crate::record::timing;
 use crate::script::{Call, Ending, Reasoning, Response, Usage};
 
 /// The kind of a beat a reader saw a frame for; the draft notes it with the item it belongs
@@ -61,11 +68,29 @@ pub struct Recorded {
     pub notes: Vec<String>,
 }
 
+/// A beat a frame brought, and when: its kind, its item (as `Draft::seen` notes it), which of the
+/// item's beats of that kind it is (its `nth` chunk), and when the frame arrived.
+#[derive(Debug, Clone, Copy)]
+struct Stamp {
+    mark: Mark,
+    item: Option<usize>,
+    nth: usize,
+    at: Duration,
+}
+
 /// A response being rebuilt from frames.
 #[derive(Debug, Default)]
 pub struct Draft {
     response: Response,
     last: Option<Mark>,
+    /// When the frame being read arrived, since the request left.
+    now: Duration,
+    /// Every beat a frame brought, in the order they came.
+    stamps: Vec<Stamp>,
+    /// When the terminal frame (or the malformed one) arrived.
+    ending_at: Option<Duration>,
+    /// How many argument fragments the open call has streamed.
+    n_fragments: usize,
     /// Every beat seen, with its item: the furthest of them is where the stream stopped, even
     /// when a Provider sent items in another order than the mock does.
     seen: BTreeSet<(Mark, Option<usize>)>,
@@ -98,8 +123,20 @@ impl Draft {
             }
             _ => None,
         };
+        let nth = match mark {
+            Mark::TextDelta => self.response.text.len().saturating_sub(1),
+            Mark::ReasoningDelta => self.response.reasoning.last().map_or(0, |r| r.summary.len().saturating_sub(1)),
+            Mark::ArgsDelta => self.n_fragments.saturating_sub(1),
+            _ => 0,
+        };
+        self.stamps.push(Stamp { mark, item, nth, at: self.now });
         self.seen.insert((mark, item));
         self.last = Some(mark);
+    }
+
+    /// The frames read from here on arrived `now`, since the request left.
+    pub fn at(&mut self, now: Duration) {
+        self.now = now;
     }
 
     /// A reasoning item starts.
@@ -155,6 +192,7 @@ impl Draft {
     pub fn call_added(&mut self, name: &str, call_id: Option<String>) {
         self.response.calls.push(Call { name: name.to_owned(), args: Value::Null, call_id });
         self.args.push(String::new());
+        self.n_fragments = 0;
         self.mark(Mark::CallAdded);
     }
 
@@ -163,6 +201,7 @@ impl Draft {
         if let Some(args) = self.args.last_mut() {
             args.push_str(fragment);
         }
+        self.n_fragments += 1;
         self.mark(Mark::ArgsDelta);
     }
 
@@ -197,6 +236,7 @@ impl Draft {
     /// The stream's ending, as its terminal frame says.
     pub fn end(&mut self, ending: Ending) {
         self.ending = Some(ending);
+        self.ending_at = Some(self.now);
     }
 
     /// Whether a terminal frame was read.
@@ -222,8 +262,9 @@ impl Draft {
         }
     }
 
-    /// The response to replay in `dialect`, its body having ended as `end`.
-    pub fn finish(mut self, dialect: Dialect, end: BodyEnd) -> Recorded {
+    /// The response to replay in `dialect`, its body having ended as `end` at `ended_at`,
+    /// with a pause for each wait of at least `min_gap`.
+    pub fn finish(mut self, dialect: Dialect, end: BodyEnd, ended_at: Duration, min_gap: Duration) -> Recorded {
         let ending = match (self.ending.take(), end) {
             (Some(ending), _) => ending,
             (None, BodyEnd::Dropped) => Ending::Disconnect,
@@ -266,7 +307,34 @@ impl Draft {
             self.response.usage = (usage != Usage::DEFAULT).then_some(usage);
         }
         self.response.cut_after = self.cut(dialect);
+        self.response.pause = timing::pauses(&self.unit_times(ended_at), min_gap);
         Recorded { response: self.response, notes: self.notes }
+    }
+
+    /// When each unit of the replayed stream arrived: each beat up to the cut, then the ending
+    /// (its terminal or malformed frame, else the end of the body at `ended_at`). A beat came
+    /// with the frame that brought it; one the dialect sends no frame for went out with the
+    /// frame before it, so a wait falls right before the frame that came late, at the same beat
+    /// whatever the dialect. A beat brought again later (Anthropic's text after a call) keeps
+    /// its first time.
+    fn unit_times(&self, ended_at: Duration) -> Vec<Duration> {
+        let arguments = arguments(&self.response);
+        let beats = beats(&self.response, &arguments);
+        let shown = self.response.cut_after.unwrap_or(beats.len()).min(beats.len());
+        let mut times: Vec<Duration> = Vec::with_capacity(shown + 1);
+        for stamp in &self.stamps {
+            let Some(position) = nth_position(&beats, stamp).filter(|&position| position < shown) else { continue };
+            if position < times.len() {
+                continue;
+            }
+            let previous = times.last().copied().unwrap_or_default();
+            times.resize(position, previous);
+            times.push(stamp.at.max(previous));
+        }
+        let previous = times.last().copied().unwrap_or_default();
+        times.resize(shown, previous);
+        times.push(self.ending_at.unwrap_or(ended_at).max(previous));
+        times
     }
 
     /// The beats the Provider sent, when the stream stopped before the rebuilt response's last
@@ -289,8 +357,21 @@ impl Draft {
 
 /// Where the last beat of kind `mark` of `item` stands.
 fn position(beats: &[Beat<'_>], mark: Mark, item: Option<usize>) -> Option<usize> {
+    beats.iter().rposition(|beat| is(beat, mark, item))
+}
+
+/// Where the beat a stamp notes stands: its item's `nth` beat of its kind, or the last of them
+/// (a call's arguments stream in more fragments than the mock's two halves).
+fn nth_position(beats: &[Beat<'_>], stamp: &Stamp) -> Option<usize> {
+    let mut positions = beats.iter().enumerate().filter(|(_, beat)| is(beat, stamp.mark, stamp.item));
+    let last = positions.clone().next_back();
+    positions.nth(stamp.nth).or(last).map(|(position, _)| position)
+}
+
+/// Whether `beat` is of kind `mark` and of `item`.
+fn is(beat: &Beat<'_>, mark: Mark, item: Option<usize>) -> bool {
     let (reasoning, call) = (item, item);
-    beats.iter().rposition(|beat| match (mark, *beat) {
+    match (mark, *beat) {
         (Mark::Created, Beat::Created)
         | (Mark::InProgress, Beat::InProgress)
         | (Mark::MessageAdded, Beat::MessageAdded)
@@ -310,7 +391,7 @@ fn position(beats: &[Beat<'_>], mark: Mark, item: Option<usize>) -> Option<usize
         | (Mark::ArgsDone, Beat::ArgsDone { index, .. })
         | (Mark::CallDone, Beat::CallDone { index, .. }) => Some(index) == call,
         _ => false,
-    })
+    }
 }
 
 /// Whether `dialect` sends no frame for `beat` (docs/scenario-format.md, "The same response in
@@ -358,10 +439,40 @@ mod tests {
         draft.mark(Mark::TextPartAdded);
         draft.text_delta("Useful ");
         draft.end(Ending::Error("server_error".into()));
-        let recorded = draft.finish(Dialect::Responses, BodyEnd::Finished);
+        let recorded = draft.finish(Dialect::Responses, BodyEnd::Finished, Duration::ZERO, timing::MIN_GAP);
         assert_eq!(recorded.response.cut_after, Some(5));
         assert_eq!(recorded.response.text, ["Useful "]);
         assert_eq!(recorded.response.then, Ending::Error("server_error".into()));
+    }
+
+    /// The first-token time, a stall between two chunks and a wait before the terminal frame
+    /// become pauses before the beats that came late; beats Chat Completions sends nothing for
+    /// go with the frame before them, so the stall falls between the chunks, as in every dialect.
+    #[test]
+    fn each_wait_is_a_pause_before_the_beat_that_came_late() {
+        let ms = Duration::from_millis;
+        let mut draft = Draft::default();
+        draft.at(ms(812));
+        draft.mark(Mark::Created);
+        draft.at(ms(830));
+        draft.message_added();
+        draft.text_delta("Hello ");
+        draft.at(ms(3_020));
+        draft.text_delta("world");
+        draft.at(ms(3_400));
+        draft.end(Ending::Error("server_error".into()));
+        let recorded = draft.finish(Dialect::ChatCompletions, BodyEnd::Finished, ms(3_401), timing::MIN_GAP);
+        let pause = |after, ms| crate::script::Pause { after, ms };
+        // Beats: created 0, in progress 1, message 2, part 3, chunks 4 and 5, done 6 to 8, the ending 9.
+        assert_eq!(recorded.response.pause, [pause(0, 810), pause(5, 2_190), pause(9, 380)]);
+
+        // An EOF comes when the body ends: after every beat, where the replay holds the end back.
+        let mut draft = Draft::default();
+        draft.at(ms(10));
+        draft.mark(Mark::Created);
+        draft.text_delta("Cut");
+        let recorded = draft.finish(Dialect::ChatCompletions, BodyEnd::Finished, ms(1_510), timing::MIN_GAP);
+        assert_eq!((recorded.response.then, recorded.response.pause), (Ending::Eof, vec![pause(8, 1_500)]));
     }
 
     #[test]
@@ -369,7 +480,7 @@ mod tests {
         let mut draft = Draft::default();
         draft.mark(Mark::Created);
         draft.text_delta("Half");
-        let recorded = draft.finish(Dialect::ChatCompletions, BodyEnd::Dropped);
+        let recorded = draft.finish(Dialect::ChatCompletions, BodyEnd::Dropped, Duration::ZERO, timing::MIN_GAP);
         assert_eq!((recorded.response.cut_after, recorded.response.then), (None, Ending::Disconnect));
     }
 
@@ -387,7 +498,7 @@ mod tests {
         draft.call_done(None);
         draft.message_added();
         draft.text_delta(" more");
-        let recorded = draft.finish(Dialect::AnthropicMessages, BodyEnd::Dropped);
+        let recorded = draft.finish(Dialect::AnthropicMessages, BodyEnd::Dropped, Duration::ZERO, timing::MIN_GAP);
         assert_eq!(recorded.response.text, ["Looking", " more"]);
         assert_eq!(recorded.response.calls[0].args, serde_json::json!({ "path": "a" }));
         assert_eq!((recorded.response.cut_after, recorded.response.then), (None, Ending::Disconnect));

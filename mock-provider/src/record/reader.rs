@@ -4,11 +4,14 @@
 //! error: the agent got the bytes unchanged anyway, so the response says what could be read
 //! (`malformed` when nothing could) and its notes say what could not.
 
+use std::time::Duration;
+
 use serde_json::Value;
 
 use crate::dialect::{self, Dialect};
 use crate::record::draft::{BodyEnd, Draft, Recorded};
 use crate::record::sse;
+use crate::record::timing::Arrivals;
 use crate::script::{Ending, Response};
 
 pub mod anthropic_messages;
@@ -29,10 +32,13 @@ pub struct Answer<'a> {
     pub body: &'a [u8],
     /// How the body ended.
     pub end: BodyEnd,
+    /// When its bytes arrived.
+    pub arrivals: &'a Arrivals,
 }
 
-/// The response that replays `answer` in `dialect`.
-pub fn read(dialect: Dialect, answer: &Answer<'_>) -> Recorded {
+/// The response that replays `answer` in `dialect`, each wait of at least `min_gap` before a
+/// frame kept as a pause (an HTTP error keeps none: the mock sends its head at once).
+pub fn read(dialect: Dialect, answer: &Answer<'_>, min_gap: Duration) -> Recorded {
     if answer.status >= 400 {
         return http_error(dialect, answer);
     }
@@ -41,9 +47,12 @@ pub fn read(dialect: Dialect, answer: &Answer<'_>) -> Recorded {
         draft.note(format!("HTTP {} is neither an answer nor an error the mock can send", answer.status));
     }
     let content_type = answer.content_type.unwrap_or_default();
+    let ended_at = answer.arrivals.ended();
     if content_type.starts_with("text/event-stream") {
-        stream(dialect, answer.body, &mut draft);
+        stream(dialect, answer.body, answer.arrivals, &mut draft);
     } else if let Ok(body) = serde_json::from_slice::<Value>(answer.body) {
+        // A whole answer is read when it has all come: its wait is one pause before its body.
+        draft.at(ended_at);
         draft.whole();
         match dialect {
             Dialect::Responses => {
@@ -59,19 +68,22 @@ pub fn read(dialect: Dialect, answer: &Answer<'_>) -> Recorded {
             "the body is neither an event stream nor JSON ({content_type:?}), recorded as `malformed`: {}",
             preview(answer.body)
         ));
+        draft.at(ended_at);
         draft.end(Ending::Malformed);
     }
-    draft.finish(dialect, answer.end)
+    draft.finish(dialect, answer.end, ended_at, min_gap)
 }
 
-/// Reads each frame of an event stream; the first frame that is not JSON ends it `malformed`.
-fn stream(dialect: Dialect, body: &[u8], draft: &mut Draft) {
+/// Reads each frame of an event stream, at the time it arrived; the first frame that is not
+/// JSON ends it `malformed`.
+fn stream(dialect: Dialect, body: &[u8], arrivals: &Arrivals, draft: &mut Draft) {
     let (frames, torn) = sse::frames(body);
     let mut reader = Reader::new(dialect);
     for (index, frame) in frames.iter().enumerate() {
         if frame.data == "[DONE]" {
             continue;
         }
+        draft.at(arrivals.at(frame.end));
         let Ok(data) = serde_json::from_str::<Value>(&frame.data) else {
             draft.note(format!(
                 "frame {index} is not JSON, recorded as `malformed`: {}",

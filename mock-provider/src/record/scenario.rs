@@ -215,6 +215,19 @@ fn response_table(response: &Response, notes: &mut Vec<String>) -> InlineTable {
     if let Some(then) = then {
         table.insert("then", then);
     }
+    let pauses = response.pause.iter().map(|pause| {
+        let mut item = InlineTable::new();
+        item.insert("after", integer(pause.after as u64));
+        item.insert("ms", integer(pause.ms));
+        item
+    });
+    match response.pause.len() {
+        0 => {}
+        1 => table.extend(pauses.map(|pause| ("pause", toml_edit::Value::from(pause)))),
+        _ => {
+            table.insert("pause", pauses.collect::<Array>().into());
+        }
+    }
     let counts = [
         ("cut_after", response.cut_after.map(|n| n as u64)),
         ("status", response.status.map(u64::from)),

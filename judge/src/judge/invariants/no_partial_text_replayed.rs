@@ -134,7 +134,7 @@ fn from_script(evidence: &Evidence) -> (Vec<String>, Vec<Partial>) {
     let turns = request_turns(evidence);
     for (idx, request) in evidence.capture.requests.iter().enumerate() {
         let Some(response) = served(evidence, request) else { continue };
-        let closed_in_stall = response.pause.is_some()
+        let closed_in_stall = !response.pause.is_empty()
             && evidence
                 .capture
                 .timings

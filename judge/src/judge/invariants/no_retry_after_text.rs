@@ -39,7 +39,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             .is_some_and(|ended| ended.how == StreamEnd::ClientClosed);
         let (text, how) = if response.fails() {
             (response.visible_text(), "failed")
-        } else if response.pause.is_some() && closed_by_client {
+        } else if !response.pause.is_empty() && closed_by_client {
             (response.text_before_pause(), "was closed by the client during a stall (its own idle timeout)")
         } else {
             continue;

@@ -47,7 +47,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
             .filter(|line| line.seq.is_some_and(|seq| seq > audited.user_seq && seq < end))
             .find(|line| line.is_partial_assistant())
             .map(|line| (line.seq.unwrap_or_default(), line.str_field("text").unwrap_or_default()));
-        let whole_stream_seen = response.pause.is_none() && status != TerminalStatus::Interrupted;
+        let whole_stream_seen = response.pause.is_empty() && status != TerminalStatus::Interrupted;
         match kept {
             Some((seq, text)) if !streamed.starts_with(text) || (whole_stream_seen && text != streamed) => {
                 problems.push(format!(
