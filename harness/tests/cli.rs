@@ -18,6 +18,16 @@ fn gauntlet(args: &[&str], dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gauntlet")).args(args).current_dir(dir).output().unwrap()
 }
 
+/// `gauntlet merge PARTS --report-dir DIR`, which must succeed; the merged `file` it wrote.
+fn merge(parts: &[PathBuf], dir: &Path, file: &str) -> Value {
+    let mut args = vec!["merge"];
+    args.extend(parts.iter().map(|part| part.to_str().unwrap()));
+    args.extend(["--report-dir", dir.to_str().unwrap()]);
+    let output = gauntlet(&args, &root());
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_str(&std::fs::read_to_string(dir.join(file)).unwrap()).unwrap()
+}
+
 /// Every golden Log of the agent families (`golden/<family>/<name>/log.ndjson`).
 fn golden_logs() -> Vec<PathBuf> {
     let mut logs = Vec::new();
@@ -558,19 +568,7 @@ fn shards_of_a_check_merge_into_the_unsharded_run() {
     assert_eq!((n(&first) + n(&second), n(&first) > 0, n(&second) > 0), (n(&whole), true, true));
     let merged_dir = work.path().join("merged");
     let parts = [work.path().join("first/report.json"), work.path().join("second/report.json")];
-    let output = gauntlet(
-        &[
-            "merge",
-            parts[0].to_str().unwrap(),
-            parts[1].to_str().unwrap(),
-            "--report-dir",
-            merged_dir.to_str().unwrap(),
-        ],
-        &root(),
-    );
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let merged: Value =
-        serde_json::from_str(&std::fs::read_to_string(merged_dir.join("report.json")).unwrap()).unwrap();
+    let merged = merge(&parts, &merged_dir, "report.json");
     // What a verdict says, without its timings.
     let verdicts = |report: &Value| -> Vec<Value> {
         report["scenarios"]
@@ -662,19 +660,7 @@ fn shards_of_a_campaign_merge_into_the_unsharded_campaign() {
     assert_eq!(first["count"].as_u64().unwrap() + second["count"].as_u64().unwrap(), 12);
     let merged_dir = work.path().join("merged");
     let parts = [work.path().join("1-2.json"), work.path().join("2-2.json")];
-    let output = gauntlet(
-        &[
-            "merge",
-            parts[0].to_str().unwrap(),
-            parts[1].to_str().unwrap(),
-            "--report-dir",
-            merged_dir.to_str().unwrap(),
-        ],
-        &root(),
-    );
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let merged: Value =
-        serde_json::from_str(&std::fs::read_to_string(merged_dir.join("campaign.json")).unwrap()).unwrap();
+    let merged = merge(&parts, &merged_dir, "campaign.json");
     for key in ["count", "failed", "errors", "requirements", "seed", "implementation"] {
         assert_eq!(merged[key], whole[key], "{key}");
     }

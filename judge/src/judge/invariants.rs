@@ -224,7 +224,7 @@ mod tests {
     use super::*;
 
     /// What only a run has, beyond a Log: requests, transcripts, answers, the script, the clock.
-    const RUN_EVIDENCE: [&str; 15] = [
+    const RUN_EVIDENCE: [&str; 16] = [
         "capture.requests",
         "read_requests(",
         "read_new_messages(",
@@ -240,6 +240,7 @@ mod tests {
         "request_turns(",
         "driven_turns(",
         "exchanges(",
+        "on_each_transcript(",
     ];
 
     /// A rule that names run evidence but needs only a Log all the same, and why.

@@ -311,6 +311,15 @@ pub(crate) fn request_list(numbers: &[usize]) -> String {
     }
 }
 
+/// A rule over one ACP transcript, judged on the live transcript and on the `session/load` one,
+/// each named in what it finds.
+pub(crate) fn on_each_transcript(evidence: &Evidence, judge: fn(&[Value], &str) -> Vec<String>) -> Vec<String> {
+    [(&evidence.capture.acp, "the live transcript"), (&evidence.capture.acp_load, "the load transcript")]
+        .into_iter()
+        .flat_map(|(entries, which)| judge(entries, which))
+        .collect()
+}
+
 /// Which scenario turn each Provider request belongs to: the turn the client had begun when it
 /// arrived, as the driver told the mock; for a capture without that, the latest turn whose
 /// prompt the request carries as user text (a request carries every earlier prompt too).

@@ -14,21 +14,15 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{Invariant, Scope, Violation};
-use crate::judge::Evidence;
+use crate::judge::views::on_each_transcript;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "ACP-SCHEMA",
     also: &[],
     name: "acp_schema",
     scope: Scope::Run,
-    check: |evidence| Violation::unplaced(check(evidence)),
+    check: |evidence| Violation::unplaced(on_each_transcript(evidence, transcript)),
 };
-
-fn check(evidence: &Evidence) -> Vec<String> {
-    let mut problems = transcript(&evidence.capture.acp, "the live transcript");
-    problems.extend(transcript(&evidence.capture.acp_load, "the load transcript"));
-    problems
-}
 
 /// The messages of one transcript that break the schema.
 fn transcript(entries: &[Value], which: &str) -> Vec<String> {

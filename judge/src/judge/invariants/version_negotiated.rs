@@ -8,21 +8,15 @@
 use serde_json::Value;
 
 use super::{Invariant, Scope, Violation};
-use crate::judge::Evidence;
+use crate::judge::views::on_each_transcript;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "ACP-VERSION-NEGOTIATION",
     also: &[],
     name: "version_negotiated",
     scope: Scope::Run,
-    check: |evidence| Violation::unplaced(check(evidence)),
+    check: |evidence| Violation::unplaced(on_each_transcript(evidence, transcript)),
 };
-
-fn check(evidence: &Evidence) -> Vec<String> {
-    let mut problems = transcript(&evidence.capture.acp, "the live transcript");
-    problems.extend(transcript(&evidence.capture.acp_load, "the load transcript"));
-    problems
-}
 
 fn transcript(entries: &[Value], which: &str) -> Vec<String> {
     let messages: Vec<(&Value, &Value)> =
