@@ -71,12 +71,12 @@ pub struct DrivenTurn {
     /// `"the Log shows"` or `"the script forces"`, for messages.
     pub source: &'static str,
     /// What the answer that ended it gave the agent to show.
-    pub answer: Ending,
+    pub answer: LastAnswer,
 }
 
 /// The answer that ended a driven turn, as the agent was given it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Ending {
+pub enum LastAnswer {
     /// Scripted, with something to show or run (or none the judge knows of: a Log's turn).
     #[default]
     Scripted,
@@ -164,7 +164,7 @@ impl<'a> Evidence<'a> {
                             status: Some(TerminalStatus::Interrupted),
                             truncation: None,
                             source: "the client cancelled it when its patience ran out",
-                            answer: Ending::Scripted,
+                            answer: LastAnswer::Scripted,
                         };
                     }
                     let cancelled = self.capture.cancels.iter().any(|cancel| cancel.turn == first + offset);
@@ -199,9 +199,9 @@ impl<'a> Evidence<'a> {
                             source: "the script forces",
                             answer: match turn.respond.last() {
                                 Some(last) if turn.expect == TerminalStatus::Completed && last.is_empty_answer() => {
-                                    Ending::Empty
+                                    LastAnswer::Empty
                                 }
-                                _ => Ending::Scripted,
+                                _ => LastAnswer::Scripted,
                             },
                         },
                     }
@@ -215,7 +215,7 @@ impl<'a> Evidence<'a> {
                 status: turn.terminal_status,
                 truncation: turn.evidence_seqs.last().and_then(|seq| self.truncation(*seq)),
                 source: "the Log shows",
-                answer: Ending::Scripted,
+                answer: LastAnswer::Scripted,
             })
             .collect()
     }
@@ -233,7 +233,7 @@ impl<'a> Evidence<'a> {
             status: Some(if partial { TerminalStatus::PartialFailed } else { TerminalStatus::Failed }),
             truncation: None,
             source: "the wire shows: the agent stopped at a fault before the script's last response",
-            answer: Ending::Scripted,
+            answer: LastAnswer::Scripted,
         })
     }
 
@@ -251,10 +251,10 @@ impl<'a> Evidence<'a> {
         if self.invented_empty(request.unplaced.as_ref()?) {
             let source =
                 "not judged: the script had run out, and the mock invented an empty answer to the agent's last request";
-            return Some(DrivenTurn { status: None, truncation: None, source, answer: Ending::Invented });
+            return Some(DrivenTurn { status: None, truncation: None, source, answer: LastAnswer::Invented });
         }
         let source = "the wire shows: the script had run out, and the mock answered the agent's last request cleanly";
-        Some(DrivenTurn { status: Some(TerminalStatus::Completed), truncation, source, answer: Ending::Scripted })
+        Some(DrivenTurn { status: Some(TerminalStatus::Completed), truncation, source, answer: LastAnswer::Scripted })
     }
 
     /// Whether the mock answered a request it could not place with an empty answer of its own
@@ -299,7 +299,7 @@ impl<'a> Evidence<'a> {
         } else {
             return None;
         };
-        Some(DrivenTurn { status: Some(status), truncation: None, source, answer: Ending::Scripted })
+        Some(DrivenTurn { status: Some(status), truncation: None, source, answer: LastAnswer::Scripted })
     }
 
     /// The index of turn `turn`'s last request on the root route.
@@ -331,13 +331,13 @@ impl<'a> Evidence<'a> {
         let clean = self.last_request(turn).and_then(|index| self.answered_cleanly(index));
         match clean {
             Some(truncation) => {
-                DrivenTurn { status: Some(TerminalStatus::Completed), truncation, source, answer: Ending::Scripted }
+                DrivenTurn { status: Some(TerminalStatus::Completed), truncation, source, answer: LastAnswer::Scripted }
             }
             None => DrivenTurn {
                 status: Some(if expected == TerminalStatus::Completed { TerminalStatus::Failed } else { expected }),
                 truncation: None,
                 source,
-                answer: Ending::Scripted,
+                answer: LastAnswer::Scripted,
             },
         }
     }
@@ -514,12 +514,12 @@ mod tests {
         let capture = continued(false);
         let streamed_all = played("");
         let turn = &Evidence::of_scenario(&capture, &streamed_all).driven_turns(1)[0];
-        assert!(turn.answer == Ending::Invented && turn.status.is_none(), "{turn:?}");
+        assert!(turn.answer == LastAnswer::Invented && turn.status.is_none(), "{turn:?}");
         let verdict = judge("t", &streamed_all, &capture, Vec::new());
         assert!(verdict.findings.iter().all(|finding| finding.requirement.as_deref() != Some("ACP-STOP-REASON")));
         let kept_back = played("cut_after = 5, ");
         let turn = &Evidence::of_scenario(&capture, &kept_back).driven_turns(1)[0];
-        assert_eq!((turn.status, turn.answer), (Some(TerminalStatus::Completed), Ending::Scripted));
+        assert_eq!((turn.status, turn.answer), (Some(TerminalStatus::Completed), LastAnswer::Scripted));
     }
 
     /// An agent that gives the running turn up when a second prompt comes (and answers it
@@ -578,7 +578,7 @@ mod tests {
         assert_eq!(turn.status, Some(TerminalStatus::Completed), "{}", turn.source);
         capture.requests[1].unplaced = Some(After::Nothing);
         let turn = &Evidence::of_scenario(&capture, &played).driven_turns(1)[0];
-        assert!(turn.answer == Ending::Invented && turn.status.is_none(), "{}", turn.source);
+        assert!(turn.answer == LastAnswer::Invented && turn.status.is_none(), "{}", turn.source);
         capture.requests[1].unplaced = Some(After::Refused);
         let turn = &Evidence::of_scenario(&capture, &played).driven_turns(1)[0];
         assert_eq!((turn.status, turn.source), (Some(TerminalStatus::PartialFailed), "the script forces"));

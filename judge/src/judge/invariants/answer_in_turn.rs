@@ -17,7 +17,7 @@ use gauntlet_agent::TerminalStatus;
 
 use super::{Invariant, Scope, Violation};
 use crate::judge::views::{Streamed, chunk_text, shown_chunks, shown_text, streamed_per_turn};
-use crate::judge::{Ending, Evidence};
+use crate::judge::{Evidence, LastAnswer};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-ANSWER-IN-TURN", also: &[SHOWN], name: "answer_in_turn", scope: Scope::Run, check };
@@ -48,14 +48,14 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
         let Some(exchange) = live.get(first + idx).filter(|exchange| exchange.answer.is_some()) else { continue };
         let shown = shown_text(exchange);
         let turn = driven.get(idx);
-        if turn.is_some_and(|turn| turn.answer == Ending::Invented) {
+        if turn.is_some_and(|turn| turn.answer == LastAnswer::Invented) {
             continue;
         }
         let completed = turn.and_then(|turn| turn.status) == Some(TerminalStatus::Completed);
         let answer = if completed { pieces.iter().rposition(|piece| piece.clean) } else { None };
         let chunks = shown_chunks(exchange);
         // A turn that did not complete, or whose answer was empty, may show only notices.
-        let unanswered = !completed || turn.is_some_and(|turn| turn.answer == Ending::Empty);
+        let unanswered = !completed || turn.is_some_and(|turn| turn.answer == LastAnswer::Empty);
         if made_of(&shown, pieces, answer) || around_own_notices(&chunks, pieces, answer, &scripted, unanswered) {
             continue;
         }

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::{Invariant, Scope, Violation};
 use crate::judge::views::{Exchange, chunk_text, shown_text, streamed_per_turn};
-use crate::judge::{Ending, Evidence};
+use crate::judge::{Evidence, LastAnswer};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-LOAD-MATCHES-LIVE", also: &[AS_SHOWN], name: "load_matches_live", scope: Scope::Run, check };
@@ -136,7 +136,7 @@ pub(super) fn read<'e>(evidence: &'e Evidence) -> Result<(Vec<Turn<'e>>, Vec<Str
         let answer = pieces.and_then(|pieces| pieces.iter().rfind(|piece| piece.clean)).map(|piece| piece.text.clone());
         let driven = idx.and_then(|idx| driven.get(idx));
         let (status, invented) =
-            (driven.and_then(|turn| turn.status), driven.is_some_and(|turn| turn.answer == Ending::Invented));
+            (driven.and_then(|turn| turn.status), driven.is_some_and(|turn| turn.answer == LastAnswer::Invented));
         let completed = status == Some(TerminalStatus::Completed);
         let answer = answer.filter(|answer| !answer.is_empty());
         let n = first_audited + turns.len() + 1;

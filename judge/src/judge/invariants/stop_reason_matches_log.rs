@@ -11,7 +11,7 @@ use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
 use super::{Invariant, Scope, Violation};
-use crate::judge::{Ending, Evidence};
+use crate::judge::{Evidence, LastAnswer};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-STOP-REASON", also: &[], name: "stop_reason_matches_log", scope: Scope::Run, check };
@@ -27,7 +27,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             problems.push(Violation::in_turn(n, format!("turn {n} was answered but the Log has no such turn")));
             continue;
         };
-        if turn.answer == Ending::Invented {
+        if turn.answer == LastAnswer::Invented {
             continue;
         }
         let said = describe(answer.stop_reason.as_deref(), answer.error.as_ref());
@@ -41,7 +41,9 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             (None, Some(TerminalStatus::Completed)) if answer.error.is_some() && turn.truncation.is_some() => None,
             // An empty answer (no text, no call) answered with an error: the agent says it got
             // nothing usable, which is true.
-            (None, Some(TerminalStatus::Completed)) if answer.error.is_some() && turn.answer == Ending::Empty => None,
+            (None, Some(TerminalStatus::Completed)) if answer.error.is_some() && turn.answer == LastAnswer::Empty => {
+                None
+            }
             (None, status) => Some(format!(
                 "turn {n}: the answer {said} names no terminal state, and {} `{}`",
                 turn.source,
