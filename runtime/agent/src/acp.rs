@@ -5,7 +5,10 @@
 //! Methods: `initialize`, `session/new`, `session/load`, `session/resume` (no replay),
 //! `session/list`, `session/prompt`, `session/cancel`, `session/close`, the protocol-level
 //! `$/cancel_request` (a running `session/prompt` is cancelled as by `session/cancel`), and
-//! `session/set_config_option` for the `model`.
+//! `session/set_config_option` for the `model`. Protocol version 2 beside 1, as the client
+//! asks in `initialize` ([`v2`]): there the prompt's answer acknowledges it and the `idle`
+//! state update tells how the Turn ended; `session/load` is v1's, and v2's `session/resume`
+//! with `replayFrom` replays instead.
 //! Protocol errors are answered to the peer and the connection goes on: a malformed line gets
 //! a parse error with `id: null`, an unknown method -32601, bad params or a second prompt on a
 //! busy Session -32602 (ACP-JSONRPC-ERRORS). Only a broken pipe ends the connection. A Turn runs
@@ -18,6 +21,7 @@ pub mod listing;
 pub mod message;
 pub mod projection;
 pub mod stop_reason;
+pub mod v2;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -44,7 +48,7 @@ use tokio::sync::mpsc;
 use crate::canonical;
 use crate::control::{CancelHandle, CancelSignal};
 use crate::delegation::Delegation;
-use crate::event::Event;
+use crate::event::{Event, EventType};
 use crate::ids::{self, Clock, IdSource};
 use crate::log::LogError;
 use crate::provider::{Provider, ProviderConfig, Transport};
@@ -123,6 +127,7 @@ where
         initialized: false,
         closing: HashMap::new(),
         workspaces: BTreeSet::new(),
+        version: ProtocolVersion::V1,
     };
     let mut read_error = None;
     loop {
@@ -213,6 +218,38 @@ impl Outbox {
         let params = SessionNotification::new(session_id.to_owned(), update);
         self.send(&JsonRpcMessage::wrap(Notification { method: "session/update".into(), params: Some(params) }));
     }
+
+    fn update_v2(&self, session_id: &str, update: agent_client_protocol_schema::v2::SessionUpdate) {
+        let params = agent_client_protocol_schema::v2::UpdateSessionNotification::new(session_id.to_owned(), update);
+        self.send(&JsonRpcMessage::wrap(Notification { method: "session/update".into(), params: Some(params) }));
+    }
+
+    /// Shows one update of `session_id` in the connection's version.
+    fn show(&self, session_id: &str, update: agent_client_protocol_schema::v1::SessionUpdate, words: &mut Words) {
+        match words {
+            Words::V1 => self.update(session_id, update),
+            Words::V2(upserts) => {
+                if let Some(update) = upserts.update(update) {
+                    self.update_v2(session_id, update);
+                }
+            }
+        }
+    }
+}
+
+/// How a connection tells a Session's updates: v1's, or v2's upserts by id.
+#[derive(Debug)]
+enum Words {
+    V1,
+    V2(v2::Upserts),
+}
+
+impl Words {
+    /// The words for a Session's updates on a connection that speaks `version`, after its
+    /// first `users` user messages (all of them for a running Turn, none for a replay).
+    fn of(version: ProtocolVersion, session_id: &str, users: usize) -> Words {
+        if version == ProtocolVersion::V2 { Words::V2(v2::Upserts::new(session_id, users)) } else { Words::V1 }
+    }
 }
 
 /// A Session is idle (owned here) or busy (owned by its Turn task, cancellable from here by
@@ -246,6 +283,8 @@ struct Agent {
     /// Every workspace a Session was opened in on this connection: `session/list` without a
     /// `cwd` lists the Sessions logged in each.
     workspaces: BTreeSet<PathBuf>,
+    /// The protocol version `initialize` agreed on.
+    version: ProtocolVersion,
 }
 
 /// A Turn that ended: its Session (none when the Turn panicked and took it along), and the
@@ -303,7 +342,10 @@ impl Agent {
             // prompt's own cancellation marker (ACP "Cancellation": a valid response with a
             // cancellation marker, or -32800). Any other request is answered at once, so there
             // is nothing left to cancel.
-            if let Ok(request) = parse::<CancelRequestNotification>(params) {
+            // In v2 the prompt was answered when it was inserted: nothing is left to cancel.
+            if self.version == ProtocolVersion::V1
+                && let Ok(request) = parse::<CancelRequestNotification>(params)
+            {
                 for slot in self.sessions.values() {
                     if let Slot::Busy { cancel, prompt } = slot
                         && *prompt == request.request_id
@@ -317,6 +359,12 @@ impl Agent {
         let Some(id) = id else { return }; // unknown notifications are ignored, as JSON-RPC asks
         match method.as_str() {
             "initialize" => {
+                let asked = params.get("protocolVersion").and_then(Value::as_u64);
+                if v2::negotiate(asked) == ProtocolVersion::V2 {
+                    self.initialized = true;
+                    self.version = ProtocolVersion::V2;
+                    return self.outbox.respond(id, Ok::<_, Error>(v2::initialize_response()));
+                }
                 let result = parse::<InitializeRequest>(params).map(|_| {
                     self.initialized = true;
                     InitializeResponse::new(ProtocolVersion::V1)
@@ -346,12 +394,18 @@ impl Agent {
                 });
                 self.outbox.respond(id, result);
             }
+            "session/load" if self.version == ProtocolVersion::V2 => {
+                // v2 has no `session/load`: its `session/resume` replays when asked.
+                self.outbox.respond::<Value>(id, Err(Error::method_not_found().data(json!({"method": method}))));
+            }
             "session/load" => {
                 let result = parse::<LoadSessionRequest>(params).and_then(|request| self.load(request));
                 self.outbox.respond(id, result);
             }
             "session/resume" => {
-                let result = parse::<ResumeSessionRequest>(params).and_then(|request| self.resume(request));
+                let replay =
+                    self.version == ProtocolVersion::V2 && params.get("replayFrom").is_some_and(|from| !from.is_null());
+                let result = parse::<ResumeSessionRequest>(params).and_then(|request| self.resume(request, replay));
                 self.outbox.respond(id, result);
             }
             "session/list" => {
@@ -407,24 +461,35 @@ impl Agent {
     fn load(&mut self, request: LoadSessionRequest) -> Result<LoadSessionResponse, Error> {
         let session_id = request.session_id.0.to_string();
         let open = self.reopen(&session_id, request.cwd)?;
-        let session = &open.session;
-        let projector = Projector { workspace: session.workspace(), context_window: self.config.context_window };
-        for update in projector.replay(session.history()) {
-            self.outbox.update(&session_id, update);
-        }
-        let response = LoadSessionResponse::new().meta(torn_tail_meta(session));
+        self.replay(&open.session);
+        let response = LoadSessionResponse::new().meta(torn_tail_meta(&open.session));
         self.sessions.insert(session_id, Slot::Idle(Box::new(open)));
         Ok(response)
     }
 
     /// Reopens the Session from its Log without replaying it: the conversation goes on with
-    /// its History (ACP-RESUME-NO-REPLAY).
-    fn resume(&mut self, request: ResumeSessionRequest) -> Result<ResumeSessionResponse, Error> {
+    /// its History (ACP-RESUME-NO-REPLAY). In v2, asked with `replayFrom`, it replays as
+    /// `session/load` does, then says the Session is idle.
+    fn resume(&mut self, request: ResumeSessionRequest, replay: bool) -> Result<ResumeSessionResponse, Error> {
         let session_id = request.session_id.0.to_string();
         let open = self.reopen(&session_id, request.cwd)?;
+        if replay {
+            self.replay(&open.session);
+            self.outbox.update_v2(&session_id, v2::settled());
+        }
         let response = ResumeSessionResponse::new().meta(torn_tail_meta(&open.session));
         self.sessions.insert(session_id, Slot::Idle(Box::new(open)));
         Ok(response)
+    }
+
+    /// Replays the Session's transcript from its Log (ACP-LOAD-CLEAN), in the connection's
+    /// version.
+    fn replay(&self, session: &Session) {
+        let projector = Projector { workspace: session.workspace(), context_window: self.config.context_window };
+        let mut words = Words::of(self.version, &session.config().session_id, 0);
+        for update in projector.replay(session.history()) {
+            self.outbox.show(&session.config().session_id, update, &mut words);
+        }
     }
 
     /// Opens a Session this agent served before, from its Log, for `session/load` and
@@ -544,10 +609,22 @@ impl Agent {
         let Slot::Idle(open) = std::mem::replace(slot, Slot::Busy { cancel, prompt: id.clone() }) else {
             return Ok(());
         };
+        let users = open.session.history().iter().filter(|event| event.kind() == EventType::UserMessage).count();
+        let mut words = Words::of(self.version, &session_id, users);
+        if let Words::V2(upserts) = &mut words {
+            // Inserted: echoed, running, and acknowledged before any of the Turn's updates.
+            let message_id = upserts.next_user();
+            if let Some(echo) = v2::user_message(&message_id, &text) {
+                self.outbox.update_v2(&session_id, echo);
+            }
+            self.outbox.update_v2(&session_id, v2::running());
+            self.outbox.respond(id.clone(), Ok::<_, Error>(v2::prompt_response(&message_id)));
+        }
         let outbox = self.outbox.clone();
         let done = self.done.clone();
         let context_window = self.config.context_window;
-        let turn = tokio::spawn(run_turn(*open, Prompt { text, images }, signal, id.clone(), outbox, context_window));
+        let turn =
+            tokio::spawn(run_turn(*open, Prompt { text, images }, signal, id.clone(), (outbox, words), context_window));
         tokio::spawn(async move {
             let finished = match turn.await {
                 Ok(finished) => finished,
@@ -575,10 +652,15 @@ impl Agent {
         let Finished { session_id, open, id, answer } = finished;
         let closes = self.closing.remove(&session_id).unwrap_or_default();
         match open {
-            Some(open) if closes.is_empty() => self.sessions.insert(session_id, Slot::Idle(Box::new(open))),
+            Some(open) if closes.is_empty() => self.sessions.insert(session_id.clone(), Slot::Idle(Box::new(open))),
             _ => self.sessions.remove(&session_id),
         };
-        self.outbox.respond(id, answer);
+        if self.version == ProtocolVersion::V2 {
+            // The prompt was acknowledged when it came: the Turn's end is the idle state.
+            self.outbox.update_v2(&session_id, v2::idle(&answer));
+        } else {
+            self.outbox.respond(id, answer);
+        }
         for close in closes {
             self.outbox.respond(close, Ok(CloseSessionResponse::new()));
         }
@@ -597,7 +679,7 @@ async fn run_turn(
     prompt: Prompt,
     mut cancel: CancelSignal,
     id: RequestId,
-    outbox: Outbox,
+    (outbox, mut words): (Outbox, Words),
     context_window: Option<u64>,
 ) -> Finished {
     let (events_tx, mut events) = mpsc::unbounded_channel::<Event>();
@@ -605,9 +687,9 @@ async fn run_turn(
     let session_id = open.session.config().session_id.clone();
     let workspace = open.session.workspace().to_owned();
     let projector = Projector { workspace: &workspace, context_window };
-    let forward = |event: Event| {
+    let mut forward = |event: Event| {
         if let Some(update) = projector.live(&event) {
-            outbox.update(&session_id, update);
+            outbox.show(&session_id, update, &mut words);
         }
     };
     let result = {
@@ -1082,5 +1164,64 @@ mod tests {
         let log = std::fs::read_to_string(workspace.path().join(".gauntlet/sessions/root.ndjson")).unwrap();
         let interrupted = log.lines().filter(|line| line.contains("\"terminal_status\":\"interrupted\"")).count();
         assert_eq!(interrupted, 2, "{log}");
+    }
+
+    /// Asked for version 2, the agent speaks it: the prompt is echoed, running, acknowledged
+    /// with its message id, and its end is the idle state with the stop reason; a resume with
+    /// `replayFrom` replays the user message with the same id, then says idle, then answers.
+    /// `session/load` is not a v2 method.
+    #[tokio::test]
+    async fn version_two_acknowledges_prompts_and_ends_turns_with_the_idle_state() {
+        let workspace = tempfile::tempdir().unwrap();
+        let (client, agent) = tokio::io::duplex(1 << 20);
+        let (agent_reader, agent_writer) = tokio::io::split(agent);
+        let config = AgentConfig { transport: Arc::new(Hanging), ..agent_config() };
+        let server = tokio::spawn(serve(agent_reader, agent_writer, config));
+        let (client_reader, mut writer) = tokio::io::split(client);
+        let mut reader = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(client_reader));
+        let initialize = request(0, "initialize", json!({"protocolVersion": 2, "info": {"name": "t", "version": "1"}}));
+        let answered = until_answer(&mut writer, &mut reader, Some(initialize), 0).await;
+        let response = &answered[0]["result"];
+        assert_eq!(response["protocolVersion"], 2, "{answered:?}");
+        serde_json::from_value::<agent_client_protocol_schema::v2::InitializeResponse>(response.clone()).unwrap();
+        let new = request(1, "session/new", json!({"cwd": workspace.path(), "mcpServers": []}));
+        until_answer(&mut writer, &mut reader, Some(new), 1).await;
+        let prompt = json!({"sessionId": "root", "prompt": [{"type": "text", "text": "hi"}]});
+        let acked = until_answer(&mut writer, &mut reader, Some(request(2, "session/prompt", prompt)), 2).await;
+        let kinds: Vec<&Value> = acked.iter().map(|m| &m["params"]["update"]["sessionUpdate"]).collect();
+        assert_eq!(kinds[..2], [&json!("user_message"), &json!("state_update")], "{acked:?}");
+        assert_eq!(acked[0]["params"]["update"]["messageId"], "root:user:1", "{acked:?}");
+        assert_eq!(acked[2]["result"], json!({"messageId": "root:user:1"}), "{acked:?}");
+        let cancel = json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "root"}});
+        writer.write_all(format!("{cancel}\n").as_bytes()).await.unwrap();
+        let idle: Value = serde_json::from_str(&reader.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(
+            idle["params"]["update"],
+            json!({"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"})
+        );
+        let load = request(3, "session/load", json!({"sessionId": "root", "cwd": workspace.path(), "mcpServers": []}));
+        let refused = until_answer(&mut writer, &mut reader, Some(load), 3).await;
+        assert_eq!(error_code(refused.last().unwrap()), Some(-32601), "{refused:?}");
+        writer.shutdown().await.unwrap();
+        server.await.unwrap().unwrap();
+
+        let (client, agent) = tokio::io::duplex(1 << 20);
+        let (agent_reader, agent_writer) = tokio::io::split(agent);
+        let server = tokio::spawn(serve(agent_reader, agent_writer, agent_config()));
+        let (client_reader, mut writer) = tokio::io::split(client);
+        let mut reader = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(client_reader));
+        let initialize = request(0, "initialize", json!({"protocolVersion": 2, "info": {"name": "t", "version": "1"}}));
+        until_answer(&mut writer, &mut reader, Some(initialize), 0).await;
+        let resume = json!({"sessionId": "root", "cwd": workspace.path(), "replayFrom": {"type": "start"}});
+        let replayed = until_answer(&mut writer, &mut reader, Some(request(1, "session/resume", resume)), 1).await;
+        let updates: Vec<&Value> = replayed.iter().filter_map(|m| m.pointer("/params/update")).collect();
+        assert_eq!(updates[0]["messageId"], "root:user:1", "{replayed:?}");
+        assert_eq!(
+            updates.last().unwrap(),
+            &&json!({"sessionUpdate": "state_update", "state": "idle"}),
+            "{replayed:?}"
+        );
+        writer.shutdown().await.unwrap();
+        server.await.unwrap().unwrap();
     }
 }
