@@ -486,7 +486,7 @@ pub fn play(profile: &Profile, driver: &dyn Driver, scenario: &Scenario) -> Resu
     if !missing.is_empty() {
         return Err(format!("{} lacks {}", profile.name, missing.join(", ")));
     }
-    let scenario = profile.adapt(scenario);
+    let scenario = profile.adapt(scenario).in_acp(profile.acp_version.0)?;
     let capture = driver.drive(&scenario);
     Ok((scenario, capture))
 }

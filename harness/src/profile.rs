@@ -15,7 +15,7 @@ use crate::driver::acp_client::Permission;
 use crate::driver::external::External;
 use gauntlet_judge::capture;
 use gauntlet_judge::locate::{self, LoadError, Step};
-use gauntlet_judge::scenario::{Capability, FaultKind, Knobs, RetryBudget, Scenario};
+use gauntlet_judge::scenario::{AcpVersion, Capability, FaultKind, Knobs, RetryBudget, Scenario};
 use gauntlet_judge::tool_map::{self, AbstractTool, ToolMap};
 
 /// The placeholders gauntlet fills in a profile's command, arguments, environment and files.
@@ -60,6 +60,11 @@ pub struct Profile {
     /// dialect's endpoint ends the scenario as `error` naming both.
     #[serde(default)]
     pub dialect: Dialect,
+    /// The ACP protocol version the client asks the agent for in `initialize`: 1 (the
+    /// default) or 2 (Preview). An agent that speaks both is checked in each by a profile each,
+    /// as one that speaks two wire formats is.
+    #[serde(default)]
+    pub acp_version: AcpVersionNumber,
     /// What it can do; a scenario needing anything else is `skipped`.
     #[serde(default)]
     pub capabilities: BTreeSet<Capability>,
@@ -112,6 +117,23 @@ pub struct Profile {
     /// The folder of the profile file (not a key: set when loading).
     #[serde(skip)]
     pub dir: PathBuf,
+}
+
+/// The profile's `acp_version`: `1` or `2`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(try_from = "u8")]
+pub struct AcpVersionNumber(#[schemars(with = "u8")] pub AcpVersion);
+
+impl TryFrom<u8> for AcpVersionNumber {
+    type Error = String;
+
+    fn try_from(number: u8) -> Result<Self, String> {
+        match number {
+            1 => Ok(AcpVersionNumber(AcpVersion::V1)),
+            2 => Ok(AcpVersionNumber(AcpVersion::V2)),
+            other => Err(format!("ACP protocol version {other} is not one gauntlet speaks (1 or 2)")),
+        }
+    }
 }
 
 /// The profile's `retries`: the agent's own fixed number of retries, or none at all.

@@ -11,7 +11,7 @@ use crate::golden;
 use gauntlet_judge::lifecycle::capture::LifecycleCapture;
 use gauntlet_judge::lifecycle::{self, LifecycleScenario};
 use gauntlet_judge::locate::{self, LoadError};
-use gauntlet_judge::scenario::Scenario;
+use gauntlet_judge::scenario::{AcpVersion, Scenario};
 use gauntlet_judge::verdict::{Finding, Layer, Verdict};
 use gauntlet_judge::{judge, scenario};
 
@@ -189,6 +189,8 @@ pub struct Play {
     pub title: String,
     /// The dialect to play it in; `None` for the file's own (and for lifecycle scenarios).
     pub dialect: Option<Dialect>,
+    /// The ACP version the client speaks.
+    pub acp: AcpVersion,
     /// The dialect cannot express the scenario (its `skip_dialects`): the play is `skipped`.
     pub skipped: bool,
 }
@@ -196,14 +198,17 @@ pub struct Play {
 /// The plays of a scenario file: a Turn scenario in its own dialect and then in every other
 /// corpus dialect, a lifecycle scenario (or an unreadable file) once.
 pub fn plays(name: &str, path: &Path) -> Vec<Play> {
-    let mut plays = vec![Play { title: name.to_owned(), dialect: None, skipped: false }];
+    let mut plays = vec![Play { title: name.to_owned(), dialect: None, acp: AcpVersion::V1, skipped: false }];
     if let Ok(AnyScenario::Turn(scenario)) = load(path) {
         let others = CORPUS_DIALECTS.into_iter().filter(|dialect| *dialect != Dialect::Responses);
         plays.extend(others.map(|dialect| Play {
             title: trial_name(name, dialect),
             dialect: Some(dialect),
+            acp: AcpVersion::V1,
             skipped: scenario.config.skip_dialects.contains_key(&dialect),
         }));
+        let skipped = scenario.in_acp(AcpVersion::V2).is_err();
+        plays.push(Play { title: format!("{name} [acp v2]"), dialect: None, acp: AcpVersion::V2, skipped });
     }
     plays
 }
@@ -212,20 +217,34 @@ pub fn plays(name: &str, path: &Path) -> Vec<Play> {
 /// express is `skipped` with the file's reason. The Log, `outcome.json` and ACP goldens are
 /// the same files in every dialect; the requests golden is the dialect's own.
 pub fn run_scenario_in(plan: &Plan, driver: &dyn Driver, name: &str, path: &Path, dialect: Option<Dialect>) -> Verdict {
-    let started = Instant::now();
     let title = dialect.map_or_else(|| name.to_owned(), |dialect| trial_name(name, dialect));
+    run_play(plan, driver, name, path, &Play { title, dialect, acp: AcpVersion::V1, skipped: false })
+}
+
+/// [`run_scenario`] as `play` says: in its dialect and ACP version, under its title. A Turn
+/// scenario the dialect cannot express is `skipped` with the file's reason.
+pub fn run_play(plan: &Plan, driver: &dyn Driver, name: &str, path: &Path, play: &Play) -> Verdict {
+    let started = Instant::now();
+    let (title, dialect) = (play.title.clone(), play.dialect);
     let mut verdict = match load(path) {
         Err(error) => {
             Verdict::from_findings(&title, Vec::new(), vec![Finding::new(Layer::Fault, None, error.to_string())])
         }
         Ok(AnyScenario::Turn(scenario)) => match dialect.map_or(Ok((*scenario).clone()), |d| scenario.in_dialect(d)) {
             Err(inexpressible) => Verdict::skipped(&title, inexpressible.to_string()),
-            Ok(scenario) => {
-                let capture = driver.drive(&scenario);
-                let golden =
-                    golden::compare(&plan.root, &Path::new("golden").join(name), &capture.golden_files(), plan.bless);
-                judge::judge(&title, &scenario, &capture, golden)
-            }
+            Ok(scenario) => match scenario.in_acp(play.acp) {
+                Err(inexpressible) => Verdict::skipped(&title, inexpressible),
+                Ok(scenario) => {
+                    let capture = driver.drive(&scenario);
+                    let golden = golden::compare(
+                        &plan.root,
+                        &Path::new("golden").join(name),
+                        &capture.golden_files(),
+                        plan.bless,
+                    );
+                    judge::judge(&title, &scenario, &capture, golden)
+                }
+            },
         },
         Ok(AnyScenario::Lifecycle(scenario)) => {
             judge_lifecycle(plan, name, &scenario, &crate::lifecycle::reference::run(&scenario))

@@ -41,8 +41,9 @@ fn main() {
     for (name, path) in &names {
         for play in run::plays(name, path) {
             let (plan, name, path) = (plan.clone(), name.clone(), path.clone());
-            let trial = Trial::test(play.title, move || scenario_trial(&plan, &name, &path, play.dialect));
-            trials.push(trial.with_kind("scenario").with_ignored_flag(play.skipped));
+            let skipped = play.skipped;
+            let trial = Trial::test(play.title.clone(), move || scenario_trial(&plan, &name, &path, &play));
+            trials.push(trial.with_kind("scenario").with_ignored_flag(skipped));
         }
     }
     for name in PROCESS_PARITY {
@@ -691,8 +692,8 @@ fn adapter_fault(root: &Path, fault: &str, evidence: &str) -> Result<(), Failed>
     Ok(())
 }
 
-fn scenario_trial(plan: &Plan, name: &str, path: &std::path::Path, dialect: Option<Dialect>) -> Result<(), Failed> {
-    let verdict = run::run_scenario_in(plan, &Reference::default(), name, path, dialect);
+fn scenario_trial(plan: &Plan, name: &str, path: &std::path::Path, play: &run::Play) -> Result<(), Failed> {
+    let verdict = run::run_play(plan, &Reference::default(), name, path, play);
     if matches!(verdict.kind, VerdictKind::Identical | VerdictKind::Skipped) {
         return Ok(());
     }

@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 use gauntlet_agent::{EventType, TerminalStatus, canonical};
 
 use crate::audit::{self, Audit};
+use crate::scenario::AcpVersion;
 use crate::tool_map::MappedCall;
 
 /// The folder of a scenario's golden that holds its child Sessions' Logs, `<id>.ndjson` each.
@@ -37,6 +38,9 @@ pub const QUICK_ANSWER: Duration = Duration::from_millis(1000);
 /// What one scenario run produced.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Capture {
+    /// The ACP protocol version the client spoke: its transcripts are `acp.jsonl` and
+    /// `acp-load.jsonl` in v1, `acp.v2.jsonl` and `acp-load.v2.jsonl` in v2.
+    pub acp_version: AcpVersion,
     /// The Provider wire format of the run: its requests are read in it, and its requests
     /// golden is `requests.jsonl` for `responses`, `requests.<dialect>.jsonl` for the others.
     pub dialect: Dialect,
@@ -87,6 +91,16 @@ pub fn requests_file(dialect: Dialect) -> String {
     match dialect {
         Dialect::Responses => "requests.jsonl".to_owned(),
         other => format!("requests.{}.jsonl", other.key()),
+    }
+}
+
+/// An ACP transcript golden: `acp.jsonl` in v1, `acp.v2.jsonl` in v2 (the Log, requests and
+/// outcome goldens are the same files in both: the protocol changes how a turn is told, not
+/// what the agent did).
+pub fn acp_file(stem: &str, version: AcpVersion) -> String {
+    match version {
+        AcpVersion::V1 => format!("{stem}.jsonl"),
+        AcpVersion::V2 => format!("{stem}.v2.jsonl"),
     }
 }
 
@@ -173,6 +187,19 @@ impl Reported {
         Reported {
             stop_reason: answer.pointer("/result/stopReason").and_then(Value::as_str).map(str::to_owned),
             error: answer.get("error").cloned(),
+        }
+    }
+
+    /// Reads the ACP v2 `idle` state update that ended a prompt's foreground work: its stop
+    /// reason, or for `error` the JSON-RPC error it carries (v2: "The active work ended because
+    /// something failed"), the same answer a v1 prompt gets.
+    pub fn from_idle(update: &Value) -> Reported {
+        match update.get("stopReason").and_then(Value::as_str) {
+            Some("error") => Reported {
+                stop_reason: None,
+                error: Some(update.get("error").cloned().unwrap_or_else(|| json!({"message": "no details"}))),
+            },
+            reason => Reported { stop_reason: reason.map(str::to_owned), error: None },
         }
     }
 
@@ -344,8 +371,8 @@ impl Capture {
         let mut files = vec![
             ("log.ndjson".to_owned(), log),
             (requests_file(self.dialect), requests),
-            ("acp.jsonl".to_owned(), lines(&self.acp)),
-            ("acp-load.jsonl".to_owned(), lines(&self.acp_load)),
+            (acp_file("acp", self.acp_version), lines(&self.acp)),
+            (acp_file("acp-load", self.acp_version), lines(&self.acp_load)),
             ("outcome.json".to_owned(), outcome),
         ];
         for (id, child) in &self.children {

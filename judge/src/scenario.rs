@@ -196,6 +196,32 @@ pub struct Config {
     /// an empty clean response and a MOCK-STRICT mismatch), `unscripted` (HTTP 500, a mismatch)
     /// or `repeat_last` (the turn's last response again, so "fail every retry" can be scripted).
     pub exhausted: Exhausted,
+    /// The ACP protocol version the client speaks: not a file key; the corpus plays each Turn
+    /// scenario in v1 in every dialect and in v2 in the file's dialect ([`Scenario::in_acp`]).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub acp: AcpVersion,
+}
+
+/// The ACP protocol version a client negotiates with the agent (issue 32).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum AcpVersion {
+    /// Version 1: a prompt's answer says how its turn ended.
+    #[default]
+    V1,
+    /// Version 2 (Preview): a prompt's answer acknowledges it; the `idle` state says how the
+    /// turn ended.
+    V2,
+}
+
+impl AcpVersion {
+    /// Its number, as `initialize` carries it.
+    pub fn number(self) -> u64 {
+        match self {
+            AcpVersion::V1 => 1,
+            AcpVersion::V2 => 2,
+        }
+    }
 }
 
 impl Default for Config {
@@ -210,6 +236,7 @@ impl Default for Config {
             dialect: Dialect::default(),
             skip_dialects: BTreeMap::new(),
             exhausted: Exhausted::default(),
+            acp: AcpVersion::default(),
         }
     }
 }
@@ -482,6 +509,21 @@ impl Scenario {
         }
         let mut scenario = self.clone();
         scenario.config.dialect = dialect;
+        Ok(scenario)
+    }
+
+    /// The same scenario played by a client that speaks ACP `version`; `Err` with the reason
+    /// when the version cannot express it: v2 answers a prompt as soon as it is inserted, so a
+    /// `$/cancel_request` of a running prompt (`cancel_request`) has no request left to cancel.
+    pub fn in_acp(&self, version: AcpVersion) -> Result<Scenario, String> {
+        if version == AcpVersion::V2 && self.turns.iter().any(|turn| turn.cancel_request.is_some()) {
+            return Err(
+                "ACP v2 answers a prompt when it is inserted: no request is left for `$/cancel_request` to cancel"
+                    .to_owned(),
+            );
+        }
+        let mut scenario = self.clone();
+        scenario.config.acp = version;
         Ok(scenario)
     }
 

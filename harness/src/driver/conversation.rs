@@ -20,7 +20,11 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::driver::acp_client::{AcpClient, ClientError, Settings, is_response, session_update};
 use gauntlet_judge::capture::{CANCEL_CLOSE_BOUND, QUICK_ANSWER, Reported, TornTail};
-use gauntlet_judge::scenario::{Scenario, Trigger, Turn};
+use gauntlet_judge::scenario::{AcpVersion, Scenario, Trigger, Turn};
+
+/// Who the client is, in a v2 `initialize` (v1's `clientInfo` is optional; v2's `info` is not).
+static CLIENT_INFO: std::sync::LazyLock<Value> =
+    std::sync::LazyLock::new(|| json!({"name": "gauntlet", "version": env!("CARGO_PKG_VERSION")}));
 
 /// The Session id preloaded Logs use.
 pub const PRELOADED_SESSION_ID: &str = "root";
@@ -172,7 +176,7 @@ pub async fn converse<L: Error + 'static, S: Error + 'static>(
     }
     if let Some(session_id) = conversation.session_id.clone().filter(|_| replay_load) {
         let mut transcript = Vec::new();
-        match load_only(&session_id, workspace, launch, settings, &mut transcript).await {
+        match load_only(&session_id, workspace, launch, settings, scenario.config.acp, &mut transcript).await {
             // A refused load is the agent's answer, in the transcript: a finding of its own
             // (ACP-LOAD-MATCHES-LIVE), while the rest of the run is still judged.
             Ok(()) | Err(ConversationError::Load(SessionLoadError::Refused { .. })) => {}
@@ -194,15 +198,26 @@ type Client = AcpClient<Box<dyn AsyncRead + Unpin + Send>, Box<dyn AsyncWrite + 
 async fn connect<L: Error + 'static, S: Error + 'static>(
     launch: &mut Launch<'_, L, S>,
     settings: Settings,
+    version: AcpVersion,
     transcript: &mut Vec<Value>,
 ) -> Result<(Client, Ended<S>), ConversationError<L, S>> {
     let connection = launch().map_err(ConversationError::Launch)?;
     let mut client = AcpClient::new(connection.reader, connection.writer, settings);
-    let params = json!({"protocolVersion": 1, "clientCapabilities": {}});
+    let params = match version {
+        AcpVersion::V1 => json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        AcpVersion::V2 => json!({"protocolVersion": 2, "info": CLIENT_INFO.clone(), "capabilities": {}}),
+    };
     let problem = match client.request("initialize", params).await {
         Ok(answer) if answer.get("error").is_none() => {
-            let image = answer.pointer("/result/agentCapabilities/promptCapabilities/image");
-            client.accepts_images = image == Some(&Value::Bool(true));
+            client.accepts_images = match version {
+                AcpVersion::V1 => {
+                    answer.pointer("/result/agentCapabilities/promptCapabilities/image") == Some(&json!(true))
+                }
+                // v2 declares a capability by its object being present.
+                AcpVersion::V2 => {
+                    answer.pointer("/result/capabilities/session/prompt/image").is_some_and(Value::is_object)
+                }
+            };
             return Ok((client, connection.ended));
         }
         Ok(answer) => InitializeError::Refused { error: answer["error"].clone() },
@@ -235,9 +250,10 @@ async fn live<L: Error + 'static, S: Error + 'static>(
     mock: &MockProvider,
     conversation: &mut Conversation,
 ) -> Result<(), ConversationError<L, S>> {
-    let (mut client, mut ended) = connect(launch, settings, &mut conversation.live).await?;
+    let version = scenario.config.acp;
+    let (mut client, mut ended) = connect(launch, settings, version, &mut conversation.live).await?;
     let session_id = if scenario.log.is_some() {
-        conversation.torn_tail = load(&mut client, PRELOADED_SESSION_ID, workspace).await?;
+        conversation.torn_tail = load(&mut client, PRELOADED_SESSION_ID, workspace, version).await?;
         PRELOADED_SESSION_ID.to_owned()
     } else {
         let answer = client.request("session/new", json!({"cwd": workspace, "mcpServers": []})).await?;
@@ -253,11 +269,11 @@ async fn live<L: Error + 'static, S: Error + 'static>(
         if turn.reload || turn.resume {
             settle_after_cancels(mock, &conversation.cancels).await;
             finish(client, ended, &mut conversation.live).await?;
-            (client, ended) = connect(launch, settings, &mut conversation.live).await?;
+            (client, ended) = connect(launch, settings, version, &mut conversation.live).await?;
             let reopen = if turn.resume {
                 resume(&mut client, &session_id, workspace).await
             } else {
-                load(&mut client, &session_id, workspace).await
+                load(&mut client, &session_id, workspace, version).await
             };
             match reopen {
                 Ok(_) => {}
@@ -277,8 +293,14 @@ async fn live<L: Error + 'static, S: Error + 'static>(
         }
         // The mock answers this turn's requests from this turn's responses only.
         mock.begin_turn(turn_idx);
-        let played =
-            Played { session_id: &session_id, turn, index: turn_idx, queued: scenario.busy_turn(turn_idx), mock };
+        let played = Played {
+            session_id: &session_id,
+            turn,
+            index: turn_idx,
+            queued: scenario.busy_turn(turn_idx),
+            mock,
+            version,
+        };
         outcome =
             play_turn(&mut client, played, &mut cancels).await.map(|reported| conversation.reported.push(reported));
         conversation.cancels.extend(cancels.into_iter().map(|(sent, impatient, by_request)| SentCancel {
@@ -347,10 +369,11 @@ async fn load_only<L: Error + 'static, S: Error + 'static>(
     workspace: &Path,
     launch: &mut Launch<'_, L, S>,
     settings: Settings,
+    version: AcpVersion,
     transcript: &mut Vec<Value>,
 ) -> Result<(), ConversationError<L, S>> {
-    let (mut client, ended) = connect(launch, settings, transcript).await?;
-    let loaded = load(&mut client, session_id, workspace).await;
+    let (mut client, ended) = connect(launch, settings, version, transcript).await?;
+    let loaded = load(&mut client, session_id, workspace, version).await;
     let finished = finish(client, ended, transcript).await;
     loaded?;
     Ok(finished?)
@@ -367,10 +390,23 @@ async fn resume(client: &mut Client, session_id: &str, workspace: &Path) -> Resu
     }
 }
 
-/// `session/load`; returns the torn Log tail the agent reported, if any.
-async fn load(client: &mut Client, session_id: &str, workspace: &Path) -> Result<Option<TornTail>, SessionLoadError> {
-    let params = json!({"sessionId": session_id, "cwd": workspace, "mcpServers": []});
-    let method = AGENT_METHOD_NAMES.session_load;
+/// `session/load` (in v2, which has none, `session/resume` replaying from the start); returns
+/// the torn Log tail the agent reported, if any.
+async fn load(
+    client: &mut Client,
+    session_id: &str,
+    workspace: &Path,
+    version: AcpVersion,
+) -> Result<Option<TornTail>, SessionLoadError> {
+    let (method, params) = match version {
+        AcpVersion::V1 => {
+            (AGENT_METHOD_NAMES.session_load, json!({"sessionId": session_id, "cwd": workspace, "mcpServers": []}))
+        }
+        AcpVersion::V2 => (
+            AGENT_METHOD_NAMES.session_resume,
+            json!({"sessionId": session_id, "cwd": workspace, "replayFrom": {"type": "start"}}),
+        ),
+    };
     let answer = client.request(method, params).await?;
     if let Some(error) = answer.get("error") {
         return Err(SessionLoadError::Refused { method, error: error.clone() });
@@ -394,6 +430,8 @@ struct Played<'a> {
     /// The mock's turn for the busy prompt this turn sends, if it sends one.
     queued: Option<usize>,
     mock: &'a MockProvider,
+    /// The protocol version the client speaks: where the turn's end is read.
+    version: AcpVersion,
 }
 
 /// Plays one turn; notes in `cancels` when it sent `session/cancel` (or `$/cancel_request`)
@@ -430,7 +468,7 @@ async fn play_turn(
     let mut busy_id = None;
     let mut fired: Vec<Trigger> = Vec::new();
     let mut moment = Some(Trigger::Sent);
-    let answer = loop {
+    let reported = loop {
         if let Some(now) = moment.take().filter(|now| !fired.contains(now)) {
             fired.push(now);
             if turn.cancel == Some(now) {
@@ -482,12 +520,13 @@ async fn play_turn(
             }
             other => other?,
         };
-        if is_response(&message) && message.get("id") == Some(&id) {
-            break message;
+        if let Some(reported) = turn_end(&message, &id, played) {
+            break reported;
         }
         moment = match session_update(&message).and_then(|update| update.get("sessionUpdate")).and_then(Value::as_str) {
             Some("agent_message_chunk") => Some(Trigger::FirstDelta),
             Some(TOOL_CALL_UPDATE) => Some(Trigger::ToolCall),
+            Some(V2_TOOL_CALL_UPDATE) if played.version == AcpVersion::V2 => Some(Trigger::ToolCall),
             _ => None,
         };
     };
@@ -515,7 +554,28 @@ async fn play_turn(
             answer_within(client, client.patience, answers_busy, waiting_for).await?;
         }
     }
-    Ok(Reported::from_answer(&answer))
+    Ok(reported)
+}
+
+/// v2's one update kind for a tool call, its first one creating it.
+const V2_TOOL_CALL_UPDATE: &str = "tool_call_update";
+
+/// How the turn whose prompt is `id` ended, if `message` says: in v1 the prompt's answer; in
+/// v2 an error answer (a prompt refused before it was inserted) or the `idle` state update of
+/// the Session after the prompt's acknowledgement (ACP v2 "Session States").
+fn turn_end(message: &Value, id: &Value, played: Played<'_>) -> Option<Reported> {
+    let answers = is_response(message) && message.get("id") == Some(id);
+    match played.version {
+        AcpVersion::V1 => answers.then(|| Reported::from_answer(message)),
+        AcpVersion::V2 if answers => message.get("error").map(|_| Reported::from_answer(message)),
+        AcpVersion::V2 => {
+            let update = session_update(message)?;
+            let idle = update.get("sessionUpdate").and_then(Value::as_str) == Some("state_update")
+                && update.get("state").and_then(Value::as_str) == Some("idle")
+                && message.pointer("/params/sessionId").and_then(Value::as_str) == Some(played.session_id);
+            idle.then(|| Reported::from_idle(update))
+        }
+    }
 }
 
 /// The text of the second prompt a client sends while a turn runs (`busy_prompt`).

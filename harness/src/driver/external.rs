@@ -196,6 +196,7 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
     };
     let log_path = conversation.session_id.as_deref().and_then(log_path);
     let mut capture = assemble(conversation, log_path.as_deref(), &mock);
+    capture.acp_version = scenario.config.acp;
     capture.mapped_calls = mapped_calls;
     // Every agent of the play is stopped: whatever it started and left running goes now.
     capture.leftovers = containment.end();

@@ -164,6 +164,7 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
         _ => None,
     };
     let mut capture = assemble(conversation, log_path.and_then(Result::ok).as_deref(), &mock);
+    capture.acp_version = scenario.config.acp;
     capture.faults.extend(fault);
     capture
 }

@@ -28,7 +28,7 @@ pub fn run(cli: &Cli, filters: &[String], bless: bool, format: Format) -> anyhow
     let mut verdicts = Vec::new();
     for (idx, (name, path, play)) in selected.iter().enumerate() {
         progress.start(idx, selected.len(), &play.title);
-        let verdict = plays::run_scenario_in(&plan, &driver, name, path, play.dialect);
+        let verdict = plays::run_play(&plan, &driver, name, path, play);
         progress.finish(&verdict);
         verdicts.push(verdict);
     }
