@@ -436,11 +436,166 @@ struct Played<'a> {
 
 /// Plays one turn; notes in `cancels` when it sent `session/cancel` (or `$/cancel_request`)
 /// and whether its patience sent it.
+///
+/// A small state machine: the prompt is sent, then the client waits in one of the [`Waiting`]
+/// states until the turn ends, firing the scenario's triggers at the moments the agent's
+/// messages (or its Provider's silence) mark; after the end, the `answered` triggers and the
+/// busy prompt's own answer.
 async fn play_turn(
     client: &mut Client,
     played: Played<'_>,
     cancels: &mut Vec<TurnCancel>,
 ) -> Result<Reported, ClientError> {
+    let id = send_prompt(client, played).await?;
+    let mut play = TurnPlay { client, played, id, cancels, fired: Vec::new(), busy: None };
+    play.fire(Trigger::Sent).await?;
+    let mut waiting =
+        if played.turn.cancel == Some(Trigger::RetryWait) { Waiting::ForRetryWait } else { Waiting::ForEnd };
+    let reported = loop {
+        match play.step(waiting).await? {
+            Step::RetryWait => {
+                play.fire(Trigger::RetryWait).await?;
+                waiting = Waiting::ForEnd;
+            }
+            Step::OutOfPatience => {
+                let cancelled = play.client.cancel(played.session_id).await?;
+                play.cancels.push((cancelled, true, false));
+                waiting = Waiting::AfterGivingUp;
+            }
+            Step::Message(message) => {
+                if let Some(reported) = turn_end(&message, &play.id, played) {
+                    break reported;
+                }
+                if let Some(moment) = moment_of(&message, played.version) {
+                    play.fire(moment).await?;
+                }
+            }
+        }
+    };
+    play.fire(Trigger::Answered).await?;
+    play.await_busy_answer().await?;
+    Ok(reported)
+}
+
+/// What the client waits for while its turn runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Waiting {
+    /// The turn's end.
+    ForEnd,
+    /// A retry's wait to cancel in (`cancel = "retry_wait"`), which shows on the Provider and
+    /// in no update, or else the turn's end.
+    ForRetryWait,
+    /// The turn's end after the client, out of patience, cancelled it: an agent that still
+    /// never ends it is hung.
+    AfterGivingUp,
+}
+
+impl Waiting {
+    fn what(self) -> &'static str {
+        match self {
+            Waiting::ForEnd | Waiting::ForRetryWait => "the answer to session/prompt",
+            Waiting::AfterGivingUp => {
+                "the answer to session/prompt after the client cancelled it (its patience had run out while the agent worked on the turn)"
+            }
+        }
+    }
+}
+
+/// What one wait brought.
+enum Step {
+    /// A message from the agent.
+    Message(Value),
+    /// The agent's Provider is in a retry's wait.
+    RetryWait,
+    /// The agent worked on the turn (it asked its Provider) but stayed silent past the client's
+    /// patience: the client stops waiting as a user would, by cancelling the turn once.
+    OutOfPatience,
+}
+
+/// A turn in play: its prompt's id, the triggers fired so far, and the busy prompt sent.
+struct TurnPlay<'c, 'p> {
+    client: &'c mut Client,
+    played: Played<'p>,
+    id: Value,
+    cancels: &'c mut Vec<TurnCancel>,
+    fired: Vec<Trigger>,
+    /// The busy prompt's id, and how many requests the Provider had seen when it was sent.
+    busy: Option<(Value, usize)>,
+}
+
+impl TurnPlay<'_, '_> {
+    /// Fires what the scenario asks at `moment`, once per moment: a cancel, a
+    /// `$/cancel_request`, a second prompt while the turn runs (never after its end).
+    async fn fire(&mut self, moment: Trigger) -> Result<(), ClientError> {
+        if self.fired.contains(&moment) {
+            return Ok(());
+        }
+        self.fired.push(moment);
+        let Played { session_id, turn, .. } = self.played;
+        if turn.cancel == Some(moment) {
+            self.cancels.push((self.client.cancel(session_id).await?, false, false));
+        }
+        if turn.cancel_request == Some(moment) {
+            self.cancels.push((self.client.cancel_request(&self.id).await?, false, true));
+        }
+        if turn.busy_prompt == Some(moment) && moment != Trigger::Answered {
+            let id = self.client.send_request("session/prompt", text_prompt(session_id, BUSY_PROMPT)).await?;
+            if let Some(queued) = self.played.queued {
+                self.played.mock.queue_turn(queued, BUSY_PROMPT);
+            }
+            self.busy = Some((id, self.played.mock.request_count()));
+        }
+        Ok(())
+    }
+
+    /// Waits once, as `waiting` says.
+    async fn step(&mut self, waiting: Waiting) -> Result<Step, ClientError> {
+        let Played { mock, index, .. } = self.played;
+        let next = match waiting {
+            Waiting::ForRetryWait => match retry_gap(self.client, mock, index, waiting.what()).await {
+                Ok(None) => return Ok(Step::RetryWait),
+                Ok(Some(message)) => Ok(message),
+                Err(error) => Err(error),
+            },
+            Waiting::ForEnd | Waiting::AfterGivingUp => self.client.next(waiting.what()).await,
+        };
+        match next {
+            Err(ClientError::Timeout { .. }) if waiting != Waiting::AfterGivingUp && mock.asked_in_turn(index) => {
+                Ok(between_requests(self.client, mock, waiting.what())
+                    .await?
+                    .map_or(Step::OutOfPatience, Step::Message))
+            }
+            other => other.map(Step::Message),
+        }
+    }
+
+    /// The busy prompt's answer, when it has none yet. A refusal is immediate; an agent that
+    /// queued the second prompt instead runs it as a turn of its own, so once it has asked its
+    /// Provider again since the prompt came, the client waits for that turn as for any other.
+    /// One that does neither never answers, which ACP-ONE-TURN judges: the scenario goes on
+    /// after a short wait.
+    async fn await_busy_answer(&mut self) -> Result<(), ClientError> {
+        let Some((busy, asked_before)) = self.busy.take() else { return Ok(()) };
+        let client = &mut *self.client;
+        if client.transcript.iter().any(|entry| entry.pointer("/message/id") == Some(&busy) && entry["from"] == "agent")
+        {
+            return Ok(());
+        }
+        let answers_busy = |message: &Value| is_response(message) && message.get("id") == Some(&busy);
+        let quick = client.patience.min(QUICK_ANSWER);
+        let waiting_for = "the answer to session/prompt (the second one)";
+        if !answer_within(client, quick, answers_busy, waiting_for).await?
+            && self.played.mock.request_count() > asked_before
+        {
+            answer_within(client, client.patience, answers_busy, waiting_for).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Sends what comes before a turn's prompt (its raw lines, its model switch), then the prompt
+/// itself; returns the prompt's id.
+async fn send_prompt(client: &mut Client, played: Played<'_>) -> Result<Value, ClientError> {
     let Played { session_id, turn, .. } = played;
     for line in &turn.raw {
         client.send_raw(line).await?;
@@ -453,109 +608,37 @@ async fn play_turn(
         let params = json!({"sessionId": session_id, "configId": "model", "value": model});
         client.request("session/set_config_option", params).await?;
     }
-    let prompt = |text: &str| json!({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]});
     // The prompt's images follow its text, to an agent that declared it takes them; another
     // gets the text alone, and the play is `skipped` (`Capture::images_withheld`).
-    let mut first = prompt(&turn.prompt);
+    let mut prompt = text_prompt(session_id, &turn.prompt);
     if client.accepts_images
-        && let Some(blocks) = first.get_mut("prompt").and_then(Value::as_array_mut)
+        && let Some(blocks) = prompt.get_mut("prompt").and_then(Value::as_array_mut)
     {
         blocks.extend(
             turn.images.iter().map(|image| json!({"type": "image", "mimeType": image.mime_type, "data": image.data})),
         );
     }
-    let id = client.send_request("session/prompt", first).await?;
-    let mut busy_id = None;
-    let mut fired: Vec<Trigger> = Vec::new();
-    let mut moment = Some(Trigger::Sent);
-    let reported = loop {
-        if let Some(now) = moment.take().filter(|now| !fired.contains(now)) {
-            fired.push(now);
-            if turn.cancel == Some(now) {
-                cancels.push((client.cancel(session_id).await?, false, false));
-            }
-            if turn.cancel_request == Some(now) {
-                cancels.push((client.cancel_request(&id).await?, false, true));
-            }
-            if turn.busy_prompt == Some(now) {
-                let id = client.send_request("session/prompt", prompt(BUSY_PROMPT)).await?;
-                if let Some(queued) = played.queued {
-                    played.mock.queue_turn(queued, BUSY_PROMPT);
-                }
-                busy_id = Some((id, played.mock.request_count()));
-            }
-        }
-        let gave_up = cancels.iter().any(|(_, impatient, _)| *impatient);
-        let waiting_for = if gave_up {
-            "the answer to session/prompt after the client cancelled it (its patience had run out while the agent worked on the turn)"
-        } else {
-            "the answer to session/prompt"
-        };
-        // A cancel in a retry's wait comes from watching the Provider, not from an update.
-        let watch_retry = turn.cancel == Some(Trigger::RetryWait) && !fired.contains(&Trigger::RetryWait);
-        let next = if watch_retry {
-            match retry_gap(client, played.mock, played.index, waiting_for).await {
-                Ok(None) => {
-                    moment = Some(Trigger::RetryWait);
-                    continue;
-                }
-                Ok(Some(message)) => Ok(message),
-                Err(error) => Err(error),
-            }
-        } else {
-            client.next(waiting_for).await
-        };
-        let message = match next {
-            // The agent is working on the turn (it asked its Provider) but silent past the
-            // client's patience: the client stops waiting as a user would, by cancelling the
-            // turn once, and the turn is judged; an agent that then still never answers is hung.
-            Err(ClientError::Timeout { .. }) if !gave_up && played.mock.asked_in_turn(played.index) => {
-                match between_requests(client, played.mock, waiting_for).await? {
-                    Some(message) => message,
-                    None => {
-                        cancels.push((client.cancel(session_id).await?, true, false));
-                        continue;
-                    }
-                }
-            }
-            other => other?,
-        };
-        if let Some(reported) = turn_end(&message, &id, played) {
-            break reported;
-        }
-        moment = match session_update(&message).and_then(|update| update.get("sessionUpdate")).and_then(Value::as_str) {
-            Some("agent_message_chunk") => Some(Trigger::FirstDelta),
-            Some(TOOL_CALL_UPDATE) => Some(Trigger::ToolCall),
-            Some(V2_TOOL_CALL_UPDATE) if played.version == AcpVersion::V2 => Some(Trigger::ToolCall),
-            _ => None,
-        };
-    };
-    if turn.cancel == Some(Trigger::Answered) {
-        cancels.push((client.cancel(session_id).await?, false, false));
-    }
-    if turn.cancel_request == Some(Trigger::Answered) {
-        cancels.push((client.cancel_request(&id).await?, false, true));
-    }
-    if let Some((busy, asked_before)) = busy_id
-        && !client
-            .transcript
-            .iter()
-            .any(|entry| entry.pointer("/message/id") == Some(&busy) && entry["from"] == "agent")
-    {
-        // A refusal is immediate; an agent that queued the second prompt instead runs it as a
-        // turn of its own, so once it has asked its Provider again since the prompt came, the
-        // client waits for that turn as for any other. One that does neither never answers,
-        // which ACP-ONE-TURN judges: the scenario goes on after a short wait.
-        let answers_busy = |message: &Value| is_response(message) && message.get("id") == Some(&busy);
-        let quick = client.patience.min(QUICK_ANSWER);
-        let waiting_for = "the answer to session/prompt (the second one)";
-        if !answer_within(client, quick, answers_busy, waiting_for).await? && played.mock.request_count() > asked_before
-        {
-            answer_within(client, client.patience, answers_busy, waiting_for).await?;
-        }
-    }
-    Ok(reported)
+    client.send_request("session/prompt", prompt).await
 }
+
+/// A `session/prompt`'s params for a text prompt.
+fn text_prompt(session_id: &str, text: &str) -> Value {
+    json!({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]})
+}
+
+/// The moment an agent's message marks for the scenario's triggers: its first text, or a tool
+/// call.
+fn moment_of(message: &Value, version: AcpVersion) -> Option<Trigger> {
+    match session_update(message)?.get("sessionUpdate")?.as_str()? {
+        "agent_message_chunk" => Some(Trigger::FirstDelta),
+        TOOL_CALL_UPDATE => Some(Trigger::ToolCall),
+        V2_TOOL_CALL_UPDATE if version == AcpVersion::V2 => Some(Trigger::ToolCall),
+        _ => None,
+    }
+}
+
+/// The text of the second prompt a client sends while a turn runs (`busy_prompt`).
+const BUSY_PROMPT: &str = "(a second prompt while the first runs)";
 
 /// v2's one update kind for a tool call, its first one creating it.
 const V2_TOOL_CALL_UPDATE: &str = "tool_call_update";
@@ -577,9 +660,6 @@ fn turn_end(message: &Value, id: &Value, played: Played<'_>) -> Option<Reported>
         }
     }
 }
-
-/// The text of the second prompt a client sends while a turn runs (`busy_prompt`).
-const BUSY_PROMPT: &str = "(a second prompt while the first runs)";
 
 /// How long after the end of one of the agent's requests an impatient client cancels, when no
 /// other request started meanwhile: the cancel then falls between the agent's requests (in a
