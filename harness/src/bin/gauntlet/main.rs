@@ -8,6 +8,7 @@ mod check;
 mod compatibility;
 mod corpus;
 mod init;
+mod merge;
 mod new;
 mod run;
 
@@ -40,7 +41,7 @@ fn main() -> ExitCode {
         Command::List => corpus::list(&cli),
         Command::Export { dir } => corpus::export(dir),
         Command::Init { out, agent } => init::init(out, agent),
-        Command::Merge { reports, report_dir } => check::merge(reports, report_dir),
+        Command::Merge { reports, report_dir } => merge::merge(reports, report_dir),
         Command::Compatibility { reports, write } => compatibility::compatibility(reports, write.as_deref()),
     };
     outcome.unwrap_or_else(|error| {
