@@ -224,7 +224,7 @@ mod tests {
     use super::*;
 
     /// What only a run has, beyond a Log: requests, transcripts, answers, the script, the clock.
-    const RUN_EVIDENCE: [&str; 16] = [
+    const RUN_EVIDENCE: [&str; 17] = [
         "capture.requests",
         "read_requests(",
         "read_new_messages(",
@@ -241,6 +241,7 @@ mod tests {
         "driven_turns(",
         "exchanges(",
         "on_each_transcript(",
+        "on_each_raw_transcript(",
     ];
 
     /// A rule that names run evidence but needs only a Log all the same, and why.
@@ -272,7 +273,7 @@ pub(crate) mod fixture {
     use serde_json::{Value, json};
 
     use crate::capture::{Capture, Request};
-    use crate::judge::Evidence;
+    use crate::judge::{Evidence, v1_reading};
 
     /// A Log of one Turn whose clean answer the Provider cut short for `reason`.
     pub fn truncated_answer(reason: &str) -> Capture {
@@ -340,7 +341,8 @@ pub(crate) mod fixture {
 
     /// Runs one invariant on a capture.
     pub fn check(invariant: super::Invariant, capture: &Capture) -> Vec<String> {
-        messages((invariant.check)(&Evidence::new(capture)))
+        let read = v1_reading::of_capture(capture);
+        messages((invariant.check)(&Evidence::new(&read).with_raw(capture)))
     }
 
     /// The violations' messages.
@@ -391,7 +393,8 @@ pub(crate) mod fixture {
         capture: &Capture,
         scenario: &crate::scenario::Scenario,
     ) -> Vec<String> {
-        messages((invariant.check)(&Evidence::of_scenario(capture, scenario)))
+        let read = v1_reading::of_capture(capture);
+        messages((invariant.check)(&Evidence::of_scenario(&read, scenario).with_raw(capture)))
     }
 
     /// The messages of the violations of requirement `id` that a rule checking several finds.
@@ -401,12 +404,14 @@ pub(crate) mod fixture {
         capture: &Capture,
         scenario: &crate::scenario::Scenario,
     ) -> Vec<String> {
-        of_requirement(invariant, id, (invariant.check)(&Evidence::of_scenario(capture, scenario)))
+        let read = v1_reading::of_capture(capture);
+        of_requirement(invariant, id, (invariant.check)(&Evidence::of_scenario(&read, scenario).with_raw(capture)))
     }
 
     /// [`check_played_as`] for a capture without a scenario.
     pub fn check_as(invariant: super::Invariant, id: &str, capture: &Capture) -> Vec<String> {
-        of_requirement(invariant, id, (invariant.check)(&Evidence::new(capture)))
+        let read = v1_reading::of_capture(capture);
+        of_requirement(invariant, id, (invariant.check)(&Evidence::new(&read).with_raw(capture)))
     }
 
     fn of_requirement(invariant: super::Invariant, id: &str, violations: Vec<super::Violation>) -> Vec<String> {

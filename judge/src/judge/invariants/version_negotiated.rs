@@ -3,7 +3,10 @@
 //! respond with the same version. Otherwise, the Agent **MUST** respond with the latest version
 //! it supports." Whether an agent supports the version is read from what it did next: one that
 //! answered with another version and then served the client's session in the asked one (it
-//! answered `session/new` or `session/load`) supported it all along (acp-tck's negotiation).
+//! answered `session/new`, `session/load` or `session/resume`, v2's only way back into a
+//! session) supported it all along (acp-tck's negotiation). Read on the transcript as sent and
+//! its v1 reading alike: the reading reads only a connection both sides agreed was v2, and
+//! keeps every `initialize` as it was.
 
 use serde_json::Value;
 
@@ -40,7 +43,7 @@ fn transcript(entries: &[Value], which: &str) -> Vec<String> {
     if answered.as_u64() == Some(asked) {
         return Vec::new();
     }
-    let served = ["session/new", "session/load"]
+    let served = ["session/new", "session/load", "session/resume"]
         .into_iter()
         .filter_map(|method| request(method).and_then(answer))
         .any(|answer| answer.get("result").is_some());
