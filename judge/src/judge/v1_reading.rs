@@ -306,3 +306,209 @@ fn plan(update: &Value) -> Option<Value> {
     let plan = update.get("plan").filter(|plan| plan["type"] == "items")?;
     Some(json!({"sessionUpdate": "plan", "entries": plan.get("entries").cloned().unwrap_or(json!([]))}))
 }
+
+/// v2 transcripts built from the crate's own v2 types, so their shapes are the schema's.
+#[cfg(test)]
+pub(crate) mod v2_fixture {
+    use agent_client_protocol_schema::{ProtocolVersion, v2};
+    use serde::Serialize;
+    use serde_json::{Value, json};
+
+    use crate::judge::invariants::fixture::entry;
+
+    fn to(value: impl Serialize) -> Value {
+        serde_json::to_value(value).unwrap()
+    }
+
+    /// A text content block.
+    pub fn text(text: &str) -> v2::ContentBlock {
+        v2::ContentBlock::Text(v2::TextContent::new(text))
+    }
+
+    /// A client request.
+    pub fn request(id: i64, method: &str, params: impl Serialize) -> Value {
+        entry("client", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": to(params)}))
+    }
+
+    /// An agent's result.
+    pub fn result(id: i64, result: impl Serialize) -> Value {
+        entry("agent", json!({"jsonrpc": "2.0", "id": id, "result": to(result)}))
+    }
+
+    /// An agent's `session/update` of Session `s`.
+    pub fn update(update: v2::SessionUpdate) -> Value {
+        let params = to(v2::UpdateSessionNotification::new("s", update));
+        entry("agent", json!({"jsonrpc": "2.0", "method": "session/update", "params": params}))
+    }
+
+    /// An idle `state_update` with a stop reason.
+    pub fn idle(stop: v2::StopReason) -> Value {
+        update(v2::SessionUpdate::StateUpdate(v2::StateUpdate::Idle(v2::IdleStateUpdate::new().stop_reason(stop))))
+    }
+
+    /// `initialize` asking for and answered with protocol version 2, then `session/new` (ids 0, 1).
+    pub fn connected() -> Vec<Value> {
+        let client = v2::InitializeRequest::new(ProtocolVersion::V2, v2::Implementation::new("gauntlet", "0"));
+        let agent = v2::InitializeResponse::new(ProtocolVersion::V2, v2::Implementation::new("agent", "1"));
+        vec![
+            request(0, "initialize", client),
+            result(0, agent),
+            request(1, "session/new", v2::NewSessionRequest::new("/w")),
+            result(1, v2::NewSessionResponse::new("s")),
+        ]
+    }
+
+    /// One v2 turn, prompt `id`: the prompt, its echo, its acknowledgement, `running`, the
+    /// answer streamed as two chunks then upserted whole, and the idle state with `stop`.
+    pub fn turn(id: i64, prompt: &str, answer: &[&str], stop: v2::StopReason) -> Vec<Value> {
+        let (user, agent) = (format!("u{id}"), format!("a{id}"));
+        let mut turn = vec![
+            request(id, "session/prompt", v2::PromptRequest::new("s", vec![text(prompt)])),
+            update(v2::SessionUpdate::UserMessage(v2::UserMessage::new(user.as_str()).content(vec![text(prompt)]))),
+            result(id, v2::PromptResponse::new(user.as_str())),
+            update(v2::SessionUpdate::StateUpdate(v2::StateUpdate::Running(v2::RunningStateUpdate::new()))),
+        ];
+        for piece in answer {
+            turn.push(update(v2::SessionUpdate::AgentMessageChunk(v2::ContentChunk::new(text(piece), agent.as_str()))));
+        }
+        if !answer.is_empty() {
+            let whole = v2::AgentMessage::new(agent.as_str()).content(vec![text(&answer.concat())]);
+            turn.push(update(v2::SessionUpdate::AgentMessage(whole)));
+        }
+        turn.push(idle(stop));
+        turn
+    }
+
+    /// A connection and one turn.
+    pub fn one_turn(prompt: &str, answer: &[&str], stop: v2::StopReason) -> Vec<Value> {
+        let mut transcript = connected();
+        transcript.extend(turn(2, prompt, answer, stop));
+        transcript
+    }
+
+    /// The error stop reason carrying `error`.
+    pub fn failed(error: Option<v2::Error>) -> v2::StopReason {
+        v2::StopReason::Error(v2::ErrorStopReason::new().error(error))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_client_protocol_schema::v2;
+    use serde_json::json;
+
+    use super::v2_fixture::{connected, failed, idle, one_turn, request, result, text, update};
+    use super::*;
+    use crate::judge::invariants::fixture::{chunk, entry, prompt};
+    use crate::judge::views::{exchanges, shown_text};
+
+    /// A v1 transcript is its own reading, not a copy.
+    #[test]
+    fn a_v1_transcript_is_read_as_it_is() {
+        let transcript = [entry("client", prompt(1, "p")), entry("agent", chunk("agent_message_chunk", "a"))];
+        assert!(matches!(v1_reading(&transcript), Cow::Borrowed(_)));
+    }
+
+    /// Entry for entry: the acknowledgement, the echo, `running` and an upsert that adds
+    /// nothing are notes; the chunks keep their text; the idle state is the prompt's answer.
+    #[test]
+    fn a_clean_v2_turn_reads_as_its_v1_turn() {
+        let transcript = one_turn("Name a prime.", &["Sev", "en."], v2::StopReason::EndTurn);
+        let read = v1_reading(&transcript);
+        assert_eq!(read.len(), transcript.len());
+        let notes: Vec<&str> = read.iter().filter_map(|entry| entry["note"].as_str()).collect();
+        assert_eq!(
+            notes,
+            [
+                "v2: the running prompt's user message echoed",
+                "v2: prompt acknowledged as u2",
+                "v2: state running",
+                "v2: agent_message adds no text",
+                "v2: idle state_update, read as the prompt's answer",
+            ]
+        );
+        assert!(read[5].get("message").is_none() && read[6].get("message").is_none());
+        assert_eq!(
+            read[9]["message"]["params"]["update"],
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "en."}})
+        );
+        assert_eq!(read[11]["message"], json!({"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}}));
+        let found = exchanges(&read);
+        assert_eq!((shown_text(&found[0]), found[0].answered_at), ("Seven.".to_owned(), Some(11)));
+    }
+
+    /// `error` is the honest failure: a JSON-RPC error, its own object or a generic one.
+    #[test]
+    fn an_error_stop_reads_as_a_json_rpc_error() {
+        let error = v2::Error::new(-32603, "the model failed").data(json!({"terminalStatus": "failed"}));
+        let read = v1_reading(&one_turn("q", &[], failed(Some(error.clone())))).into_owned();
+        let answer = &read.last().unwrap()["message"];
+        assert_eq!(answer["error"], serde_json::to_value(&error).unwrap());
+        assert_eq!(answer["id"], 2);
+        let read = v1_reading(&one_turn("q", &[], failed(None))).into_owned();
+        assert_eq!(read.last().unwrap()["message"]["error"]["code"], -32603);
+        let read = v1_reading(&one_turn("q", &["a"], v2::StopReason::Cancelled)).into_owned();
+        assert_eq!(read.last().unwrap()["message"]["result"]["stopReason"], "cancelled");
+    }
+
+    /// An upsert that extends its message says what it adds; one that rewrites it says its
+    /// whole new text, the nearest a v1 chunk, which only appends, comes to.
+    #[test]
+    fn a_message_upsert_reads_as_the_text_it_adds() {
+        let upsert =
+            |said: &str| update(v2::SessionUpdate::AgentMessage(v2::AgentMessage::new("a").content(vec![text(said)])));
+        let mut transcript = connected();
+        transcript.extend([upsert("Hello"), upsert("Hello, world"), upsert("Goodbye")]);
+        let read = v1_reading(&transcript);
+        let texts: Vec<&str> = read[4..]
+            .iter()
+            .map(|entry| entry["message"]["params"]["update"]["content"]["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(texts, ["Hello", ", world", "Goodbye"]);
+    }
+
+    /// The first upsert of a tool call creates it: v1's `tool_call`, titled by its name, and
+    /// `pending` unless it says otherwise; later ones are v1's `tool_call_update`.
+    #[test]
+    fn the_first_tool_call_upsert_creates_the_call() {
+        let call = v2::ToolCallUpdate::new("c1").name("read".to_owned());
+        let done = v2::ToolCallUpdate::new("c1").status(v2::ToolCallStatus::Completed);
+        let mut transcript = connected();
+        transcript
+            .extend([update(v2::SessionUpdate::ToolCallUpdate(call)), update(v2::SessionUpdate::ToolCallUpdate(done))]);
+        let read = v1_reading(&transcript);
+        let created = &read[4]["message"]["params"]["update"];
+        assert_eq!(
+            (&created["sessionUpdate"], &created["title"], &created["status"]),
+            (&json!("tool_call"), &json!("read"), &json!("pending"))
+        );
+        assert_eq!(read[5]["message"]["params"]["update"]["sessionUpdate"], "tool_call_update");
+    }
+
+    /// A resume with `replayFrom` is v1's load: its replayed messages are chunks, its idle
+    /// snapshot a note; a plan of items is v1's whole-list `plan`.
+    #[test]
+    fn a_resume_replay_reads_as_a_load() {
+        let resume =
+            v2::ResumeSessionRequest::new("s", "/w").replay_from(v2::ReplayFrom::Start(v2::ReplayFromStart::new()));
+        let entry = v2::PlanEntry::new("step", v2::PlanEntryPriority::High, v2::PlanEntryStatus::Pending);
+        let plan = v2::PlanUpdate::new(v2::PlanUpdateContent::Items(v2::PlanItems::new("p", vec![entry])));
+        let mut transcript = connected();
+        transcript.truncate(2);
+        transcript.extend([
+            request(1, "session/resume", resume),
+            update(v2::SessionUpdate::UserMessage(v2::UserMessage::new("u2").content(vec![text("Name a prime.")]))),
+            update(v2::SessionUpdate::AgentMessage(v2::AgentMessage::new("a2").content(vec![text("Seven.")]))),
+            update(v2::SessionUpdate::PlanUpdate(plan)),
+            idle(v2::StopReason::EndTurn),
+            result(1, v2::ResumeSessionResponse::new()),
+        ]);
+        let read = v1_reading(&transcript);
+        assert_eq!(read[2]["message"]["method"], "session/load");
+        let kinds: Vec<&Value> =
+            read[3..6].iter().map(|entry| &entry["message"]["params"]["update"]["sessionUpdate"]).collect();
+        assert_eq!(kinds, ["user_message_chunk", "agent_message_chunk", "plan"]);
+        assert_eq!(read[5]["message"]["params"]["update"]["entries"][0]["content"], "step");
+        assert_eq!(read[6]["note"], "v2: idle snapshot of a resume");
+    }
+}
