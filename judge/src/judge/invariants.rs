@@ -516,3 +516,76 @@ mod per_log {
         assert!(!found.iter().any(|message| message.contains("child Session `sub_1`")), "{found:#?}");
     }
 }
+
+/// Every ACP rule on v2 transcripts, read through the v1 reading: a turn that tells the truth in
+/// v2 is no finding, and a lie is the finding it is in v1.
+#[cfg(test)]
+mod v2_transcripts {
+    use agent_client_protocol_schema::v2;
+    use serde_json::{Value, json};
+
+    use super::ALL;
+    use super::fixture::{capture, check, entry};
+    use crate::capture::{Capture, Reported};
+    use crate::judge::v1_reading::v2_fixture::{failed, one_turn};
+
+    /// What every ACP rule finds, each as `ID: message`.
+    fn acp_findings(capture: &Capture) -> Vec<String> {
+        ALL.iter()
+            .filter(|invariant| invariant.id.starts_with("ACP-"))
+            .flat_map(|invariant| {
+                check(*invariant, capture).into_iter().map(|found| format!("{}: {found}", invariant.id))
+            })
+            .collect()
+    }
+
+    /// A Log of one turn (`events` after its prompt) and a v2 transcript of it, whose prompt
+    /// answer the driver recorded as v2 gives it: the acknowledgement, no stop reason.
+    fn played(events: &[(&str, Value)], transcript: Vec<Value>) -> Capture {
+        let mut log = vec![("user_message", json!({"text": "Name a prime."}))];
+        log.extend(events.iter().cloned());
+        Capture { acp: transcript, reported: vec![Reported { stop_reason: None, error: None }], ..capture(&log, &[]) }
+    }
+
+    #[test]
+    fn a_clean_v2_turn_is_no_finding() {
+        let completed = [("assistant_message", json!({"text": "Seven."}))];
+        let clean = played(&completed, one_turn("Name a prime.", &["Sev", "en."], v2::StopReason::EndTurn));
+        assert_eq!(acp_findings(&clean), Vec::<String>::new());
+    }
+
+    /// `error` with its JSON-RPC error is the honest failure; without the data gauntlet asks
+    /// of a failure's error it is ACP-ERROR-DATA's finding, as in v1.
+    #[test]
+    fn a_v2_turn_failed_as_error_is_the_honest_failure() {
+        let data = json!({"terminalStatus": "failed", "errorKind": "provider_error", "nextActions": ["retry"]});
+        let error = v2::Error::new(-32603, "the model failed").data(data);
+        let turn_failed = [("turn_failed", json!({"terminal_status": "failed", "error_kind": "provider_error"}))];
+        let honest = played(&turn_failed, one_turn("Name a prime.", &[], failed(Some(error))));
+        assert_eq!(acp_findings(&honest), Vec::<String>::new());
+        let bare = played(&turn_failed, one_turn("Name a prime.", &[], failed(None)));
+        assert_eq!(
+            acp_findings(&bare),
+            [
+                "ACP-ERROR-DATA: turn 1 (failed, as the Log shows) was answered with an error whose data lacks terminalStatus, errorKind, nextActions: {\"code\":-32603,\"message\":\"Internal error: the agent reported no details of the failure\"}"
+            ]
+        );
+    }
+
+    /// A turn the client cancelled ends idle `cancelled`: v1's `cancelled`.
+    #[test]
+    fn a_cancelled_v2_turn_is_no_finding() {
+        let mut transcript = one_turn("Name a prime.", &["Sev"], v2::StopReason::Cancelled);
+        let at = transcript.len() - 1;
+        let cancel = json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}});
+        transcript.insert(at, entry("client", cancel));
+        let interrupted = [
+            (
+                "assistant_message",
+                json!({"text": "Sev", "metadata": {"partial": true, "terminal_status": "interrupted"}}),
+            ),
+            ("turn_failed", json!({"terminal_status": "interrupted", "error_kind": "cancelled"})),
+        ];
+        assert_eq!(acp_findings(&played(&interrupted, transcript)), Vec::<String>::new());
+    }
+}

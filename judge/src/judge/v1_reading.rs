@@ -4,7 +4,9 @@
 //!
 //! The reading is entry for entry: the same length and indices as the transcript, so a finding
 //! that names message N names the message the agent sent. An entry with nothing to say in v1
-//! becomes a note (`{"from": .., "note": ..}`, no `message`), which every reader skips.
+//! becomes a note, `{"from": "reading", "note": ..}`: no `message`, which message readers skip,
+//! and from neither side, since an agent's entry without one is a line that was not JSON
+//! (ACP-JSONRPC-ERRORS reads it so).
 //!
 //! ACP v2 moves a prompt's end out of its answer: "Processing and completion are reported
 //! through `state_update` session updates" (`PromptResponse`). So the `session/prompt` answer,
@@ -287,7 +289,7 @@ impl Reader {
 
 /// A note entry: what the reading read, where v1 has no message for it.
 fn note(what: &str) -> Value {
-    json!({"from": "agent", "note": what})
+    json!({"from": "reading", "note": what})
 }
 
 /// The JSON-RPC error an idle `error` stop carries, or a generic internal error when it

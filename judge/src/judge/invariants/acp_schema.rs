@@ -210,6 +210,41 @@ mod tests {
         assert!(check(INVARIANT, &transcript(vec![chunk("agent_message_chunk", "hi"), answer])).is_empty());
     }
 
+    /// On a connection that negotiated v2, each message is read as v2's type: a wrongly typed
+    /// field of an update is named with its path (v2's content block keeps unknown block types,
+    /// so serde names the block, not its field), a prompt answered in v1's shape lacks v2's
+    /// `messageId`, and a `_`-prefixed state is an extension. A clean v2 turn passes.
+    #[test]
+    fn a_v2_message_is_read_as_v2s_type() {
+        use agent_client_protocol_schema::v2;
+
+        use crate::judge::v1_reading::v2_fixture::one_turn;
+        let played = |edit: &dyn Fn(&mut Vec<Value>)| {
+            let mut acp = one_turn("q", &["hi"], v2::StopReason::EndTurn);
+            edit(&mut acp);
+            check(INVARIANT, &Capture { acp, ..Capture::default() })
+        };
+        assert_eq!(played(&|_| {}), Vec::<String>::new());
+        let wrongly_typed = played(&|acp| acp[8]["message"]["params"]["update"]["content"]["text"] = json!(42));
+        assert_eq!(
+            wrongly_typed,
+            [
+                "message 9 of the live transcript (`session/update`) breaks the ACP schema: at `update.content`: data did not match any variant of untagged enum ContentBlock"
+            ]
+        );
+        let v1_answer = played(&|acp| acp[6]["message"]["result"] = json!({"stopReason": "end_turn"}));
+        assert_eq!(
+            v1_answer,
+            [
+                "message 7 of the live transcript (the answer to `session/prompt`) breaks the ACP schema: missing field `messageId`"
+            ]
+        );
+        assert_eq!(
+            played(&|acp| acp[7]["message"]["params"]["update"]["state"] = json!("_paused")),
+            Vec::<String>::new()
+        );
+    }
+
     /// A wrongly typed field of a notification, a response and a request to the client are
     /// each a finding with the message and the field path (issue 32).
     #[test]
