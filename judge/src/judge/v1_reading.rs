@@ -22,6 +22,11 @@ use serde_json::{Value, json};
 use crate::capture::{Capture, Reported};
 use crate::judge::views;
 
+/// ACP's user message upsert (v2). Not a Log type.
+const USER_MESSAGE: &str = "user_message"; // ACP's update kind, not a Log type
+/// v1's tool call creation. Not a Log type.
+const TOOL_CALL: &str = "tool_call"; // ACP's update kind, not a Log type
+
 /// `transcript` as v1 says it, entry for entry; borrowed unless a connection negotiated v2.
 pub fn v1_reading(transcript: &[Value]) -> Cow<'_, [Value]> {
     if !transcript.iter().any(answers_v2) {
@@ -182,8 +187,8 @@ impl Reader {
             "state_update" => self.state(update),
             "user_message_chunk" if self.is_echo(update) => note("v2: the running prompt's user message echoed"),
             "user_message_chunk" | "agent_message_chunk" | "agent_thought_chunk" => with(self.chunk(update)),
-            "user_message" if self.is_echo(update) => note("v2: the running prompt's user message echoed"),
-            "user_message" | "agent_message" | "agent_thought" => self
+            USER_MESSAGE if self.is_echo(update) => note("v2: the running prompt's user message echoed"),
+            USER_MESSAGE | "agent_message" | "agent_thought" => self
                 .upsert(update, &format!("{kind}_chunk"))
                 .map_or_else(|| note(&format!("v2: {kind} adds no text")), with),
             "tool_call_update" => with(self.tool_call(update)),
@@ -279,7 +284,7 @@ impl Reader {
             .filter(|(_, value)| !value.is_null())
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        call.insert("sessionUpdate".into(), json!("tool_call"));
+        call.insert("sessionUpdate".into(), json!(TOOL_CALL));
         let title = update.get("name").filter(|name| name.is_string()).cloned().unwrap_or_else(|| json!(id));
         call.entry("title").or_insert(title);
         call.entry("status").or_insert(json!("pending"));

@@ -120,7 +120,7 @@ const V2: Schema = Schema {
     notification: read::<v2::UpdateSessionNotification>,
     update: |kind, update| match kind {
         "user_message_chunk" | "agent_message_chunk" | "agent_thought_chunk" => read::<v2::ContentChunk>(update),
-        "user_message" => read::<v2::UserMessage>(update),
+        "user_message" => read::<v2::UserMessage>(update), // ACP's update kind, not a Log type
         "agent_message" => read::<v2::AgentMessage>(update),
         "agent_thought" => read::<v2::AgentThought>(update),
         "state_update" => read::<v2::StateUpdate>(update),
