@@ -588,4 +588,35 @@ mod v2_transcripts {
         ];
         assert_eq!(acp_findings(&played(&interrupted, transcript)), Vec::<String>::new());
     }
+
+    /// A v2 load is a resume with `replayFrom`: its replayed messages are what the load rules
+    /// read, as a v1 load's chunks.
+    #[test]
+    fn a_v2_resume_replay_is_judged_as_the_load() {
+        use crate::judge::v1_reading::v2_fixture::{connected, idle, request, result, text, update};
+        let replay = |answer: &str| {
+            let mut load = connected();
+            load.truncate(2);
+            let from = v2::ReplayFrom::Start(v2::ReplayFromStart::new());
+            load.extend([
+                request(1, "session/resume", v2::ResumeSessionRequest::new("s", "/w").replay_from(from)),
+                update(v2::SessionUpdate::UserMessage(v2::UserMessage::new("u2").content(vec![text("Name a prime.")]))),
+                update(v2::SessionUpdate::AgentMessage(v2::AgentMessage::new("a2").content(vec![text(answer)]))),
+                idle(v2::StopReason::EndTurn),
+                result(1, v2::ResumeSessionResponse::new()),
+            ]);
+            load
+        };
+        let completed = [("assistant_message", json!({"text": "Seven."}))];
+        let mut loaded = played(&completed, one_turn("Name a prime.", &["Sev", "en."], v2::StopReason::EndTurn));
+        loaded.acp_load = replay("Seven.");
+        assert_eq!(acp_findings(&loaded), Vec::<String>::new());
+        loaded.acp_load = replay("Eight.");
+        assert_eq!(
+            acp_findings(&loaded),
+            [
+                "ACP-LOAD-MATCHES-LIVE: turn 1 (completed): load replayed assistant text \"Eight.\", not what the client was shown live, \"Seven.\""
+            ]
+        );
+    }
 }

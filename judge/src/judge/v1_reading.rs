@@ -15,7 +15,7 @@
 //! as they are; a transcript with none that negotiated v2 is returned borrowed.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde_json::{Value, json};
 
@@ -94,11 +94,11 @@ struct Reader {
     /// A `session/resume` awaiting its answer: its id.
     resuming: Option<Value>,
     /// Message ids of the prompts' user messages, which the agent echoes live.
-    echoes: Vec<String>,
+    echoes: HashSet<String>,
     /// Each message's text so far, by message id.
     texts: HashMap<String, String>,
     /// Tool calls already created, by id.
-    tool_calls: Vec<String>,
+    tool_calls: HashSet<String>,
 }
 
 impl Reader {
@@ -110,6 +110,7 @@ impl Reader {
             return entry.clone();
         }
         if from == "agent"
+            && message.get("method").is_none()
             && let Some(initialize) = self.initialize.take_if(|initialize| message.get("id") == initialize.get("id"))
         {
             self.v2 = negotiates_v2(&initialize, message);
@@ -170,7 +171,7 @@ impl Reader {
         let Some(acknowledged) = message.pointer("/result/messageId").and_then(Value::as_str) else {
             return note("v2: prompt acknowledged without a messageId");
         };
-        self.echoes.push(acknowledged.to_owned());
+        self.echoes.insert(acknowledged.to_owned());
         note(&format!("v2: prompt acknowledged as {acknowledged}"))
     }
 
@@ -227,12 +228,12 @@ impl Reader {
     /// acknowledgement that names it). v1 does not echo.
     fn is_echo(&mut self, update: &Value) -> bool {
         let id = update.get("messageId").and_then(Value::as_str).unwrap_or_default();
-        if self.echoes.iter().any(|echo| echo == id) {
+        if self.echoes.contains(id) {
             return true;
         }
         let echo = self.resuming.is_none() && !self.pending.is_empty() && !self.texts.contains_key(id);
         if echo {
-            self.echoes.push(id.to_owned());
+            self.echoes.insert(id.to_owned());
         }
         echo
     }
@@ -273,10 +274,9 @@ impl Reader {
     /// `tool_call_update` does.
     fn tool_call(&mut self, update: &Value) -> Value {
         let id = update.get("toolCallId").and_then(Value::as_str).unwrap_or_default();
-        if self.tool_calls.iter().any(|known| known == id) {
+        if !self.tool_calls.insert(id.to_owned()) {
             return update.clone();
         }
-        self.tool_calls.push(id.to_owned());
         let mut call: serde_json::Map<String, Value> = update
             .as_object()
             .into_iter()
