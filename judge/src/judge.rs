@@ -8,6 +8,7 @@ pub mod conversations;
 pub mod expectations;
 pub mod invariants;
 pub mod lifecycle;
+pub mod v1_reading;
 pub mod views;
 
 use gauntlet_agent::EventType;
@@ -39,8 +40,14 @@ pub enum LogRole {
 /// A Capture with its Log parsed and audited once, for every check to share.
 #[derive(Debug)]
 pub struct Evidence<'a> {
-    /// The raw capture.
+    /// The capture as the rules read it: its ACP transcripts in their v1 reading
+    /// ([`v1_reading::of_capture`]), so every ACP rule judges a v2 agent as it judges a v1 one.
     pub capture: &'a Capture,
+    /// The live transcript as the agent sent it, which ACP-SCHEMA alone reads: it judges the
+    /// messages themselves, each against its own version's types.
+    pub raw_acp: &'a [Value],
+    /// The `session/load` (v2: `session/resume` with a replay) transcript as the agent sent it.
+    pub raw_acp_load: &'a [Value],
     /// The readable Log lines.
     pub lines: Vec<Line>,
     /// Terminal states derived from the Log.
@@ -98,6 +105,8 @@ impl<'a> Evidence<'a> {
         let root_responses = Vec::new();
         Evidence {
             capture,
+            raw_acp: &capture.acp,
+            raw_acp_load: &capture.acp_load,
             lines,
             audit,
             scenario: None,
@@ -106,6 +115,12 @@ impl<'a> Evidence<'a> {
             root_responses,
             exchanges: std::cell::OnceCell::new(),
         }
+    }
+
+    /// This evidence, its capture being the v1 reading of `raw` ([`v1_reading::of_capture`]):
+    /// ACP-SCHEMA reads `raw`'s transcripts.
+    pub fn with_raw(self, raw: &'a Capture) -> Evidence<'a> {
+        Evidence { raw_acp: &raw.acp, raw_acp_load: &raw.acp_load, ..self }
     }
 
     /// Parses and audits the capture of a child Session (see [`Capture::child`]).
@@ -432,7 +447,9 @@ pub fn log_findings(evidence: &Evidence) -> Vec<(&'static str, Finding)> {
 
 /// Judges a capture: faults, invariants, expectations, then the golden findings given.
 pub fn judge(name: &str, scenario: &Scenario, capture: &Capture, golden: Vec<Finding>) -> Verdict {
-    let evidence = Evidence::of_scenario(capture, scenario);
+    // Read once, for every rule: a v2 transcript as its v1 equivalent.
+    let read = v1_reading::of_capture(capture);
+    let evidence = Evidence::of_scenario(&read, scenario).with_raw(capture);
     let mut findings: Vec<Finding> =
         capture.faults.iter().map(|fault| Finding::new(Layer::Fault, None, fault.clone())).collect();
     findings.extend(invariants::check_all(&evidence));

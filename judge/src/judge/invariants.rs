@@ -224,7 +224,7 @@ mod tests {
     use super::*;
 
     /// What only a run has, beyond a Log: requests, transcripts, answers, the script, the clock.
-    const RUN_EVIDENCE: [&str; 16] = [
+    const RUN_EVIDENCE: [&str; 17] = [
         "capture.requests",
         "read_requests(",
         "read_new_messages(",
@@ -241,6 +241,7 @@ mod tests {
         "driven_turns(",
         "exchanges(",
         "on_each_transcript(",
+        "on_each_raw_transcript(",
     ];
 
     /// A rule that names run evidence but needs only a Log all the same, and why.
@@ -272,7 +273,7 @@ pub(crate) mod fixture {
     use serde_json::{Value, json};
 
     use crate::capture::{Capture, Request};
-    use crate::judge::Evidence;
+    use crate::judge::{Evidence, v1_reading};
 
     /// A Log of one Turn whose clean answer the Provider cut short for `reason`.
     pub fn truncated_answer(reason: &str) -> Capture {
@@ -340,7 +341,8 @@ pub(crate) mod fixture {
 
     /// Runs one invariant on a capture.
     pub fn check(invariant: super::Invariant, capture: &Capture) -> Vec<String> {
-        messages((invariant.check)(&Evidence::new(capture)))
+        let read = v1_reading::of_capture(capture);
+        messages((invariant.check)(&Evidence::new(&read).with_raw(capture)))
     }
 
     /// The violations' messages.
@@ -391,7 +393,8 @@ pub(crate) mod fixture {
         capture: &Capture,
         scenario: &crate::scenario::Scenario,
     ) -> Vec<String> {
-        messages((invariant.check)(&Evidence::of_scenario(capture, scenario)))
+        let read = v1_reading::of_capture(capture);
+        messages((invariant.check)(&Evidence::of_scenario(&read, scenario).with_raw(capture)))
     }
 
     /// The messages of the violations of requirement `id` that a rule checking several finds.
@@ -401,12 +404,14 @@ pub(crate) mod fixture {
         capture: &Capture,
         scenario: &crate::scenario::Scenario,
     ) -> Vec<String> {
-        of_requirement(invariant, id, (invariant.check)(&Evidence::of_scenario(capture, scenario)))
+        let read = v1_reading::of_capture(capture);
+        of_requirement(invariant, id, (invariant.check)(&Evidence::of_scenario(&read, scenario).with_raw(capture)))
     }
 
     /// [`check_played_as`] for a capture without a scenario.
     pub fn check_as(invariant: super::Invariant, id: &str, capture: &Capture) -> Vec<String> {
-        of_requirement(invariant, id, (invariant.check)(&Evidence::new(capture)))
+        let read = v1_reading::of_capture(capture);
+        of_requirement(invariant, id, (invariant.check)(&Evidence::new(&read).with_raw(capture)))
     }
 
     fn of_requirement(invariant: super::Invariant, id: &str, violations: Vec<super::Violation>) -> Vec<String> {
@@ -509,5 +514,109 @@ mod per_log {
         run.children.insert("sub_1".into(), child_log(&[("user_message", json!({"text": "t"}))]));
         let found = messages(&check_all(&Evidence::new(&run)));
         assert!(!found.iter().any(|message| message.contains("child Session `sub_1`")), "{found:#?}");
+    }
+}
+
+/// Every ACP rule on v2 transcripts, read through the v1 reading: a turn that tells the truth in
+/// v2 is no finding, and a lie is the finding it is in v1.
+#[cfg(test)]
+mod v2_transcripts {
+    use agent_client_protocol_schema::v2;
+    use serde_json::{Value, json};
+
+    use super::ALL;
+    use super::fixture::{capture, check, entry};
+    use crate::capture::{Capture, Reported};
+    use crate::judge::v1_reading::v2_fixture::{failed, one_turn};
+
+    /// What every ACP rule finds, each as `ID: message`.
+    fn acp_findings(capture: &Capture) -> Vec<String> {
+        ALL.iter()
+            .filter(|invariant| invariant.id.starts_with("ACP-"))
+            .flat_map(|invariant| {
+                check(*invariant, capture).into_iter().map(|found| format!("{}: {found}", invariant.id))
+            })
+            .collect()
+    }
+
+    /// A Log of one turn (`events` after its prompt) and a v2 transcript of it, whose prompt
+    /// answer the driver recorded as v2 gives it: the acknowledgement, no stop reason.
+    fn played(events: &[(&str, Value)], transcript: Vec<Value>) -> Capture {
+        let mut log = vec![("user_message", json!({"text": "Name a prime."}))];
+        log.extend(events.iter().cloned());
+        Capture { acp: transcript, reported: vec![Reported { stop_reason: None, error: None }], ..capture(&log, &[]) }
+    }
+
+    #[test]
+    fn a_clean_v2_turn_is_no_finding() {
+        let completed = [("assistant_message", json!({"text": "Seven."}))];
+        let clean = played(&completed, one_turn("Name a prime.", &["Sev", "en."], v2::StopReason::EndTurn));
+        assert_eq!(acp_findings(&clean), Vec::<String>::new());
+    }
+
+    /// `error` with its JSON-RPC error is the honest failure; without the data gauntlet asks
+    /// of a failure's error it is ACP-ERROR-DATA's finding, as in v1.
+    #[test]
+    fn a_v2_turn_failed_as_error_is_the_honest_failure() {
+        let data = json!({"terminalStatus": "failed", "errorKind": "provider_error", "nextActions": ["retry"]});
+        let error = v2::Error::new(-32603, "the model failed").data(data);
+        let turn_failed = [("turn_failed", json!({"terminal_status": "failed", "error_kind": "provider_error"}))];
+        let honest = played(&turn_failed, one_turn("Name a prime.", &[], failed(Some(error))));
+        assert_eq!(acp_findings(&honest), Vec::<String>::new());
+        let bare = played(&turn_failed, one_turn("Name a prime.", &[], failed(None)));
+        assert_eq!(
+            acp_findings(&bare),
+            [
+                "ACP-ERROR-DATA: turn 1 (failed, as the Log shows) was answered with an error whose data lacks terminalStatus, errorKind, nextActions: {\"code\":-32603,\"message\":\"Internal error: the agent reported no details of the failure\"}"
+            ]
+        );
+    }
+
+    /// A turn the client cancelled ends idle `cancelled`: v1's `cancelled`.
+    #[test]
+    fn a_cancelled_v2_turn_is_no_finding() {
+        let mut transcript = one_turn("Name a prime.", &["Sev"], v2::StopReason::Cancelled);
+        let at = transcript.len() - 1;
+        let cancel = json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}});
+        transcript.insert(at, entry("client", cancel));
+        let interrupted = [
+            (
+                "assistant_message",
+                json!({"text": "Sev", "metadata": {"partial": true, "terminal_status": "interrupted"}}),
+            ),
+            ("turn_failed", json!({"terminal_status": "interrupted", "error_kind": "cancelled"})),
+        ];
+        assert_eq!(acp_findings(&played(&interrupted, transcript)), Vec::<String>::new());
+    }
+
+    /// A v2 load is a resume with `replayFrom`: its replayed messages are what the load rules
+    /// read, as a v1 load's chunks.
+    #[test]
+    fn a_v2_resume_replay_is_judged_as_the_load() {
+        use crate::judge::v1_reading::v2_fixture::{connected, idle, request, result, text, update};
+        let replay = |answer: &str| {
+            let mut load = connected();
+            load.truncate(2);
+            let from = v2::ReplayFrom::Start(v2::ReplayFromStart::new());
+            load.extend([
+                request(1, "session/resume", v2::ResumeSessionRequest::new("s", "/w").replay_from(from)),
+                update(v2::SessionUpdate::UserMessage(v2::UserMessage::new("u2").content(vec![text("Name a prime.")]))),
+                update(v2::SessionUpdate::AgentMessage(v2::AgentMessage::new("a2").content(vec![text(answer)]))),
+                idle(v2::StopReason::EndTurn),
+                result(1, v2::ResumeSessionResponse::new()),
+            ]);
+            load
+        };
+        let completed = [("assistant_message", json!({"text": "Seven."}))];
+        let mut loaded = played(&completed, one_turn("Name a prime.", &["Sev", "en."], v2::StopReason::EndTurn));
+        loaded.acp_load = replay("Seven.");
+        assert_eq!(acp_findings(&loaded), Vec::<String>::new());
+        loaded.acp_load = replay("Eight.");
+        assert_eq!(
+            acp_findings(&loaded),
+            [
+                "ACP-LOAD-MATCHES-LIVE: turn 1 (completed): load replayed assistant text \"Eight.\", not what the client was shown live, \"Seven.\""
+            ]
+        );
     }
 }

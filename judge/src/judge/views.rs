@@ -320,6 +320,15 @@ pub(crate) fn on_each_transcript(evidence: &Evidence, judge: fn(&[Value], &str) 
         .collect()
 }
 
+/// [`on_each_transcript`] over the transcripts as the agent sent them, not their v1 reading:
+/// for a rule that judges the messages themselves (ACP-SCHEMA).
+pub(crate) fn on_each_raw_transcript(evidence: &Evidence, judge: fn(&[Value], &str) -> Vec<String>) -> Vec<String> {
+    [(evidence.raw_acp, "the live transcript"), (evidence.raw_acp_load, "the load transcript")]
+        .into_iter()
+        .flat_map(|(entries, which)| judge(entries, which))
+        .collect()
+}
+
 /// Which scenario turn each Provider request belongs to: the turn the client had begun when it
 /// arrived, as the driver told the mock; for a capture without that, the latest turn whose
 /// prompt the request carries as user text (a request carries every earlier prompt too).

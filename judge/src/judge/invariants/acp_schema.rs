@@ -1,7 +1,7 @@
 //! ACP-SCHEMA: every message an agent sends is what the protocol's schema says it is. Each
 //! notification, each request to the client and each answer to a client's request must
 //! deserialize as the official schema crate's type for its method (`agent-client-protocol-schema`,
-//! v1), and the finding names the message (its place in the transcript) and the field path that
+//! v1's types, or v2's where the connection negotiated protocol version 2), and the finding names the message (its place in the transcript) and the field path that
 //! fails, so an agent whose content block carries a wrongly typed field no longer passes because
 //! gauntlet reads only the fields it needs (acp-tck's ACP-SCHEMA-001).
 //!
@@ -9,26 +9,31 @@
 //! `_`-prefixed or not yet in the crate), and an enum value it does not know (`_`-prefixed
 //! extensions, or a value from a protocol newer than the crate).
 
-use agent_client_protocol_schema::v1;
+use agent_client_protocol_schema::{v1, v2};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{Invariant, Scope, Violation};
-use crate::judge::views::on_each_transcript;
+use crate::judge::v1_reading::negotiates_v2;
+use crate::judge::views::on_each_raw_transcript;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "ACP-SCHEMA",
     also: &[],
     name: "acp_schema",
     scope: Scope::Run,
-    check: |evidence| Violation::unplaced(on_each_transcript(evidence, transcript)),
+    // The messages as sent, not their v1 reading: a v2 message is read as v2's type.
+    check: |evidence| Violation::unplaced(on_each_raw_transcript(evidence, transcript)),
 };
 
-/// The messages of one transcript that break the schema.
+/// The messages of one transcript that break the schema of the version their connection
+/// negotiated (its `initialize` answer's `protocolVersion`; that answer is read by its own).
 fn transcript(entries: &[Value], which: &str) -> Vec<String> {
     // The client's requests by id (their JSON text), per connection: an answer is read as the
     // response to the method it answers.
     let mut asked: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    let mut initialize = &Value::Null;
+    let mut schema = &V1;
     let mut problems = Vec::new();
     for (at, entry) in entries.iter().enumerate() {
         let Some(message) = entry.get("message") else { continue };
@@ -37,18 +42,23 @@ fn transcript(entries: &[Value], which: &str) -> Vec<String> {
         if entry.get("from").and_then(Value::as_str) == Some("client") {
             if method == Some("initialize") {
                 asked.clear();
+                (initialize, schema) = (message, &V1);
             }
             if let (Some(method), Some(id)) = (method, id) {
                 asked.insert(id, method.to_owned());
             }
             continue;
         }
+        let answers = id.as_ref().and_then(|id| asked.get(id)).map(String::as_str);
+        if method.is_none() && answers == Some("initialize") {
+            schema = if negotiates_v2(initialize, message) { &V2 } else { &V1 };
+        }
         let failure = match (method, id) {
-            (Some(method), Some(_)) => agent_request(method, message.get("params")),
-            (Some(method), None) => notification(method, message.get("params")),
-            (None, Some(id)) => match (message.get("result"), message.get("error")) {
-                (Some(result), _) => asked.get(&id).and_then(|method| response(method, result)),
-                (None, Some(error)) => read::<v1::Error>(error).map(|why| ("the error".to_owned(), why)),
+            (Some(method), Some(_)) => agent_request(schema, method, message.get("params")),
+            (Some(method), None) => notification(schema, method, message.get("params")),
+            (None, Some(_)) => match (message.get("result"), message.get("error")) {
+                (Some(result), _) => answers.and_then(|method| response(schema, method, result)),
+                (None, Some(error)) => (schema.error)(error).map(|why| ("the error".to_owned(), why)),
                 (None, None) => None,
             },
             (None, None) => None,
@@ -60,55 +70,112 @@ fn transcript(entries: &[Value], which: &str) -> Vec<String> {
     problems
 }
 
-/// A notification of the agent's, read as its method's type.
-fn notification(method: &str, params: Option<&Value>) -> Option<(String, String)> {
-    let why = match method {
-        "session/update" => read::<v1::SessionNotification>(params?).map(|why| deeper(params, why)),
-        _ => None,
-    }?;
-    Some((format!("`{method}`"), why))
+/// One protocol version's types, each as a reading: why a value is not that type, if it is
+/// not; `None` for a method or kind the version's schema does not type.
+struct Schema {
+    /// The `session/update` notification.
+    notification: fn(&Value) -> Option<String>,
+    /// An update by its `sessionUpdate` kind: serde reads an internally tagged enum whole, so
+    /// its error stops at `update`; read again as its kind's own type, the path goes down to
+    /// the field.
+    update: fn(&str, &Value) -> Option<String>,
+    /// A request of the agent's to the client, by method.
+    request: fn(&str, &Value) -> Option<String>,
+    /// The agent's answer to the client's method.
+    response: fn(&str, &Value) -> Option<String>,
+    /// A JSON-RPC error.
+    error: fn(&Value) -> Option<String>,
 }
 
-/// An update is an internally tagged enum, which serde reads whole, so its error stops at
-/// `update`: read again as its kind's own type, the path goes down to the field.
-fn deeper(params: Option<&Value>, why: String) -> String {
-    let Some(update) = params.and_then(|params| params.get("update")) else { return why };
-    let inner = match update.get("sessionUpdate").and_then(Value::as_str) {
-        Some("user_message_chunk" | "agent_message_chunk" | "agent_thought_chunk") => read::<v1::ContentChunk>(update),
-        Some("tool_call") => read::<v1::ToolCall>(update), // ACP's update kind, not a Log type
-        Some("tool_call_update") => read::<v1::ToolCallUpdate>(update),
-        Some("plan") => read::<v1::Plan>(update),
+const V1: Schema = Schema {
+    notification: read::<v1::SessionNotification>,
+    update: |kind, update| match kind {
+        "user_message_chunk" | "agent_message_chunk" | "agent_thought_chunk" => read::<v1::ContentChunk>(update),
+        "tool_call" => read::<v1::ToolCall>(update), // ACP's update kind, not a Log type
+        "tool_call_update" => read::<v1::ToolCallUpdate>(update),
+        "plan" => read::<v1::Plan>(update),
         _ => None,
-    };
-    inner.map_or(why, |inner| match inner.strip_prefix("at `") {
-        Some(rest) => format!("at `update.{rest}"),
-        None => format!("at `update`: {inner}"),
-    })
-}
-
-/// A request of the agent's to the client, read as its method's type.
-fn agent_request(method: &str, params: Option<&Value>) -> Option<(String, String)> {
-    let params = params?;
-    let why = match method {
+    },
+    request: |method, params| match method {
         "session/request_permission" => read::<v1::RequestPermissionRequest>(params),
         "fs/read_text_file" => read::<v1::ReadTextFileRequest>(params),
         "fs/write_text_file" => read::<v1::WriteTextFileRequest>(params),
         "terminal/create" => read::<v1::CreateTerminalRequest>(params),
         _ => None,
-    }?;
-    Some((format!("a `{method}` request"), why))
-}
-
-/// The agent's answer to the client's `method`, read as that method's response type.
-fn response(method: &str, result: &Value) -> Option<(String, String)> {
-    let why = match method {
+    },
+    response: |method, result| match method {
         "initialize" => read::<v1::InitializeResponse>(result),
         "session/new" => read::<v1::NewSessionResponse>(result),
         "session/load" => read::<v1::LoadSessionResponse>(result),
         "session/prompt" => read::<v1::PromptResponse>(result),
         "session/set_config_option" => read::<v1::SetSessionConfigOptionResponse>(result),
         _ => None,
+    },
+    error: read::<v1::Error>,
+};
+
+/// v2 as the crate's `unstable_protocol_v2` types have it (where the Preview and the crate
+/// differ, the crate). v2 has no client fs or terminal methods, and no `session/load`.
+const V2: Schema = Schema {
+    notification: read::<v2::UpdateSessionNotification>,
+    update: |kind, update| match kind {
+        "user_message_chunk" | "agent_message_chunk" | "agent_thought_chunk" => read::<v2::ContentChunk>(update),
+        "user_message" => read::<v2::UserMessage>(update), // ACP's update kind, not a Log type
+        "agent_message" => read::<v2::AgentMessage>(update),
+        "agent_thought" => read::<v2::AgentThought>(update),
+        "state_update" => read::<v2::StateUpdate>(update),
+        "tool_call_update" => read::<v2::ToolCallUpdate>(update),
+        "tool_call_content_chunk" => read::<v2::ToolCallContentChunk>(update),
+        "plan_update" => read::<v2::PlanUpdate>(update),
+        "usage_update" => read::<v2::UsageUpdate>(update),
+        _ => None,
+    },
+    request: |method, params| match method {
+        "session/request_permission" => read::<v2::RequestPermissionRequest>(params),
+        "elicitation/create" => read::<v2::CreateElicitationRequest>(params),
+        _ => None,
+    },
+    response: |method, result| match method {
+        "initialize" => read::<v2::InitializeResponse>(result),
+        "session/new" => read::<v2::NewSessionResponse>(result),
+        "session/resume" => read::<v2::ResumeSessionResponse>(result),
+        "session/prompt" => read::<v2::PromptResponse>(result),
+        "session/close" => read::<v2::CloseSessionResponse>(result),
+        "session/list" => read::<v2::ListSessionsResponse>(result),
+        "session/set_config_option" => read::<v2::SetSessionConfigOptionResponse>(result),
+        _ => None,
+    },
+    error: read::<v2::Error>,
+};
+
+/// A notification of the agent's, read as its method's type.
+fn notification(schema: &Schema, method: &str, params: Option<&Value>) -> Option<(String, String)> {
+    let why = match method {
+        "session/update" => (schema.notification)(params?).map(|why| deeper(schema, params, why)),
+        _ => None,
     }?;
+    Some((format!("`{method}`"), why))
+}
+
+/// The path of a failing update, down to its field when its kind's own type names it.
+fn deeper(schema: &Schema, params: Option<&Value>, why: String) -> String {
+    let Some(update) = params.and_then(|params| params.get("update")) else { return why };
+    let kind = update.get("sessionUpdate").and_then(Value::as_str).unwrap_or_default();
+    (schema.update)(kind, update).map_or(why, |inner| match inner.strip_prefix("at `") {
+        Some(rest) => format!("at `update.{rest}"),
+        None => format!("at `update`: {inner}"),
+    })
+}
+
+/// A request of the agent's to the client, read as its method's type.
+fn agent_request(schema: &Schema, method: &str, params: Option<&Value>) -> Option<(String, String)> {
+    let why = (schema.request)(method, params?)?;
+    Some((format!("a `{method}` request"), why))
+}
+
+/// The agent's answer to the client's `method`, read as that method's response type.
+fn response(schema: &Schema, method: &str, result: &Value) -> Option<(String, String)> {
+    let why = (schema.response)(method, result)?;
     Some((format!("the answer to `{method}`"), why))
 }
 
@@ -141,6 +208,41 @@ mod tests {
     fn well_formed_messages_pass() {
         let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "end_turn"}});
         assert!(check(INVARIANT, &transcript(vec![chunk("agent_message_chunk", "hi"), answer])).is_empty());
+    }
+
+    /// On a connection that negotiated v2, each message is read as v2's type: a wrongly typed
+    /// field of an update is named with its path (v2's content block keeps unknown block types,
+    /// so serde names the block, not its field), a prompt answered in v1's shape lacks v2's
+    /// `messageId`, and a `_`-prefixed state is an extension. A clean v2 turn passes.
+    #[test]
+    fn a_v2_message_is_read_as_v2s_type() {
+        use agent_client_protocol_schema::v2;
+
+        use crate::judge::v1_reading::v2_fixture::one_turn;
+        let played = |edit: &dyn Fn(&mut Vec<Value>)| {
+            let mut acp = one_turn("q", &["hi"], v2::StopReason::EndTurn);
+            edit(&mut acp);
+            check(INVARIANT, &Capture { acp, ..Capture::default() })
+        };
+        assert_eq!(played(&|_| {}), Vec::<String>::new());
+        let wrongly_typed = played(&|acp| acp[8]["message"]["params"]["update"]["content"]["text"] = json!(42));
+        assert_eq!(
+            wrongly_typed,
+            [
+                "message 9 of the live transcript (`session/update`) breaks the ACP schema: at `update.content`: data did not match any variant of untagged enum ContentBlock"
+            ]
+        );
+        let v1_answer = played(&|acp| acp[6]["message"]["result"] = json!({"stopReason": "end_turn"}));
+        assert_eq!(
+            v1_answer,
+            [
+                "message 7 of the live transcript (the answer to `session/prompt`) breaks the ACP schema: missing field `messageId`"
+            ]
+        );
+        assert_eq!(
+            played(&|acp| acp[7]["message"]["params"]["update"]["state"] = json!("_paused")),
+            Vec::<String>::new()
+        );
     }
 
     /// A wrongly typed field of a notification, a response and a request to the client are

@@ -118,6 +118,23 @@ mod tests {
         );
     }
 
+    /// In v2 the turn's answer is the idle state that ended it, not the prompt's answer (an
+    /// acknowledgement, which the driver reports as no stop reason): read through the v1
+    /// reading, the same lie is the same finding.
+    #[test]
+    fn a_v2_turn_idle_end_turn_whose_log_says_failed_is_caught() {
+        use agent_client_protocol_schema::v2;
+
+        use crate::judge::v1_reading::v2_fixture::one_turn;
+        let mut capture = partial_failed_log();
+        capture.acp = one_turn("Summarise", &["Useful"], v2::StopReason::EndTurn);
+        capture.reported.push(Reported { stop_reason: None, error: None });
+        assert_eq!(
+            check(INVARIANT, &capture),
+            ["turn 1 was answered with stop reason `end_turn` (`completed`) but the Log shows `partial_failed`"]
+        );
+    }
+
     /// A model that answers nothing (no text, no call, a clean end): an agent may say so with
     /// an error, which claims no success; one that had text to show and answered an error
     /// names no state the turn was in.

@@ -3,7 +3,10 @@
 //! respond with the same version. Otherwise, the Agent **MUST** respond with the latest version
 //! it supports." Whether an agent supports the version is read from what it did next: one that
 //! answered with another version and then served the client's session in the asked one (it
-//! answered `session/new` or `session/load`) supported it all along (acp-tck's negotiation).
+//! answered `session/new`, `session/load` or `session/resume`; for a client that asked for 2
+//! and speaks both, a message only v2 has) supported it all along (acp-tck's negotiation). Read on the transcript as sent and
+//! its v1 reading alike: the reading reads only a connection both sides agreed was v2, and
+//! keeps every `initialize` as it was.
 
 use serde_json::Value;
 
@@ -40,16 +43,28 @@ fn transcript(entries: &[Value], which: &str) -> Vec<String> {
     if answered.as_u64() == Some(asked) {
         return Vec::new();
     }
-    let served = ["session/new", "session/load"]
-        .into_iter()
-        .filter_map(|method| request(method).and_then(answer))
-        .any(|answer| answer.get("result").is_some());
+    let served = if asked >= 2 {
+        messages.iter().any(|(from, message)| *from == "agent" && speaks_v2(message))
+    } else {
+        ["session/new", "session/load", "session/resume"]
+            .into_iter()
+            .filter_map(|method| request(method).and_then(answer))
+            .any(|answer| answer.get("result").is_some())
+    };
     if !served {
         return Vec::new();
     }
     vec![format!(
         "{which}: the client asked for protocol version {asked} and the agent answered {answered}, then served the session in version {asked}: it supports the version it was asked for, so it must answer with it"
     )]
+}
+
+/// A message only v2 has: a `state_update`, or a prompt acknowledged by its `messageId`. A
+/// client that speaks both versions goes on in v1 when answered 1, so a session it was served
+/// says nothing of v2; a v2 message does.
+fn speaks_v2(message: &Value) -> bool {
+    message.pointer("/params/update/sessionUpdate").and_then(Value::as_str) == Some("state_update")
+        || message.pointer("/result/messageId").is_some()
 }
 
 #[cfg(test)]
@@ -82,5 +97,30 @@ mod tests {
         assert!(check(INVARIANT, &negotiated(1, served.clone())).is_empty());
         assert_eq!(check(INVARIANT, &negotiated(2, served)).len(), 1);
         assert!(check(INVARIANT, &negotiated(2, refused)).is_empty());
+    }
+
+    /// Asked for 2, an agent that answers 1 and then speaks v2 (its idle state, a prompt
+    /// acknowledged by id) supported 2: the same finding; one that goes on in v1 did not.
+    #[test]
+    fn an_agent_asked_for_2_that_answers_1_then_speaks_2_is_caught() {
+        use agent_client_protocol_schema::v2;
+
+        use crate::judge::invariants::fixture::prompt;
+        use crate::judge::v1_reading::v2_fixture::{connected, one_turn};
+        let mut acp = one_turn("q", &["a"], v2::StopReason::EndTurn);
+        acp[1]["message"]["result"]["protocolVersion"] = json!(1);
+        assert_eq!(
+            check(INVARIANT, &Capture { acp, ..Capture::default() }),
+            [
+                "the live transcript: the client asked for protocol version 2 and the agent answered 1, then served the session in version 2: it supports the version it was asked for, so it must answer with it"
+            ]
+        );
+        let mut v1 = connected();
+        v1[1]["message"]["result"]["protocolVersion"] = json!(1);
+        v1.extend([
+            entry("client", prompt(2, "q")),
+            entry("agent", json!({"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}})),
+        ]);
+        assert!(check(INVARIANT, &Capture { acp: v1, ..Capture::default() }).is_empty());
     }
 }
