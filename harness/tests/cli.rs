@@ -250,11 +250,12 @@ fn run_prints_a_line_per_scenario_then_the_summary_or_json_objects() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}");
     let lines: Vec<&str> = stdout.lines().collect();
-    // Each Turn scenario in its own dialect, then in the three others.
+    // Each Turn scenario in its own dialect, then in the three others, then over ACP v2.
     assert!(lines[0].starts_with("turn/clean-completion ") && lines[0].contains(" identical "), "{stdout}");
     assert!(lines[3].starts_with("turn/clean-completion [gemini] "), "{stdout}");
-    assert!(lines[4].starts_with("turn/partial-then-error ") && lines[4].ends_with("partial_failed, completed"));
-    assert!(lines[9].starts_with("8 scenarios: 8 identical, 0 conformant"), "{stdout}");
+    assert!(lines[4].starts_with("turn/clean-completion [acp v2] "), "{stdout}");
+    assert!(lines[5].starts_with("turn/partial-then-error ") && lines[5].ends_with("partial_failed, completed"));
+    assert!(lines[11].starts_with("10 scenarios: 10 identical, 0 conformant"), "{stdout}");
     assert!(!stdout.contains('\r'), "no in-place progress when stdout is not a terminal");
 
     let output =
@@ -271,11 +272,12 @@ fn run_prints_a_line_per_scenario_then_the_summary_or_json_objects() {
             "turn/partial-then-error [chat_completions]",
             "turn/partial-then-error [anthropic_messages]",
             "turn/partial-then-error [gemini]",
+            "turn/partial-then-error [acp v2]",
         ]
     );
     assert_eq!(objects[0]["kind"], "identical");
     let summary = &objects.last().unwrap()["summary"];
-    assert_eq!((summary["total"].as_u64(), summary["identical"].as_u64()), (Some(6), Some(6)));
+    assert_eq!((summary["total"].as_u64(), summary["identical"].as_u64()), (Some(7), Some(7)));
 }
 
 /// Copies `from` into `to`, recursively.

@@ -279,8 +279,9 @@ fn cli_root(repository: &Path) -> Result<(), Failed> {
     // Blessing writes the copy's pending goldens, and nothing in the repository it was built from.
     let before = golden::pending(&repository.join("golden"));
     let blessed = gauntlet(&corpus, &["run", "--bless"], None)?;
-    // Log, outcome and two ACP transcripts, and a requests file per dialect: 4 + 4.
-    if blessed.status.code() != Some(1) || golden::pending(&corpus.join("golden")).len() != 8 {
+    // Log, outcome, two ACP transcripts per protocol version, and a requests file per
+    // dialect: 2 + 4 + 4.
+    if blessed.status.code() != Some(1) || golden::pending(&corpus.join("golden")).len() != 10 {
         return Err(format!("`gauntlet run --bless` in the copy gave {blessed:?}").into());
     }
     if golden::pending(&repository.join("golden")) != before {
