@@ -190,19 +190,6 @@ impl Reported {
         }
     }
 
-    /// Reads the ACP v2 `idle` state update that ended a prompt's foreground work: its stop
-    /// reason, or for `error` the JSON-RPC error it carries (v2: "The active work ended because
-    /// something failed"), the same answer a v1 prompt gets.
-    pub fn from_idle(update: &Value) -> Reported {
-        match update.get("stopReason").and_then(Value::as_str) {
-            Some("error") => Reported {
-                stop_reason: None,
-                error: Some(update.get("error").cloned().unwrap_or_else(|| json!({"message": "no details"}))),
-            },
-            reason => Reported { stop_reason: reason.map(str::to_owned), error: None },
-        }
-    }
-
     /// The terminal state the answer claims: a stop reason's meaning, the error's
     /// `data.terminalStatus`, or `interrupted` for error -32800, ACP's "Request Cancelled"
     /// (ACP-STOP-REASON, ACP-CANCEL-REQUEST-ANSWER).

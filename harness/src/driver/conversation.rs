@@ -20,6 +20,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::driver::acp_client::{AcpClient, ClientError, Settings, is_response, session_update};
 use gauntlet_judge::capture::{CANCEL_CLOSE_BOUND, QUICK_ANSWER, Reported, TornTail};
+use gauntlet_judge::judge::v1_reading;
 use gauntlet_judge::scenario::{AcpVersion, Scenario, Trigger, Turn};
 
 /// Who the client is, in a v2 `initialize` (v1's `clientInfo` is optional; v2's `info` is not).
@@ -656,7 +657,7 @@ fn turn_end(message: &Value, id: &Value, played: Played<'_>) -> Option<Reported>
             let idle = update.get("sessionUpdate").and_then(Value::as_str) == Some("state_update")
                 && update.get("state").and_then(Value::as_str) == Some("idle")
                 && message.pointer("/params/sessionId").and_then(Value::as_str) == Some(played.session_id);
-            idle.then(|| Reported::from_idle(update))
+            idle.then(|| Reported::from_answer(&v1_reading::idle_answer(update, id.clone())))
         }
     }
 }

@@ -214,12 +214,7 @@ impl Reader {
             return note("v2: idle snapshot of a resume");
         }
         let Some(id) = self.pending.pop_front() else { return note("v2: idle with no prompt running") };
-        let answer = match update.get("stopReason").and_then(Value::as_str) {
-            Some("error") => json!({"jsonrpc": "2.0", "id": id, "error": failure(update)}),
-            Some(reason) => json!({"jsonrpc": "2.0", "id": id, "result": {"stopReason": reason}}),
-            None => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
-        };
-        json!({"from": "agent", "message": answer, "note": "v2: idle state_update, read as the prompt's answer"})
+        json!({"from": "agent", "message": idle_answer(update, id), "note": "v2: idle state_update, read as the prompt's answer"})
     }
 
     /// A user message the agent echoes for a prompt of this connection ("Agents MUST echo the
@@ -289,6 +284,16 @@ impl Reader {
         call.entry("title").or_insert(title);
         call.entry("status").or_insert(json!("pending"));
         Value::Object(call)
+    }
+}
+
+/// The v1 answer to prompt `id` that an idle `state_update` ending its foreground work says:
+/// its stop reason, or for `error` the JSON-RPC error it carries.
+pub fn idle_answer(update: &Value, id: Value) -> Value {
+    match update.get("stopReason").and_then(Value::as_str) {
+        Some("error") => json!({"jsonrpc": "2.0", "id": id, "error": failure(update)}),
+        Some(reason) => json!({"jsonrpc": "2.0", "id": id, "result": {"stopReason": reason}}),
+        None => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
     }
 }
 
