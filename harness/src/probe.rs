@@ -5,6 +5,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
+use gauntlet_judge::scenario::AcpVersion;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
@@ -37,18 +38,29 @@ pub enum ProbeError {
     Runtime(std::io::Error),
 }
 
-/// The `initialize` request gauntlet's driver sends (protocol version 1, no client fs or
-/// terminal), so the draft says what a check will meet.
-fn initialize_request() -> Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": 1,
-        "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false},
-    }})
+/// The `initialize` request gauntlet's driver sends in `version` (in v1 no client fs or
+/// terminal; v2 has neither), so the draft says what a check will meet.
+fn initialize_request(version: AcpVersion) -> Value {
+    let params = match version {
+        AcpVersion::V1 => json!({
+            "protocolVersion": 1,
+            "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false},
+        }),
+        AcpVersion::V2 => {
+            json!({"protocolVersion": 2, "info": {"name": "gauntlet", "version": env!("CARGO_PKG_VERSION")}, "capabilities": {}})
+        }
+    };
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
 }
 
-/// Starts `program` with `args` in a scratch folder, sends `initialize`, and returns the
-/// result it answers with; the agent is killed afterwards.
-pub fn initialize(program: &str, args: &[String], patience: Duration) -> Result<Value, ProbeError> {
+/// Starts `program` with `args` in a scratch folder, sends `initialize` in `version`, and
+/// returns the result it answers with; the agent is killed afterwards.
+pub fn initialize(
+    program: &str,
+    args: &[String],
+    patience: Duration,
+    version: AcpVersion,
+) -> Result<Value, ProbeError> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(ProbeError::Runtime)?;
     runtime.block_on(async {
         let scratch = tempfile::tempdir().map_err(ProbeError::Runtime)?;
@@ -66,7 +78,7 @@ pub fn initialize(program: &str, args: &[String], patience: Duration) -> Result<
         let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(ProbeError::Pipes);
         };
-        let line = format!("{}\n", initialize_request());
+        let line = format!("{}\n", initialize_request(version));
         stdin.write_all(line.as_bytes()).await.map_err(|_| ProbeError::Ended)?;
         let mut lines = BufReader::new(stdout).lines();
         let answer = async {
@@ -87,9 +99,10 @@ pub fn initialize(program: &str, args: &[String], patience: Duration) -> Result<
     })
 }
 
-/// A commented profile for the agent `program args`, from its `initialize` `result`: what it
-/// declared filled in, the rest marked `FILL` with each dialect's usual conventions.
-pub fn draft(program: &str, args: &[String], result: &Value) -> String {
+/// A commented profile for the agent `program args`, from its `initialize` `result` in v1 and
+/// whether it answered a v2 `initialize` in v2: what it declared filled in, the rest marked
+/// `FILL` with each dialect's usual conventions.
+pub fn draft(program: &str, args: &[String], result: &Value, speaks_v2: bool) -> String {
     let info = result.get("agentInfo");
     let name = info.and_then(|info| info.get("name")).and_then(Value::as_str).unwrap_or("my-agent");
     let version = info.and_then(|info| info.get("version")).and_then(Value::as_str).unwrap_or("unknown");
@@ -123,9 +136,14 @@ pub fn draft(program: &str, args: &[String], result: &Value) -> String {
     } else {
         "# It declares no prompt images: the image scenarios are skipped.\n"
     };
+    let v2 = if speaks_v2 {
+        "# It answered a v2 `initialize` in version 2: a copy of this profile with `acp_version = 2`\n# checks it in ACP v2 too.\n"
+    } else {
+        ""
+    };
     format!(
         r#"# A profile draft written by `gauntlet init` from what the agent declared (docs/implementations.md).
-{version_line}{auth}{images}# Fill in every line marked FILL, then `gauntlet check --impl <this file> --probe` says which
+{version_line}{auth}{images}{v2}# Fill in every line marked FILL, then `gauntlet check --impl <this file> --probe` says which
 # wire and model the agent called, and `gauntlet check --impl <this file>` checks it.
 name = {name:?}
 command = {program:?}
@@ -163,11 +181,13 @@ mod tests {
         let result = json!({"protocolVersion": 1, "agentInfo": {"name": "toy", "version": "0.3"},
             "agentCapabilities": {"loadSession": true, "promptCapabilities": {"image": false},
                 "sessionCapabilities": {"close": {}, "list": null}}});
-        let draft = draft("bin/toy", &["--acp".to_owned()], &result);
+        let draft = draft("bin/toy", &["--acp".to_owned()], &result, false);
         assert!(draft.contains("name = \"toy\""), "{draft}");
         assert!(draft.contains("capabilities = [\"cancel\", \"load\", \"close\"]"), "{draft}");
         assert!(draft.contains("args = [\"--acp\"]"), "{draft}");
         assert!(draft.contains("image scenarios are skipped"), "{draft}");
         assert!(draft.contains("FILL"), "{draft}");
+        assert!(!draft.contains("acp_version"), "{draft}");
+        assert!(draft("bin/toy", &[], &result, true).contains("`acp_version = 2`"));
     }
 }
