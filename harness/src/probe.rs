@@ -188,6 +188,6 @@ mod tests {
         assert!(draft.contains("image scenarios are skipped"), "{draft}");
         assert!(draft.contains("FILL"), "{draft}");
         assert!(!draft.contains("acp_version"), "{draft}");
-        assert!(draft("bin/toy", &[], &result, true).contains("`acp_version = 2`"));
+        assert!(super::draft("bin/toy", &[], &result, true).contains("`acp_version = 2`"));
     }
 }
