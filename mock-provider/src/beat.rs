@@ -75,9 +75,9 @@ pub fn beats<'r>(response: &'r Response, arguments: &'r [String]) -> Vec<Beat<'r
     beats
 }
 
-/// Each call's arguments as compact JSON, in the order the script wrote them.
+/// Each call's arguments text: compact JSON in the order the script wrote them, or its raw text.
 pub fn arguments(response: &Response) -> Vec<String> {
-    response.calls.iter().map(|call| call.args.to_string()).collect()
+    response.calls.iter().map(Call::arguments).collect()
 }
 
 /// Two halves at a char boundary near the middle, or one chunk if shorter than 2 chars.

@@ -113,9 +113,37 @@ pub struct Call {
     /// Function name.
     pub name: String,
     /// Arguments (a TOML table in scenario files), sent as compact JSON in the order written.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub args: serde_json::Value,
+    /// The arguments as raw text instead of `args`, sent exactly as written, JSON or not: a
+    /// model's call whose arguments do not parse (`'{"path": "notes.md"'`, garbage) with a
+    /// clean end, which no `args` table can say (ACP-INVALID-ARGUMENTS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_args: Option<String>,
     /// Call id; defaults to `call_<n>`.
     pub call_id: Option<String>,
+}
+
+impl Call {
+    /// The arguments text the wire carries: `raw_args` as written, else `args` as compact JSON.
+    pub fn arguments(&self) -> String {
+        self.raw_args.clone().unwrap_or_else(|| self.args.to_string())
+    }
+
+    /// The arguments as a JSON value, for wires whose arguments are an object (Gemini's
+    /// `args`, a whole Anthropic `input`): `raw_args` parsed, or, when it does not parse, the
+    /// text as a JSON string, which such a wire cannot carry (its scenarios skip the dialect).
+    pub fn args_value(&self) -> serde_json::Value {
+        match &self.raw_args {
+            Some(text) => serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.clone())),
+            None => self.args.clone(),
+        }
+    }
+
+    /// Whether its arguments are a JSON object, as every tool's arguments must be.
+    pub fn args_parse(&self) -> bool {
+        self.args_value().is_object()
+    }
 }
 
 /// Token usage reported by a terminal event; every field defaults to 0 when the table is given.
@@ -309,11 +337,12 @@ impl Script {
     }
 
     /// Rejects self-contradictory responses (a non-error `status`, `retry_after` without
-    /// `status`, pauses out of order).
+    /// `status`, pauses out of order, a call with both `args` and `raw_args`).
     pub fn validate(self) -> Result<Self, ScriptError> {
         for (route, responses) in &self.routes {
             for (index, response) in responses.iter().enumerate() {
                 let out_of_order = response.pause.windows(2).find(|pair| pair[1].after <= pair[0].after);
+                let both_args = response.calls.iter().find(|call| call.raw_args.is_some() && !call.args.is_null());
                 let (key, problem) = match (response.status, response.retry_after, out_of_order) {
                     (Some(s), _, _) if !(400..=599).contains(&s) => ("status", format!("status {s} is not 4xx/5xx")),
                     (None, Some(_), _) => ("retry_after", "retry_after needs a status".to_owned()),
@@ -325,7 +354,10 @@ impl Script {
                             pair[1].after, pair[0].after
                         ),
                     ),
-                    _ => continue,
+                    _ => match both_args {
+                        Some(call) => ("raw_args", format!("call `{}` gives both `args` and `raw_args`", call.name)),
+                        None => continue,
+                    },
                 };
                 return Err(ScriptError::Invalid { route: route.clone(), index, key, problem });
             }

@@ -591,7 +591,12 @@ fn mock_response(call: &Call, chunks: u64) -> gauntlet_mock_provider::Response {
         calls: call
             .calls
             .iter()
-            .map(|(name, args, call_id)| MockCall { name: name.clone(), args: args.clone(), call_id: call_id.clone() })
+            .map(|(name, args, call_id)| MockCall {
+                name: name.clone(),
+                args: args.clone(),
+                call_id: call_id.clone(),
+                raw_args: None,
+            })
             .collect(),
         ..Default::default()
     }

@@ -147,7 +147,7 @@ fn whole(response: &Response, ctx: &EncodeContext) -> Answer {
         .iter()
         .filter_map(|beat| match *beat {
             Beat::CallDone { index, call } => Some(json!({ "id": ctx.call_id(response, index), "type": "function",
-                "function": { "name": call.name, "arguments": call.args.to_string() } })),
+                "function": { "name": call.name, "arguments": call.arguments() } })),
             _ => None,
         })
         .collect();
@@ -308,11 +308,25 @@ mod tests {
         frames(&encode(response, &ctx(), include_usage))
     }
 
+    /// A call's raw argument text goes out in `function.arguments` fragments as written, JSON
+    /// or not, and the stream still ends cleanly (`tool_calls`).
+    #[test]
+    fn raw_arguments_stream_as_written() {
+        let raw = Call { name: "read".into(), raw_args: Some(r#"{"path": "a"#.into()), ..Call::default() };
+        let frames = frames_of(&Response { calls: vec![raw], ..Response::default() }, false);
+        let args: String = frames[1..4]
+            .iter()
+            .map(|f| f["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].as_str().unwrap())
+            .collect();
+        assert_eq!(args, r#"{"path": "a"#);
+        assert_eq!(frames[4]["choices"][0]["finish_reason"], "tool_calls");
+    }
+
     #[test]
     fn tool_calls_stream_in_fragments_and_reasoning_sends_nothing() {
         let response = Response {
             reasoning: vec![Reasoning { summary: vec!["hm".into()], encrypted: None }],
-            calls: vec![Call { name: "read".into(), args: json!({ "path": "a" }), call_id: None }],
+            calls: vec![Call { name: "read".into(), args: json!({ "path": "a" }), call_id: None, raw_args: None }],
             usage: Some(Usage { input: 7, cached: 3, output: 5, reasoning: 2 }),
             ..Response::default()
         };
@@ -368,7 +382,7 @@ mod tests {
     fn whole_answers_when_not_streaming() {
         let response = Response {
             text: vec!["Hi".into()],
-            calls: vec![Call { name: "read".into(), args: json!({}), call_id: Some("c1".into()) }],
+            calls: vec![Call { name: "read".into(), args: json!({}), call_id: Some("c1".into()), raw_args: None }],
             ..Response::default()
         };
         let asked = Asked { path: "/v1/chat/completions", body: &Body::from(json!({ "model": "m" })) };

@@ -158,12 +158,11 @@ impl Encoder for Writer<'_> {
             }
             Beat::ArgsDone { index, call } => {
                 let at = self.call_at(index);
-                scoped("response.function_call_arguments.done", &at, json!({ "arguments": call.args.to_string() }))
+                scoped("response.function_call_arguments.done", &at, json!({ "arguments": call.arguments() }))
             }
-            Beat::CallDone { index, call } => Event::item_done(
-                self.call_index(index),
-                self.call_item(index, call, &call.args.to_string(), "completed"),
-            ),
+            Beat::CallDone { index, call } => {
+                Event::item_done(self.call_index(index), self.call_item(index, call, &call.arguments(), "completed"))
+            }
         };
         self.send(event)
     }
@@ -417,11 +416,28 @@ mod tests {
         assert_eq!((&done["usage"]["input_tokens"], &done["usage"]["total_tokens"]), (&json!(100), &json!(110)));
     }
 
+    /// A call's raw argument text goes out in the deltas, the `.done` event and the finished
+    /// item as written, and the response still completes.
+    #[test]
+    fn raw_arguments_go_out_as_written() {
+        let raw = Call { name: "read".into(), raw_args: Some(r#"{"path": "a"#.into()), ..Call::default() };
+        let events = events(&encode(&Response { calls: vec![raw], ..Response::default() }, &ctx()));
+        assert_eq!(joined(&events, "function_call_arguments.delta"), r#"{"path": "a"#);
+        let done = &events.last().unwrap();
+        assert_eq!(done.0, "completed");
+        assert_eq!(done.1["response"]["output"][0]["arguments"], r#"{"path": "a"#);
+    }
+
     #[test]
     fn reasoning_and_calls_with_usage() {
         let response = Response {
             reasoning: vec![Reasoning { summary: vec!["thi".into(), "nk".into()], encrypted: Some("opaque".into()) }],
-            calls: vec![Call { name: "shell".into(), args: json!({ "b": 1, "a": "x" }), call_id: None }],
+            calls: vec![Call {
+                name: "shell".into(),
+                args: json!({ "b": 1, "a": "x" }),
+                call_id: None,
+                raw_args: None,
+            }],
             usage: Some(Usage { input: 7, cached: 3, output: 5, reasoning: 2 }),
             ..Response::default()
         };

@@ -204,17 +204,17 @@ impl Decoder {
             .ok_or_else(|| ProviderFailure::invalid("the stream sent [DONE] without a finish_reason", "[DONE]"))?;
         let mut items = Vec::new();
         for call in std::mem::take(&mut self.calls).into_values() {
-            let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-            if call.id.is_empty() || call.name.is_empty() || !args.is_object() {
+            let parses = serde_json::from_str::<Value>(&call.arguments).is_ok_and(|args| args.is_object());
+            if matches!(finish, Finish::Incomplete(_)) && !parses {
                 // The output limit cut the call's arguments short: a call the model never
                 // finished is dropped, never run, as the other dialects' decoders drop a call
                 // whose item never ended; the reply is the truncated answer it is.
-                if matches!(finish, Finish::Incomplete(_)) {
-                    continue;
-                }
+                continue;
+            }
+            if call.id.is_empty() || call.name.is_empty() {
                 return Err(ProviderFailure::invalid("malformed tool call", &call.arguments));
             }
-            items.push(OutputItem::Call { call_id: call.id, name: call.name, args });
+            items.push(OutputItem::call(&call.id, &call.name, &call.arguments));
         }
         Ok(Reply { text: std::mem::take(&mut self.text), items, usage: self.usage, finish, attempts: 1 })
     }
@@ -307,6 +307,15 @@ mod tests {
         );
         let reply = decode(cut).1.ok().flatten().expect("a truncated reply");
         assert!(reply.items.is_empty() && reply.finish == Finish::Incomplete("max_output_tokens".to_owned()));
+        // A whole call whose arguments do not parse, ended cleanly, is the model's call as it
+        // made it (its text kept), never a malformed reply (ACP-INVALID-ARGUMENTS).
+        let invalid = cut.replace("length", "tool_calls");
+        let reply = decode(&invalid).1.ok().flatten().expect("a reply");
+        assert_eq!(reply.items, [OutputItem::call("c1", "write", "{\"path\":")]);
+        assert_eq!(
+            reply.items[0],
+            OutputItem::Call { call_id: "c1".into(), name: "write".into(), args: json!("{\"path\":") }
+        );
         let reply = decode(length).1.ok().flatten().map(|reply| reply.finish);
         assert_eq!(reply, Some(Finish::Incomplete("max_output_tokens".into())));
         let error = "data: {\"error\":{\"message\":\"boom\",\"type\":\"server_error\",\"code\":\"server_error\"}}\n\n";

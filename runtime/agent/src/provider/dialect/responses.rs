@@ -124,12 +124,8 @@ fn reasoning(item: &Value) -> Value {
 fn function_call(item: &Value) -> Option<OutputItem> {
     let call_id = item.get("call_id")?.as_str()?;
     let name = item.get("name")?.as_str()?;
-    let args: Value = serde_json::from_str(item.get("arguments")?.as_str()?).ok()?;
-    (!call_id.is_empty() && !name.is_empty() && args.is_object()).then(|| OutputItem::Call {
-        call_id: call_id.to_owned(),
-        name: name.to_owned(),
-        args,
-    })
+    let arguments = item.get("arguments")?.as_str()?;
+    (!call_id.is_empty() && !name.is_empty()).then(|| OutputItem::call(call_id, name, arguments))
 }
 
 /// The `usage` of a terminal event; `None` when absent or null.
@@ -145,4 +141,33 @@ fn usage(usage: &Value) -> Option<Usage> {
             total: usage.get("total_tokens").and_then(Value::as_u64).unwrap_or(input.saturating_add(output)),
         }
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// A finished `function_call` item whose `arguments` do not parse, in a response that
+    /// completed, is the model's call as it made it (its text kept), never a malformed reply
+    /// (ACP-INVALID-ARGUMENTS); one without a `call_id` still is malformed.
+    #[test]
+    fn a_call_whose_arguments_do_not_parse_is_kept_as_text() {
+        let read = |item: Value| {
+            let mut decoder = Decoder::default();
+            let frames = [
+                json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+                json!({"type": "response.completed", "response": {}}),
+            ];
+            let bytes: String = frames.iter().map(|frame| format!("data: {frame}\n\n")).collect();
+            decoder.push(bytes.as_bytes(), &mut |_| {})
+        };
+        let call = json!({"type": "function_call", "call_id": "c1", "name": "read", "arguments": "{\"path\": \"a"});
+        let reply = read(call).unwrap().unwrap();
+        assert_eq!(
+            reply.items,
+            [OutputItem::Call { call_id: "c1".into(), name: "read".into(), args: json!("{\"path\": \"a") }]
+        );
+        assert!(read(json!({"type": "function_call", "name": "read", "arguments": "{}"})).is_err());
+    }
 }
