@@ -92,10 +92,11 @@ fn meant(response: &Response, ctx: &EncodeContext) -> Handed {
                 reasoning: usage.reasoning,
                 total: usage.input + usage.output,
             };
-            let finish = match &response.then {
-                Ending::Incomplete(reason) if reason == "content_filter" => Finish::Incomplete(reason.clone()),
-                Ending::Incomplete(_) => Finish::Incomplete("max_output_tokens".to_owned()),
-                _ => Finish::Completed,
+            // A refusal's clean end is a content filter's stop, as each wire says it.
+            let finish = match response.truncation() {
+                Some("content_filter") => Finish::Incomplete("content_filter".to_owned()),
+                Some(_) => Finish::Incomplete("max_output_tokens".to_owned()),
+                None => Finish::Completed,
             };
             return Handed::Reply { text: shown, items, usage: Some(usage), finish };
         }

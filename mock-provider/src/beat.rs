@@ -62,9 +62,10 @@ pub fn beats<'r>(response: &'r Response, arguments: &'r [String]) -> Vec<Beat<'r
             Beat::ReasoningDone { index, reasoning },
         ]);
     }
-    if !response.text.is_empty() {
+    // A refusal streams as the message's text: each encoder writes it in its wire's refusal shape.
+    if !response.message().is_empty() {
         beats.extend([Beat::MessageAdded, Beat::TextPartAdded]);
-        beats.extend(response.text.iter().map(|delta| Beat::TextDelta(delta)));
+        beats.extend(response.message().iter().map(|delta| Beat::TextDelta(delta)));
         beats.extend([Beat::TextDone, Beat::TextPartDone, Beat::MessageDone]);
     }
     for ((index, call), arguments) in response.calls.iter().enumerate().zip(arguments) {

@@ -74,6 +74,11 @@ pub struct Response {
     pub reasoning: Vec<Reasoning>,
     /// Assistant text deltas, forming one message item (omitted when empty).
     pub text: Vec<String>,
+    /// An explicit refusal's text deltas in place of `text`: the message a model sends when it
+    /// declines (OpenAI's `refusal`, in each wire's own shape), with a clean end; never with
+    /// `text` or `calls`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refusal: Vec<String>,
     /// Function calls, emitted after the message.
     pub calls: Vec<Call>,
     /// Token usage; absent means input 100, cached 0, output 10, reasoning 0.
@@ -289,13 +294,35 @@ impl Response {
 
     /// Number of output items the full stream carries (reasoning, message, calls).
     pub fn item_count(&self) -> usize {
-        self.reasoning.len() + usize::from(!self.text.is_empty()) + self.calls.len()
+        self.reasoning.len() + usize::from(!self.message().is_empty()) + self.calls.len()
     }
 
-    /// The reason the Provider cut this clean answer short (`response.incomplete`), if it did.
+    /// The message's text deltas: its `text`, or its `refusal` when it refuses.
+    pub fn message(&self) -> &[String] {
+        if self.refuses() { &self.refusal } else { &self.text }
+    }
+
+    /// `ending` as a wire whose refusal is a way of stopping writes it (Anthropic's `refusal`
+    /// stop reason, Gemini's `SAFETY`): a refusal's clean end as a content filter's stop.
+    pub fn stop_of(&self, ending: &Ending) -> Ending {
+        match ending {
+            Ending::Completed if self.refuses() => Ending::Incomplete("content_filter".to_owned()),
+            ending => ending.clone(),
+        }
+    }
+
+    /// Whether the model declines in so many words (`refusal`).
+    pub fn refuses(&self) -> bool {
+        !self.refusal.is_empty()
+    }
+
+    /// The reason the Provider cut this clean answer short (`response.incomplete`), if it did;
+    /// a refusal that ends cleanly is `content_filter`, the Responses vocabulary's name for a
+    /// model that declines (as Anthropic's `refusal` stop and Gemini's `SAFETY` read).
     pub fn truncation(&self) -> Option<&str> {
         match &self.then {
             Ending::Incomplete(reason) => Some(reason),
+            Ending::Completed if self.refuses() => Some("content_filter"),
             _ => None,
         }
     }
@@ -337,12 +364,14 @@ impl Script {
     }
 
     /// Rejects self-contradictory responses (a non-error `status`, `retry_after` without
-    /// `status`, pauses out of order, a call with both `args` and `raw_args`).
+    /// `status`, pauses out of order, a call with both `args` and `raw_args`, a refusal with
+    /// text or calls).
     pub fn validate(self) -> Result<Self, ScriptError> {
         for (route, responses) in &self.routes {
             for (index, response) in responses.iter().enumerate() {
                 let out_of_order = response.pause.windows(2).find(|pair| pair[1].after <= pair[0].after);
                 let both_args = response.calls.iter().find(|call| call.raw_args.is_some() && !call.args.is_null());
+                let refusal_with = response.refuses() && !(response.text.is_empty() && response.calls.is_empty());
                 let (key, problem) = match (response.status, response.retry_after, out_of_order) {
                     (Some(s), _, _) if !(400..=599).contains(&s) => ("status", format!("status {s} is not 4xx/5xx")),
                     (None, Some(_), _) => ("retry_after", "retry_after needs a status".to_owned()),
@@ -354,6 +383,7 @@ impl Script {
                             pair[1].after, pair[0].after
                         ),
                     ),
+                    _ if refusal_with => ("refusal", "a refusal comes with no `text` and no `calls`".to_owned()),
                     _ => match both_args {
                         Some(call) => ("raw_args", format!("call `{}` gives both `args` and `raw_args`", call.name)),
                         None => continue,

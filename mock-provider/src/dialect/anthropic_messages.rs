@@ -126,7 +126,7 @@ impl Encoder for Writer<'_> {
             Ending::Completed | Ending::Incomplete(_) => {
                 let delta = json!({
                     "type": "message_delta",
-                    "delta": { "stop_reason": stop_reason(ending, self.tools_sent), "stop_sequence": null },
+                    "delta": { "stop_reason": stop_reason(&self.response.stop_of(ending), self.tools_sent), "stop_sequence": null },
                     "usage": usage_json(self.response.effective_usage()),
                 });
                 vec![sse(&delta), sse(&json!({ "type": "message_stop" }))]
@@ -158,7 +158,7 @@ fn whole(response: &Response, ctx: &EncodeContext) -> Answer {
                     json!({ "type": "thinking", "thinking": reasoning.summary.concat(), "signature": signature }),
                 );
             }
-            Beat::MessageDone => content.push(json!({ "type": "text", "text": response.text.concat() })),
+            Beat::MessageDone => content.push(json!({ "type": "text", "text": response.message().concat() })),
             Beat::CallDone { index, call } => {
                 tools_done = true;
                 content.push(json!({ "type": "tool_use", "id": ctx.call_id(response, index), "name": call.name, "input": call.args_value() }));
@@ -168,7 +168,7 @@ fn whole(response: &Response, ctx: &EncodeContext) -> Answer {
     }
     let message = json!({
         "id": message_id(ctx), "type": "message", "role": "assistant", "model": ctx.model,
-        "content": content, "stop_reason": stop_reason(&response.then, tools_done), "stop_sequence": null,
+        "content": content, "stop_reason": stop_reason(&response.stop_of(&response.then), tools_done), "stop_sequence": null,
         "usage": usage_json(response.effective_usage()),
     });
     whole_answer(response, message, |code| {
@@ -418,6 +418,18 @@ mod tests {
         assert_eq!(events[6].1["delta"]["stop_reason"], "end_turn");
         assert_eq!(events[6].1["usage"]["output_tokens"], 10);
         assert_eq!(message["usage"]["input_tokens"], 100);
+    }
+
+    /// Anthropic has no refusal field: a refusal is its words as text and the `refusal` stop
+    /// reason, streamed and whole.
+    #[test]
+    fn a_refusal_is_text_and_the_refusal_stop_reason() {
+        let response = Response { refusal: vec!["I can't ".into(), "help.".into()], ..Response::default() };
+        let events = events(&encode(&response, &ctx()));
+        let text: String = events.iter().filter_map(|(_, data)| data["delta"]["text"].as_str()).collect();
+        assert_eq!(text, "I can't help.");
+        let stop = events.iter().find_map(|(_, data)| data["delta"]["stop_reason"].as_str());
+        assert_eq!(stop, Some("refusal"));
     }
 
     /// A call's raw argument text goes out as `input_json_delta` fragments as written (the

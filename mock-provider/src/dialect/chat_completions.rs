@@ -94,6 +94,7 @@ impl Encoder for Writer<'_> {
     fn beat(&mut self, beat: &Beat<'_>) -> Vec<Bytes> {
         let delta = match *beat {
             Beat::Created => json!({ "role": "assistant", "content": "", "refusal": null }),
+            Beat::TextDelta(text) if self.response.refuses() => json!({ "refusal": text }),
             Beat::TextDelta(text) => json!({ "content": text }),
             Beat::CallAdded { index, call } => {
                 self.calls_sent += 1;
@@ -156,7 +157,9 @@ fn whole(response: &Response, ctx: &EncodeContext) -> Answer {
         _ if !calls.is_empty() => "tool_calls",
         _ => "stop",
     };
-    let mut message = json!({ "role": "assistant", "content": (!text.is_empty()).then_some(text), "refusal": null });
+    let (content, refusal) =
+        if response.refuses() { (None, Some(text)) } else { ((!text.is_empty()).then_some(text), None) };
+    let mut message = json!({ "role": "assistant", "content": content, "refusal": refusal });
     if !calls.is_empty() {
         message["tool_calls"] = Value::Array(calls);
     }
@@ -306,6 +309,30 @@ mod tests {
 
     fn frames_of(response: &Response, include_usage: bool) -> Vec<Value> {
         frames(&encode(response, &ctx(), include_usage))
+    }
+
+    /// A refusal streams as `delta.refusal` chunks and ends `stop`; whole, it is the message's
+    /// `refusal` with no `content`.
+    #[test]
+    fn a_refusal_is_the_refusal_field() {
+        let response = Response { refusal: vec!["I can't ".into(), "help.".into()], ..Response::default() };
+        let frames = frames_of(&response, false);
+        let refusal: String = frames.iter().filter_map(|f| f["choices"][0]["delta"]["refusal"].as_str()).collect();
+        assert_eq!(refusal, "I can't help.");
+        assert!(frames.iter().all(|f| f["choices"][0]["delta"]["content"].as_str().unwrap_or_default().is_empty()));
+        let finish = frames.iter().find_map(|f| f["choices"][0]["finish_reason"].as_str());
+        assert_eq!(finish, Some("stop"));
+        let whole = whole(&response, &ctx());
+        let bytes: Vec<u8> = whole
+            .steps
+            .iter()
+            .flat_map(|step| if let Step::Bytes(b) = step { b.to_vec() } else { Vec::new() })
+            .collect();
+        let body: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            (&body["choices"][0]["message"]["refusal"], &body["choices"][0]["message"]["content"]),
+            (&json!("I can't help."), &Value::Null)
+        );
     }
 
     /// A call's raw argument text goes out in `function.arguments` fragments as written, JSON

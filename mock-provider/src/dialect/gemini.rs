@@ -101,7 +101,8 @@ impl Encoder for Writer<'_> {
         match ending {
             Ending::Completed | Ending::Incomplete(_) => {
                 let usage = Some(self.response.effective_usage());
-                vec![sse(&chunk(self.ctx, vec![json!({ "text": "" })], Some(finish_reason(ending)), usage))]
+                let finish = finish_reason(&self.response.stop_of(ending));
+                vec![sse(&chunk(self.ctx, vec![json!({ "text": "" })], Some(finish), usage))]
             }
             Ending::Error(code) | Ending::Failed(code) => {
                 let (status, name) = error_status(code);
@@ -132,14 +133,15 @@ fn whole(response: &Response, ctx: &EncodeContext) -> Answer {
                 }
                 parts.push(part);
             }
-            Beat::MessageDone => parts.push(json!({ "text": response.text.concat() })),
+            Beat::MessageDone => parts.push(json!({ "text": response.message().concat() })),
             Beat::CallDone { index, call } => {
                 parts.push(json!({ "functionCall": { "id": ctx.call_id(response, index), "name": call.name, "args": call.args_value() } }));
             }
             _ => {}
         }
     }
-    let body = chunk(ctx, parts, Some(finish_reason(&response.then)), Some(response.effective_usage()));
+    let finish = finish_reason(&response.stop_of(&response.then));
+    let body = chunk(ctx, parts, Some(finish), Some(response.effective_usage()));
     whole_answer(response, body, |code| {
         let (status, name) = error_status(code);
         (status, error_json(status, name, &responses::error_message(code)))
@@ -344,6 +346,18 @@ mod tests {
         assert_eq!(last["candidates"][0]["finishReason"], "STOP");
         assert_eq!(last["usageMetadata"]["promptTokenCount"], 100);
         assert_eq!(last["usageMetadata"]["totalTokenCount"], 110);
+    }
+
+    /// Gemini has no refusal field: a refusal is its words as text parts and `SAFETY`.
+    #[test]
+    fn a_refusal_is_text_and_safety() {
+        let chunks = chunks(&encode(
+            &Response { refusal: vec!["I can't ".into(), "help.".into()], ..Response::default() },
+            &ctx(),
+        ));
+        let text: String = chunks.iter().filter_map(|chunk| part(chunk)["text"].as_str()).collect();
+        assert_eq!(text, "I can't help.");
+        assert_eq!(chunks.last().unwrap()["candidates"][0]["finishReason"], "SAFETY");
     }
 
     /// `functionCall.args` is an object: raw text that parses goes out as what it parses to;

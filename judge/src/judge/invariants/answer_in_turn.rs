@@ -312,7 +312,7 @@ mod tests {
 
     #[test]
     fn pieces_are_matched_in_order_with_prefixes() {
-        let piece = |text: &str, clean| Streamed { text: text.to_owned(), clean };
+        let piece = |text: &str, clean| Streamed { text: text.to_owned(), clean, refused: false };
         let pieces = [piece("aa", false), piece("ab", true)];
         assert!(made_of("aab", &pieces, Some(1)));
         assert!(made_of("ab", &pieces, Some(1)));

@@ -1,5 +1,8 @@
 //! The OpenAI Responses API dialect: the request body (pixir.md 3.1) and the SSE event
 //! decoder, until `response.completed`, `response.incomplete`, `response.failed` or `error`.
+//! A `refusal` content part (`response.refusal.delta`, the model declines in so many words) is
+//! text shown live and, completed, `content_filter`: the vocabulary's name for a model that
+//! declines, as Anthropic's `refusal` stop reason reads.
 
 use serde_json::{Value, json};
 
@@ -34,6 +37,8 @@ pub struct Decoder {
     decoder: sse::Decoder,
     text: String,
     items: Vec<OutputItem>,
+    /// A `response.refusal.delta` came: the model declined.
+    refused: bool,
 }
 
 impl Decode for Decoder {
@@ -64,6 +69,12 @@ impl Decode for Decoder {
                 self.text.push_str(delta);
                 on_delta(Delta::Text(delta.to_owned()));
             }
+            "response.refusal.delta" => {
+                let delta = event.get("delta").and_then(Value::as_str).unwrap_or_default();
+                self.refused = true;
+                self.text.push_str(delta);
+                on_delta(Delta::Text(delta.to_owned()));
+            }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
                 let delta = event.get("delta").and_then(Value::as_str).unwrap_or_default();
                 on_delta(Delta::Reasoning(delta.to_owned()));
@@ -86,6 +97,7 @@ impl Decode for Decoder {
                     match response.and_then(|r| r.pointer("/incomplete_details/reason")).and_then(Value::as_str) {
                         Some(reason) if kind == "response.incomplete" => Finish::Incomplete(reason.to_owned()),
                         _ if kind == "response.incomplete" => Finish::Incomplete("unknown".to_owned()),
+                        _ if self.refused => Finish::Incomplete("content_filter".to_owned()),
                         _ => Finish::Completed,
                     };
                 return Ok(Some(Reply {
@@ -147,6 +159,23 @@ fn usage(usage: &Value) -> Option<Usage> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// A refusal part's deltas are text shown live, and the completed response is a
+    /// `content_filter` stop, as Anthropic's `refusal` stop reason reads.
+    #[test]
+    fn a_refusal_is_shown_and_ends_as_a_content_filter() {
+        let mut decoder = Decoder::default();
+        let frames = [
+            json!({"type": "response.refusal.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": "No."}),
+            json!({"type": "response.refusal.done", "item_id": "msg_1", "output_index": 0, "content_index": 0, "refusal": "No."}),
+            json!({"type": "response.completed", "response": {}}),
+        ];
+        let bytes: String = frames.iter().map(|frame| format!("data: {frame}\n\n")).collect();
+        let mut deltas = Vec::new();
+        let reply = decoder.push(bytes.as_bytes(), &mut |delta| deltas.push(delta)).unwrap().unwrap();
+        assert_eq!(deltas, [Delta::Text("No.".into())]);
+        assert_eq!((reply.text.as_str(), reply.finish), ("No.", Finish::Incomplete("content_filter".into())));
+    }
 
     /// A finished `function_call` item whose `arguments` do not parse, in a response that
     /// completed, is the model's call as it made it (its text kept), never a malformed reply
