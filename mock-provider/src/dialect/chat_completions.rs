@@ -335,16 +335,21 @@ mod tests {
         );
     }
 
+    /// The first call's `function.arguments` fragments of `frames`, joined.
+    fn arguments_of(frames: &[Value]) -> String {
+        frames
+            .iter()
+            .map(|f| f["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].as_str().unwrap())
+            .collect()
+    }
+
     /// A call's raw argument text goes out in `function.arguments` fragments as written, JSON
     /// or not, and the stream still ends cleanly (`tool_calls`).
     #[test]
     fn raw_arguments_stream_as_written() {
         let raw = Call { name: "read".into(), raw_args: Some(r#"{"path": "a"#.into()), ..Call::default() };
         let frames = frames_of(&Response { calls: vec![raw], ..Response::default() }, false);
-        let args: String = frames[1..4]
-            .iter()
-            .map(|f| f["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].as_str().unwrap())
-            .collect();
+        let args = arguments_of(&frames[1..4]);
         assert_eq!(args, r#"{"path": "a"#);
         assert_eq!(frames[4]["choices"][0]["finish_reason"], "tool_calls");
     }
@@ -363,10 +368,7 @@ mod tests {
             (&first["index"], &first["id"], &first["function"]["name"]),
             (&json!(0), &json!("call_6"), &json!("read"))
         );
-        let args: String = frames[1..4]
-            .iter()
-            .map(|f| f["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].as_str().unwrap())
-            .collect();
+        let args = arguments_of(&frames[1..4]);
         assert_eq!(args, r#"{"path":"a"}"#);
         assert_eq!(frames[4]["choices"][0]["finish_reason"], "tool_calls");
         assert_eq!(frames[5]["usage"]["prompt_tokens_details"]["cached_tokens"], 3);
