@@ -109,13 +109,14 @@ impl Session {
                         self.record(Payload::reasoning(item.clone(), &model))?;
                     }
                     OutputItem::Call { call_id, name, args } => {
-                        self.record(Payload::tool_call(call_id, name, args.clone()))?;
                         if let Some(given) = repeated.get(call_id) {
+                            self.record(Payload::repeated_tool_call(call_id, given, name, args.clone()))?;
                             let message =
                                 format!("call id `{given}` was already given to a call of this response: not run");
                             self.record(Payload::tool_result(call_id, failed("duplicate_call_id", &message)))?;
                             continue;
                         }
+                        self.record(Payload::tool_call(call_id, name, args.clone()))?;
                         match race(cancel, tools.execute(self, name, args)).await {
                             Race::Done(result) => self.record(Payload::tool_result(call_id, result?))?,
                             Race::Cancelled => return self.fail(cancelled(), "", started),
