@@ -110,10 +110,7 @@ impl Session {
                     }
                     OutputItem::Call { call_id, name, args } => {
                         if let Some(given) = repeated.get(call_id) {
-                            self.record(Payload::repeated_tool_call(call_id, given, name, args.clone()))?;
-                            let message =
-                                format!("call id `{given}` was already given to a call of this response: not run");
-                            self.record(Payload::tool_result(call_id, failed("duplicate_call_id", &message)))?;
+                            self.refuse_repeated_call(call_id, given, name, args)?;
                             continue;
                         }
                         self.record(Payload::tool_call(call_id, name, args.clone()))?;
@@ -267,6 +264,17 @@ impl Session {
 }
 
 /// The failure of a Turn past its whole-turn budget (TURN-TIMEOUT-EVIDENCE).
+impl Session {
+    /// Records a call whose id the model had already given (`given`) under the id it got,
+    /// and its failed `duplicate_call_id` result: it never runs (REPLAY-CALL-ID-UNIQUE).
+    fn refuse_repeated_call(&mut self, call_id: &str, given: &str, name: &str, args: &Value) -> Result<(), LogError> {
+        self.record(Payload::repeated_tool_call(call_id, given, name, args.clone()))?;
+        let message = format!("call id `{given}` was already given to a call of this response: not run");
+        self.record(Payload::tool_result(call_id, failed("duplicate_call_id", &message)))?;
+        Ok(())
+    }
+}
+
 /// Gives each call of `items` whose id an earlier call of the same reply already has the
 /// first free id `<id>-<n>`, and returns each such new id with the id the model gave. Such a
 /// call is answered failed and never run (the model may have sent one call twice, and a second
