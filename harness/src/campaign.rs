@@ -248,6 +248,7 @@ pub fn space_of(profile: &Profile) -> Space {
         cancel: profile.capabilities.contains(&Capability::Cancel),
         load: profile.capabilities.contains(&Capability::Load),
         stalls: profile.knobs().idle_timeout,
+        raw_arguments: profile.dialect != Dialect::Gemini,
     }
 }
 
@@ -565,6 +566,16 @@ mod tests {
         assert!(drawn("name = \"deploy_to_production\""), "no call to an unknown tool in 200 scenarios");
         assert!(drawn("cut_after = 4, then = { incomplete"), "no call cut by the output limit in 200 scenarios");
         assert!(drawn("{ text = [] }"), "no empty answer in 200 scenarios");
+        assert!(drawn("raw_args = '{\"path\": \"notes.txt\"'"), "no call with invalid arguments in 200 scenarios");
+        assert!(drawn("call_id = \"call_r"), "no repeated call id in 200 scenarios");
+        assert!(drawn("{ refusal = ["), "no refusal in 200 scenarios");
+        let on_gemini = Space { raw_arguments: false, ..Space::ALL };
+        for tree in trees(on_gemini, 5, 200) {
+            assert!(
+                !tree.current().toml("t").contains("raw_args"),
+                "invalid arguments on a wire that cannot carry them"
+            );
+        }
         let without_tools = Space { tools: false, ..Space::ALL };
         for tree in trees(without_tools, 5, 200) {
             assert!(!tree.current().toml("t").contains("cut_after = 4"), "a cut read call without a mapped read tool");
@@ -573,7 +584,15 @@ mod tests {
 
     #[test]
     fn a_space_without_cancel_tools_or_stalls_never_generates_them() {
-        let space = Space { reasoning: false, tools: false, wait: false, cancel: false, load: false, stalls: false };
+        let space = Space {
+            reasoning: false,
+            tools: false,
+            wait: false,
+            cancel: false,
+            load: false,
+            stalls: false,
+            raw_arguments: false,
+        };
         for tree in trees(space, 1, 200) {
             let text = tree.current().toml("t");
             // A call to a tool nobody offered needs no tool of the agent's: only the corpus's do.

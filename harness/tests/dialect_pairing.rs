@@ -78,11 +78,9 @@ fn meant(response: &Response, ctx: &EncodeContext) -> Handed {
                         &reasoning.summary.concat(),
                         reasoning.encrypted.as_deref(),
                     ))),
-                    Beat::CallDone { index, call } => items.push(OutputItem::Call {
-                        call_id: ctx.call_id(response, index),
-                        name: call.name.clone(),
-                        args: call.args.clone(),
-                    }),
+                    Beat::CallDone { index, call } => {
+                        items.push(OutputItem::call(&ctx.call_id(response, index), &call.name, &call.arguments()))
+                    }
                     _ => {}
                 }
             }
@@ -94,10 +92,11 @@ fn meant(response: &Response, ctx: &EncodeContext) -> Handed {
                 reasoning: usage.reasoning,
                 total: usage.input + usage.output,
             };
-            let finish = match &response.then {
-                Ending::Incomplete(reason) if reason == "content_filter" => Finish::Incomplete(reason.clone()),
-                Ending::Incomplete(_) => Finish::Incomplete("max_output_tokens".to_owned()),
-                _ => Finish::Completed,
+            // A refusal's clean end is a content filter's stop, as each wire says it.
+            let finish = match response.truncation() {
+                Some("content_filter") => Finish::Incomplete("content_filter".to_owned()),
+                Some(_) => Finish::Incomplete("max_output_tokens".to_owned()),
+                None => Finish::Completed,
             };
             return Handed::Reply { text: shown, items, usage: Some(usage), finish };
         }
@@ -106,11 +105,13 @@ fn meant(response: &Response, ctx: &EncodeContext) -> Handed {
 }
 
 /// Gemini has no boundary between reasoning items but a signature: a response whose reasoning
-/// items after the first are not all closed by one reads back differently, by design.
+/// items after the first are not all closed by one reads back differently, by design. Its
+/// `functionCall.args` is an object, so it cannot carry arguments that are not one.
 fn gemini_can_express(response: &Response) -> bool {
     let items = &response.reasoning;
     items.iter().all(|item| !item.summary.is_empty() || item.encrypted.is_some())
         && items.windows(2).all(|pair| pair[0].encrypted.is_some())
+        && response.calls.iter().all(gauntlet_mock_provider::Call::args_parse)
 }
 
 #[test]

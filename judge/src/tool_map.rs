@@ -238,6 +238,12 @@ pub fn render_script(
     for call in script.routes.values_mut().flatten().flat_map(|response| response.calls.iter_mut()) {
         let Some(tool) = AbstractTool::named(&call.name) else { continue };
         let Some(mapping) = map.get(&tool) else { continue };
+        if call.raw_args.is_some() {
+            // Raw argument text goes out as written under the agent's name: no template renders
+            // text that is not JSON, and such a call is never run, so it has no mapped result.
+            call.name.clone_from(&mapping.name);
+            continue;
+        }
         let rendered = mapping.render(tool, &call.args, locations, time_scale);
         mapped.push(MappedCall {
             tool,
@@ -481,7 +487,7 @@ mod tests {
 
     #[test]
     fn a_script_is_rendered_on_every_route_and_unmapped_calls_stay() {
-        let call = |name: &str, args: Value| Call { name: name.to_owned(), args, call_id: None };
+        let call = |name: &str, args: Value| Call { name: name.to_owned(), args, call_id: None, raw_args: None };
         let mut script = Script::root(vec![Response {
             calls: vec![call("read", json!({"path": "a.txt"})), call("spawn_agent", json!({}))],
             ..Response::default()

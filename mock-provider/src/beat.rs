@@ -62,9 +62,10 @@ pub fn beats<'r>(response: &'r Response, arguments: &'r [String]) -> Vec<Beat<'r
             Beat::ReasoningDone { index, reasoning },
         ]);
     }
-    if !response.text.is_empty() {
+    // A refusal streams as the message's text: each encoder writes it in its wire's refusal shape.
+    if !response.message().is_empty() {
         beats.extend([Beat::MessageAdded, Beat::TextPartAdded]);
-        beats.extend(response.text.iter().map(|delta| Beat::TextDelta(delta)));
+        beats.extend(response.message().iter().map(|delta| Beat::TextDelta(delta)));
         beats.extend([Beat::TextDone, Beat::TextPartDone, Beat::MessageDone]);
     }
     for ((index, call), arguments) in response.calls.iter().enumerate().zip(arguments) {
@@ -75,9 +76,9 @@ pub fn beats<'r>(response: &'r Response, arguments: &'r [String]) -> Vec<Beat<'r
     beats
 }
 
-/// Each call's arguments as compact JSON, in the order the script wrote them.
+/// Each call's arguments text: compact JSON in the order the script wrote them, or its raw text.
 pub fn arguments(response: &Response) -> Vec<String> {
-    response.calls.iter().map(|call| call.args.to_string()).collect()
+    response.calls.iter().map(Call::arguments).collect()
 }
 
 /// Two halves at a char boundary near the middle, or one chunk if shorter than 2 chars.

@@ -480,7 +480,12 @@ mod tests {
             for pause in [vec![], vec![one], vec![Pause { after: 0, ms: 250 }, one]] {
                 let response = Response {
                     text: vec!["Hé".into(), "llo".into()],
-                    calls: vec![Call { name: "read".into(), args: json!({ "path": "a" }), call_id: None }],
+                    calls: vec![Call {
+                        name: "read".into(),
+                        args: json!({ "path": "a" }),
+                        call_id: None,
+                        raw_args: None,
+                    }],
                     then: then.clone(),
                     pause: pause.clone(),
                     ..Response::default()

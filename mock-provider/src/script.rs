@@ -74,6 +74,11 @@ pub struct Response {
     pub reasoning: Vec<Reasoning>,
     /// Assistant text deltas, forming one message item (omitted when empty).
     pub text: Vec<String>,
+    /// An explicit refusal's text deltas in place of `text`: the message a model sends when it
+    /// declines (OpenAI's `refusal`, in each wire's own shape), with a clean end; never with
+    /// `text` or `calls`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refusal: Vec<String>,
     /// Function calls, emitted after the message.
     pub calls: Vec<Call>,
     /// Token usage; absent means input 100, cached 0, output 10, reasoning 0.
@@ -113,9 +118,37 @@ pub struct Call {
     /// Function name.
     pub name: String,
     /// Arguments (a TOML table in scenario files), sent as compact JSON in the order written.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub args: serde_json::Value,
+    /// The arguments as raw text instead of `args`, sent exactly as written, JSON or not: a
+    /// model's call whose arguments do not parse (`'{"path": "notes.md"'`, garbage) with a
+    /// clean end, which no `args` table can say (ACP-INVALID-ARGUMENTS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_args: Option<String>,
     /// Call id; defaults to `call_<n>`.
     pub call_id: Option<String>,
+}
+
+impl Call {
+    /// The arguments text the wire carries: `raw_args` as written, else `args` as compact JSON.
+    pub fn arguments(&self) -> String {
+        self.raw_args.clone().unwrap_or_else(|| self.args.to_string())
+    }
+
+    /// The arguments as a JSON value, for wires whose arguments are an object (Gemini's
+    /// `args`, a whole Anthropic `input`): `raw_args` parsed, or, when it does not parse, the
+    /// text as a JSON string, which such a wire cannot carry (its scenarios skip the dialect).
+    pub fn args_value(&self) -> serde_json::Value {
+        match &self.raw_args {
+            Some(text) => serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.clone())),
+            None => self.args.clone(),
+        }
+    }
+
+    /// Whether its arguments are a JSON object, as every tool's arguments must be.
+    pub fn args_parse(&self) -> bool {
+        self.args_value().is_object()
+    }
 }
 
 /// Token usage reported by a terminal event; every field defaults to 0 when the table is given.
@@ -261,13 +294,35 @@ impl Response {
 
     /// Number of output items the full stream carries (reasoning, message, calls).
     pub fn item_count(&self) -> usize {
-        self.reasoning.len() + usize::from(!self.text.is_empty()) + self.calls.len()
+        self.reasoning.len() + usize::from(!self.message().is_empty()) + self.calls.len()
     }
 
-    /// The reason the Provider cut this clean answer short (`response.incomplete`), if it did.
+    /// The message's text deltas: its `text`, or its `refusal` when it refuses.
+    pub fn message(&self) -> &[String] {
+        if self.refuses() { &self.refusal } else { &self.text }
+    }
+
+    /// `ending` as a wire whose refusal is a way of stopping writes it (Anthropic's `refusal`
+    /// stop reason, Gemini's `SAFETY`): a refusal's clean end as a content filter's stop.
+    pub fn stop_of(&self, ending: &Ending) -> Ending {
+        match ending {
+            Ending::Completed if self.refuses() => Ending::Incomplete("content_filter".to_owned()),
+            ending => ending.clone(),
+        }
+    }
+
+    /// Whether the model declines in so many words (`refusal`).
+    pub fn refuses(&self) -> bool {
+        !self.refusal.is_empty()
+    }
+
+    /// The reason the Provider cut this clean answer short (`response.incomplete`), if it did;
+    /// a refusal that ends cleanly is `content_filter`, the Responses vocabulary's name for a
+    /// model that declines (as Anthropic's `refusal` stop and Gemini's `SAFETY` read).
     pub fn truncation(&self) -> Option<&str> {
         match &self.then {
             Ending::Incomplete(reason) => Some(reason),
+            Ending::Completed if self.refuses() => Some("content_filter"),
             _ => None,
         }
     }
@@ -309,11 +364,14 @@ impl Script {
     }
 
     /// Rejects self-contradictory responses (a non-error `status`, `retry_after` without
-    /// `status`, pauses out of order).
+    /// `status`, pauses out of order, a call with both `args` and `raw_args`, a refusal with
+    /// text or calls).
     pub fn validate(self) -> Result<Self, ScriptError> {
         for (route, responses) in &self.routes {
             for (index, response) in responses.iter().enumerate() {
                 let out_of_order = response.pause.windows(2).find(|pair| pair[1].after <= pair[0].after);
+                let both_args = response.calls.iter().find(|call| call.raw_args.is_some() && !call.args.is_null());
+                let refusal_with = response.refuses() && !(response.text.is_empty() && response.calls.is_empty());
                 let (key, problem) = match (response.status, response.retry_after, out_of_order) {
                     (Some(s), _, _) if !(400..=599).contains(&s) => ("status", format!("status {s} is not 4xx/5xx")),
                     (None, Some(_), _) => ("retry_after", "retry_after needs a status".to_owned()),
@@ -325,7 +383,11 @@ impl Script {
                             pair[1].after, pair[0].after
                         ),
                     ),
-                    _ => continue,
+                    _ if refusal_with => ("refusal", "a refusal comes with no `text` and no `calls`".to_owned()),
+                    _ => match both_args {
+                        Some(call) => ("raw_args", format!("call `{}` gives both `args` and `raw_args`", call.name)),
+                        None => continue,
+                    },
                 };
                 return Err(ScriptError::Invalid { route: route.clone(), index, key, problem });
             }

@@ -221,7 +221,12 @@ mod tests {
     fn script() -> Script {
         let stream = Response {
             text: vec!["Hello, ".into(), "world".into()],
-            calls: vec![Call { name: "shell".into(), args: serde_json::json!({ "cmd": "ls" }), call_id: None }],
+            calls: vec![Call {
+                name: "shell".into(),
+                args: serde_json::json!({ "cmd": "ls" }),
+                call_id: None,
+                raw_args: None,
+            }],
             pause: vec![Pause { after: 4, ms: 20 }],
             ..Response::default()
         };

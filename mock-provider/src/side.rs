@@ -76,6 +76,7 @@ impl SideRequest {
         const EMPTY: &Response = &Response {
             reasoning: Vec::new(),
             text: Vec::new(),
+            refusal: Vec::new(),
             calls: Vec::new(),
             usage: None,
             then: crate::script::Ending::Completed,

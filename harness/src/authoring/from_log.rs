@@ -397,7 +397,9 @@ fn reasoning_item(line: &Line) -> (Vec<String>, Option<String>) {
 fn tool_call(line: &Line) -> (String, Value, Option<String>) {
     let name = line.str_field("name").unwrap_or_default().to_owned();
     let args = line.data.get("args").cloned().unwrap_or(Value::Object(Default::default()));
-    (name, args, line.str_field("call_id").map(str::to_owned))
+    // A call the runtime gave an id of its own is reproduced with the id the model gave.
+    let call_id = line.str_field("given_call_id").or_else(|| line.str_field("call_id"));
+    (name, args, call_id.map(str::to_owned))
 }
 
 /// The model the Turn's calls name, when it is not `model` (which becomes it): the Turn's
@@ -591,7 +593,13 @@ fn mock_response(call: &Call, chunks: u64) -> gauntlet_mock_provider::Response {
         calls: call
             .calls
             .iter()
-            .map(|(name, args, call_id)| MockCall { name: name.clone(), args: args.clone(), call_id: call_id.clone() })
+            .map(|(name, args, call_id)| {
+                let (args, raw_args) = match args {
+                    Value::String(text) => (Value::Null, Some(text.clone())),
+                    args => (args.clone(), None),
+                };
+                MockCall { name: name.clone(), args, call_id: call_id.clone(), raw_args }
+            })
             .collect(),
         ..Default::default()
     }
@@ -618,7 +626,12 @@ fn output(call: &Call, chunks: u64) -> InlineTable {
     }
     if !call.calls.is_empty() {
         let items = call.calls.iter().map(|(name, args, call_id)| {
-            let mut item = inline([("name", name.into()), ("args", json_value(args))]);
+            // A Log keeps arguments that are not a JSON object as the model's text (raw_args).
+            let arguments = match args {
+                Value::String(text) => ("raw_args", text.into()),
+                args => ("args", json_value(args)),
+            };
+            let mut item = inline([("name", name.into()), arguments]);
             if let Some(call_id) = call_id {
                 item.insert("call_id", call_id.into());
             }

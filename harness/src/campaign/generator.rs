@@ -2,8 +2,9 @@
 //! HTTP errors with and without `retry-after`, reasoning, a tool call, text, and every ending
 //! of the fault table, cancels while text streams, while a tool runs and while the agent waits
 //! to retry, busy prompts and reloads, and the model's own misbehaviour: an empty answer, a
-//! call to a tool nobody offered, a call the output limit cuts), each with the terminal states
-//! the contract gives it and the requirements it exercises, written as a scenario file.
+//! call to a tool nobody offered, a call the output limit cuts, a call whose arguments do not
+//! parse, two calls with one id, a refusal), each with the terminal states the contract gives
+//! it and the requirements it exercises, written as a scenario file.
 //!
 //! A [`Space`] says what an implementation can meet: an agent without `cancel` never sees a
 //! cancel, one not told the scenario's idle timeout never sees a stall past it, a Chat
@@ -50,11 +51,14 @@ pub struct Space {
     pub load: bool,
     /// It is told the scenario's stream idle timeout, so a stall past it has a known outcome.
     pub stalls: bool,
+    /// Its wire carries call arguments that do not parse (all but Gemini, whose `args` is an object).
+    pub raw_arguments: bool,
 }
 
 impl Space {
     /// Everything: what the reference meets.
-    pub const ALL: Space = Space { reasoning: true, tools: true, wait: true, cancel: true, load: true, stalls: true };
+    pub const ALL: Space =
+        Space { reasoning: true, tools: true, wait: true, cancel: true, load: true, stalls: true, raw_arguments: true };
 }
 
 /// How the last response of a turn ends.
@@ -70,6 +74,8 @@ pub enum Ending {
     /// `incomplete` (`max_output_tokens`) in the middle of a `read` call's arguments: the call
     /// never runs, and the answer is a clean, truncated one.
     CutCall,
+    /// The model refuses in so many words (`refusal`), a clean end: answered `refusal`.
+    Refused,
     /// A stream that ends in this `then` after its text: `error`, `failed`, `disconnect`,
     /// `eof` or `malformed`.
     Broken(&'static str),
@@ -111,6 +117,10 @@ pub struct Turn {
     pub tool: bool,
     /// The model first calls a tool nobody offered (`deploy_to_production`), which fails.
     pub unknown_tool: bool,
+    /// The model first calls `read` with arguments that do not parse, which fails unrun.
+    pub invalid_args: bool,
+    /// The model first calls `read` twice with one call id: the second fails unrun.
+    pub repeated_id: bool,
     /// The answer's text chunks (may be empty).
     pub chunks: usize,
     /// How the answer ends.
@@ -135,6 +145,7 @@ fn ending(space: Space) -> BoxedStrategy<Ending> {
         prop::sample::select(vec!["error", "failed", "disconnect", "eof", "malformed"]).prop_map(Ending::Broken);
     let mut choices: Vec<(u32, BoxedStrategy<Ending>)> =
         vec![(3, reasoning.boxed()), (1, Just(Ending::Truncated).boxed()), (3, broken.boxed())];
+    choices.push((1, Just(Ending::Refused).boxed()));
     if space.tools {
         choices.push((1, Just(Ending::CutCall).boxed()));
     }
@@ -156,12 +167,13 @@ fn turn(space: Space) -> impl Strategy<Value = Turn> {
         .prop_map(|(status, retry_after)| Http { status, retry_after });
     let http = prop::collection::vec(http, 0..=MAX_RETRIES + 1);
     let flags = (any::<bool>(), prop::bool::weighted(0.15), prop::bool::weighted(0.2), prop::bool::weighted(0.1));
-    (http, 0usize..4, ending(space), flags).prop_map(
-        move |(mut http, chunks, ending, (tool, busy, reload, unknown))| {
+    let misbehaviour = (prop::bool::weighted(0.1), prop::bool::weighted(0.1));
+    (http, 0usize..4, ending(space), flags, misbehaviour).prop_map(
+        move |(mut http, chunks, ending, (tool, busy, reload, unknown), (invalid, repeated))| {
             // A cancel needs text to cancel after; a stall shows at most the text it has.
             let chunks = match ending {
                 Ending::Cancel(CancelAt::Text) => chunks.max(2),
-                Ending::Cancel(_) | Ending::CutCall => 0,
+                Ending::Cancel(_) | Ending::CutCall | Ending::Refused => 0,
                 Ending::Stall { shown } => chunks.max(shown),
                 _ => chunks,
             };
@@ -172,11 +184,16 @@ fn turn(space: Space) -> impl Strategy<Value = Turn> {
                 http.clear();
             }
             let tool = tool && !matches!(ending, Ending::Cancel(CancelAt::Tool | CancelAt::RetryWait));
-            let unknown_tool = unknown && !matches!(ending, Ending::Cancel(CancelAt::Tool | CancelAt::RetryWait));
+            let calls_first = !matches!(ending, Ending::Cancel(CancelAt::Tool | CancelAt::RetryWait));
+            let unknown_tool = unknown && calls_first;
+            let invalid_args = invalid && calls_first && space.tools && space.raw_arguments;
+            let repeated_id = repeated && calls_first && space.tools;
             let busy = busy && chunks > 0 && matches!(ending, Ending::Completed { .. }) && http.len() <= MAX_RETRIES;
             // Reasoning frames would move the busy prompt's pause before the first delta.
             let ending = if busy { Ending::Completed { reasoning: false } } else { ending };
-            Turn { http, tool: tool && space.tools, unknown_tool, chunks, ending, busy, reload: reload && space.load }
+            let tool = tool && space.tools;
+            let reload = reload && space.load;
+            Turn { http, tool, unknown_tool, invalid_args, repeated_id, chunks, ending, busy, reload }
         },
     )
 }
@@ -207,7 +224,7 @@ impl Turn {
         }
         let broken = |kind| if self.chunks > 0 { ("partial_failed", Some(kind)) } else { ("failed", Some(kind)) };
         match &self.ending {
-            Ending::Completed { .. } | Ending::Truncated | Ending::CutCall => ("completed", None),
+            Ending::Completed { .. } | Ending::Truncated | Ending::CutCall | Ending::Refused => ("completed", None),
             Ending::Broken("error" | "failed") => broken("provider_http_error"),
             Ending::Broken("disconnect") => broken("network"),
             Ending::Broken("eof") => broken("incomplete_stream"),
@@ -230,8 +247,17 @@ impl Turn {
             "interrupted" => covers.push("ACP-STOP-REASON"),
             _ => {}
         }
-        if self.tool || self.unknown_tool || self.ending == Ending::Cancel(CancelAt::Tool) {
+        if self.tool || self.unknown_tool || self.invalid_args || self.ending == Ending::Cancel(CancelAt::Tool) {
             covers.push("ACP-TOOL-STATUS");
+        }
+        if self.invalid_args {
+            covers.push("ACP-INVALID-ARGUMENTS");
+        }
+        if self.repeated_id {
+            covers.push("REPLAY-CALL-ID-UNIQUE");
+        }
+        if self.ending == Ending::Refused {
+            covers.push("ACP-REFUSAL-STOP-REASON");
         }
         if self.unknown_tool {
             covers.push("ACP-UNKNOWN-TOOL");
@@ -263,7 +289,7 @@ impl Generated {
         let covers: Vec<String> = covers.iter().map(|id| format!("\"{id}\"")).collect();
         let mut text = format!("title = \"{title}\"\ncovers = [{}]\n\n[config]\n", covers.join(", "));
         let _ = writeln!(text, "max_retries = {MAX_RETRIES}\nstream_idle_timeout_ms = {IDLE_TIMEOUT_MS}");
-        if self.turns.iter().any(|turn| turn.tool) {
+        if self.turns.iter().any(|turn| turn.tool || turn.repeated_id) {
             text.push_str("\n[workspace]\n\"notes.txt\" = \"Buy milk.\\n\"\n");
         }
         for (n, turn) in self.turns.iter().enumerate() {
@@ -300,6 +326,17 @@ impl Generated {
                         "{{ name = \"deploy_to_production\", args = {{ target = \"prod\" }}, call_id = \"call_u{n}\" }}"
                     );
                     let _ = writeln!(text, "  {{ calls = [{call}] }},");
+                }
+                if turn.invalid_args {
+                    let call = format!(
+                        "{{ name = \"read\", raw_args = '{{\"path\": \"notes.txt\"', call_id = \"call_i{n}\" }}"
+                    );
+                    let _ = writeln!(text, "  {{ calls = [{call}] }},");
+                }
+                if turn.repeated_id {
+                    let call =
+                        format!("{{ name = \"read\", args = {{ path = \"notes.txt\" }}, call_id = \"call_r{n}\" }}");
+                    let _ = writeln!(text, "  {{ calls = [{call}, {call}] }},");
                 }
                 if turn.tool {
                     let call =
@@ -338,6 +375,7 @@ fn answer(n: usize, turn: &Turn) -> String {
         Ending::CutCall => format!(
             "{{ calls = [{{ name = \"read\", args = {{ path = \"notes.txt\" }}, call_id = \"call_c{n}\" }}], cut_after = 4, then = {{ incomplete = \"max_output_tokens\" }} }}"
         ),
+        Ending::Refused => format!("{{ refusal = [\"I can't help with question {n}.\"] }}"),
         Ending::Broken(then @ ("error" | "failed")) => format!("{{ {text}, then = {{ {then} = \"server_error\" }} }}"),
         Ending::Broken(then) => format!("{{ {text}, then = \"{then}\" }}"),
         Ending::Stall { shown } => {

@@ -85,6 +85,7 @@ fn killed_turn_script() -> Script {
         name: "write".into(),
         args: json!({"path": "notes.txt", "content": "kept"}),
         call_id: Some("call_w".into()),
+        raw_args: None,
     };
     let tool = Response { calls: vec![write], ..Response::default() };
     let text = Response {

@@ -45,6 +45,7 @@ mod plan_whole_list;
 mod prompts_answered;
 mod provider_script_strict;
 mod reasoning_same_model;
+mod refusal_stop_reason;
 mod resume_keeps_context;
 mod resume_no_replay;
 mod retries_bounded;
@@ -127,6 +128,7 @@ pub const ALL: &[Invariant] = &[
     unplaced_requests::INVARIANT,
     stop_reason_matches_log::INVARIANT,
     truncation_stop_reason::INVARIANT,
+    refusal_stop_reason::INVARIANT,
     completed_needs_terminal_event::INVARIANT,
     load_replays_clean_transcript::INVARIANT,
     prompts_answered::INVARIANT,

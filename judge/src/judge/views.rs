@@ -371,6 +371,8 @@ pub(crate) struct Streamed {
     pub(crate) text: String,
     /// It ended cleanly (`response.completed` or `response.incomplete`), read to its end.
     pub(crate) clean: bool,
+    /// It was the model's explicit refusal (`refusal`).
+    pub(crate) refused: bool,
 }
 
 /// What the script streamed for each scenario turn, in request order: the responses served to
@@ -385,7 +387,8 @@ pub(crate) fn streamed_per_turn(evidence: &Evidence) -> Vec<Vec<Streamed>> {
             // timeout) streamed only part of it, never a finished answer.
             let ended = evidence.capture.timings.get(index).and_then(|timing| timing.ended);
             let cut = ended.is_some_and(|ended| ended.how != gauntlet_mock_provider::StreamEnd::Finished);
-            turns[turn].push(Streamed { text: response.visible_text(), clean: !response.fails() && !cut });
+            let clean = !response.fails() && !cut;
+            turns[turn].push(Streamed { text: response.visible_text(), clean, refused: response.refuses() });
         }
     }
     turns

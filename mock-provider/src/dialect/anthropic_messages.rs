@@ -126,7 +126,7 @@ impl Encoder for Writer<'_> {
             Ending::Completed | Ending::Incomplete(_) => {
                 let delta = json!({
                     "type": "message_delta",
-                    "delta": { "stop_reason": stop_reason(ending, self.tools_sent), "stop_sequence": null },
+                    "delta": { "stop_reason": stop_reason(&self.response.stop_of(ending), self.tools_sent), "stop_sequence": null },
                     "usage": usage_json(self.response.effective_usage()),
                 });
                 vec![sse(&delta), sse(&json!({ "type": "message_stop" }))]
@@ -158,17 +158,17 @@ fn whole(response: &Response, ctx: &EncodeContext) -> Answer {
                     json!({ "type": "thinking", "thinking": reasoning.summary.concat(), "signature": signature }),
                 );
             }
-            Beat::MessageDone => content.push(json!({ "type": "text", "text": response.text.concat() })),
+            Beat::MessageDone => content.push(json!({ "type": "text", "text": response.message().concat() })),
             Beat::CallDone { index, call } => {
                 tools_done = true;
-                content.push(json!({ "type": "tool_use", "id": ctx.call_id(response, index), "name": call.name, "input": call.args }));
+                content.push(json!({ "type": "tool_use", "id": ctx.call_id(response, index), "name": call.name, "input": call.args_value() }));
             }
             _ => {}
         }
     }
     let message = json!({
         "id": message_id(ctx), "type": "message", "role": "assistant", "model": ctx.model,
-        "content": content, "stop_reason": stop_reason(&response.then, tools_done), "stop_sequence": null,
+        "content": content, "stop_reason": stop_reason(&response.stop_of(&response.then), tools_done), "stop_sequence": null,
         "usage": usage_json(response.effective_usage()),
     });
     whole_answer(response, message, |code| {
@@ -420,11 +420,35 @@ mod tests {
         assert_eq!(message["usage"]["input_tokens"], 100);
     }
 
+    /// Anthropic has no refusal field: a refusal is its words as text and the `refusal` stop
+    /// reason, streamed and whole.
+    #[test]
+    fn a_refusal_is_text_and_the_refusal_stop_reason() {
+        let response = Response { refusal: vec!["I can't ".into(), "help.".into()], ..Response::default() };
+        let events = events(&encode(&response, &ctx()));
+        let text: String = events.iter().filter_map(|(_, data)| data["delta"]["text"].as_str()).collect();
+        assert_eq!(text, "I can't help.");
+        let stop = events.iter().find_map(|(_, data)| data["delta"]["stop_reason"].as_str());
+        assert_eq!(stop, Some("refusal"));
+    }
+
+    /// A call's raw argument text goes out as `input_json_delta` fragments as written (the
+    /// block starts `input: {}` as always), and the message still ends cleanly (`tool_use`).
+    #[test]
+    fn raw_arguments_stream_as_partial_json() {
+        let raw = Call { name: "read".into(), raw_args: Some(r#"{"path": "a"#.into()), ..Call::default() };
+        let events = events(&encode(&Response { calls: vec![raw], ..Response::default() }, &ctx()));
+        let arguments: String = events.iter().filter_map(|(_, data)| data["delta"]["partial_json"].as_str()).collect();
+        assert_eq!(arguments, r#"{"path": "a"#);
+        let stop = events.iter().find_map(|(_, data)| data["delta"]["stop_reason"].as_str());
+        assert_eq!(stop, Some("tool_use"));
+    }
+
     #[test]
     fn thinking_tool_use_and_usage() {
         let response = Response {
             reasoning: vec![Reasoning { summary: vec!["thi".into(), "nk".into()], encrypted: Some("sig".into()) }],
-            calls: vec![Call { name: "read".into(), args: json!({ "path": "a.txt" }), call_id: None }],
+            calls: vec![Call { name: "read".into(), args: json!({ "path": "a.txt" }), call_id: None, raw_args: None }],
             usage: Some(Usage { input: 7, cached: 3, output: 5, reasoning: 2 }),
             ..Response::default()
         };
@@ -503,7 +527,12 @@ mod tests {
     #[test]
     fn the_non_streaming_answer() {
         let response = Response {
-            calls: vec![Call { name: "read".into(), args: json!({ "path": "a" }), call_id: Some("toolu_1".into()) }],
+            calls: vec![Call {
+                name: "read".into(),
+                args: json!({ "path": "a" }),
+                call_id: Some("toolu_1".into()),
+                raw_args: None,
+            }],
             ..text(Ending::Completed)
         };
         let asked = Asked { path: "/v1/messages", body: &Body::from(json!({ "stream": false })) };

@@ -94,6 +94,7 @@ impl Encoder for Writer<'_> {
     fn beat(&mut self, beat: &Beat<'_>) -> Vec<Bytes> {
         let delta = match *beat {
             Beat::Created => json!({ "role": "assistant", "content": "", "refusal": null }),
+            Beat::TextDelta(text) if self.response.refuses() => json!({ "refusal": text }),
             Beat::TextDelta(text) => json!({ "content": text }),
             Beat::CallAdded { index, call } => {
                 self.calls_sent += 1;
@@ -147,7 +148,7 @@ fn whole(response: &Response, ctx: &EncodeContext) -> Answer {
         .iter()
         .filter_map(|beat| match *beat {
             Beat::CallDone { index, call } => Some(json!({ "id": ctx.call_id(response, index), "type": "function",
-                "function": { "name": call.name, "arguments": call.args.to_string() } })),
+                "function": { "name": call.name, "arguments": call.arguments() } })),
             _ => None,
         })
         .collect();
@@ -156,7 +157,9 @@ fn whole(response: &Response, ctx: &EncodeContext) -> Answer {
         _ if !calls.is_empty() => "tool_calls",
         _ => "stop",
     };
-    let mut message = json!({ "role": "assistant", "content": (!text.is_empty()).then_some(text), "refusal": null });
+    let (content, refusal) =
+        if response.refuses() { (None, Some(text)) } else { ((!text.is_empty()).then_some(text), None) };
+    let mut message = json!({ "role": "assistant", "content": content, "refusal": refusal });
     if !calls.is_empty() {
         message["tool_calls"] = Value::Array(calls);
     }
@@ -308,11 +311,54 @@ mod tests {
         frames(&encode(response, &ctx(), include_usage))
     }
 
+    /// A refusal streams as `delta.refusal` chunks and ends `stop`; whole, it is the message's
+    /// `refusal` with no `content`.
+    #[test]
+    fn a_refusal_is_the_refusal_field() {
+        let response = Response { refusal: vec!["I can't ".into(), "help.".into()], ..Response::default() };
+        let frames = frames_of(&response, false);
+        let refusal: String = frames.iter().filter_map(|f| f["choices"][0]["delta"]["refusal"].as_str()).collect();
+        assert_eq!(refusal, "I can't help.");
+        assert!(frames.iter().all(|f| f["choices"][0]["delta"]["content"].as_str().unwrap_or_default().is_empty()));
+        let finish = frames.iter().find_map(|f| f["choices"][0]["finish_reason"].as_str());
+        assert_eq!(finish, Some("stop"));
+        let whole = whole(&response, &ctx());
+        let bytes: Vec<u8> = whole
+            .steps
+            .iter()
+            .flat_map(|step| if let Step::Bytes(b) = step { b.to_vec() } else { Vec::new() })
+            .collect();
+        let body: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            (&body["choices"][0]["message"]["refusal"], &body["choices"][0]["message"]["content"]),
+            (&json!("I can't help."), &Value::Null)
+        );
+    }
+
+    /// The first call's `function.arguments` fragments of `frames`, joined.
+    fn arguments_of(frames: &[Value]) -> String {
+        frames
+            .iter()
+            .map(|f| f["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].as_str().unwrap())
+            .collect()
+    }
+
+    /// A call's raw argument text goes out in `function.arguments` fragments as written, JSON
+    /// or not, and the stream still ends cleanly (`tool_calls`).
+    #[test]
+    fn raw_arguments_stream_as_written() {
+        let raw = Call { name: "read".into(), raw_args: Some(r#"{"path": "a"#.into()), ..Call::default() };
+        let frames = frames_of(&Response { calls: vec![raw], ..Response::default() }, false);
+        let args = arguments_of(&frames[1..4]);
+        assert_eq!(args, r#"{"path": "a"#);
+        assert_eq!(frames[4]["choices"][0]["finish_reason"], "tool_calls");
+    }
+
     #[test]
     fn tool_calls_stream_in_fragments_and_reasoning_sends_nothing() {
         let response = Response {
             reasoning: vec![Reasoning { summary: vec!["hm".into()], encrypted: None }],
-            calls: vec![Call { name: "read".into(), args: json!({ "path": "a" }), call_id: None }],
+            calls: vec![Call { name: "read".into(), args: json!({ "path": "a" }), call_id: None, raw_args: None }],
             usage: Some(Usage { input: 7, cached: 3, output: 5, reasoning: 2 }),
             ..Response::default()
         };
@@ -322,10 +368,7 @@ mod tests {
             (&first["index"], &first["id"], &first["function"]["name"]),
             (&json!(0), &json!("call_6"), &json!("read"))
         );
-        let args: String = frames[1..4]
-            .iter()
-            .map(|f| f["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].as_str().unwrap())
-            .collect();
+        let args = arguments_of(&frames[1..4]);
         assert_eq!(args, r#"{"path":"a"}"#);
         assert_eq!(frames[4]["choices"][0]["finish_reason"], "tool_calls");
         assert_eq!(frames[5]["usage"]["prompt_tokens_details"]["cached_tokens"], 3);
@@ -368,7 +411,7 @@ mod tests {
     fn whole_answers_when_not_streaming() {
         let response = Response {
             text: vec!["Hi".into()],
-            calls: vec![Call { name: "read".into(), args: json!({}), call_id: Some("c1".into()) }],
+            calls: vec![Call { name: "read".into(), args: json!({}), call_id: Some("c1".into()), raw_args: None }],
             ..Response::default()
         };
         let asked = Asked { path: "/v1/chat/completions", body: &Body::from(json!({ "model": "m" })) };

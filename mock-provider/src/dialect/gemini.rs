@@ -90,8 +90,7 @@ impl Encoder for Writer<'_> {
             },
             Beat::TextDelta(delta) => self.part(json!({ "text": delta })),
             Beat::CallDone { index, call } => {
-                let call =
-                    json!({ "id": self.ctx.call_id(self.response, index), "name": call.name, "args": call.args });
+                let call = json!({ "id": self.ctx.call_id(self.response, index), "name": call.name, "args": call.args_value() });
                 self.part(json!({ "functionCall": call }))
             }
             _ => Vec::new(),
@@ -102,7 +101,8 @@ impl Encoder for Writer<'_> {
         match ending {
             Ending::Completed | Ending::Incomplete(_) => {
                 let usage = Some(self.response.effective_usage());
-                vec![sse(&chunk(self.ctx, vec![json!({ "text": "" })], Some(finish_reason(ending)), usage))]
+                let finish = finish_reason(&self.response.stop_of(ending));
+                vec![sse(&chunk(self.ctx, vec![json!({ "text": "" })], Some(finish), usage))]
             }
             Ending::Error(code) | Ending::Failed(code) => {
                 let (status, name) = error_status(code);
@@ -133,14 +133,15 @@ fn whole(response: &Response, ctx: &EncodeContext) -> Answer {
                 }
                 parts.push(part);
             }
-            Beat::MessageDone => parts.push(json!({ "text": response.text.concat() })),
+            Beat::MessageDone => parts.push(json!({ "text": response.message().concat() })),
             Beat::CallDone { index, call } => {
-                parts.push(json!({ "functionCall": { "id": ctx.call_id(response, index), "name": call.name, "args": call.args } }));
+                parts.push(json!({ "functionCall": { "id": ctx.call_id(response, index), "name": call.name, "args": call.args_value() } }));
             }
             _ => {}
         }
     }
-    let body = chunk(ctx, parts, Some(finish_reason(&response.then)), Some(response.effective_usage()));
+    let finish = finish_reason(&response.stop_of(&response.then));
+    let body = chunk(ctx, parts, Some(finish), Some(response.effective_usage()));
     whole_answer(response, body, |code| {
         let (status, name) = error_status(code);
         (status, error_json(status, name, &responses::error_message(code)))
@@ -347,11 +348,37 @@ mod tests {
         assert_eq!(last["usageMetadata"]["totalTokenCount"], 110);
     }
 
+    /// Gemini has no refusal field: a refusal is its words as text parts and `SAFETY`.
+    #[test]
+    fn a_refusal_is_text_and_safety() {
+        let chunks = chunks(&encode(
+            &Response { refusal: vec!["I can't ".into(), "help.".into()], ..Response::default() },
+            &ctx(),
+        ));
+        let text: String = chunks.iter().filter_map(|chunk| part(chunk)["text"].as_str()).collect();
+        assert_eq!(text, "I can't help.");
+        assert_eq!(chunks.last().unwrap()["candidates"][0]["finishReason"], "SAFETY");
+    }
+
+    /// `functionCall.args` is an object: raw text that parses goes out as what it parses to;
+    /// text that does not cannot be said on this wire (its scenarios skip Gemini) and goes out
+    /// as a JSON string, which no Gemini sends.
+    #[test]
+    fn raw_arguments_are_an_object_when_they_parse() {
+        let part_of = |raw: &str| {
+            let call = Call { name: "read".into(), raw_args: Some(raw.into()), ..Call::default() };
+            let chunks = chunks(&encode(&Response { calls: vec![call], ..Response::default() }, &ctx()));
+            chunks.iter().map(part).find(|part| part.get("functionCall").is_some()).cloned().unwrap()
+        };
+        assert_eq!(part_of(r#"{"path": "a"}"#)["functionCall"]["args"], json!({ "path": "a" }));
+        assert_eq!(part_of(r#"{"path": "a"#)["functionCall"]["args"], json!(r#"{"path": "a"#));
+    }
+
     #[test]
     fn thoughts_signatures_calls_and_usage() {
         let response = Response {
             reasoning: vec![Reasoning { summary: vec!["thi".into(), "nk".into()], encrypted: Some("sig".into()) }],
-            calls: vec![Call { name: "read".into(), args: json!({ "path": "a" }), call_id: None }],
+            calls: vec![Call { name: "read".into(), args: json!({ "path": "a" }), call_id: None, raw_args: None }],
             usage: Some(Usage { input: 7, cached: 3, output: 5, reasoning: 2 }),
             ..Response::default()
         };

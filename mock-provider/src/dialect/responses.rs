@@ -100,8 +100,13 @@ impl Encoder for Writer<'_> {
         let message_index = self.message_index();
         let message_id = format!("msg_{}", ctx.item_base + message_index);
         let text_at = json!({ "item_id": message_id, "output_index": message_index, "content_index": 0 });
-        let text = self.response.text.concat();
-        let part = |text: &str| json!({ "type": "output_text", "text": text, "annotations": [] });
+        let text = self.response.message().concat();
+        let refuses = self.response.refuses();
+        // A refusal is the message's `refusal` part, streamed as `response.refusal.*` events.
+        let part = |text: &str| match refuses {
+            true => json!({ "type": "refusal", "refusal": text }),
+            false => json!({ "type": "output_text", "text": text, "annotations": [] }),
+        };
         let message = |status: &str, content: Value| json!({ "type": "message", "id": message_id, "role": "assistant", "status": status, "content": content });
         let event = match *beat {
             Beat::Created => Event::new("response.created", shell()),
@@ -139,9 +144,11 @@ impl Encoder for Writer<'_> {
                 Event::new("response.output_item.added", added)
             }
             Beat::TextPartAdded => scoped("response.content_part.added", &text_at, json!({ "part": part("") })),
+            Beat::TextDelta(delta) if refuses => scoped("response.refusal.delta", &text_at, json!({ "delta": delta })),
             Beat::TextDelta(delta) => {
                 scoped("response.output_text.delta", &text_at, json!({ "delta": delta, "logprobs": [] }))
             }
+            Beat::TextDone if refuses => scoped("response.refusal.done", &text_at, json!({ "refusal": text })),
             Beat::TextDone => scoped("response.output_text.done", &text_at, json!({ "text": text })),
             Beat::TextPartDone => scoped("response.content_part.done", &text_at, json!({ "part": part(&text) })),
             Beat::MessageDone => Event::item_done(message_index, message("completed", json!([part(&text)]))),
@@ -158,12 +165,11 @@ impl Encoder for Writer<'_> {
             }
             Beat::ArgsDone { index, call } => {
                 let at = self.call_at(index);
-                scoped("response.function_call_arguments.done", &at, json!({ "arguments": call.args.to_string() }))
+                scoped("response.function_call_arguments.done", &at, json!({ "arguments": call.arguments() }))
             }
-            Beat::CallDone { index, call } => Event::item_done(
-                self.call_index(index),
-                self.call_item(index, call, &call.args.to_string(), "completed"),
-            ),
+            Beat::CallDone { index, call } => {
+                Event::item_done(self.call_index(index), self.call_item(index, call, &call.arguments(), "completed"))
+            }
         };
         self.send(event)
     }
@@ -417,11 +423,48 @@ mod tests {
         assert_eq!((&done["usage"]["input_tokens"], &done["usage"]["total_tokens"]), (&json!(100), &json!(110)));
     }
 
+    /// A refusal is the message's `refusal` content part, streamed as `response.refusal.delta`
+    /// and `response.refusal.done`, and the response completes.
+    #[test]
+    fn a_refusal_is_a_refusal_part() {
+        let events = events(&encode(
+            &Response { refusal: vec!["I can't ".into(), "help.".into()], ..Response::default() },
+            &ctx(),
+        ));
+        assert_eq!(joined(&events, "refusal.delta"), "I can't help.");
+        assert!(joined(&events, "output_text.delta").is_empty());
+        let done = events.iter().find(|(kind, _)| kind == "refusal.done").unwrap();
+        assert_eq!(done.1["refusal"], "I can't help.");
+        let last = events.last().unwrap();
+        assert_eq!(last.0, "completed");
+        assert_eq!(
+            last.1["response"]["output"][0]["content"],
+            json!([{ "type": "refusal", "refusal": "I can't help." }])
+        );
+    }
+
+    /// A call's raw argument text goes out in the deltas, the `.done` event and the finished
+    /// item as written, and the response still completes.
+    #[test]
+    fn raw_arguments_go_out_as_written() {
+        let raw = Call { name: "read".into(), raw_args: Some(r#"{"path": "a"#.into()), ..Call::default() };
+        let events = events(&encode(&Response { calls: vec![raw], ..Response::default() }, &ctx()));
+        assert_eq!(joined(&events, "function_call_arguments.delta"), r#"{"path": "a"#);
+        let done = &events.last().unwrap();
+        assert_eq!(done.0, "completed");
+        assert_eq!(done.1["response"]["output"][0]["arguments"], r#"{"path": "a"#);
+    }
+
     #[test]
     fn reasoning_and_calls_with_usage() {
         let response = Response {
             reasoning: vec![Reasoning { summary: vec!["thi".into(), "nk".into()], encrypted: Some("opaque".into()) }],
-            calls: vec![Call { name: "shell".into(), args: json!({ "b": 1, "a": "x" }), call_id: None }],
+            calls: vec![Call {
+                name: "shell".into(),
+                args: json!({ "b": 1, "a": "x" }),
+                call_id: None,
+                raw_args: None,
+            }],
             usage: Some(Usage { input: 7, cached: 3, output: 5, reasoning: 2 }),
             ..Response::default()
         };

@@ -124,7 +124,7 @@ impl Draft {
             _ => None,
         };
         let nth = match mark {
-            Mark::TextDelta => self.response.text.len().saturating_sub(1),
+            Mark::TextDelta => self.response.message().len().saturating_sub(1),
             Mark::ReasoningDelta => self.response.reasoning.last().map_or(0, |r| r.summary.len().saturating_sub(1)),
             Mark::ArgsDelta => self.n_fragments.saturating_sub(1),
             _ => 0,
@@ -188,9 +188,15 @@ impl Draft {
         self.mark(Mark::TextDelta);
     }
 
+    /// A chunk of an explicit refusal (`refusal`), which streams as the message's text does.
+    pub fn refusal_delta(&mut self, chunk: &str) {
+        self.response.refusal.push(chunk.to_owned());
+        self.mark(Mark::TextDelta);
+    }
+
     /// A call starts.
     pub fn call_added(&mut self, name: &str, call_id: Option<String>) {
-        self.response.calls.push(Call { name: name.to_owned(), args: Value::Null, call_id });
+        self.response.calls.push(Call { name: name.to_owned(), args: Value::Null, call_id, raw_args: None });
         self.args.push(String::new());
         self.n_fragments = 0;
         self.mark(Mark::CallAdded);
@@ -279,10 +285,19 @@ impl Draft {
             }
         };
         self.response.then = ending;
+        let clean = self.response.then == Ending::Completed;
         for (index, args) in std::mem::take(&mut self.args).into_iter().enumerate() {
             let parsed = match serde_json::from_str::<Value>(&args) {
                 Ok(value) => value,
                 Err(_) if args.trim().is_empty() => Value::Object(serde_json::Map::new()),
+                Err(_) if clean => {
+                    // A whole call whose arguments do not parse, in a clean answer: the model's own
+                    // text, kept as it came (ACP-INVALID-ARGUMENTS).
+                    if let Some(call) = self.response.calls.get_mut(index) {
+                        call.raw_args = Some(args);
+                    }
+                    continue;
+                }
                 Err(_) => {
                     self.note(format!("call {index}'s arguments were cut at {args:?}: recorded as `{{}}`"));
                     Value::Object(serde_json::Map::new())
@@ -292,7 +307,7 @@ impl Draft {
                 call.args = parsed;
             }
         }
-        if self.message_started && self.response.text.is_empty() {
+        if self.message_started && self.response.message().is_empty() {
             // The message item was sent without text: an empty chunk keeps its item.
             self.response.text.push(String::new());
         }
@@ -473,6 +488,32 @@ mod tests {
         draft.text_delta("Cut");
         let recorded = draft.finish(Dialect::ChatCompletions, BodyEnd::Finished, ms(1_510), timing::MIN_GAP);
         assert_eq!((recorded.response.then, recorded.response.pause), (Ending::Eof, vec![pause(8, 1_500)]));
+    }
+
+    /// A whole call whose arguments do not parse, in a clean answer, keeps them as `raw_args`;
+    /// a refusal's chunks are its `refusal`, the message's beats (issue 34).
+    #[test]
+    fn invalid_arguments_and_refusals_are_recorded_as_they_came() {
+        let mut draft = Draft::default();
+        draft.mark(Mark::Created);
+        draft.call_added("read", Some("c1".into()));
+        draft.args_delta("{\"path\": \"a");
+        draft.end(Ending::Completed);
+        let recorded = draft.finish(Dialect::ChatCompletions, BodyEnd::Finished, Duration::ZERO, timing::MIN_GAP);
+        let call = &recorded.response.calls[0];
+        assert_eq!((call.raw_args.as_deref(), &call.args), (Some("{\"path\": \"a"), &Value::Null));
+        assert!(recorded.notes.is_empty(), "{:?}", recorded.notes);
+
+        let mut draft = Draft::default();
+        draft.mark(Mark::Created);
+        draft.message_added();
+        draft.refusal_delta("No.");
+        draft.end(Ending::Completed);
+        let recorded = draft.finish(Dialect::Responses, BodyEnd::Finished, Duration::ZERO, timing::MIN_GAP);
+        assert_eq!(
+            (recorded.response.refusal.as_slice(), recorded.response.text.as_slice()),
+            (&["No.".to_owned()][..], &[][..])
+        );
     }
 
     #[test]

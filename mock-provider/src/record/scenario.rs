@@ -182,11 +182,17 @@ fn response_table(response: &Response, notes: &mut Vec<String>) -> InlineTable {
     if !response.text.is_empty() {
         table.insert("text", strings(&response.text).into());
     }
+    if !response.refusal.is_empty() {
+        table.insert("refusal", strings(&response.refusal).into());
+    }
     if !response.calls.is_empty() {
         let calls = response.calls.iter().map(|call| {
             let mut item = InlineTable::new();
             item.insert("name", call.name.as_str().into());
-            item.insert("args", toml_of(&call.args, notes));
+            match &call.raw_args {
+                Some(text) => item.insert("raw_args", text.as_str().into()),
+                None => item.insert("args", toml_of(&call.args, notes)),
+            };
             if let Some(call_id) = &call.call_id {
                 item.insert("call_id", call_id.as_str().into());
             }

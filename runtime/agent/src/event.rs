@@ -368,9 +368,16 @@ impl Payload {
             }),
         )
     }
-    /// A function call the model asked for; `args` is the decoded JSON object.
+    /// A function call the model asked for; `args` is the decoded JSON object, or the model's
+    /// text when it is not one (ACP-INVALID-ARGUMENTS).
     pub fn tool_call(call_id: &str, name: &str, args: Value) -> Payload {
         Payload::new(EventType::ToolCall, json!({ "call_id": call_id, "name": name, "args": args }))
+    }
+    /// A tool call the Turn gave an id of its own because the model gave its id, `given`, to
+    /// an earlier call of the same reply (REPLAY-CALL-ID-UNIQUE); `given_call_id` keeps it.
+    pub fn repeated_tool_call(call_id: &str, given: &str, name: &str, args: Value) -> Payload {
+        let data = json!({ "call_id": call_id, "given_call_id": given, "name": name, "args": args });
+        Payload::new(EventType::ToolCall, data)
     }
     /// The result of a tool call: `ok` plus `output`, or `ok: false` plus `error`.
     pub fn tool_result(call_id: &str, result: Data) -> Payload {

@@ -83,9 +83,23 @@ pub enum OutputItem {
         call_id: String,
         /// The tool name.
         name: String,
-        /// The decoded argument object.
+        /// The decoded argument object, or the model's text when it is not one ([`OutputItem::call`]).
         args: Value,
     },
+}
+
+impl OutputItem {
+    /// A function call from the model's argument text: the decoded object, or the text itself
+    /// as a JSON string when it is not a JSON object (cut off, garbage), a call the model made
+    /// that the Toolbox answers as invalid arguments and never runs (ACP-INVALID-ARGUMENTS).
+    /// Such text is the model's answer, not a malformed stream, so the reply stands.
+    pub fn call(call_id: &str, name: &str, arguments: &str) -> OutputItem {
+        let args = match serde_json::from_str::<Value>(arguments) {
+            Ok(args) if args.is_object() => args,
+            _ => Value::String(arguments.to_owned()),
+        };
+        OutputItem::Call { call_id: call_id.to_owned(), name: name.to_owned(), args }
+    }
 }
 
 /// How a successful stream ended.

@@ -236,14 +236,19 @@ fn user_item(text: &str) -> Value {
     json!({"role": "user", "content": [{"type": "input_text", "text": text}]})
 }
 
-/// A `tool_call` as the model made it, its arguments re-encoded with sorted keys.
+/// A `tool_call` as the model made it, its arguments re-encoded with sorted keys, or the
+/// model's own text when they were not a JSON object (`OutputItem::call`).
 fn call_item(event: &Event) -> Value {
-    let args = event.data().get("args").cloned().unwrap_or_else(|| json!({}));
+    let arguments = match event.data().get("args") {
+        Some(Value::String(text)) => text.clone(),
+        Some(args) => canonical::to_string(args),
+        None => "{}".to_owned(),
+    };
     json!({
         "type": "function_call",
         "call_id": event.str_field("call_id").unwrap_or_default(),
         "name": event.str_field("name").unwrap_or_default(),
-        "arguments": canonical::to_string(&args),
+        "arguments": arguments,
     })
 }
 

@@ -65,8 +65,16 @@ impl Toolbox {
         Value::Array(self.sets.iter().flat_map(|set| set.definitions()).collect())
     }
 
-    /// Runs a call with the first set that has the tool; an unknown name is a failed result.
+    /// Runs a call with the first set that has the tool; an unknown name is a failed result,
+    /// and so are arguments that are not a JSON object, which no tool runs
+    /// (ACP-INVALID-ARGUMENTS: the model hears why, in its next request).
     pub async fn execute(&mut self, session: &mut Session, name: &str, args: &Value) -> Result<Data, LogError> {
+        if let Value::String(text) = args {
+            return Ok(failed(
+                "invalid_arguments",
+                &format!("the arguments of `{name}` are not a JSON object: {text}"),
+            ));
+        }
         for set in &mut self.sets {
             if let Some(call) = set.execute(session, name, args) {
                 return call.await;

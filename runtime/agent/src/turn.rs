@@ -13,6 +13,7 @@
 //! completion wins, and one that arrives after the clean answer is recorded changes nothing
 //! (TURN-CANCEL-EVIDENCE).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::time::Duration;
 
@@ -25,7 +26,7 @@ use crate::log::LogError;
 use crate::provider::{Call, Delta, Finish, OutputItem, Provider, ProviderFailure, Reply, Usage, WireRequest};
 use crate::resource::Image;
 use crate::session::Session;
-use crate::tools::Toolbox;
+use crate::tools::{Toolbox, failed};
 
 /// A wait that either finished or was cancelled first.
 enum Race<T> {
@@ -89,7 +90,7 @@ impl Session {
                 Race::Done(call) => call,
                 Race::Cancelled => return self.fail(cancelled(), &streamed, started),
             };
-            let reply = match call {
+            let mut reply = match call {
                 Err(_elapsed) => return self.fail(turn_timeout(budget), &streamed, started),
                 Ok(Err(failure)) => return self.fail(failure, &streamed, started),
                 Ok(Ok(reply)) => reply,
@@ -99,13 +100,19 @@ impl Session {
             if has_calls && !reply.text.is_empty() {
                 self.record(Payload::assistant_message(&reply.text, Data::new()))?;
             }
-            for item in &reply.items {
+            let mut items = std::mem::take(&mut reply.items);
+            let repeated = rename_repeated_call_ids(&mut items);
+            for item in &items {
                 match item {
                     OutputItem::Reasoning(item) => {
                         let model = self.config.model.clone();
                         self.record(Payload::reasoning(item.clone(), &model))?;
                     }
                     OutputItem::Call { call_id, name, args } => {
+                        if let Some(given) = repeated.get(call_id) {
+                            self.refuse_repeated_call(call_id, given, name, args)?;
+                            continue;
+                        }
                         self.record(Payload::tool_call(call_id, name, args.clone()))?;
                         match race(cancel, tools.execute(self, name, args)).await {
                             Race::Done(result) => self.record(Payload::tool_result(call_id, result?))?,
@@ -257,6 +264,44 @@ impl Session {
 }
 
 /// The failure of a Turn past its whole-turn budget (TURN-TIMEOUT-EVIDENCE).
+impl Session {
+    /// Records a call whose id the model had already given (`given`) under the id it got,
+    /// and its failed `duplicate_call_id` result: it never runs (REPLAY-CALL-ID-UNIQUE).
+    fn refuse_repeated_call(&mut self, call_id: &str, given: &str, name: &str, args: &Value) -> Result<(), LogError> {
+        self.record(Payload::repeated_tool_call(call_id, given, name, args.clone()))?;
+        let message = format!("call id `{given}` was already given to a call of this response: not run");
+        self.record(Payload::tool_result(call_id, failed("duplicate_call_id", &message)))?;
+        Ok(())
+    }
+}
+
+/// Gives each call of `items` whose id an earlier call of the same reply already has the
+/// first free id `<id>-<n>`, and returns each such new id with the id the model gave. Such a
+/// call is answered failed and never run (the model may have sent one call twice, and a second
+/// write or command is not harmless), so each result pairs with one call
+/// (REPLAY-CALL-ID-UNIQUE: the Anthropic Messages API refuses repeated `tool_use` ids).
+fn rename_repeated_call_ids(items: &mut [OutputItem]) -> BTreeMap<String, String> {
+    let mut taken: BTreeSet<String> = items
+        .iter()
+        .filter_map(|item| match item {
+            OutputItem::Call { call_id, .. } => Some(call_id.clone()),
+            OutputItem::Reasoning(_) => None,
+        })
+        .collect();
+    let mut seen = BTreeSet::new();
+    let mut repeated = BTreeMap::new();
+    for item in items {
+        let OutputItem::Call { call_id, .. } = item else { continue };
+        if seen.insert(call_id.clone()) {
+            continue;
+        }
+        let fresh = (2..).map(|n| format!("{call_id}-{n}")).find(|id| !taken.contains(id)).unwrap_or_default();
+        taken.insert(fresh.clone());
+        repeated.insert(fresh.clone(), std::mem::replace(call_id, fresh));
+    }
+    repeated
+}
+
 fn turn_timeout(budget: Duration) -> ProviderFailure {
     ProviderFailure {
         kind: ErrorKind::TurnTimeout,
@@ -301,4 +346,26 @@ fn millis(duration: Duration) -> u64 {
 /// FNV-1a, for a stable `prompt_cache_key` that any implementation can reproduce.
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A reply whose calls repeat an id: the second and third get the first free `<id>-<n>`
+    /// (never one a call of the reply already has), each mapped to the id the model gave.
+    #[test]
+    fn repeated_call_ids_get_ids_of_their_own() {
+        let call = |id: &str| OutputItem::Call { call_id: id.into(), name: "read".into(), args: json!({}) };
+        let mut items = vec![call("a"), call("a"), call("a-2"), call("a"), OutputItem::Reasoning(json!({}))];
+        let repeated = rename_repeated_call_ids(&mut items);
+        let ids: Vec<&str> = items
+            .iter()
+            .filter_map(|item| if let OutputItem::Call { call_id, .. } = item { Some(call_id.as_str()) } else { None })
+            .collect();
+        assert_eq!(ids, ["a", "a-3", "a-2", "a-4"]);
+        assert_eq!(repeated, BTreeMap::from([("a-3".into(), "a".into()), ("a-4".into(), "a".into())]));
+    }
 }

@@ -52,10 +52,13 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             continue;
         }
         let completed = turn.and_then(|turn| turn.status) == Some(TerminalStatus::Completed);
-        let answer = if completed { pieces.iter().rposition(|piece| piece.clean) } else { None };
+        // A refusal need not be shown whole: an agent may keep it to its stop reason
+        // (ACP-REFUSAL-STOP-REASON judges that).
+        let refused = pieces.last().is_some_and(|piece| piece.clean && piece.refused);
+        let answer = if completed && !refused { pieces.iter().rposition(|piece| piece.clean) } else { None };
         let chunks = shown_chunks(exchange);
-        // A turn that did not complete, or whose answer was empty, may show only notices.
-        let unanswered = !completed || turn.is_some_and(|turn| turn.answer == LastAnswer::Empty);
+        // A turn that did not complete, whose answer was empty or a refusal, may show only notices.
+        let unanswered = !completed || refused || turn.is_some_and(|turn| turn.answer == LastAnswer::Empty);
         if made_of(&shown, pieces, answer) || around_own_notices(&chunks, pieces, answer, &scripted, unanswered) {
             continue;
         }
@@ -310,9 +313,21 @@ mod tests {
         );
     }
 
+    /// A refusal may be shown whole, or not at all (the stop reason says it), but not twice.
+    #[test]
+    fn a_refusal_may_be_shown_or_kept_to_the_stop_reason() {
+        let refusing = TWO_TURNS.replace("{ text = [\"Eleven.\"] }", "{ refusal = [\"No.\"] }");
+        for second in [&[][..], &["No."][..]] {
+            let found = check_played_as(INVARIANT, SHOWN, &shown(&["Seven."], second), &scenario(&refusing));
+            assert!(found.is_empty(), "{second:?}: {found:?}");
+        }
+        let found = check_played_as(INVARIANT, SHOWN, &shown(&["Seven."], &["No.", "No."]), &scenario(&refusing));
+        assert_eq!(found.len(), 1, "{found:?}");
+    }
+
     #[test]
     fn pieces_are_matched_in_order_with_prefixes() {
-        let piece = |text: &str, clean| Streamed { text: text.to_owned(), clean };
+        let piece = |text: &str, clean| Streamed { text: text.to_owned(), clean, refused: false };
         let pieces = [piece("aa", false), piece("ab", true)];
         assert!(made_of("aab", &pieces, Some(1)));
         assert!(made_of("ab", &pieces, Some(1)));

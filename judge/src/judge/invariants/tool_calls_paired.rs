@@ -2,6 +2,10 @@
 //! `tool_calls` entry, ...) has exactly one result after it, each result has its call, and no
 //! call id is empty, read in any dialect as a [`Conversation`](gauntlet_mock_provider::Conversation).
 //! A request after a compaction is one of them (REPLAY-COMPACTION-KEEPS-PAIRS).
+//!
+//! Also REPLAY-CALL-ID-UNIQUE ([`UNIQUE`]): no two calls of a request share a call id, so no
+//! result pairs with two calls (a model that repeats an id within one response is the
+//! agent's to tell apart; the Anthropic Messages API refuses repeated `tool_use` ids).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -13,13 +17,16 @@ use crate::judge::views::read_new_messages;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-TOOL-PAIRING",
-    also: &["REPLAY-COMPACTION-KEEPS-PAIRS"],
+    also: &["REPLAY-COMPACTION-KEEPS-PAIRS", UNIQUE],
     name: "tool_calls_paired",
     scope: Scope::Replay,
-    check: |evidence| Violation::unplaced(check(evidence)),
+    check,
 };
 
-fn check(evidence: &Evidence) -> Vec<String> {
+/// What a request breaks when two of its calls share a call id.
+const UNIQUE: &str = "REPLAY-CALL-ID-UNIQUE";
+
+fn check(evidence: &Evidence) -> Vec<Violation> {
     let mut runs: BTreeMap<usize, Pairing> = BTreeMap::new();
     let mut problems = Vec::new();
     for (request_idx, (_, conversation, new)) in read_new_messages(evidence).enumerate() {
@@ -28,10 +35,15 @@ fn check(evidence: &Evidence) -> Vec<String> {
         for message in new {
             run.read(message);
         }
-        problems.extend(run.found.iter().map(|what| format!("request {n} {what}")));
+        problems.extend(run.found.iter().map(|what| Violation::new(format!("request {n} {what}"))));
         for id in &run.unpaired {
             let count = run.calls.get(id).copied().unwrap_or_default();
-            problems.push(format!("request {n}: call `{id}` has {count} outputs, expected 1"));
+            problems.push(Violation::new(format!("request {n}: call `{id}` has {count} outputs, expected 1")));
+        }
+        for (id, count) in run.named.iter().filter(|(_, count)| **count > 1) {
+            let message =
+                format!("request {n}: call id `{id}` names {count} calls, so a result pairs with more than one");
+            problems.push(Violation::new(message).of(UNIQUE));
         }
     }
     problems
@@ -40,8 +52,10 @@ fn check(evidence: &Evidence) -> Vec<String> {
 /// The calls and results of a run's messages read so far.
 #[derive(Default)]
 struct Pairing<'a> {
-    /// call_id -> outputs seen so far.
+    /// call_id -> outputs seen so far (since its last call).
     calls: BTreeMap<&'a str, usize>,
+    /// call_id -> how many calls carry it.
+    named: BTreeMap<&'a str, usize>,
     /// The calls without exactly one output.
     unpaired: BTreeSet<&'a str>,
     /// What single messages were found to be.
@@ -53,6 +67,7 @@ impl<'a> Pairing<'a> {
         let call_id = match message {
             Message::ToolCall { call_id, .. } if !call_id.is_empty() => {
                 self.calls.insert(call_id, 0);
+                *self.named.entry(call_id).or_default() += 1;
                 call_id
             }
             Message::ToolCall { .. } => return self.found.push("has a function_call without a call_id".to_owned()),
@@ -78,6 +93,19 @@ mod tests {
     use super::*;
     use crate::judge::invariants::fixture::{body, capture, check};
     use serde_json::json;
+
+    /// Two calls sharing an id, each answered in turn, look paired one by one; the id still
+    /// names two calls, so each result pairs with both.
+    #[test]
+    fn a_call_id_carried_by_two_calls_is_caught() {
+        let call = |path: &str| json!({"type": "function_call", "call_id": "c1", "name": "read", "arguments": path});
+        let output = json!({"type": "function_call_output", "call_id": "c1", "output": ""});
+        let capture = capture(&[], &[body(vec![call("{}"), output.clone(), call("{\"path\":\"b\"}"), output])]);
+        assert_eq!(
+            crate::judge::invariants::fixture::check_as(INVARIANT, UNIQUE, &capture),
+            ["request 1: call id `c1` names 2 calls, so a result pairs with more than one"]
+        );
+    }
 
     #[test]
     fn an_unanswered_call_is_caught() {

@@ -26,12 +26,12 @@ use serde_json::Value;
 use super::plan_whole_list::plan_updates;
 use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
-use crate::judge::views::read_new_messages;
+use crate::judge::views::{read_new_messages, served};
 use crate::tool_map::AbstractTool;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "ACP-TOOL-STATUS",
-    also: &[SHOWN, UNKNOWN],
+    also: &[SHOWN, UNKNOWN, INVALID],
     name: "tool_calls_projected",
     scope: Scope::Run,
     check,
@@ -43,6 +43,9 @@ const SHOWN: &str = "ACP-TOOL-SHOWN";
 
 /// What a call to a tool nobody offered breaks when it is shown `completed`.
 const UNKNOWN: &str = "ACP-UNKNOWN-TOOL";
+
+/// What a call whose arguments do not parse breaks when it is shown `completed`.
+const INVALID: &str = "ACP-INVALID-ARGUMENTS";
 
 /// Each call shown wrong: a violation of ACP-TOOL-STATUS when its status contradicts its
 /// result in the Log, else of ACP-TOOL-SHOWN (never shown, left open, updated out of order, or
@@ -77,6 +80,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
         }
     }
     out_of_order.extend(unknown_tools_completed(evidence, &shown));
+    out_of_order.extend(invalid_arguments_completed(evidence, &shown));
     if evidence.capture.log.is_empty() {
         out_of_order
             .extend(from_the_wire(evidence, &shown).into_iter().map(|problem| Violation::new(problem).of(SHOWN)));
@@ -164,6 +168,35 @@ fn unknown_tools_completed(evidence: &Evidence, shown: &BTreeMap<&str, &str>) ->
                     "the tool call `{call_id}` names `{name}`, a tool no request offered the model, yet ends `completed` in ACP"
                 );
                 problems.push(Violation::new(message).of(UNKNOWN));
+            }
+        }
+    }
+    problems
+}
+
+/// Scripted calls whose arguments are not a JSON object, streamed whole in a response that
+/// ended cleanly, that ACP shows `completed`: no tool could have run arguments that do not
+/// parse. Known by their scripted `call_id` (a default one is the mock's to number), so with
+/// or without a Log.
+fn invalid_arguments_completed(evidence: &Evidence, shown: &BTreeMap<&str, &str>) -> Vec<Violation> {
+    let mut seen = BTreeSet::new();
+    let mut problems = Vec::new();
+    for request in &evidence.capture.requests {
+        let Some(response) = served(evidence, request) else { continue };
+        if response.fails() || response.cut_after.is_some() {
+            continue;
+        }
+        for call in response.calls.iter().filter(|call| !call.args_parse()) {
+            let Some(call_id) = call.call_id.as_deref() else { continue };
+            if !seen.insert(call_id) {
+                continue;
+            }
+            if let Some((_, "completed")) = item_of(shown, call_id) {
+                let message = format!(
+                    "the tool call `{call_id}` has arguments that are not a JSON object ({}), yet ends `completed` in ACP",
+                    call.arguments()
+                );
+                problems.push(Violation::new(message).of(INVALID));
             }
         }
     }
@@ -377,6 +410,30 @@ mod tests {
                 "the tool item `c1` goes back from `in_progress` to `pending`",
             ]
         );
+    }
+
+    /// A model that closes a call whose arguments do not parse: an agent that shows it
+    /// `completed` claims a run no tool could have made; shown `failed`, it tells the truth.
+    #[test]
+    fn a_call_whose_arguments_do_not_parse_is_never_completed() {
+        let scenario = crate::judge::invariants::fixture::scenario(
+            "title = \"t\"\n[[turn]]\nprompt = \"Read it.\"\nrespond = [\n  { calls = [{ name = \"read\", raw_args = '{\"path\": \"a', call_id = \"c1\" }] },\n  { text = [\"no\"] },\n]\n",
+        );
+        let ended = |status: &str| {
+            let mut capture = capture(&[], &[json!({}), json!({})]);
+            for (index, request) in capture.requests.iter_mut().enumerate() {
+                request.response_index = Some(index);
+            }
+            capture.acp = vec![update("tool_call", "c1", "in_progress"), update("tool_call_update", "c1", status)];
+            crate::judge::invariants::fixture::check_played_as(INVARIANT, INVALID, &capture, &scenario)
+        };
+        assert_eq!(
+            ended("completed"),
+            [
+                "the tool call `c1` has arguments that are not a JSON object ({\"path\": \"a), yet ends `completed` in ACP"
+            ]
+        );
+        assert!(ended("failed").is_empty());
     }
 
     /// A model that calls a tool it was never offered (`deploy`, beside the offered `read`):

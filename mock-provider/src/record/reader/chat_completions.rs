@@ -22,6 +22,9 @@ pub fn frame(draft: &mut Draft, data: &Value) {
     if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|text| !text.is_empty()) {
         draft.text_delta(text);
     }
+    if let Some(refusal) = delta.get("refusal").and_then(Value::as_str).filter(|text| !text.is_empty()) {
+        draft.refusal_delta(refusal);
+    }
     if delta.get("reasoning_content").or_else(|| delta.get("reasoning")).is_some_and(|r| !r.is_null()) {
         draft.note("reasoning in Chat Completions chunks was left out: the mock's Chat Completions sends none");
     }
@@ -50,6 +53,9 @@ pub fn whole(draft: &mut Draft, body: &Value) {
     let message = body.pointer("/choices/0/message").unwrap_or(&Value::Null);
     if let Some(text) = message.get("content").and_then(Value::as_str).filter(|text| !text.is_empty()) {
         draft.text_delta(text);
+    }
+    if let Some(refusal) = message.get("refusal").and_then(Value::as_str).filter(|text| !text.is_empty()) {
+        draft.refusal_delta(refusal);
     }
     for call in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
         let field = |pointer: &str| call.pointer(pointer).and_then(Value::as_str);

@@ -225,14 +225,9 @@ impl Decode for Decoder {
                         self.items.push(OutputItem::Reasoning(reasoning::item(&text, Some(&signature))));
                     }
                     Some(Block::ToolUse { id, name, json }) => {
-                        let args =
-                            if json.trim().is_empty() { Ok(json!({})) } else { serde_json::from_str::<Value>(&json) };
-                        match args {
-                            Ok(args) if args.is_object() => {
-                                self.items.push(OutputItem::Call { call_id: id, name, args })
-                            }
-                            _ => return Err(ProviderFailure::invalid("tool_use input is not a JSON object", &json)),
-                        }
+                        // No `input_json_delta` leaves the block's `input: {}` as it started.
+                        let arguments = if json.trim().is_empty() { "{}" } else { json.as_str() };
+                        self.items.push(OutputItem::call(&id, &name, arguments));
                     }
                     Some(Block::Text) | None => {}
                 }
@@ -404,6 +399,30 @@ mod tests {
             ]
         );
         assert_eq!(reply.usage, Some(Usage { input: 7, cached: 3, output: 5, reasoning: 2, total: 12 }));
+    }
+
+    /// A `tool_use` block whose `partial_json` does not parse, in a message that ended cleanly,
+    /// is the model's call as it made it (its text kept), never a malformed reply; a block
+    /// with no `input_json_delta` keeps the `input: {}` it started with.
+    #[test]
+    fn tool_use_input_that_does_not_parse_is_kept_as_text() {
+        let mut frames = vec![
+            start(),
+            block(0, json!({"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}})),
+            delta(0, json!({"type": "input_json_delta", "partial_json": "{\"path\": \"a"})),
+            stop(0),
+            block(1, json!({"type": "tool_use", "id": "toolu_2", "name": "list", "input": {}})),
+            stop(1),
+        ];
+        frames.extend(end("tool_use"));
+        let reply = read(&frames).1.unwrap().unwrap();
+        assert_eq!(
+            reply.items,
+            [
+                OutputItem::Call { call_id: "toolu_1".into(), name: "read".into(), args: json!("{\"path\": \"a") },
+                OutputItem::Call { call_id: "toolu_2".into(), name: "list".into(), args: json!({}) },
+            ]
+        );
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! messages, assistant messages carrying the `tool_calls` that follow them, and `tool`
 //! messages with each result. Chat Completions has no reasoning items, so none are sent or
 //! received. `finish_reason` maps to the runtime's [`Finish`]: `stop` and `tool_calls` are a
-//! clean end, `length` is `max_output_tokens`, `content_filter` is `content_filter`.
+//! clean end, `length` is `max_output_tokens`, `content_filter` is `content_filter`. A
+//! `delta.refusal` (the model declines in so many words) is text shown live and, ended
+//! cleanly, `content_filter` too: the Responses vocabulary's name for a model that declines.
 
 use std::collections::BTreeMap;
 
@@ -132,6 +134,8 @@ pub struct Decoder {
     calls: BTreeMap<u64, PendingCall>,
     finish: Option<Finish>,
     usage: Option<Usage>,
+    /// A `delta.refusal` came: the model declined.
+    refused: bool,
 }
 
 impl Decode for Decoder {
@@ -166,6 +170,13 @@ impl Decode for Decoder {
                 self.text.push_str(text);
                 on_delta(Delta::Text(text.to_owned()));
             }
+            if let Some(refusal) = delta.and_then(|d| d.get("refusal")).and_then(Value::as_str)
+                && !refusal.is_empty()
+            {
+                self.refused = true;
+                self.text.push_str(refusal);
+                on_delta(Delta::Text(refusal.to_owned()));
+            }
             for fragment in delta.and_then(|d| d.get("tool_calls")).and_then(Value::as_array).into_iter().flatten() {
                 let index = fragment
                     .get("index")
@@ -198,23 +209,24 @@ impl Decode for Decoder {
 impl Decoder {
     /// The reply at `[DONE]`: a stream without a `finish_reason` did not end cleanly.
     fn done(&mut self) -> Result<Reply, ProviderFailure> {
-        let finish = self
-            .finish
-            .take()
-            .ok_or_else(|| ProviderFailure::invalid("the stream sent [DONE] without a finish_reason", "[DONE]"))?;
+        let finish = match self.finish.take() {
+            Some(Finish::Completed) if self.refused => Finish::Incomplete("content_filter".to_owned()),
+            Some(finish) => finish,
+            None => return Err(ProviderFailure::invalid("the stream sent [DONE] without a finish_reason", "[DONE]")),
+        };
         let mut items = Vec::new();
         for call in std::mem::take(&mut self.calls).into_values() {
-            let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-            if call.id.is_empty() || call.name.is_empty() || !args.is_object() {
+            let parses = serde_json::from_str::<Value>(&call.arguments).is_ok_and(|args| args.is_object());
+            if matches!(finish, Finish::Incomplete(_)) && !parses {
                 // The output limit cut the call's arguments short: a call the model never
                 // finished is dropped, never run, as the other dialects' decoders drop a call
                 // whose item never ended; the reply is the truncated answer it is.
-                if matches!(finish, Finish::Incomplete(_)) {
-                    continue;
-                }
+                continue;
+            }
+            if call.id.is_empty() || call.name.is_empty() {
                 return Err(ProviderFailure::invalid("malformed tool call", &call.arguments));
             }
-            items.push(OutputItem::Call { call_id: call.id, name: call.name, args });
+            items.push(OutputItem::call(&call.id, &call.name, &call.arguments));
         }
         Ok(Reply { text: std::mem::take(&mut self.text), items, usage: self.usage, finish, attempts: 1 })
     }
@@ -307,6 +319,21 @@ mod tests {
         );
         let reply = decode(cut).1.ok().flatten().expect("a truncated reply");
         assert!(reply.items.is_empty() && reply.finish == Finish::Incomplete("max_output_tokens".to_owned()));
+        // A `delta.refusal` is text, and its clean `stop` a content filter's.
+        let refusal = concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"No.\"},\"finish_reason\":null}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+        );
+        let reply = decode(refusal).1.ok().flatten().expect("a reply");
+        assert_eq!((reply.text.as_str(), reply.finish), ("No.", Finish::Incomplete("content_filter".into())));
+        // A whole call whose arguments do not parse, ended cleanly, is the model's call as it
+        // made it (its text kept), never a malformed reply (ACP-INVALID-ARGUMENTS).
+        let invalid = cut.replace("length", "tool_calls");
+        let reply = decode(&invalid).1.ok().flatten().expect("a reply");
+        assert_eq!(
+            reply.items[0],
+            OutputItem::Call { call_id: "c1".into(), name: "write".into(), args: json!("{\"path\":") }
+        );
         let reply = decode(length).1.ok().flatten().map(|reply| reply.finish);
         assert_eq!(reply, Some(Finish::Incomplete("max_output_tokens".into())));
         let error = "data: {\"error\":{\"message\":\"boom\",\"type\":\"server_error\",\"code\":\"server_error\"}}\n\n";

@@ -1,5 +1,8 @@
 //! The OpenAI Responses API dialect: the request body (pixir.md 3.1) and the SSE event
 //! decoder, until `response.completed`, `response.incomplete`, `response.failed` or `error`.
+//! A `refusal` content part (`response.refusal.delta`, the model declines in so many words) is
+//! text shown live and, completed, `content_filter`: the vocabulary's name for a model that
+//! declines, as Anthropic's `refusal` stop reason reads.
 
 use serde_json::{Value, json};
 
@@ -34,6 +37,8 @@ pub struct Decoder {
     decoder: sse::Decoder,
     text: String,
     items: Vec<OutputItem>,
+    /// A `response.refusal.delta` came: the model declined.
+    refused: bool,
 }
 
 impl Decode for Decoder {
@@ -64,6 +69,12 @@ impl Decode for Decoder {
                 self.text.push_str(delta);
                 on_delta(Delta::Text(delta.to_owned()));
             }
+            "response.refusal.delta" => {
+                let delta = event.get("delta").and_then(Value::as_str).unwrap_or_default();
+                self.refused = true;
+                self.text.push_str(delta);
+                on_delta(Delta::Text(delta.to_owned()));
+            }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
                 let delta = event.get("delta").and_then(Value::as_str).unwrap_or_default();
                 on_delta(Delta::Reasoning(delta.to_owned()));
@@ -86,6 +97,7 @@ impl Decode for Decoder {
                     match response.and_then(|r| r.pointer("/incomplete_details/reason")).and_then(Value::as_str) {
                         Some(reason) if kind == "response.incomplete" => Finish::Incomplete(reason.to_owned()),
                         _ if kind == "response.incomplete" => Finish::Incomplete("unknown".to_owned()),
+                        _ if self.refused => Finish::Incomplete("content_filter".to_owned()),
                         _ => Finish::Completed,
                     };
                 return Ok(Some(Reply {
@@ -124,12 +136,8 @@ fn reasoning(item: &Value) -> Value {
 fn function_call(item: &Value) -> Option<OutputItem> {
     let call_id = item.get("call_id")?.as_str()?;
     let name = item.get("name")?.as_str()?;
-    let args: Value = serde_json::from_str(item.get("arguments")?.as_str()?).ok()?;
-    (!call_id.is_empty() && !name.is_empty() && args.is_object()).then(|| OutputItem::Call {
-        call_id: call_id.to_owned(),
-        name: name.to_owned(),
-        args,
-    })
+    let arguments = item.get("arguments")?.as_str()?;
+    (!call_id.is_empty() && !name.is_empty()).then(|| OutputItem::call(call_id, name, arguments))
 }
 
 /// The `usage` of a terminal event; `None` when absent or null.
@@ -145,4 +153,50 @@ fn usage(usage: &Value) -> Option<Usage> {
             total: usage.get("total_tokens").and_then(Value::as_u64).unwrap_or(input.saturating_add(output)),
         }
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// A refusal part's deltas are text shown live, and the completed response is a
+    /// `content_filter` stop, as Anthropic's `refusal` stop reason reads.
+    #[test]
+    fn a_refusal_is_shown_and_ends_as_a_content_filter() {
+        let mut decoder = Decoder::default();
+        let frames = [
+            json!({"type": "response.refusal.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": "No."}),
+            json!({"type": "response.refusal.done", "item_id": "msg_1", "output_index": 0, "content_index": 0, "refusal": "No."}),
+            json!({"type": "response.completed", "response": {}}),
+        ];
+        let bytes: String = frames.iter().map(|frame| format!("data: {frame}\n\n")).collect();
+        let mut deltas = Vec::new();
+        let reply = decoder.push(bytes.as_bytes(), &mut |delta| deltas.push(delta)).unwrap().unwrap();
+        assert_eq!(deltas, [Delta::Text("No.".into())]);
+        assert_eq!((reply.text.as_str(), reply.finish), ("No.", Finish::Incomplete("content_filter".into())));
+    }
+
+    /// A finished `function_call` item whose `arguments` do not parse, in a response that
+    /// completed, is the model's call as it made it (its text kept), never a malformed reply
+    /// (ACP-INVALID-ARGUMENTS); one without a `call_id` still is malformed.
+    #[test]
+    fn a_call_whose_arguments_do_not_parse_is_kept_as_text() {
+        let read = |item: Value| {
+            let mut decoder = Decoder::default();
+            let frames = [
+                json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+                json!({"type": "response.completed", "response": {}}),
+            ];
+            let bytes: String = frames.iter().map(|frame| format!("data: {frame}\n\n")).collect();
+            decoder.push(bytes.as_bytes(), &mut |_| {})
+        };
+        let call = json!({"type": "function_call", "call_id": "c1", "name": "read", "arguments": "{\"path\": \"a"});
+        let reply = read(call).unwrap().unwrap();
+        assert_eq!(
+            reply.items,
+            [OutputItem::Call { call_id: "c1".into(), name: "read".into(), args: json!("{\"path\": \"a") }]
+        );
+        assert!(read(json!({"type": "function_call", "name": "read", "arguments": "{}"})).is_err());
+    }
 }
