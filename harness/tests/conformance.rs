@@ -19,6 +19,7 @@ use gauntlet::profile::{self, Profile};
 use gauntlet::run::{self, Plan};
 use gauntlet::{campaign, check};
 use gauntlet_judge::lifecycle::Family;
+use gauntlet_judge::scenario::AcpVersion;
 use gauntlet_judge::verdict::{Layer, Verdict, VerdictKind};
 use gauntlet_judge::{contract, scenario};
 use gauntlet_mock_provider::Dialect;
@@ -51,10 +52,16 @@ fn main() {
             for dialect in run::CORPUS_DIALECTS {
                 let path = path.clone();
                 let trial = Trial::test(format!("process/{}", run::trial_name(name, dialect)), move || {
-                    process_trial(&path, dialect)
+                    process_trial(&path, dialect, AcpVersion::V1)
                 });
                 trials.push(trial.with_kind("process"));
             }
+            // The same agent process over ACP v2, in the file's dialect.
+            let path = path.clone();
+            let trial = Trial::test(format!("process/{name} [acp v2]"), move || {
+                process_trial(&path, Dialect::Responses, AcpVersion::V2)
+            });
+            trials.push(trial.with_kind("process"));
         }
     }
     for target in &fuzz::TARGETS {
@@ -135,8 +142,8 @@ const PROCESS_PARITY: [&str; 5] = [
     "acp/malformed-line",
 ];
 
-fn process_trial(path: &std::path::Path, dialect: Dialect) -> Result<(), Failed> {
-    let scenario = scenario::load(path).map_err(|error| error.to_string())?.in_dialect(dialect)?;
+fn process_trial(path: &std::path::Path, dialect: Dialect, acp: AcpVersion) -> Result<(), Failed> {
+    let scenario = scenario::load(path).map_err(|error| error.to_string())?.in_dialect(dialect)?.in_acp(acp)?;
     let agent = External::reference_agent(std::path::Path::new(env!("CARGO_BIN_EXE_gauntlet-agent")));
     let process = agent.drive(&scenario);
     let in_process = Reference::default().drive(&scenario);

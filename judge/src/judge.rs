@@ -11,6 +11,8 @@ pub mod lifecycle;
 pub mod v1_reading;
 pub mod views;
 
+use std::collections::{HashMap, HashSet, VecDeque};
+
 use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
 use gauntlet_mock_provider::{After, Message, ROOT, Response, StreamEnd};
@@ -396,9 +398,15 @@ impl Evidence<'_> {
         if self.capture.mapped_calls.is_empty() {
             return Vec::new();
         }
-        let mut calls: Vec<(String, &MappedCall)> = Vec::new();
         let mut results: Vec<MappedResult> = Vec::new();
+        // Each result once, by its call id and its place among that id's results: a model may
+        // give two calls of a response one id (REPLAY-CALL-ID-UNIQUE), and every request
+        // repeats the conversation before it.
+        let mut seen: HashSet<(&str, usize)> = HashSet::new();
         for (idx, conversation) in self.conversations.iter().enumerate() {
+            // Within one request, the k-th result of an id answers the k-th call of that id.
+            let mut open: HashMap<&str, VecDeque<Option<&MappedCall>>> = HashMap::new();
+            let mut answered: HashMap<&str, usize> = HashMap::new();
             for message in conversation.messages {
                 match message {
                     Message::ToolCall { call_id, name, args } => {
@@ -409,21 +417,20 @@ impl Evidence<'_> {
                         };
                         let known =
                             self.capture.mapped_calls.iter().find(|call| call.name == *name && call.rendered == args);
-                        if let Some(call) = known
-                            && !calls.iter().any(|(id, _)| id == call_id)
-                        {
-                            calls.push((call_id.clone(), call));
-                        }
+                        open.entry(call_id.as_str()).or_default().push_back(known);
                     }
                     Message::ToolResult { call_id, output } => {
-                        let Some((_, call)) = calls.iter().find(|(id, _)| id == call_id) else { continue };
+                        let nth = answered.entry(call_id.as_str()).or_default();
+                        *nth += 1;
+                        let call = open.get_mut(call_id.as_str()).and_then(VecDeque::pop_front);
+                        let Some(Some(call)) = call else { continue };
                         let Some(mapping) = scenario.tools.get(&call.tool) else { continue };
-                        if results.iter().any(|result| result.call_id == *call_id) {
+                        if !seen.insert((call_id.as_str(), *nth)) {
                             continue;
                         }
                         results.push(MappedResult {
                             call_id: call_id.clone(),
-                            call: (*call).clone(),
+                            call: call.clone(),
                             output: output.clone(),
                             outcome: mapping.outcome(output),
                             request: idx + 1,

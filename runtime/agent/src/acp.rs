@@ -1048,6 +1048,21 @@ mod tests {
         }
     }
 
+    /// The agent's output, line by line, as a client reads it.
+    type Output = tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>;
+
+    /// A fresh agent on in-memory pipes: its task, and the client's writer and reader.
+    fn start(
+        config: AgentConfig,
+    ) -> (tokio::task::JoinHandle<Result<(), ConnectionError>>, tokio::io::WriteHalf<tokio::io::DuplexStream>, Output)
+    {
+        let (client, agent) = tokio::io::duplex(1 << 20);
+        let (agent_reader, agent_writer) = tokio::io::split(agent);
+        let server = tokio::spawn(serve(agent_reader, agent_writer, config));
+        let (client_reader, writer) = tokio::io::split(client);
+        (server, writer, tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(client_reader)))
+    }
+
     /// Writes `line` to the agent and reads until the answer to request `id`, returning every
     /// message read.
     async fn until_answer<R: tokio::io::AsyncBufRead + Unpin>(
@@ -1129,12 +1144,7 @@ mod tests {
     #[tokio::test]
     async fn cancel_request_and_close_stop_a_running_turn_as_session_cancel_does() {
         let workspace = tempfile::tempdir().unwrap();
-        let (client, agent) = tokio::io::duplex(1 << 20);
-        let (agent_reader, agent_writer) = tokio::io::split(agent);
-        let config = AgentConfig { transport: Arc::new(Hanging), ..agent_config() };
-        let server = tokio::spawn(serve(agent_reader, agent_writer, config));
-        let (client_reader, mut writer) = tokio::io::split(client);
-        let mut reader = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(client_reader));
+        let (server, mut writer, mut reader) = start(AgentConfig { transport: Arc::new(Hanging), ..agent_config() });
         let prompt = json!({"sessionId": "root", "prompt": [{"type": "text", "text": "hi"}]});
         until_answer(&mut writer, &mut reader, Some(initialize()), 0).await;
         let new = request(1, "session/new", json!({"cwd": workspace.path(), "mcpServers": []}));
@@ -1173,12 +1183,7 @@ mod tests {
     #[tokio::test]
     async fn version_two_acknowledges_prompts_and_ends_turns_with_the_idle_state() {
         let workspace = tempfile::tempdir().unwrap();
-        let (client, agent) = tokio::io::duplex(1 << 20);
-        let (agent_reader, agent_writer) = tokio::io::split(agent);
-        let config = AgentConfig { transport: Arc::new(Hanging), ..agent_config() };
-        let server = tokio::spawn(serve(agent_reader, agent_writer, config));
-        let (client_reader, mut writer) = tokio::io::split(client);
-        let mut reader = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(client_reader));
+        let (server, mut writer, mut reader) = start(AgentConfig { transport: Arc::new(Hanging), ..agent_config() });
         let initialize = request(0, "initialize", json!({"protocolVersion": 2, "info": {"name": "t", "version": "1"}}));
         let answered = until_answer(&mut writer, &mut reader, Some(initialize), 0).await;
         let response = &answered[0]["result"];
@@ -1205,11 +1210,7 @@ mod tests {
         writer.shutdown().await.unwrap();
         server.await.unwrap().unwrap();
 
-        let (client, agent) = tokio::io::duplex(1 << 20);
-        let (agent_reader, agent_writer) = tokio::io::split(agent);
-        let server = tokio::spawn(serve(agent_reader, agent_writer, agent_config()));
-        let (client_reader, mut writer) = tokio::io::split(client);
-        let mut reader = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(client_reader));
+        let (server, mut writer, mut reader) = start(agent_config());
         let initialize = request(0, "initialize", json!({"protocolVersion": 2, "info": {"name": "t", "version": "1"}}));
         until_answer(&mut writer, &mut reader, Some(initialize), 0).await;
         let resume = json!({"sessionId": "root", "cwd": workspace.path(), "replayFrom": {"type": "start"}});

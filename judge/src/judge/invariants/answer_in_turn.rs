@@ -14,6 +14,7 @@
 use std::collections::BTreeSet;
 
 use gauntlet_agent::TerminalStatus;
+use serde_json::Value;
 
 use super::{Invariant, Scope, Violation};
 use crate::judge::views::{Streamed, chunk_text, shown_chunks, shown_text, streamed_per_turn};
@@ -52,9 +53,14 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             continue;
         }
         let completed = turn.and_then(|turn| turn.status) == Some(TerminalStatus::Completed);
-        // A refusal need not be shown whole: an agent may keep it to its stop reason
-        // (ACP-REFUSAL-STOP-REASON judges that).
-        let refused = pieces.last().is_some_and(|piece| piece.clean && piece.refused);
+        // A refusal need not be shown whole when the answer says it: an agent may keep it to
+        // the `refusal` stop reason or an error (ACP-REFUSAL-STOP-REASON judges which); one that
+        // answers the turn as a plain completion owes it the words the model gave.
+        let said = exchange.answer.is_some_and(|answer| {
+            answer.get("error").is_some()
+                || answer.pointer("/result/stopReason").and_then(Value::as_str) == Some("refusal")
+        });
+        let refused = said && pieces.last().is_some_and(|piece| piece.clean && piece.refused);
         let answer = if completed && !refused { pieces.iter().rposition(|piece| piece.clean) } else { None };
         let chunks = shown_chunks(exchange);
         // A turn that did not complete, whose answer was empty or a refusal, may show only notices.
@@ -313,16 +319,28 @@ mod tests {
         );
     }
 
-    /// A refusal may be shown whole, or not at all (the stop reason says it), but not twice.
+    /// A refusal may be shown whole, or not at all when the answer says `refusal`, but not
+    /// twice; answered `end_turn`, its words are the answer the client is owed (codex-acp's
+    /// shape: nothing shown, `end_turn`).
     #[test]
     fn a_refusal_may_be_shown_or_kept_to_the_stop_reason() {
         let refusing = TWO_TURNS.replace("{ text = [\"Eleven.\"] }", "{ refusal = [\"No.\"] }");
+        let answered = |capture: Capture, reason: &str| {
+            let mut capture = capture;
+            let last = capture.acp.len() - 1;
+            capture.acp[last] = entry("agent", json!({"jsonrpc": "2.0", "id": 2, "result": {"stopReason": reason}}));
+            capture
+        };
         for second in [&[][..], &["No."][..]] {
-            let found = check_played_as(INVARIANT, SHOWN, &shown(&["Seven."], second), &scenario(&refusing));
+            let capture = answered(shown(&["Seven."], second), "refusal");
+            let found = check_played_as(INVARIANT, SHOWN, &capture, &scenario(&refusing));
             assert!(found.is_empty(), "{second:?}: {found:?}");
         }
-        let found = check_played_as(INVARIANT, SHOWN, &shown(&["Seven."], &["No.", "No."]), &scenario(&refusing));
-        assert_eq!(found.len(), 1, "{found:?}");
+        let twice = answered(shown(&["Seven."], &["No.", "No."]), "refusal");
+        assert_eq!(check_played_as(INVARIANT, SHOWN, &twice, &scenario(&refusing)).len(), 1);
+        let hidden = check_played_as(INVARIANT, SHOWN, &shown(&["Seven."], &[]), &scenario(&refusing));
+        assert_eq!(hidden.len(), 1, "{hidden:?}");
+        assert!(hidden[0].contains("\"No.\" was never shown"), "{hidden:?}");
     }
 
     #[test]

@@ -48,12 +48,16 @@ pub(super) struct Turn<'a> {
 
 impl Turn<'_> {
     /// Whether its replayed assistant text holds its answer: what the client was shown live,
-    /// or the model's answer; trivially when there was neither.
+    /// or the model's answer; trivially when there was neither, and when nothing was shown live
+    /// and nothing is replayed (the load then matches the live view: that the answer was never
+    /// shown is ACP-ANSWER-SHOWN's).
     fn holds_answer(&self) -> bool {
         let Some((_, agent)) = &self.replayed else { return false };
         let shown = shown_text(self.exchange);
         let holds = |text: &str| !text.is_empty() && agent.contains(text);
-        holds(&shown) || self.answer.as_deref().is_some_and(holds) || (shown.is_empty() && self.answer.is_none())
+        holds(&shown)
+            || self.answer.as_deref().is_some_and(holds)
+            || (shown.is_empty() && (self.answer.is_none() || agent.is_empty()))
     }
 }
 
@@ -277,6 +281,16 @@ mod tests {
     #[test]
     fn a_replay_of_what_was_shown_passes() {
         let capture = two_turns(&[("Name a prime.", &["Sev", "en."]), ("Another one?", &["Eleven."])]);
+        assert!(check_as(INVARIANT, INVARIANT.id, &capture).is_empty());
+    }
+
+    /// A turn whose answer was never shown live, and is not replayed either, replays as it was
+    /// shown (codex-acp's refusal: nothing shown, nothing replayed); that it was never shown is
+    /// ACP-ANSWER-SHOWN's.
+    #[test]
+    fn an_answer_never_shown_and_never_replayed_matches_the_live_view() {
+        let mut capture = two_turns(&[("Name a prime.", &[]), ("Another one?", &["Eleven."])]);
+        capture.acp.remove(1);
         assert!(check_as(INVARIANT, INVARIANT.id, &capture).is_empty());
     }
 

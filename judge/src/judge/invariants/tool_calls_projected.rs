@@ -155,12 +155,26 @@ fn unknown_tools_completed(evidence: &Evidence, shown: &BTreeMap<&str, &str>) ->
         // Requests gauntlet cannot read tools from say nothing of what was offered.
         return Vec::new();
     }
+    // Calls whose arguments did not parse, by the id the script gave them: one the agent's
+    // replay names otherwise (opencode hands it to its own `invalid` tool) is ACP-INVALID-
+    // ARGUMENTS's, one behaviour judged once.
+    let unparsed: BTreeSet<&str> = evidence
+        .scenario
+        .iter()
+        .flat_map(|scenario| scenario.root_responses())
+        .flat_map(|response| &response.calls)
+        .filter(|call| !call.args_parse())
+        .filter_map(|call| call.call_id.as_deref())
+        .collect();
     let mut seen = BTreeSet::new();
     let mut problems = Vec::new();
     for (_, _, new) in read_new_messages(evidence) {
         for message in new {
             let Message::ToolCall { call_id, name, .. } = message else { continue };
             if offered.contains(&key(name)) || !seen.insert(call_id.as_str()) {
+                continue;
+            }
+            if unparsed.contains(call_id.as_str()) {
                 continue;
             }
             if let Some((_, "completed")) = item_of(shown, call_id) {
