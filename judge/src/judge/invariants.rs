@@ -45,6 +45,7 @@ mod plan_whole_list;
 mod prompts_answered;
 mod provider_script_strict;
 mod reasoning_same_model;
+mod refusal_leaves_conversation;
 mod refusal_stop_reason;
 mod resume_keeps_context;
 mod resume_no_replay;
@@ -129,6 +130,7 @@ pub const ALL: &[Invariant] = &[
     stop_reason_matches_log::INVARIANT,
     truncation_stop_reason::INVARIANT,
     refusal_stop_reason::INVARIANT,
+    refusal_leaves_conversation::INVARIANT,
     completed_needs_terminal_event::INVARIANT,
     load_replays_clean_transcript::INVARIANT,
     prompts_answered::INVARIANT,

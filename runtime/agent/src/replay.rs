@@ -12,8 +12,13 @@
 //! comes after it is replayed beside that result, so no pair is split
 //! (REPLAY-COMPACTION-KEEPS-PAIRS). A `branch_summary` is a user item where it stands
 //! (REPLAY-BRANCH-SUMMARY); `session_fork` is lineage, never replayed (REPLAY-FORK-LINEAGE).
+//!
+//! A turn the model refused (its answer stopped by a content filter, which the ACP agent
+//! answers `refusal`) leaves the conversation: ACP v1's `refusal` says "The user prompt and
+//! everything that comes after it won't be included in the next prompt"
+//! (ACP-REFUSAL-LEAVES-CONVERSATION).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
@@ -47,6 +52,8 @@ pub struct Replay {
     /// The images attached in this process, by `sha256`: a `user_message` whose resources
     /// name one carries it (LOG-NO-RESOURCE-BYTES keeps the bytes out of History).
     images: BTreeMap<String, Image>,
+    /// The seqs of the turns the model refused, found when the fold starts: never replayed.
+    refused: BTreeSet<u64>,
 }
 
 impl Replay {
@@ -58,6 +65,7 @@ impl Replay {
             pending: BTreeMap::new(),
             compacted: BTreeMap::new(),
             images: BTreeMap::new(),
+            refused: BTreeSet::new(),
         }
     }
 
@@ -77,16 +85,24 @@ impl Replay {
         &self.model
     }
 
-    /// Whether `history` gained a `history_compaction` since the last fold: the items emitted
-    /// so far no longer hold, and the fold starts again from a new [`Replay`].
-    pub fn compacted_since(&self, history: &[Event]) -> bool {
+    /// Whether `history` gained a `history_compaction` or a refused answer since the last
+    /// fold: the items emitted so far no longer hold, and the fold starts again from a new
+    /// [`Replay`].
+    pub fn rewritten_since(&self, history: &[Event]) -> bool {
         self.folded > 0
-            && history.get(self.folded..).unwrap_or_default().iter().any(|event| compaction_range(event).is_some())
+            && history
+                .get(self.folded..)
+                .unwrap_or_default()
+                .iter()
+                .any(|event| compaction_range(event).is_some() || refuses(event))
     }
 
     /// Folds the Events of `history` after the ones already folded, emitting each new item. The
     /// first fold of a History with compactions folds it around the latest one.
     pub fn advance(&mut self, history: &[Event], emit: &mut dyn FnMut(Value)) {
+        if self.folded == 0 {
+            self.refused = refused_turns(history);
+        }
         if self.folded == 0
             && let Some(latest) = history.iter().rev().find(|event| compaction_range(event).is_some())
         {
@@ -151,6 +167,9 @@ impl Replay {
     }
 
     fn fold_event(&mut self, event: &Event, emit: &mut dyn FnMut(Value)) {
+        if event.seq().is_some_and(|seq| self.refused.contains(&seq)) {
+            return;
+        }
         let pending = &mut self.pending;
         let data = event.data();
         match event.kind() {
@@ -229,6 +248,37 @@ impl Replay {
             _ => close_orphans(pending, emit),
         }
     }
+}
+
+/// An answer a content filter stopped: the model refused the turn.
+fn refuses(event: &Event) -> bool {
+    event.kind() == EventType::AssistantMessage
+        && !event.is_partial_assistant()
+        && event.data().get("metadata").and_then(|metadata| metadata.pointer("/output_truncation/reason"))
+            == Some(&json!("content_filter"))
+}
+
+/// The seqs of every Event of the turns `history` holds a refused answer in: from the turn's
+/// user message to the next one.
+fn refused_turns(history: &[Event]) -> BTreeSet<u64> {
+    let mut refused = BTreeSet::new();
+    let mut turn: Vec<u64> = Vec::new();
+    let mut turn_refused = false;
+    for event in history {
+        if event.kind() == EventType::UserMessage {
+            if turn_refused {
+                refused.extend(turn.drain(..));
+            }
+            turn.clear();
+            turn_refused = false;
+        }
+        turn.extend(event.seq());
+        turn_refused |= refuses(event);
+    }
+    if turn_refused {
+        refused.extend(turn);
+    }
+    refused
 }
 
 /// A user message item.
@@ -514,7 +564,7 @@ pub(crate) mod tests {
         let mut replay = Replay::new("m1");
         let mut grown = Vec::new();
         for end in 0..=events.len() {
-            if replay.compacted_since(&events[..end]) {
+            if replay.rewritten_since(&events[..end]) {
                 replay = Replay::new("m1");
                 grown.clear();
             }
@@ -522,6 +572,32 @@ pub(crate) mod tests {
             let mut now = grown.clone();
             now.extend(replay.tail());
             assert_eq!(now, fold(&events[..end], "m1"), "after {end} events");
+        }
+    }
+
+    /// A refused turn leaves the conversation, as ACP v1's `refusal` says; the fold kept
+    /// between requests starts again when the refusal is recorded, and agrees with a fresh one.
+    #[test]
+    fn a_refused_turn_leaves_the_conversation() {
+        let mut filtered = Data::new();
+        filtered.insert("output_truncation".into(), json!({"status": "truncated", "reason": "content_filter"}));
+        let events = history(vec![
+            Payload::user_message("one"),
+            Payload::assistant_message("a", Data::new()),
+            Payload::user_message("forbidden"),
+            Payload::assistant_message("I can't help", filtered),
+            Payload::user_message("two"),
+        ]);
+        assert_eq!(texts(&fold(&events, "m1")), ["one", "a", "two"]);
+        let mut replay = Replay::new("m1");
+        let mut grown = Vec::new();
+        for end in 0..=events.len() {
+            if replay.rewritten_since(&events[..end]) {
+                replay = Replay::new("m1");
+                grown.clear();
+            }
+            replay.advance(&events[..end], &mut |item| grown.push(item));
+            assert_eq!(grown, fold(&events[..end], "m1"), "after {end} events");
         }
     }
 

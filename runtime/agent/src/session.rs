@@ -211,11 +211,11 @@ impl Session {
     }
 
     /// [`Session::wire_request`] with `extra` items after the conversation, for this request
-    /// only. A compaction recorded since the last request starts the fold again: it changes
-    /// what every earlier item of the conversation is.
+    /// only. A compaction or a refused answer recorded since the last request starts the fold
+    /// again: it changes what the earlier items of the conversation are.
     pub(crate) fn wire_request_with(&mut self, call: &Call, extra: &[Value]) -> WireRequest {
         let Session { replay, transcript, history, provider, .. } = self;
-        if replay.compacted_since(history) {
+        if replay.rewritten_since(history) {
             // A fresh fold, keeping the images this process holds.
             *replay = replay.for_model(replay.model());
             *transcript = Transcript::new(provider.config().dialect);

@@ -16,11 +16,13 @@
 //! it carries; it must then equal the fold of the Log up to some point of that turn (the
 //! request of a tool loop carries the calls and results recorded so far). Reasoning items are
 //! left out on both sides (REPLAY-REASONING-SAME-MODEL judges them), and so are a prompt's
-//! images (REPLAY-CARRIES-IMAGE). Judged on every Log: the
+//! images (REPLAY-CARRIES-IMAGE). After a turn the model refused (a content filter's stop), a
+//! request may carry the conversation with that turn or without it
+//! (ACP-REFUSAL-LEAVES-CONVERSATION says which an agent that answered `refusal` owes). Judged on every Log: the
 //! root's and each child Session's, with the requests of its route.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
@@ -359,11 +361,53 @@ fn item(message: &Message) -> Option<Item<'_>> {
 }
 
 fn check(evidence: &Evidence) -> Vec<String> {
-    let lines = &evidence.lines;
+    let mut found = mismatches(evidence, &evidence.lines);
+    // After a refusal the conversation may go on without the refused turn (ACP v1's `refusal`
+    // says it will: ACP-REFUSAL-LEAVES-CONVERSATION), or with it: a request is held to the
+    // conversation with every refused turn, or without the first one, the first two, and so
+    // on (a refused turn's own requests carry it).
+    let mut dropped = BTreeSet::new();
+    for turn in refused_turns(&evidence.lines) {
+        if found.is_empty() {
+            break;
+        }
+        dropped.extend(turn);
+        let without: Vec<Line> =
+            evidence.lines.iter().filter(|line| line.seq.is_none_or(|seq| !dropped.contains(&seq))).cloned().collect();
+        let otherwise = mismatches(evidence, &without);
+        found.retain(|n, _| otherwise.contains_key(n));
+    }
+    found.into_values().collect()
+}
+
+/// An answer a content filter stopped: the model refused the turn.
+fn refuses(line: &Line) -> bool {
+    line.kind == EventType::AssistantMessage
+        && !line.is_partial_assistant()
+        && line.data.pointer("/metadata/output_truncation/reason").and_then(Value::as_str) == Some("content_filter")
+}
+
+/// The seqs of the lines of each turn that holds a refused answer, from its user message to
+/// the next one, in order.
+fn refused_turns(lines: &[Line]) -> Vec<Vec<u64>> {
+    let starts: Vec<usize> = (0..lines.len()).filter(|&at| lines[at].kind == EventType::UserMessage).collect();
+    let turns = starts
+        .iter()
+        .enumerate()
+        .map(|(idx, &start)| &lines[start..starts.get(idx + 1).copied().unwrap_or(lines.len())]);
+    turns
+        .filter(|turn| turn.iter().any(refuses))
+        .map(|turn| turn.iter().filter_map(|line| line.seq).collect())
+        .collect()
+}
+
+/// Each request that does not carry the conversation `lines` fold to, by its number, with the
+/// evidence.
+fn mismatches(evidence: &Evidence, lines: &[Line]) -> BTreeMap<usize, String> {
     let prompts = Prompts::of(lines);
     let users = &prompts.lines;
     if users.is_empty() {
-        return Vec::new(); // no Log, or nothing asked yet: nothing to carry
+        return BTreeMap::new(); // no Log, or nothing asked yet: nothing to carry
     }
     let fold = Fold::of(lines);
     // What a request that asks for a summary carries after the conversation.
@@ -379,7 +423,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
         .collect();
     let mut runs: BTreeMap<usize, Run> = BTreeMap::new();
     let mut floors: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut problems = Vec::new();
+    let mut problems = BTreeMap::new();
     for (idx, (request, conversation, new)) in read_new_messages(evidence).enumerate() {
         // The root's Log judges the root's requests; a child's capture holds only its own.
         if evidence.role == LogRole::Root && request.route != gauntlet_mock_provider::ROOT {
@@ -402,7 +446,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
         // The turn: the last of the Log's user messages the request carries (a run's requests
         // grow, so the latest request of a run carries all it has read).
         let Some(turn) = run.turn else {
-            problems.push(format!("request {n} carries none of the Session's user messages"));
+            problems.insert(n, format!("request {n} carries none of the Session's user messages"));
             continue;
         };
         let end = users.get(turn + 1).copied().unwrap_or(lines.len());
@@ -421,12 +465,15 @@ fn check(evidence: &Evidence) -> Vec<String> {
         let closest = points.rev().max_by_key(|&at| same(at)).unwrap_or(users[turn].min(lines.len() - 1));
         let same = same(closest);
         let show = |item: Option<&Item>| item.map_or_else(|| "nothing".to_owned(), Item::to_string);
-        problems.push(format!(
-            "request {n} parts from the Log's conversation at item {}: the Log has {}, the request has {}",
-            same + 1,
-            show(fold.at(closest).nth(same).as_ref()),
-            show(carried.get(same))
-        ));
+        problems.insert(
+            n,
+            format!(
+                "request {n} parts from the Log's conversation at item {}: the Log has {}, the request has {}",
+                same + 1,
+                show(fold.at(closest).nth(same).as_ref()),
+                show(carried.get(same))
+            ),
+        );
     }
     problems
 }
@@ -536,6 +583,36 @@ mod tests {
             body(vec![user("first"), assistant("one"), user("second"), call("c1"), output("c1")]),
         ];
         assert_eq!(check(INVARIANT, &capture(&log(), &bodies)), Vec::<String>::new());
+    }
+
+    /// After two refused turns in a row, a request may carry them or leave out those before
+    /// its own turn (the reference's shape: ACP v1's `refusal` leaves the conversation); a
+    /// request that drops an answer that was not refused is still caught.
+    #[test]
+    fn refused_turns_may_be_carried_or_left_out() {
+        let refused = json!({"text": "no", "metadata": {"output_truncation": {"status": "truncated", "reason": "content_filter"}}});
+        let refusing = [
+            ("user_message", json!({"text": "first"})),
+            ("assistant_message", refused.clone()),
+            ("user_message", json!({"text": "second"})),
+            ("assistant_message", refused),
+            ("user_message", json!({"text": "third"})),
+        ];
+        let left_out = [body(vec![user("first")]), body(vec![user("second")]), body(vec![user("third")])];
+        assert_eq!(check(INVARIANT, &capture(&refusing, &left_out)), Vec::<String>::new());
+        let kept = [
+            body(vec![user("first")]),
+            body(vec![user("first"), assistant("no"), user("second")]),
+            body(vec![user("first"), assistant("no"), user("second"), assistant("no"), user("third")]),
+        ];
+        assert_eq!(check(INVARIANT, &capture(&refusing, &kept)), Vec::<String>::new());
+        let answered = [
+            body(vec![user("first")]),
+            body(vec![user("first"), assistant("one"), user("second")]),
+            body(vec![user("second")]),
+        ];
+        assert_eq!(check(INVARIANT, &capture(&log(), &answered[..2])), Vec::<String>::new());
+        assert_eq!(check(INVARIANT, &capture(&log(), &answered)).len(), 1);
     }
 
     #[test]
