@@ -486,7 +486,11 @@ pub fn play(profile: &Profile, driver: &dyn Driver, scenario: &Scenario) -> Resu
     if !missing.is_empty() {
         return Err(format!("{} lacks {}", profile.name, missing.join(", ")));
     }
-    let scenario = profile.adapt(scenario).in_acp(profile.acp_version.0)?;
+    // A scenario the agent's wire cannot express (`skip_dialects`) is skipped with its reason,
+    // as the corpus skips it in that dialect: played anyway, the mock would send what the wire
+    // has no shape for.
+    let scenario = profile.adapt(scenario).in_dialect(profile.dialect).map_err(|why| why.to_string())?;
+    let scenario = scenario.in_acp(profile.acp_version.0)?;
     let capture = driver.drive(&scenario);
     Ok((scenario, capture))
 }

@@ -10,7 +10,8 @@
 //! - [`capture`]: what a run produced, and the golden file format.
 //! - [`audit`]: any NDJSON Log to per-turn terminal states.
 //! - [`log_file`]: a Log file and its child Logs, audited and judged by the Log-only rules.
-//! - [`judge`]: invariants, expectations and golden findings to a [`verdict::Verdict`].
+//! - [`judge`]: invariants, expectations and golden findings to a [`verdict::Verdict`]; every
+//!   invariant, of either family, is a [`rule::Invariant`].
 //! - [`contract`]: the requirement registry in docs/contract.md.
 //! - [`tool_map`] maps the corpus's abstract tools to an agent's own.
 //!
@@ -26,6 +27,7 @@ pub mod judge;
 pub mod lifecycle;
 pub mod locate;
 pub mod log_file;
+pub mod rule;
 pub mod scenario;
 pub mod tool_map;
 pub mod verdict;

@@ -90,21 +90,8 @@ pub enum Scope {
     Run,
 }
 
-/// One contract rule.
-#[derive(Debug, Clone, Copy)]
-pub struct Invariant {
-    /// The requirement id in docs/contract.md that its findings carry.
-    pub id: &'static str,
-    /// Further requirement ids this rule also checks, in part or from the same reading (its
-    /// violations then name which: [`Violation::of`]).
-    pub also: &'static [&'static str],
-    /// The file (and rule) name.
-    pub name: &'static str,
-    /// What it reads.
-    pub scope: Scope,
-    /// Returns one message per violation, with evidence, placed where the rule can say.
-    pub check: fn(&Evidence) -> Vec<Violation>,
-}
+/// One contract rule over a Turn run: judged on the Logs and the run its [`Scope`] says.
+pub type Invariant = crate::rule::Invariant<fn(&Evidence) -> Vec<Violation>, Scope>;
 
 /// Every invariant, checked on every capture.
 pub const ALL: &[Invariant] = &[
@@ -180,7 +167,7 @@ pub const ALL: &[Invariant] = &[
 /// The invariants that need nothing but a Log ([`Scope::Log`]): `gauntlet audit` runs exactly
 /// these over any Log; `log_only_is_exactly_the_rules_that_read_only_logs` keeps the scopes honest.
 pub fn log_only() -> impl Iterator<Item = &'static Invariant> {
-    ALL.iter().filter(|invariant| invariant.scope == Scope::Log)
+    ALL.iter().filter(|invariant| invariant.applies == Scope::Log)
 }
 
 /// Runs every invariant on the run, then the Log and replay rules on each child Session's Log;
@@ -191,7 +178,7 @@ pub fn check_all(evidence: &Evidence) -> Vec<Finding> {
     for session_id in evidence.capture.children.keys() {
         let capture = evidence.capture.child(session_id);
         let child = Evidence::of_child(&capture, detached.contains(&session_id.as_str()));
-        let per_log = ALL.iter().filter(|invariant| invariant.scope != Scope::Run);
+        let per_log = ALL.iter().filter(|invariant| invariant.applies != Scope::Run);
         let prefix = format!("child Session `{session_id}`: ");
         findings.extend(check(&child, per_log, &prefix).into_iter().map(|finding| finding.at(None)));
     }
@@ -260,7 +247,7 @@ mod tests {
             let rule = text.split("#[cfg(test)]").next().unwrap();
             let reads_run = RUN_EVIDENCE.iter().any(|needle| rule.contains(needle))
                 && !EXCEPTIONS.iter().any(|(name, _)| *name == invariant.name);
-            let listed = invariant.scope == Scope::Log;
+            let listed = invariant.applies == Scope::Log;
             assert_eq!(
                 listed, !reads_run,
                 "{}: of Scope::Log = {listed}, reads run evidence = {reads_run}",

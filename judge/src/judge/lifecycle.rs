@@ -25,18 +25,9 @@ use crate::lifecycle::capture::LifecycleCapture;
 use crate::lifecycle::{Behaviour, Family, LifecycleScenario};
 use crate::verdict::{Finding, Layer, Verdict};
 
-/// One contract rule over lifecycle records.
-#[derive(Debug, Clone, Copy)]
-pub struct Invariant {
-    /// The requirement id its findings carry.
-    pub id: &'static str,
-    /// The file (and rule) name.
-    pub name: &'static str,
-    /// The family it applies to; `None` for every family.
-    pub family: Option<Family>,
-    /// Returns one message per violation, with evidence.
-    pub check: fn(&LifecycleScenario, &LifecycleCapture) -> Vec<String>,
-}
+/// One contract rule over lifecycle records: judged on the scenarios of its family (`None`,
+/// every family).
+pub type Invariant = crate::rule::Invariant<fn(&LifecycleScenario, &LifecycleCapture) -> Vec<String>, Option<Family>>;
 
 /// Every lifecycle invariant.
 pub const ALL: &[Invariant] = &[
@@ -55,7 +46,7 @@ pub const ALL: &[Invariant] = &[
 pub fn judge(name: &str, scenario: &LifecycleScenario, capture: &LifecycleCapture, golden: Vec<Finding>) -> Verdict {
     let mut findings: Vec<Finding> =
         capture.faults.iter().map(|fault| Finding::new(Layer::Fault, None, fault.clone())).collect();
-    for invariant in ALL.iter().filter(|invariant| invariant.family.is_none_or(|family| family == scenario.family())) {
+    for invariant in ALL.iter().filter(|invariant| invariant.applies.is_none_or(|family| family == scenario.family())) {
         for message in (invariant.check)(scenario, capture) {
             findings.push(Finding::new(Layer::Invariant, Some(invariant.id), message));
         }

@@ -21,7 +21,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "ACP-SCHEMA",
     also: &[],
     name: "acp_schema",
-    scope: Scope::Run,
+    applies: Scope::Run,
     // The messages as sent, not their v1 reading: a v2 message is read as v2's type.
     check: |evidence| Violation::unplaced(on_each_raw_transcript(evidence, transcript)),
 };

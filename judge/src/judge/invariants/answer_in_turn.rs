@@ -21,7 +21,7 @@ use crate::judge::views::{Streamed, chunk_text, shown_chunks, shown_text, stream
 use crate::judge::{Evidence, LastAnswer};
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-ANSWER-IN-TURN", also: &[SHOWN], name: "answer_in_turn", scope: Scope::Run, check };
+    Invariant { id: "ACP-ANSWER-IN-TURN", also: &[SHOWN], name: "answer_in_turn", applies: Scope::Run, check };
 
 /// What a turn's shown text breaks when it is only less, more or out of place.
 const SHOWN: &str = "ACP-ANSWER-SHOWN";

@@ -14,7 +14,7 @@ use crate::judge::Evidence;
 use crate::judge::views::judge_messages;
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "REPLAY-AUDIT-ONLY", also: &[], name: "audit_only_not_replayed", scope: Scope::Replay, check };
+    Invariant { id: "REPLAY-AUDIT-ONLY", also: &[], name: "audit_only_not_replayed", applies: Scope::Replay, check };
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     if evidence.capture.log.is_empty() {

@@ -12,7 +12,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "ACP-BUSY-REFUSED",
     also: &[],
     name: "busy_prompt_refused",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

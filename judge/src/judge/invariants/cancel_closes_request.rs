@@ -22,7 +22,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "ACP-CANCEL-CLOSES-REQUEST",
     also: &[],
     name: "cancel_closes_request",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

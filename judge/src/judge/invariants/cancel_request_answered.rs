@@ -13,8 +13,13 @@ use crate::capture::REQUEST_CANCELLED;
 use crate::judge::Evidence;
 use crate::judge::invariants::stop_reason_matches_log::describe;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-CANCEL-REQUEST-ANSWER", also: &[], name: "cancel_request_answered", scope: Scope::Run, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "ACP-CANCEL-REQUEST-ANSWER",
+    also: &[],
+    name: "cancel_request_answered",
+    applies: Scope::Run,
+    check,
+};
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let reported = &evidence.capture.reported;

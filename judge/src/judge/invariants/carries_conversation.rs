@@ -37,7 +37,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-CARRIES-CONVERSATION",
     also: &["REPLAY-CLEAN-ANSWER", "REPLAY-COMPACTION-SUMMARY", "REPLAY-BRANCH-SUMMARY", "REPLAY-FORK-LINEAGE"],
     name: "carries_conversation",
-    scope: Scope::Replay,
+    applies: Scope::Replay,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

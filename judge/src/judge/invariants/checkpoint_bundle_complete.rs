@@ -20,7 +20,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "WF-CHECKPOINT-BUNDLE",
     also: &["WF-CHECKPOINT"],
     name: "checkpoint_bundle_complete",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

@@ -14,7 +14,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "ACP-CLIENT-CAPABILITIES",
     also: &[],
     name: "client_capabilities_respected",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check: |evidence| Violation::unplaced(on_each_transcript(evidence, transcript)),
 };
 

@@ -9,7 +9,7 @@ use crate::judge::Evidence;
 use crate::judge::views::{chunk_text, request_turns, served};
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "WIRE-TEXT-ONCE", also: &[], name: "client_text_once", scope: Scope::Run, check };
+    Invariant { id: "WIRE-TEXT-ONCE", also: &[], name: "client_text_once", applies: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let live: Vec<_> = evidence.exchanges().iter().filter(|exchange| !exchange.busy).collect();

@@ -12,7 +12,7 @@ use crate::judge::invariants::stop_reason_matches_log::describe;
 use crate::judge::views::{answer_to, sent};
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-CLOSE-REFUSES-PROMPT", also: &[], name: "close_refuses_prompt", scope: Scope::Run, check };
+    Invariant { id: "ACP-CLOSE-REFUSES-PROMPT", also: &[], name: "close_refuses_prompt", applies: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let transcript = &evidence.capture.acp;

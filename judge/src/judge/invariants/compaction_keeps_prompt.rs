@@ -11,7 +11,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-COMPACTION-KEEPS-PROMPT",
     also: &[],
     name: "compaction_keeps_prompt",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

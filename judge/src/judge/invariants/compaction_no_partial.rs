@@ -20,7 +20,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-COMPACTION-NO-PARTIAL",
     also: &[],
     name: "compaction_no_partial",
-    scope: Scope::Replay,
+    applies: Scope::Replay,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

@@ -14,7 +14,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "LOG-COMPACTION-RECORD",
     also: &[],
     name: "compaction_recorded",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

@@ -16,7 +16,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "WIRE-TERMINAL-EVENT-REQUIRED",
     also: &["TURN-TERMINAL-EVIDENCE"],
     name: "completed_needs_terminal_event",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check,
 };
 

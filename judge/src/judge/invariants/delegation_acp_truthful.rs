@@ -25,7 +25,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "SUB-ACP-ITEM",
     also: &["WF-ACP-PARTIAL"],
     name: "delegation_acp_truthful",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

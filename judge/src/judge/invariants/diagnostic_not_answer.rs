@@ -20,7 +20,7 @@ use crate::judge::views::{judge_messages, request_turns, served, shown_chunks};
 use crate::verdict::At;
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "REPLAY-NO-DIAGNOSTIC", also: &[], name: "diagnostic_not_answer", scope: Scope::Replay, check };
+    Invariant { id: "REPLAY-NO-DIAGNOSTIC", also: &[], name: "diagnostic_not_answer", applies: Scope::Replay, check };
 
 /// An agent's error message shorter than this is a generic word ("Internal error"), too
 /// common to be evidence when it turns up in text.

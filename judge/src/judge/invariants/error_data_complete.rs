@@ -9,7 +9,7 @@ use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-ERROR-DATA", also: &[], name: "error_data_complete", scope: Scope::Run, check };
+    Invariant { id: "ACP-ERROR-DATA", also: &[], name: "error_data_complete", applies: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let reported = &evidence.capture.reported;

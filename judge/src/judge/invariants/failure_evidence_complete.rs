@@ -18,7 +18,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "TURN-FAILED-EVIDENCE",
     also: &["TURN-PARTIAL-EVIDENCE", "TURN-TIMEOUT-EVIDENCE"],
     name: "failure_evidence_complete",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

@@ -10,7 +10,7 @@ use crate::judge::Evidence;
 use crate::judge::views::shown_text;
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-FAILURE-IS-ERROR", also: &[], name: "failure_not_end_turn", scope: Scope::Run, check };
+    Invariant { id: "ACP-FAILURE-IS-ERROR", also: &[], name: "failure_not_end_turn", applies: Scope::Run, check };
 
 /// The stop reasons of a turn that ran to its end.
 const FINISHED: [&str; 4] = ["end_turn", "max_tokens", "max_turn_requests", "refusal"];

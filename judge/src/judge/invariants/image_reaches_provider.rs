@@ -20,7 +20,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-CARRIES-IMAGE",
     also: &[],
     name: "image_reaches_provider",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

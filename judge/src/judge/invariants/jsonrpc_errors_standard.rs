@@ -17,7 +17,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "ACP-JSONRPC-ERRORS",
     also: &[],
     name: "jsonrpc_errors_standard",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

@@ -17,7 +17,7 @@ use crate::judge::views::{Exchange, chunk_text, shown_text, streamed_per_turn};
 use crate::judge::{Evidence, LastAnswer};
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-LOAD-MATCHES-LIVE", also: &[AS_SHOWN], name: "load_matches_live", scope: Scope::Run, check };
+    Invariant { id: "ACP-LOAD-MATCHES-LIVE", also: &[AS_SHOWN], name: "load_matches_live", applies: Scope::Run, check };
 
 /// What a replay breaks when it holds the conversation but is not the live view again.
 const AS_SHOWN: &str = "ACP-LOAD-AS-SHOWN";

@@ -15,7 +15,7 @@ use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-LOAD-CLEAN", also: &[], name: "load_replays_clean_transcript", scope: Scope::Run, check };
+    Invariant { id: "ACP-LOAD-CLEAN", also: &[], name: "load_replays_clean_transcript", applies: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let capture = evidence.capture;

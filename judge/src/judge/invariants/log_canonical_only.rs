@@ -10,7 +10,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "LOG-NO-EPHEMERAL",
     also: &["LOG-ENVELOPE"],
     name: "log_canonical_only",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

@@ -10,7 +10,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "LOG-UNIQUE-ID",
     also: &[],
     name: "log_ids_unique",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

@@ -17,7 +17,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "LOG-NO-RESOURCE-BYTES",
     also: &[],
     name: "log_no_resource_bytes",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

@@ -9,7 +9,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "LOG-SEQ-GAPLESS",
     also: &[],
     name: "log_seq_gapless",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

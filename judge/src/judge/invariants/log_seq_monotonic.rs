@@ -10,7 +10,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "LOG-SEQ-MONOTONIC",
     also: &[],
     name: "log_seq_monotonic",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

@@ -16,7 +16,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-NO-DUPLICATE",
     also: &[],
     name: "no_duplicate_assistant",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

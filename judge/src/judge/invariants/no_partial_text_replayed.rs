@@ -15,7 +15,7 @@ use crate::judge::views::{judge_messages, request_turns, served};
 use crate::verdict::At;
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "REPLAY-NO-PARTIAL", also: &[], name: "no_partial_text_replayed", scope: Scope::Replay, check };
+    Invariant { id: "REPLAY-NO-PARTIAL", also: &[], name: "no_partial_text_replayed", applies: Scope::Replay, check };
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let (clean, partials) = partial_texts(evidence);

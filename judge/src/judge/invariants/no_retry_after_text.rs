@@ -18,7 +18,7 @@ use crate::judge::Evidence;
 use crate::judge::views::{request_turns, served};
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "WIRE-NO-RETRY-AFTER-TEXT", also: &[], name: "no_retry_after_text", scope: Scope::Run, check };
+    Invariant { id: "WIRE-NO-RETRY-AFTER-TEXT", also: &[], name: "no_retry_after_text", applies: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let requests = &evidence.capture.requests;

@@ -18,7 +18,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "TURN-ORPHAN-REPAIR",
     also: &[],
     name: "orphan_calls_repaired",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

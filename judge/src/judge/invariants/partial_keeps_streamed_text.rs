@@ -16,7 +16,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "TURN-PARTIAL-EVIDENCE",
     also: &[],
     name: "partial_keeps_streamed_text",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

@@ -26,7 +26,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "ACP-PLAN-WHOLE-LIST",
     also: &[],
     name: "plan_whole_list",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

@@ -16,7 +16,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "ACP-ONE-TURN",
     also: &[],
     name: "prompts_answered",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 
@@ -25,7 +25,7 @@ pub const AFTER_RUNNING: Invariant = Invariant {
     id: "ACP-BUSY-AFTER-RUNNING",
     also: &[],
     name: "prompts_answered",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check: |evidence| Violation::unplaced(after_running(evidence)),
 };
 

@@ -11,7 +11,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "MOCK-STRICT",
     also: &[],
     name: "provider_script_strict",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

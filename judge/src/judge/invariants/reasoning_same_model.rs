@@ -18,7 +18,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-REASONING-SAME-MODEL",
     also: &[],
     name: "reasoning_same_model",
-    scope: Scope::Replay,
+    applies: Scope::Replay,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

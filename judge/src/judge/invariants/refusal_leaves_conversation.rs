@@ -17,7 +17,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "ACP-REFUSAL-LEAVES-CONVERSATION",
     also: &[],
     name: "refusal_leaves_conversation",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check,
 };
 

@@ -11,7 +11,7 @@ use crate::judge::Evidence;
 use crate::judge::views::streamed_per_turn;
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-REFUSAL-STOP-REASON", also: &[], name: "refusal_stop_reason", scope: Scope::Run, check };
+    Invariant { id: "ACP-REFUSAL-STOP-REASON", also: &[], name: "refusal_stop_reason", applies: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let Some(scenario) = evidence.scenario else { return Vec::new() };

@@ -12,7 +12,7 @@ use crate::judge::Evidence;
 use crate::judge::views::{answer_to, request_turns, sent};
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-RESUME-KEEPS-CONTEXT", also: &[], name: "resume_keeps_context", scope: Scope::Run, check };
+    Invariant { id: "ACP-RESUME-KEEPS-CONTEXT", also: &[], name: "resume_keeps_context", applies: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let transcript = &evidence.capture.acp;

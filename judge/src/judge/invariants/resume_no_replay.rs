@@ -10,7 +10,7 @@ use crate::judge::Evidence;
 use crate::judge::views::{answer_to, sent};
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-RESUME-NO-REPLAY", also: &[], name: "resume_no_replay", scope: Scope::Run, check };
+    Invariant { id: "ACP-RESUME-NO-REPLAY", also: &[], name: "resume_no_replay", applies: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let transcript = &evidence.capture.acp;

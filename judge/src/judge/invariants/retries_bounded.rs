@@ -17,7 +17,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "WIRE-RETRY-BOUNDED",
     also: &[],
     name: "retries_bounded",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

@@ -11,7 +11,7 @@ use crate::judge::Evidence;
 use crate::judge::views::{answer_to, sent, served_sessions};
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-LIST-SERVED", also: &["ACP-LIST-CWD"], name: "session_listed", scope: Scope::Run, check };
+    Invariant { id: "ACP-LIST-SERVED", also: &["ACP-LIST-CWD"], name: "session_listed", applies: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let transcript = &evidence.capture.acp;

@@ -14,7 +14,7 @@ use super::{Invariant, Scope, Violation};
 use crate::judge::{Evidence, LastAnswer};
 
 pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-STOP-REASON", also: &[], name: "stop_reason_matches_log", scope: Scope::Run, check };
+    Invariant { id: "ACP-STOP-REASON", also: &[], name: "stop_reason_matches_log", applies: Scope::Run, check };
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let mut problems = Vec::new();

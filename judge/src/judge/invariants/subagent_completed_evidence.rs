@@ -13,7 +13,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "SUB-COMPLETED-EVIDENCE",
     also: &[],
     name: "subagent_completed_evidence",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

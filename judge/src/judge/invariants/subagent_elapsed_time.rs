@@ -17,7 +17,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "SUB-ELAPSED-TIME",
     also: &[],
     name: "subagent_elapsed_time",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

@@ -15,7 +15,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "SUB-EVENT-FIELDS",
     also: &["SUB-CHILD-LOG"],
     name: "subagent_event_fields",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

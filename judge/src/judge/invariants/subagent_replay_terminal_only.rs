@@ -18,7 +18,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "SUB-REPLAY-TERMINAL-ONLY",
     also: &["REPLAY-NO-PARTIAL"],
     name: "subagent_replay_terminal_only",
-    scope: Scope::Replay,
+    applies: Scope::Replay,
     check,
 };
 

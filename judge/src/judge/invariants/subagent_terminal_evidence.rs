@@ -18,7 +18,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "SUB-TERMINAL-EVIDENCE",
     also: &["SUB-TIMEOUT-EVIDENCE", "SUB-LIFECYCLE", "SUB-PARTIAL-NOT-COMPLETED"],
     name: "subagent_terminal_evidence",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

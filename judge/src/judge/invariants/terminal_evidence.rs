@@ -13,7 +13,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "TURN-TERMINAL-EVIDENCE",
     also: &[],
     name: "terminal_evidence",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

@@ -19,7 +19,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-TOOL-PAIRING",
     also: &["REPLAY-COMPACTION-KEEPS-PAIRS", UNIQUE],
     name: "tool_calls_paired",
-    scope: Scope::Replay,
+    applies: Scope::Replay,
     check,
 };
 

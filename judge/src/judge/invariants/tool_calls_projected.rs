@@ -33,7 +33,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "ACP-TOOL-STATUS",
     also: &[SHOWN, UNKNOWN, INVALID],
     name: "tool_calls_projected",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check,
 };
 

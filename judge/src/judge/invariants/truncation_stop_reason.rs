@@ -18,8 +18,13 @@ use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::request_turns;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "ACP-TRUNCATION-STOP-REASON", also: &[], name: "truncation_stop_reason", scope: Scope::Run, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "ACP-TRUNCATION-STOP-REASON",
+    also: &[],
+    name: "truncation_stop_reason",
+    applies: Scope::Run,
+    check,
+};
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let reported = &evidence.capture.reported;
@@ -39,7 +44,14 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
         .zip(&driven)
         .enumerate()
         .filter_map(|(idx, (answer, turn))| {
-            let reason = turn.truncation.as_deref().filter(|_| !continued(idx))?;
+            // The model's explicit refusal is ACP-REFUSAL-STOP-REASON's, one behaviour judged
+            // by the rule that names it.
+            let refused = evidence
+                .scenario
+                .and_then(|scenario| scenario.turns.get(idx))
+                .and_then(|turn| turn.respond.last())
+                .is_some_and(gauntlet_mock_provider::Response::refuses);
+            let reason = turn.truncation.as_deref().filter(|_| !continued(idx) && !refused)?;
             let expected = truncation_stop_reason(reason);
             let filtered = expected == "refusal";
             let hidden = answer.stop_reason.as_deref() == Some("end_turn") || (answer.error.is_some() && !filtered);

@@ -10,7 +10,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "TURN-RESTART-RECOVERY",
     also: &["TURN-TERMINAL-EVIDENCE"],
     name: "turns_terminated",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

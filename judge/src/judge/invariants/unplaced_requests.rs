@@ -13,7 +13,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "MOCK-UNPLACED",
     also: &[],
     name: "unplaced_requests",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

@@ -18,7 +18,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "TURN-USAGE-EVIDENCE",
     also: &[],
     name: "usage_recorded",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

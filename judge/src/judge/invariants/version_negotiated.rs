@@ -17,7 +17,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "ACP-VERSION-NEGOTIATION",
     also: &[],
     name: "version_negotiated",
-    scope: Scope::Run,
+    applies: Scope::Run,
     check: |evidence| Violation::unplaced(on_each_transcript(evidence, transcript)),
 };
 

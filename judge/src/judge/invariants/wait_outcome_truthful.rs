@@ -23,7 +23,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "SUB-WAIT-OUTCOME",
     also: &[],
     name: "wait_outcome_truthful",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

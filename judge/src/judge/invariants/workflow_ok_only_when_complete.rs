@@ -14,7 +14,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "WF-OK-ONLY-COMPLETE",
     also: &["WF-RESULT"],
     name: "workflow_ok_only_when_complete",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

@@ -20,7 +20,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "WF-OUTCOME-DETAILS",
     also: &[],
     name: "workflow_outcome_details",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

@@ -24,7 +24,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "WF-RESULT",
     also: &["WF-SEAM-OBLIGATIONS", "WF-ACP-PARTIAL", "WF-OK-ONLY-COMPLETE"],
     name: "workflow_result_agrees",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

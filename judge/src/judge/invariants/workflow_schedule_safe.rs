@@ -15,7 +15,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "WF-DEPENDENTS-READY",
     also: &[],
     name: "workflow_schedule_safe",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

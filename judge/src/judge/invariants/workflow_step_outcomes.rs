@@ -20,7 +20,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "WF-STEP-OUTCOME",
     also: &["WF-CHECKPOINT", "WF-HELD"],
     name: "workflow_step_outcomes",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

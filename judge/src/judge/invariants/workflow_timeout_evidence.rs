@@ -17,7 +17,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "WF-TIMEOUT",
     also: &["WF-HELD"],
     name: "workflow_timeout_evidence",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

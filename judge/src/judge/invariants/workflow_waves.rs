@@ -16,7 +16,7 @@ pub const INVARIANT: Invariant = Invariant {
     id: "WF-WAVES",
     also: &[],
     name: "workflow_waves",
-    scope: Scope::Log,
+    applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
 

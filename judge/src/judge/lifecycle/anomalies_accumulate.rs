@@ -9,7 +9,7 @@ use crate::lifecycle::{Family, LifecycleScenario};
 
 /// The rule.
 pub const INVARIANT: Invariant =
-    Invariant { id: "MON-ANOMALIES", name: "anomalies_accumulate", family: Some(Family::Monitor), check };
+    Invariant { id: "MON-ANOMALIES", also: &[], name: "anomalies_accumulate", applies: Some(Family::Monitor), check };
 
 fn check(scenario: &LifecycleScenario, capture: &LifecycleCapture) -> Vec<String> {
     if scenario.config["layer"] == "kernel" {

@@ -16,8 +16,9 @@ use crate::lifecycle::{Family, LifecycleScenario};
 /// The rule.
 pub const INVARIANT: Invariant = Invariant {
     id: "BRIDGE-MERGE-NO-STALE-ACTIVE",
+    also: &[],
     name: "merge_no_stale_active",
-    family: Some(Family::Bridge),
+    applies: Some(Family::Bridge),
     check,
 };
 

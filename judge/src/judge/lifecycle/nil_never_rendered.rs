@@ -11,8 +11,13 @@ use crate::lifecycle::capture::LifecycleCapture;
 use crate::lifecycle::{Family, LifecycleScenario};
 
 /// The rule.
-pub const INVARIANT: Invariant =
-    Invariant { id: "BRIDGE-RENDER-NIL-SAFE", name: "nil_never_rendered", family: Some(Family::Bridge), check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "BRIDGE-RENDER-NIL-SAFE",
+    also: &[],
+    name: "nil_never_rendered",
+    applies: Some(Family::Bridge),
+    check,
+};
 
 /// Placeholders that must never stand for a missing value.
 const PLACEHOLDERS: [&str; 4] = ["null", "{}", "[]", "map[]"];

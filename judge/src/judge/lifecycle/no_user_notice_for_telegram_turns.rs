@@ -14,8 +14,9 @@ use crate::lifecycle::{Family, LifecycleScenario};
 /// The rule.
 pub const INVARIANT: Invariant = Invariant {
     id: "BRIDGE-OBSERVER-NO-USER-NOTICE",
+    also: &[],
     name: "no_user_notice_for_telegram_turns",
-    family: Some(Family::Bridge),
+    applies: Some(Family::Bridge),
     check,
 };
 

@@ -18,8 +18,9 @@ use crate::lifecycle::{Family, LifecycleScenario};
 /// The rule.
 pub const INVARIANT: Invariant = Invariant {
     id: "BRIDGE-OBSERVER-NO-DUPLICATE-PANEL",
+    also: &[],
     name: "panel_not_recreated",
-    family: Some(Family::Bridge),
+    applies: Some(Family::Bridge),
     check,
 };
 

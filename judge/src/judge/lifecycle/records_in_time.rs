@@ -7,7 +7,8 @@ use crate::lifecycle::LifecycleScenario;
 use crate::lifecycle::capture::LifecycleCapture;
 
 /// The rule.
-pub const INVARIANT: Invariant = Invariant { id: "MON-TIMER-ORDER", name: "records_in_time", family: None, check };
+pub const INVARIANT: Invariant =
+    Invariant { id: "MON-TIMER-ORDER", also: &[], name: "records_in_time", applies: None, check };
 
 fn check(scenario: &LifecycleScenario, capture: &LifecycleCapture) -> Vec<String> {
     let mut messages = Vec::new();

@@ -13,8 +13,13 @@ use crate::lifecycle::capture::LifecycleCapture;
 use crate::lifecycle::{Family, LifecycleScenario};
 
 /// The rule.
-pub const INVARIANT: Invariant =
-    Invariant { id: "MON-STABILITY-WINDOW", name: "stability_window", family: Some(Family::Monitor), check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "MON-STABILITY-WINDOW",
+    also: &[],
+    name: "stability_window",
+    applies: Some(Family::Monitor),
+    check,
+};
 
 /// The window when the scenario's config gives none.
 const DEFAULT_STABILITY_MS: u64 = 1_000;

@@ -7,7 +7,7 @@ use crate::lifecycle::{Family, LifecycleScenario};
 
 /// The rule.
 pub const INVARIANT: Invariant =
-    Invariant { id: "MON-STALL-TIMER", name: "stall_evidence", family: Some(Family::Monitor), check };
+    Invariant { id: "MON-STALL-TIMER", also: &[], name: "stall_evidence", applies: Some(Family::Monitor), check };
 
 fn check(scenario: &LifecycleScenario, capture: &LifecycleCapture) -> Vec<String> {
     let timeout = scenario.config["stall_timeout_ms"].as_u64().unwrap_or(0);

@@ -6,8 +6,13 @@ use crate::lifecycle::capture::LifecycleCapture;
 use crate::lifecycle::{Family, LifecycleScenario};
 
 /// The rule.
-pub const INVARIANT: Invariant =
-    Invariant { id: "MON-STALLED-TERMINAL", name: "terminal_stall_is_last", family: Some(Family::Monitor), check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "MON-STALLED-TERMINAL",
+    also: &[],
+    name: "terminal_stall_is_last",
+    applies: Some(Family::Monitor),
+    check,
+};
 
 fn check(scenario: &LifecycleScenario, capture: &LifecycleCapture) -> Vec<String> {
     if scenario.config["stalled_is_terminal"] != true || scenario.config["layer"] == "kernel" {
