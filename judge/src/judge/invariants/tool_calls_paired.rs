@@ -9,11 +9,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use gauntlet_mock_provider::Message;
+use gauntlet_mock_provider::{Message, Response};
 
 use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
-use crate::judge::views::read_new_messages;
+use crate::judge::views::{read_new_messages, served};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-TOOL-PAIRING",
@@ -28,9 +28,28 @@ const UNIQUE: &str = "REPLAY-CALL-ID-UNIQUE";
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let mut runs: BTreeMap<usize, Pairing> = BTreeMap::new();
+    // A response whose calls repeat an id, by the run whose next request must carry its
+    // calls: how many it made, and the id.
+    let mut owed: BTreeMap<usize, (usize, &str)> = BTreeMap::new();
     let mut problems = Vec::new();
-    for (request_idx, (_, conversation, new)) in read_new_messages(evidence).enumerate() {
+    for (request_idx, (request, conversation, new)) in read_new_messages(evidence).enumerate() {
         let n = request_idx + 1;
+        // An agent that collapses two calls of one id into one tells the model of one call
+        // and one result only: it did not tell them apart.
+        if let Some((made, id)) = owed.remove(&conversation.run) {
+            let carried = new.iter().filter(|message| matches!(message, Message::ToolCall { .. })).count();
+            if carried < made {
+                let message = format!(
+                    "request {n} carries {carried} of the {made} calls the model gave, two of them with the id `{id}`: a call and its result are gone from the conversation"
+                );
+                problems.push(Violation::new(message).of(UNIQUE));
+            }
+        }
+        if let Some(response) = served(evidence, request)
+            && let Some(id) = repeated_id(response)
+        {
+            owed.insert(conversation.run, (response.calls.len(), id));
+        }
         let run = runs.entry(conversation.run).or_default();
         for message in new {
             run.read(message);
@@ -49,6 +68,12 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
         }
     }
     problems
+}
+
+/// An id two of a response's scripted calls share.
+fn repeated_id(response: &Response) -> Option<&str> {
+    let mut seen = BTreeSet::new();
+    response.calls.iter().filter_map(|call| call.call_id.as_deref()).find(|id| !seen.insert(*id))
 }
 
 /// The calls and results of a run's messages read so far.
@@ -114,6 +139,28 @@ mod tests {
         assert_eq!(
             check(INVARIANT, &together),
             ["request 1: call id `c1` names 2 calls, so a result pairs with more than one"]
+        );
+    }
+
+    /// Two calls the model gave one id, collapsed into one call and one result in the next
+    /// request (opencode's shape: the model is told of one read only).
+    #[test]
+    fn two_calls_of_one_id_collapsed_into_one_are_caught() {
+        let scenario = crate::judge::invariants::fixture::scenario(
+            "title = \"t\"\n[[turn]]\nprompt = \"p\"\nrespond = [{ calls = [{ name = \"read\", args = { path = \"a\" }, call_id = \"c1\" }, \
+             { name = \"read\", args = { path = \"b\" }, call_id = \"c1\" }] }, { text = [\"x\"] }]\n",
+        );
+        let call = json!({"type": "function_call", "call_id": "c1", "name": "read", "arguments": "{\"path\":\"b\"}"});
+        let output = json!({"type": "function_call_output", "call_id": "c1", "output": "B"});
+        let mut collapsed = capture(&[], &[body(vec![]), body(vec![call, output])]);
+        for (request, index) in collapsed.requests.iter_mut().zip([0, 1]) {
+            request.response_index = Some(index);
+        }
+        assert_eq!(
+            crate::judge::invariants::fixture::check_played_as(INVARIANT, UNIQUE, &collapsed, &scenario),
+            [
+                "request 2 carries 1 of the 2 calls the model gave, two of them with the id `c1`: a call and its result are gone from the conversation"
+            ]
         );
     }
 
