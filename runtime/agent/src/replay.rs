@@ -561,6 +561,12 @@ pub(crate) mod tests {
         let items = fold(&events, "m1");
         let summary = "Compressed session memory\nRange: seq 0..3 (4 events)\nStrategy: s\n\nSummary:\nsum";
         assert_eq!(texts(&items), [summary, "function_call", "function_call_output", "b", "three"]);
+        kept_fold_agrees(&events);
+    }
+
+    /// The fold kept between requests, started again whenever History is rewritten, emits
+    /// after every Event what a fresh fold of History so far does.
+    fn kept_fold_agrees(events: &[Event]) {
         let mut replay = Replay::new("m1");
         let mut grown = Vec::new();
         for end in 0..=events.len() {
@@ -589,16 +595,7 @@ pub(crate) mod tests {
             Payload::user_message("two"),
         ]);
         assert_eq!(texts(&fold(&events, "m1")), ["one", "a", "two"]);
-        let mut replay = Replay::new("m1");
-        let mut grown = Vec::new();
-        for end in 0..=events.len() {
-            if replay.rewritten_since(&events[..end]) {
-                replay = Replay::new("m1");
-                grown.clear();
-            }
-            replay.advance(&events[..end], &mut |item| grown.push(item));
-            assert_eq!(grown, fold(&events[..end], "m1"), "after {end} events");
-        }
+        kept_fold_agrees(&events);
     }
 
     #[test]
