@@ -5,6 +5,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
+use crate::driver::conversation::initialize_params;
 use gauntlet_judge::scenario::AcpVersion;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -38,19 +39,10 @@ pub enum ProbeError {
     Runtime(std::io::Error),
 }
 
-/// The `initialize` request gauntlet's driver sends in `version` (in v1 no client fs or
-/// terminal; v2 has neither), so the draft says what a check will meet.
+/// The `initialize` request gauntlet's driver sends in `version`, so the draft says what a
+/// check will meet.
 fn initialize_request(version: AcpVersion) -> Value {
-    let params = match version {
-        AcpVersion::V1 => json!({
-            "protocolVersion": 1,
-            "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false},
-        }),
-        AcpVersion::V2 => {
-            json!({"protocolVersion": 2, "info": {"name": "gauntlet", "version": env!("CARGO_PKG_VERSION")}, "capabilities": {}})
-        }
-    };
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize_params(version)})
 }
 
 /// Starts `program` with `args` in a scratch folder, sends `initialize` in `version`, and

@@ -196,7 +196,8 @@ pub struct Play {
 }
 
 /// The plays of a scenario file: a Turn scenario in its own dialect and then in every other
-/// corpus dialect, a lifecycle scenario (or an unreadable file) once.
+/// corpus dialect, then once more over ACP v2 in its own dialect; a lifecycle scenario (or an
+/// unreadable file) once.
 pub fn plays(name: &str, path: &Path) -> Vec<Play> {
     let mut plays = vec![Play { title: name.to_owned(), dialect: None, acp: AcpVersion::V1, skipped: false }];
     if let Ok(AnyScenario::Turn(scenario)) = load(path) {

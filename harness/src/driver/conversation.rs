@@ -23,10 +23,6 @@ use gauntlet_judge::capture::{CANCEL_CLOSE_BOUND, QUICK_ANSWER, Reported, TornTa
 use gauntlet_judge::judge::v1_reading;
 use gauntlet_judge::scenario::{AcpVersion, Scenario, Trigger, Turn};
 
-/// Who the client is, in a v2 `initialize` (v1's `clientInfo` is optional; v2's `info` is not).
-static CLIENT_INFO: std::sync::LazyLock<Value> =
-    std::sync::LazyLock::new(|| json!({"name": "gauntlet", "version": env!("CARGO_PKG_VERSION")}));
-
 /// The Session id preloaded Logs use.
 pub const PRELOADED_SESSION_ID: &str = "root";
 
@@ -204,11 +200,7 @@ async fn connect<L: Error + 'static, S: Error + 'static>(
 ) -> Result<(Client, Ended<S>), ConversationError<L, S>> {
     let connection = launch().map_err(ConversationError::Launch)?;
     let mut client = AcpClient::new(connection.reader, connection.writer, settings);
-    let params = match version {
-        AcpVersion::V1 => json!({"protocolVersion": 1, "clientCapabilities": {}}),
-        AcpVersion::V2 => json!({"protocolVersion": 2, "info": CLIENT_INFO.clone(), "capabilities": {}}),
-    };
-    let problem = match client.request("initialize", params).await {
+    let problem = match client.request("initialize", initialize_params(version)).await {
         Ok(answer) if answer.get("error").is_none() => {
             client.accepts_images = match version {
                 AcpVersion::V1 => {
@@ -226,6 +218,19 @@ async fn connect<L: Error + 'static, S: Error + 'static>(
     };
     let stopped = finish(client, connection.ended, transcript).await.err();
     Err(ConversationError::Initialize { problem, stopped })
+}
+
+/// What the client asks in `initialize` in `version`: no client file system or terminal (v2
+/// has neither), and in v2 who it is (v1's `clientInfo` is optional; v2's `info` is not).
+pub fn initialize_params(version: AcpVersion) -> Value {
+    match version {
+        AcpVersion::V1 => json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        AcpVersion::V2 => json!({
+            "protocolVersion": 2,
+            "info": {"name": "gauntlet", "version": env!("CARGO_PKG_VERSION")},
+            "capabilities": {},
+        }),
+    }
 }
 
 /// Closes the agent's input and waits for it to stop, keeping what it still wrote.
