@@ -246,9 +246,10 @@ enum Words {
 
 impl Words {
     /// The words for a Session's updates on a connection that speaks `version`, after its
-    /// first `users` user messages (all of them for a running Turn, none for a replay).
-    fn of(version: ProtocolVersion, session_id: &str, users: usize) -> Words {
-        if version == ProtocolVersion::V2 { Words::V2(v2::Upserts::new(session_id, users)) } else { Words::V1 }
+    /// first `users()` user messages (all of them for a running Turn, none for a replay),
+    /// counted only in v2, which names messages: a v1 prompt pays no scan of History.
+    fn of(version: ProtocolVersion, session_id: &str, users: impl FnOnce() -> usize) -> Words {
+        if version == ProtocolVersion::V2 { Words::V2(v2::Upserts::new(session_id, users())) } else { Words::V1 }
     }
 }
 
@@ -486,7 +487,7 @@ impl Agent {
     /// version.
     fn replay(&self, session: &Session) {
         let projector = Projector { workspace: session.workspace(), context_window: self.config.context_window };
-        let mut words = Words::of(self.version, &session.config().session_id, 0);
+        let mut words = Words::of(self.version, &session.config().session_id, || 0);
         for update in projector.replay(session.history()) {
             self.outbox.show(&session.config().session_id, update, &mut words);
         }
@@ -609,7 +610,8 @@ impl Agent {
         let Slot::Idle(open) = std::mem::replace(slot, Slot::Busy { cancel, prompt: id.clone() }) else {
             return Ok(());
         };
-        let users = open.session.history().iter().filter(|event| event.kind() == EventType::UserMessage).count();
+        let history = open.session.history();
+        let users = || history.iter().filter(|event| event.kind() == EventType::UserMessage).count();
         let mut words = Words::of(self.version, &session_id, users);
         if let Words::V2(upserts) = &mut words {
             // Inserted: echoed, running, and acknowledged before any of the Turn's updates.
