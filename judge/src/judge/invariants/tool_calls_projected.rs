@@ -4,10 +4,11 @@
 //! completed successfully", `failed` "the tool call failed with an error").
 //!
 //! Also ACP-TOOL-SHOWN (a SHOULD, [`SHOWN`]): every tool call is shown to the client as an ACP
-//! tool item (`toolCallId` its `call_id`, or naming it) and closed before the prompt is
-//! answered (ACP: the Agent "SHOULD report" a tool call); a call left open by a turn answered
-//! `cancelled` is no finding, since ACP's cancellation section has the client mark every
-//! unfinished call `cancelled` itself, "since the Agent is not required to do so". Subagent
+//! tool item (its `toolCallId` the call's id or naming it, else paired in order: [`Items`])
+//! and closed before the prompt is answered (ACP: the Agent "SHOULD report" a tool call); a
+//! call left open by a turn answered `cancelled` is no finding, since ACP's cancellation
+//! section has the client mark every unfinished call `cancelled` itself, "since the Agent is
+//! not required to do so". Subagent
 //! items and delegation results have their own rule (SUB-ACP-ITEM). A mapped to-do tool
 //! (`plan`) may be shown as the ACP plan instead of a tool item.
 //!
@@ -54,31 +55,8 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     if evidence.capture.acp.is_empty() {
         return Vec::new();
     }
-    // The last status the live transcript gives each tool item, and updates out of order: an
-    // update of an item the client was never shown, a status that goes back (ACP: a
-    // `tool_call` reports the call, `tool_call_update`s then update it; the statuses run
-    // pending, in_progress, then completed or failed).
-    let mut shown: BTreeMap<&str, &str> = BTreeMap::new();
-    let mut out_of_order = Vec::new();
-    for entry in &evidence.capture.acp {
-        let Some(update) = entry.pointer("/message/params/update") else { continue };
-        let Some(id) = update.get("toolCallId").and_then(Value::as_str) else { continue };
-        let status = update.get("status").and_then(Value::as_str);
-        let kind = update.get("sessionUpdate").and_then(Value::as_str);
-        if kind == Some("tool_call_update") && !shown.contains_key(id) {
-            let message =
-                format!("the tool item `{id}` is updated before the client is shown it (no `tool_call` first)");
-            out_of_order.push(Violation::new(message).of(SHOWN));
-        }
-        let known = shown.entry(id).or_insert("pending");
-        if let Some(status) = status {
-            if kind == Some("tool_call_update") && rank(status) > 0 && rank(status) < rank(known) {
-                let message = format!("the tool item `{id}` goes back from `{known}` to `{status}`");
-                out_of_order.push(Violation::new(message).of(SHOWN));
-            }
-            *known = status;
-        }
-    }
+    let (shown, mut out_of_order) = transcript_items(evidence);
+    let shown = Items::pair(shown, &call_ids(evidence));
     out_of_order.extend(unknown_tools_completed(evidence, &shown));
     out_of_order.extend(invalid_arguments_completed(evidence, &shown));
     if evidence.capture.log.is_empty() {
@@ -97,7 +75,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
         let Some(data) = result.data.as_object() else { continue };
         let ok = data.get("ok").and_then(Value::as_bool) == Some(true) && !reports_partial(data);
         let expected = if ok { "completed" } else { "failed" };
-        match item_of(&shown, call_id) {
+        match shown.of(call_id) {
             None => {
                 let message = format!("the tool call `{call_id}` (result at seq {seq}) is never shown to the client");
                 problems.push(Violation::new(message).of(SHOWN));
@@ -117,13 +95,13 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
 }
 
 /// For an agent without a Log: each mapped call's result, as the next request carries it.
-fn from_the_wire(evidence: &Evidence, shown: &BTreeMap<&str, &str>) -> Vec<String> {
+fn from_the_wire(evidence: &Evidence, shown: &Items) -> Vec<String> {
     let mut problems = Vec::new();
     for result in evidence.mapped_results() {
         let expected = if result.outcome.ok { "completed" } else { "failed" };
         let (id, n, tool, name) = (&result.call_id, result.request, result.call.tool.as_str(), &result.call.name);
         let read = if result.outcome.ok { "a success" } else { "a failure" };
-        match item_of(shown, id) {
+        match shown.of(id) {
             // A to-do tool shown as the ACP plan instead of a tool item (claude-agent-acp's
             // `TodoWrite`): the plan is its presentation (ACP-PLAN-WHOLE-LIST judges it).
             None if result.call.tool == AbstractTool::Plan && !plan_updates(evidence).is_empty() => {}
@@ -146,7 +124,7 @@ fn from_the_wire(evidence: &Evidence, shown: &BTreeMap<&str, &str>) -> Vec<Strin
 /// took the name for one of its own, which gauntlet cannot see; a name an offered one matches
 /// but for case and separators (`Read` for `read`) is taken for a repair, and judged no
 /// further. Read from the calls the requests carry back, so with or without a Log.
-fn unknown_tools_completed(evidence: &Evidence, shown: &BTreeMap<&str, &str>) -> Vec<Violation> {
+fn unknown_tools_completed(evidence: &Evidence, shown: &Items) -> Vec<Violation> {
     let key = |name: &str| -> String {
         name.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect()
     };
@@ -177,7 +155,7 @@ fn unknown_tools_completed(evidence: &Evidence, shown: &BTreeMap<&str, &str>) ->
             if unparsed.contains(call_id.as_str()) {
                 continue;
             }
-            if let Some((_, "completed")) = item_of(shown, call_id) {
+            if let Some((_, "completed")) = shown.of(call_id) {
                 let message = format!(
                     "the tool call `{call_id}` names `{name}`, a tool no request offered the model, yet ends `completed` in ACP"
                 );
@@ -192,7 +170,7 @@ fn unknown_tools_completed(evidence: &Evidence, shown: &BTreeMap<&str, &str>) ->
 /// ended cleanly, that ACP shows `completed`: no tool could have run arguments that do not
 /// parse. Known by their scripted `call_id` (a default one is the mock's to number), so with
 /// or without a Log.
-fn invalid_arguments_completed(evidence: &Evidence, shown: &BTreeMap<&str, &str>) -> Vec<Violation> {
+fn invalid_arguments_completed(evidence: &Evidence, shown: &Items) -> Vec<Violation> {
     let mut seen = BTreeSet::new();
     let mut problems = Vec::new();
     for request in &evidence.capture.requests {
@@ -205,7 +183,7 @@ fn invalid_arguments_completed(evidence: &Evidence, shown: &BTreeMap<&str, &str>
             if !seen.insert(call_id) {
                 continue;
             }
-            if let Some((_, "completed")) = item_of(shown, call_id) {
+            if let Some((_, "completed")) = shown.of(call_id) {
                 let message = format!(
                     "the tool call `{call_id}` has arguments that are not a JSON object ({}), yet ends `completed` in ACP",
                     call.arguments()
@@ -217,17 +195,99 @@ fn invalid_arguments_completed(evidence: &Evidence, shown: &BTreeMap<&str, &str>
     problems
 }
 
-/// The ACP tool item of the call `call_id` and its last status: the item whose `toolCallId` is
-/// the call's id, else one whose id ends with it after a separator (gemini-cli shows `call_1`
-/// as `read_file__call_1`): ACP leaves an item's id to the agent.
-fn item_of<'a>(shown: &BTreeMap<&'a str, &'a str>, call_id: &str) -> Option<(&'a str, &'a str)> {
-    let names = |item: &str| {
-        item.strip_suffix(call_id).is_some_and(|head| head.chars().next_back().is_some_and(|c| !c.is_alphanumeric()))
-    };
-    shown
-        .get_key_value(call_id)
-        .or_else(|| shown.iter().find(|(item, _)| names(item)))
-        .map(|(item, status)| (*item, *status))
+/// The tool items the live transcript shows, in the order the client was first shown them,
+/// each with its last status; and updates out of order: an update of an item the client was
+/// never shown, a status that goes back (ACP: a `tool_call` reports the call,
+/// `tool_call_update`s then update it; the statuses run pending, in_progress, then completed
+/// or failed).
+fn transcript_items<'e>(evidence: &'e Evidence) -> (Vec<(&'e str, &'e str)>, Vec<Violation>) {
+    let mut shown: Vec<(&str, &str)> = Vec::new();
+    let mut at_of: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut out_of_order = Vec::new();
+    for entry in &evidence.capture.acp {
+        let Some(update) = entry.pointer("/message/params/update") else { continue };
+        let Some(id) = update.get("toolCallId").and_then(Value::as_str) else { continue };
+        let status = update.get("status").and_then(Value::as_str);
+        let kind = update.get("sessionUpdate").and_then(Value::as_str);
+        let at = *at_of.entry(id).or_insert_with(|| {
+            if kind == Some("tool_call_update") {
+                let message =
+                    format!("the tool item `{id}` is updated before the client is shown it (no `tool_call` first)");
+                out_of_order.push(Violation::new(message).of(SHOWN));
+            }
+            shown.push((id, "pending"));
+            shown.len() - 1
+        });
+        let known = &mut shown[at].1;
+        if let Some(status) = status {
+            if kind == Some("tool_call_update") && rank(status) > 0 && rank(status) < rank(known) {
+                let message = format!("the tool item `{id}` goes back from `{known}` to `{status}`");
+                out_of_order.push(Violation::new(message).of(SHOWN));
+            }
+            *known = status;
+        }
+    }
+    (shown, out_of_order)
+}
+
+/// Every call id of the run, in the order the calls were made: the Log's `tool_call`s, then
+/// the calls the requests carry back that the Log does not name.
+fn call_ids<'e>(evidence: &'e Evidence) -> Vec<&'e str> {
+    let logged = evidence
+        .lines
+        .iter()
+        .filter(|line| line.kind == EventType::ToolCall)
+        .filter_map(|line| line.str_field("call_id"));
+    let sent = read_new_messages(evidence).flat_map(|(_, _, new)| new).filter_map(|message| match message {
+        Message::ToolCall { call_id, .. } => Some(call_id.as_str()),
+        _ => None,
+    });
+    let mut seen = BTreeSet::new();
+    logged.chain(sent).filter(|id| seen.insert(*id)).collect()
+}
+
+/// The client's tool items, each with its last status, and the call each one shows. ACP leaves
+/// an item's id to the agent ("A unique identifier for this tool call within the session"):
+/// an item is a call's when its `toolCallId` is the call's id, or ends with it after a
+/// separator (gemini-cli shows `call_1` as `read_file__call_1`); the calls no item names so
+/// are paired in order with the items that name no call, for an agent that mints its own ids
+/// (issue 31: such an agent read "never shown" for every call).
+struct Items<'a> {
+    status: BTreeMap<&'a str, &'a str>,
+    of_call: BTreeMap<&'a str, &'a str>,
+}
+
+impl<'a> Items<'a> {
+    fn pair(shown: Vec<(&'a str, &'a str)>, calls: &[&'a str]) -> Items<'a> {
+        let mut items = Items { status: shown.iter().copied().collect(), of_call: BTreeMap::new() };
+        let mut unnamed = Vec::new();
+        for &call_id in calls {
+            match items.named(call_id) {
+                Some(item) => _ = items.of_call.insert(call_id, item),
+                None => unnamed.push(call_id),
+            }
+        }
+        let claimed: BTreeSet<&str> = items.of_call.values().copied().collect();
+        let unclaimed = shown.into_iter().map(|(item, _)| item).filter(|item| !claimed.contains(item));
+        items.of_call.extend(unnamed.into_iter().zip(unclaimed));
+        items
+    }
+
+    /// The item whose id is `call_id`, or ends with it after a separator.
+    fn named(&self, call_id: &str) -> Option<&'a str> {
+        let names = |item: &str| {
+            item.strip_suffix(call_id)
+                .is_some_and(|head| head.chars().next_back().is_some_and(|c| !c.is_alphanumeric()))
+        };
+        let exact = self.status.get_key_value(call_id).map(|(item, _)| *item);
+        exact.or_else(|| self.status.keys().copied().find(|item| names(item)))
+    }
+
+    /// The item that shows call `call_id`, and its last status.
+    fn of(&self, call_id: &str) -> Option<(&'a str, &'a str)> {
+        let item = self.of_call.get(call_id).copied().or_else(|| self.named(call_id))?;
+        Some((item, self.status[item]))
+    }
 }
 
 /// Where an ACP tool status stands in a call's life; an unknown status stands nowhere.
@@ -361,6 +421,38 @@ mod tests {
         assert_eq!(run(&results, acp), Vec::<String>::new());
         let acp = vec![update("tool_call", "read_file__call_10", "completed")];
         assert_eq!(run(&results, acp), ["the tool call `call_1` (result at seq 1) is never shown to the client"]);
+    }
+
+    /// An agent that mints its own item ids (issue 31: every call read "never shown"): the
+    /// calls no item names are paired in order with the items that name no call.
+    #[test]
+    fn items_with_the_agents_own_ids_are_paired_in_order() {
+        let judged = |acp: Vec<Value>| {
+            let events = [
+                ("user_message", json!({"text": "q"})),
+                ("tool_call", json!({"call_id": "c1", "name": "read"})),
+                ("tool_call", json!({"call_id": "c2", "name": "read"})),
+                ("tool_result", json!({"call_id": "c1", "ok": true})),
+                ("tool_result", json!({"call_id": "c2", "ok": false})),
+            ];
+            let mut capture = capture(&events, &[]);
+            capture.reported.push(Reported { stop_reason: Some("end_turn".into()), error: None });
+            capture.acp = acp;
+            check(INVARIANT, &capture)
+        };
+        let acp = vec![
+            update("tool_call", "toolu_9", "in_progress"),
+            update("tool_call_update", "toolu_9", "completed"),
+            update("tool_call", "toolu_4", "in_progress"),
+            update("tool_call_update", "toolu_4", "failed"),
+        ];
+        assert_eq!(judged(acp), Vec::<String>::new());
+        // One item for two calls: the second call is the one never shown.
+        let acp = vec![update("tool_call", "toolu_9", "completed")];
+        assert_eq!(judged(acp), ["the tool call `c2` (result at seq 4) is never shown to the client"]);
+        // An item that names its call keeps it; the other call takes the unnamed item.
+        let acp = vec![update("tool_call", "toolu_9", "failed"), update("tool_call", "read__c1", "completed")];
+        assert_eq!(judged(acp), Vec::<String>::new());
     }
 
     #[test]
