@@ -1,4 +1,4 @@
-//! WF-OUTCOME-DETAILS (SHOULD): a `run_workflow` result fills in what seed 001 asks for as
+//! WF-OUTCOME-DETAILS (MAY): a `run_workflow` result fills in what seed 001 asks for as
 //! pixir.md 8 does. The seed asks for safe next actions "such as retry, rerun failed steps
 //! only, ask user, or abort", error kind and details, a derived checkpoint status, and a result
 //! presenters read apart; pixir.md 8 names each: a step's safe next actions by its checkpoint,

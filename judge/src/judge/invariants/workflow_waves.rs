@@ -1,4 +1,4 @@
-//! WF-WAVES (SHOULD): a wave runs no more steps than the workflow's `max_concurrency`, and no
+//! WF-WAVES (MAY): a wave runs no more steps than the workflow's `max_concurrency`, and no
 //! two steps of a wave conflict: a writer whose write set overlaps another step's write or
 //! read set (pixir.md 8 "Conflicts", "Waves"; the seeds do not say how waves are packed).
 //! Read from the spine: the `workflow_started` graph and each `step_scheduled`'s wave.
