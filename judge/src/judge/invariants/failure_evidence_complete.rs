@@ -1,10 +1,13 @@
 //! TURN-FAILED-EVIDENCE: failure evidence is complete and agrees with itself. `turn_failed`
-//! carries a non-completed ADR terminal status, an `error_kind` and `details` with
-//! `elapsed_ms`; a timeout adds `timeout_ms` and `next_actions`, is `timed_out` whenever its
-//! cause is a timeout, and took at least its `timeout_ms` by its own clock; partial text is
-//! always followed by its `turn_failed`, and a `partial_failed` turn keeps its text as a
-//! partial message, never as a clean one that replay would send back as a final answer
-//! (TURN-PARTIAL-EVIDENCE, TURN-TIMEOUT-EVIDENCE).
+//! carries a non-completed ADR terminal status and an `error_kind` (seed 000 `failed`); a
+//! `timed_out` one adds `timeout_ms` and `next_actions` (TURN-TIMEOUT-EVIDENCE: "timeout and
+//! next-action context"); partial text is always followed by its `turn_failed`, and a
+//! `partial_failed` turn keeps its text as a partial message, never as a clean one that replay
+//! would send back as a final answer (TURN-PARTIAL-EVIDENCE).
+//!
+//! What no seed sentence asks in so many words is TURN-FAILURE-DETAILS' (a SHOULD, gauntlet's
+//! reading): `details.elapsed_ms` on every failure, a timeout's cause recorded `timed_out`, and
+//! a timeout that took at least its `timeout_ms`.
 
 use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
@@ -16,16 +19,20 @@ use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "TURN-FAILED-EVIDENCE",
-    also: &["TURN-PARTIAL-EVIDENCE", "TURN-TIMEOUT-EVIDENCE"],
+    also: &[PARTIAL, TIMEOUT, DETAILS],
     name: "failure_evidence_complete",
     applies: Scope::Log,
-    check: |evidence| Violation::unplaced(check(evidence)),
+    check,
 };
+
+const PARTIAL: &str = "TURN-PARTIAL-EVIDENCE";
+const TIMEOUT: &str = "TURN-TIMEOUT-EVIDENCE";
+const DETAILS: &str = "TURN-FAILURE-DETAILS";
 
 /// The causes that make a Turn `timed_out`.
 const TIMEOUT_KINDS: [&str; 2] = ["stream_idle_timeout", "turn_timeout"];
 
-fn check(evidence: &Evidence) -> Vec<String> {
+fn check(evidence: &Evidence) -> Vec<Violation> {
     let mut problems = Vec::new();
     for (idx, line) in evidence.lines.iter().enumerate() {
         let at = line.seq.unwrap_or_default();
@@ -33,40 +40,46 @@ fn check(evidence: &Evidence) -> Vec<String> {
             let status = line.str_field("terminal_status");
             match status.and_then(TerminalStatus::parse) {
                 None | Some(TerminalStatus::Completed) => {
-                    problems
-                        .push(format!("turn_failed at seq {at} has terminal_status {status:?}, not a failure state"));
+                    problems.push(Violation::new(format!(
+                        "turn_failed at seq {at} has terminal_status {status:?}, not a failure state"
+                    )));
                 }
                 Some(TerminalStatus::TimedOut) => {
                     for key in ["timeout_ms", "next_actions"] {
                         if line.data.pointer(&format!("/details/{key}")).is_none() {
-                            problems.push(format!("timed-out turn_failed at seq {at} lacks details.{key}"));
+                            let message = format!("timed-out turn_failed at seq {at} lacks details.{key}");
+                            problems.push(Violation::new(message).of(TIMEOUT));
                         }
                     }
                     let number = |key: &str| line.data.pointer(&format!("/details/{key}")).and_then(Value::as_u64);
                     if let (Some(elapsed), Some(timeout)) = (number("elapsed_ms"), number("timeout_ms"))
                         && elapsed < timeout
                     {
-                        problems.push(format!(
+                        let message = format!(
                             "timed-out turn_failed at seq {at} says elapsed_ms {elapsed}, less than its timeout_ms {timeout}"
-                        ));
+                        );
+                        problems.push(Violation::new(message).of(DETAILS));
                     }
                 }
                 Some(other) => {
                     if other == TerminalStatus::PartialFailed {
-                        problems.extend(partial_text_missing(&evidence.lines[..idx], at));
+                        let missing = partial_text_missing(&evidence.lines[..idx], at);
+                        problems.extend(missing.map(|message| Violation::new(message).of(PARTIAL)));
                     }
                     if let Some(kind) = line.str_field("error_kind").filter(|kind| TIMEOUT_KINDS.contains(kind)) {
-                        problems.push(format!(
+                        let message = format!(
                             "turn_failed at seq {at} has error_kind {kind} but terminal_status {other}: a timeout ends timed_out"
-                        ));
+                        );
+                        problems.push(Violation::new(message).of(DETAILS));
                     }
                 }
             }
             if line.str_field("error_kind").is_none_or(str::is_empty) {
-                problems.push(format!("turn_failed at seq {at} has no error_kind"));
+                problems.push(Violation::new(format!("turn_failed at seq {at} has no error_kind")));
             }
             if line.data.pointer("/details/elapsed_ms").and_then(Value::as_u64).is_none() {
-                problems.push(format!("turn_failed at seq {at} lacks details.elapsed_ms"));
+                let message = format!("turn_failed at seq {at} lacks details.elapsed_ms");
+                problems.push(Violation::new(message).of(DETAILS));
             }
         }
         if line.is_partial_assistant() {
@@ -74,14 +87,18 @@ fn check(evidence: &Evidence) -> Vec<String> {
             let next_turn = rest.iter().position(|l| l.kind == EventType::UserMessage).unwrap_or(rest.len());
             let failed = rest[..next_turn].iter().find(|l| l.kind == EventType::TurnFailed);
             match failed {
-                None => problems.push(format!("partial assistant_message at seq {at} has no turn_failed after it")),
+                None => {
+                    let message = format!("partial assistant_message at seq {at} has no turn_failed after it");
+                    problems.push(Violation::new(message).of(PARTIAL));
+                }
                 Some(failed) => {
                     let partial_status = line.data.pointer("/metadata/terminal_status").and_then(Value::as_str);
                     if partial_status != failed.str_field("terminal_status") {
-                        problems.push(format!(
+                        let message = format!(
                             "partial assistant_message at seq {at} says {partial_status:?} but its turn_failed says {:?}",
                             failed.str_field("terminal_status")
-                        ));
+                        );
+                        problems.push(Violation::new(message).of(PARTIAL));
                     }
                 }
             }
@@ -119,6 +136,23 @@ mod tests {
             "details": {"timeout_ms": 1000, "elapsed_ms": 1000}});
         let capture = capture(&[("user_message", json!({})), ("turn_failed", failed)], &[]);
         assert_eq!(check(INVARIANT, &capture), ["timed-out turn_failed at seq 1 lacks details.next_actions"]);
+    }
+
+    /// What no seed sentence asks in so many words is the SHOULD's, never the MUST's (issue 31).
+    #[test]
+    fn elapsed_time_and_a_timeout_recorded_failed_are_the_shoulds() {
+        use crate::judge::invariants::fixture::check_as;
+        let failed = json!({"terminal_status": "failed", "error_kind": "stream_idle_timeout", "details": {}});
+        let capture = capture(&[("user_message", json!({})), ("turn_failed", failed)], &[]);
+        assert_eq!(check_as(INVARIANT, INVARIANT.id, &capture), Vec::<String>::new());
+        assert_eq!(check_as(INVARIANT, TIMEOUT, &capture), Vec::<String>::new());
+        assert_eq!(
+            check_as(INVARIANT, DETAILS, &capture),
+            [
+                "turn_failed at seq 1 has error_kind stream_idle_timeout but terminal_status failed: a timeout ends timed_out",
+                "turn_failed at seq 1 lacks details.elapsed_ms",
+            ]
+        );
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! TURN-ORPHAN-REPAIR: every `tool_call` in a Log gets its `tool_result` before the Turn goes
-//! on without it: before the next Provider call (`provider_usage`), before `turn_failed`, and
-//! before the next Turn (`user_message`). A result the runtime had to make up is durable
-//! evidence: `error.kind: "orphan_tool_call"` with the call id and the reason (`interrupt`,
-//! `before_start_turn`, ...).
+//! on without it: before the next Provider call (`provider_usage`) and before the next Turn
+//! (`user_message`) (seed 000: "tool calls are paired or repaired"). Before the Turn's
+//! `turn_failed` is TURN-FAILURE-DETAILS' (a SHOULD: design.md's order). The words of a result
+//! the runtime made up, `error.kind: "orphan_tool_call"` with the call id and the reason
+//! (`interrupt`, `before_start_turn`, ...), are the reference's (TURN-REF-EVIDENCE, a MAY).
 //!
 //! A call in a Turn this run did not drive to its end (a preloaded Log cut short by a crash, a
 //! detached child) may still be open at the end of the Log: the next Turn repairs it.
@@ -16,16 +17,22 @@ use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "TURN-ORPHAN-REPAIR",
-    also: &[],
+    also: &[DETAILS, REFERENCE],
     name: "orphan_calls_repaired",
     applies: Scope::Log,
-    check: |evidence| Violation::unplaced(check(evidence)),
+    check,
 };
+
+/// What a call still open at its Turn's `turn_failed` breaks.
+const DETAILS: &str = "TURN-FAILURE-DETAILS";
+
+/// What a made-up result that does not name its call and reason breaks.
+const REFERENCE: &str = "TURN-REF-EVIDENCE";
 
 /// Events that must not come between a call and its result.
 const MOVES_ON: [EventType; 3] = [EventType::ProviderUsage, EventType::TurnFailed, EventType::UserMessage];
 
-fn check(evidence: &Evidence) -> Vec<String> {
+fn check(evidence: &Evidence) -> Vec<Violation> {
     let lines = &evidence.lines;
     let first_driven = evidence.first_driven_turn();
     let mut problems = Vec::new();
@@ -37,21 +44,31 @@ fn check(evidence: &Evidence) -> Vec<String> {
             .iter()
             .position(|line| line.kind == EventType::ToolResult && line.str_field("call_id") == Some(call_id));
         let before_result = &later[..result.unwrap_or(later.len())];
-        match before_result.iter().find(|line| line.kind.known().is_some_and(|kind| MOVES_ON.contains(&kind))) {
-            Some(moved_on) => problems.push(format!(
-                "tool_call `{call_id}` (seq {seq}) has no tool_result before {} at seq {}",
-                moved_on.kind,
-                seq_of(moved_on)
-            )),
+        // Going on to the next call or Turn unrepaired, or never repaired, breaks the MUST; a
+        // repair that only comes after the Turn's `turn_failed`, the SHOULD.
+        let moves_on = |line: &&Line| line.kind.known().is_some_and(|kind| MOVES_ON.contains(&kind));
+        let goes_on = before_result.iter().filter(moves_on).find(|line| line.kind != EventType::TurnFailed);
+        match goes_on.or_else(|| before_result.iter().find(moves_on)) {
+            Some(moved_on) => {
+                let message = format!(
+                    "tool_call `{call_id}` (seq {seq}) has no tool_result before {} at seq {}",
+                    moved_on.kind,
+                    seq_of(moved_on)
+                );
+                let violation = Violation::new(message);
+                let late_repair = moved_on.kind == EventType::TurnFailed && result.is_some();
+                problems.push(if late_repair { violation.of(DETAILS) } else { violation });
+            }
             None if result.is_none() && turn_of(evidence, call) >= Some(first_driven) => {
-                problems.push(format!("tool_call `{call_id}` (seq {seq}) never gets a tool_result"));
+                problems.push(Violation::new(format!("tool_call `{call_id}` (seq {seq}) never gets a tool_result")));
             }
             None => {}
         }
         if let Some(result) = result.map(|offset| &later[offset])
             && result.data.pointer("/error/kind") == Some(&Value::from("orphan_tool_call"))
         {
-            problems.extend(orphan_evidence(result, call_id));
+            let unnamed = orphan_evidence(result, call_id);
+            problems.extend(unnamed.into_iter().map(|message| Violation::new(message).of(REFERENCE)));
         }
     }
     problems
@@ -128,6 +145,27 @@ mod tests {
         );
         assert_eq!(
             check(INVARIANT, &capture),
+            ["tool_call `c1` (seq 1) has no tool_result before turn_failed at seq 2"]
+        );
+    }
+
+    /// A repair written after the Turn's `turn_failed` still pairs the call (the seed's MUST);
+    /// only the order is missed (issue 31: the order is design.md's, a SHOULD).
+    #[test]
+    fn a_repair_after_turn_failed_is_the_shoulds() {
+        use crate::judge::invariants::fixture::check_as;
+        let capture = capture(
+            &[
+                ("user_message", json!({"text": "q"})),
+                call("c1"),
+                ("turn_failed", json!({"terminal_status": "interrupted"})),
+                ("tool_result", orphan("c1", "interrupt")),
+            ],
+            &[],
+        );
+        assert_eq!(check_as(INVARIANT, INVARIANT.id, &capture), Vec::<String>::new());
+        assert_eq!(
+            check_as(INVARIANT, DETAILS, &capture),
             ["tool_call `c1` (seq 1) has no tool_result before turn_failed at seq 2"]
         );
     }
