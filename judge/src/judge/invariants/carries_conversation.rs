@@ -18,8 +18,11 @@
 //! left out on both sides (REPLAY-REASONING-SAME-MODEL judges them), and so are a prompt's
 //! images (REPLAY-CARRIES-IMAGE). After a turn the model refused (a content filter's stop), a
 //! request may carry the conversation with that turn or without it
-//! (ACP-REFUSAL-LEAVES-CONVERSATION says which an agent that answered `refusal` owes). Judged on every Log: the
-//! root's and each child Session's, with the requests of its route.
+//! (ACP-REFUSAL-LEAVES-CONVERSATION says which an agent that answered `refusal` owes). Seed 000
+//! says a completed Subagent "May be folded into parent Provider context": a request that
+//! carries the conversation without any Subagent summary breaks only the reference's choice
+//! (SUB-REF-DETAILS, a MAY). Judged on every Log: the root's and each child Session's, with
+//! the requests of its route.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -35,11 +38,20 @@ use crate::judge::{Evidence, LogRole};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-CARRIES-CONVERSATION",
-    also: &["REPLAY-CLEAN-ANSWER", "REPLAY-COMPACTION-SUMMARY", "REPLAY-BRANCH-SUMMARY", "REPLAY-FORK-LINEAGE"],
+    also: &[
+        "REPLAY-CLEAN-ANSWER",
+        "REPLAY-COMPACTION-SUMMARY",
+        "REPLAY-BRANCH-SUMMARY",
+        "REPLAY-FORK-LINEAGE",
+        REFERENCE,
+    ],
     name: "carries_conversation",
     applies: Scope::Replay,
-    check: |evidence| Violation::unplaced(check(evidence)),
+    check,
 };
+
+/// What a request that folds no Subagent summary, but carries the rest, breaks.
+const REFERENCE: &str = "SUB-REF-DETAILS";
 
 /// One item of a conversation, as much as the contract fixes of it, borrowed from the Log or
 /// the request it was read from (a long Session's requests are not copied to be compared).
@@ -360,24 +372,49 @@ fn item(message: &Message) -> Option<Item<'_>> {
     }
 }
 
-fn check(evidence: &Evidence) -> Vec<String> {
-    let mut found = mismatches(evidence, &evidence.lines);
+fn check(evidence: &Evidence) -> Vec<Violation> {
+    let found = held_to(evidence, &evidence.lines);
+    if found.is_empty() || !evidence.lines.iter().any(|line| line.kind == EventType::SubagentEvent) {
+        return found.into_values().map(Violation::new).collect();
+    }
+    // Folding a Subagent's summary is a MAY of seed 000: a request that carries the
+    // conversation without any breaks only the reference's choice.
+    let unfolded: Vec<Line> =
+        evidence.lines.iter().filter(|line| line.kind != EventType::SubagentEvent).cloned().collect();
+    let otherwise = held_to(evidence, &unfolded);
+    found
+        .into_iter()
+        .map(|(n, message)| {
+            if otherwise.contains_key(&n) {
+                Violation::new(message)
+            } else {
+                Violation::new(format!("{message} (the reference folds a terminal Subagent's summary in)"))
+                    .of(REFERENCE)
+            }
+        })
+        .collect()
+}
+
+/// Each request that carries neither the conversation `lines` fold to, nor (after a refused
+/// turn) that conversation without the refused turns, by its number, with the evidence.
+fn held_to(evidence: &Evidence, lines: &[Line]) -> BTreeMap<usize, String> {
+    let mut found = mismatches(evidence, lines);
     // After a refusal the conversation may go on without the refused turn (ACP v1's `refusal`
     // says it will: ACP-REFUSAL-LEAVES-CONVERSATION), or with it: a request is held to the
     // conversation with every refused turn, or without the first one, the first two, and so
     // on (a refused turn's own requests carry it).
     let mut dropped = BTreeSet::new();
-    for turn in refused_turns(&evidence.lines) {
+    for turn in refused_turns(lines) {
         if found.is_empty() {
             break;
         }
         dropped.extend(turn);
         let without: Vec<Line> =
-            evidence.lines.iter().filter(|line| line.seq.is_none_or(|seq| !dropped.contains(&seq))).cloned().collect();
+            lines.iter().filter(|line| line.seq.is_none_or(|seq| !dropped.contains(&seq))).cloned().collect();
         let otherwise = mismatches(evidence, &without);
         found.retain(|n, _| otherwise.contains_key(n));
     }
-    found.into_values().collect()
+    found
 }
 
 /// An answer a content filter stopped: the model refused the turn.
@@ -537,6 +574,31 @@ mod tests {
                 "request 3 parts from the Log's conversation at item 4: the Log has nothing, the request has call `c1` of list with {\"path\":\"..\"}"
             ]
         );
+    }
+
+    /// Seed 000 makes folding a Subagent's summary a MAY: a request without it breaks only the
+    /// reference's choice (issue 31).
+    #[test]
+    fn a_request_without_a_subagent_summary_differs_from_the_reference_only() {
+        use crate::judge::invariants::fixture::{body, capture, check_as, user};
+        let events = [
+            ("user_message", json!({"text": "fan out"})),
+            (
+                "subagent_event",
+                json!({"event": "finished", "status": "completed", "subagent_id": "sub_1", "agent": "w", "summary": "done"}),
+            ),
+            ("user_message", json!({"text": "next"})),
+        ];
+        let folded =
+            capture(&events, &[body(vec![user("fan out"), user("Subagent sub_1 (w) completed: done"), user("next")])]);
+        assert!(
+            check_as(INVARIANT, INVARIANT.id, &folded).is_empty() && check_as(INVARIANT, REFERENCE, &folded).is_empty()
+        );
+        let unfolded = capture(&events, &[body(vec![user("fan out"), user("next")])]);
+        assert_eq!(check_as(INVARIANT, INVARIANT.id, &unfolded), Vec::<String>::new());
+        assert_eq!(check_as(INVARIANT, REFERENCE, &unfolded).len(), 1);
+        let lost = capture(&events, &[body(vec![user("next")])]);
+        assert_eq!(check_as(INVARIANT, INVARIANT.id, &lost).len(), 1, "the first prompt is still owed");
     }
 
     #[test]

@@ -1,7 +1,10 @@
-//! SUB-ACP-ITEM: ACP shows every Subagent the parent's Log ends, as completed exactly when the
-//! Log ends it `completed` or `closed`; every other terminal state ends its stable tool item
-//! `failed`. Live, the item is opened once, by a `tool_call`, before any update, and the statuses
-//! it shows follow the child's lifecycle in the Log: a child shown failed while it ran is caught.
+//! SUB-ACP-ITEM: ACP never shows a Subagent completed that the parent's Log ends failed,
+//! timed out, cancelled or detached, nor one that completed failed (seed 000: presenters "must
+//! not collapse failure or partial states into clean completion"; a `closed` child, which may
+//! never have run, may read either way). Read from the reference's item, `...:subagent:<id>`
+//! (pixir.md 5.1). That each child is shown as one stable item, opened once by a `tool_call`
+//! before any update, whose statuses follow the child's lifecycle in the Log, is the
+//! reference's (SUB-REF-DETAILS, a MAY).
 //! Also WF-ACP-PARTIAL: a `run_workflow` call whose workflow is not `ok` in the Log never ends
 //! `completed` in ACP (ADR 0014 "run_workflow renders partial status without claiming
 //! completion"; pixir.md 5.1), and its last live update shows the result's output line, which
@@ -23,13 +26,16 @@ const TOOL_CALL_UPDATE: &str = "tool_call"; // ACP's name, not a Log type
 
 pub const INVARIANT: Invariant = Invariant {
     id: "SUB-ACP-ITEM",
-    also: &["WF-ACP-PARTIAL"],
+    also: &["WF-ACP-PARTIAL", REFERENCE],
     name: "delegation_acp_truthful",
     applies: Scope::Run,
-    check: |evidence| Violation::unplaced(check(evidence)),
+    check,
 };
 
-fn check(evidence: &Evidence) -> Vec<String> {
+/// What a child shown otherwise than as the reference's one stable item breaks.
+const REFERENCE: &str = "SUB-REF-DETAILS";
+
+fn check(evidence: &Evidence) -> Vec<Violation> {
     // The last ACP status of each tool item, live and on load.
     let mut last: BTreeMap<String, String> = BTreeMap::new();
     // The text of each tool item's last live update that has content.
@@ -51,19 +57,24 @@ fn check(evidence: &Evidence) -> Vec<String> {
         };
         last.insert(id.to_owned(), status.to_owned());
     }
-    let mut problems = lived(evidence);
+    let mut problems: Vec<Violation> =
+        lived(evidence).into_iter().map(|problem| Violation::new(problem).of(REFERENCE)).collect();
     for subagent in &evidence.audit.subagents {
         let Some(status) = subagent.status.filter(|status| status.is_terminal()) else { continue };
         let suffix = format!(":subagent:{}", subagent.subagent_id);
         let shown = last.iter().find(|(id, _)| id.ends_with(&suffix)).map(|(_, shown)| shown.as_str());
-        let completed = matches!(status.as_str(), "completed" | "closed");
-        match shown {
-            None => problems.push(format!("ACP never shows {}, which the Log ends `{status}`", subagent.subagent_id)),
-            Some("completed") if !completed => {
-                problems.push(format!("ACP shows {} completed, but the Log ends it `{status}`", subagent.subagent_id));
+        let id = &subagent.subagent_id;
+        match (shown, status) {
+            (None, _) => {
+                let message = format!("ACP never shows {id}, which the Log ends `{status}`");
+                problems.push(Violation::new(message).of(REFERENCE));
             }
-            Some("failed") if completed => {
-                problems.push(format!("ACP shows {} failed, but the Log ends it `{status}`", subagent.subagent_id));
+            (Some("completed"), SubagentStatus::Completed | SubagentStatus::Closed) => {}
+            (Some("completed"), _) => {
+                problems.push(Violation::new(format!("ACP shows {id} completed, but the Log ends it `{status}`")));
+            }
+            (Some("failed"), SubagentStatus::Completed) => {
+                problems.push(Violation::new(format!("ACP shows {id} failed, but the Log ends it `{status}`")));
             }
             _ => {}
         }
@@ -74,17 +85,23 @@ fn check(evidence: &Evidence) -> Vec<String> {
         if workflow.get("ok").and_then(Value::as_bool) != Some(true)
             && last.get(call_id).map(String::as_str) == Some("completed")
         {
-            problems.push(format!(
-                "ACP shows the run_workflow call {call_id} completed, but workflow {} is not ok",
-                workflow.get("workflow_id").and_then(Value::as_str).unwrap_or("?")
-            ));
+            problems.push(
+                Violation::new(format!(
+                    "ACP shows the run_workflow call {call_id} completed, but workflow {} is not ok",
+                    workflow.get("workflow_id").and_then(Value::as_str).unwrap_or("?")
+                ))
+                .of("WF-ACP-PARTIAL"),
+            );
         }
         let output = line.str_field("output").unwrap_or_default();
         match shown_text.get(call_id) {
             Some(text) if text.contains(output) => {}
-            shown => problems.push(format!(
-                "ACP shows the run_workflow call {call_id} as {shown:?}, not its result's line {output:?}"
-            )),
+            shown => problems.push(
+                Violation::new(format!(
+                    "ACP shows the run_workflow call {call_id} as {shown:?}, not its result's line {output:?}"
+                ))
+                .of("WF-ACP-PARTIAL"),
+            ),
         }
     }
     problems
@@ -264,5 +281,25 @@ mod tests {
                 "ACP never shows sub_2, which the Log ends `failed`"
             ]
         );
+        // The seed's MUST is the truth of the end; the item's shape is the reference's (issue 31).
+        use crate::judge::invariants::fixture::check_as;
+        assert_eq!(
+            check_as(INVARIANT, INVARIANT.id, &capture),
+            ["ACP shows sub_1 failed, but the Log ends it `completed`"]
+        );
+    }
+
+    /// A `closed` child may never have run: shown either way, it is no finding.
+    #[test]
+    fn a_closed_child_may_read_either_way() {
+        for shown in ["completed", "failed"] {
+            let mut capture = capture(
+                &[("subagent_event", json!({"event": "closed", "status": "closed", "subagent_id": "sub_1"}))],
+                &[],
+            );
+            capture.acp = vec![update("gauntlet:s:subagent:sub_1", shown)];
+            let found = crate::judge::invariants::fixture::check_as(INVARIANT, INVARIANT.id, &capture);
+            assert_eq!(found, Vec::<String>::new(), "{shown}");
+        }
     }
 }

@@ -1,8 +1,9 @@
-//! SUB-EVENT-FIELDS (SHOULD): every `subagent_event` gives the data keys pixir.md 7 names
-//! beyond what seed 000 asks (SUB-TERMINAL-EVIDENCE): `event`, `agent` and `task` on each;
-//! `elapsed_ms` and `next_actions` when it failed or was cancelled, `deadline_at` when it timed
-//! out, a `reason` when it was detached; and a `child_log_path`, when given, is the child
-//! Session's own Log (`<child_session_id>.ndjson`, SUB-CHILD-LOG).
+//! SUB-EVENT-FIELDS (SHOULD): every `subagent_event` gives the data keys seed 004 lists beyond
+//! what seed 000 asks (SUB-TERMINAL-EVIDENCE): `event`, `agent` and `task` on each. The keys
+//! only pixir.md 7 names, `elapsed_ms` and `next_actions` when it failed or was cancelled,
+//! `deadline_at` when it timed out, a `reason` when it was detached, are the reference's
+//! (SUB-REF-DETAILS, a MAY); a `child_log_path`, when given, is the child Session's own Log
+//! (`<child_session_id>.ndjson`, SUB-CHILD-LOG).
 
 use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
@@ -13,39 +14,47 @@ use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "SUB-EVENT-FIELDS",
-    also: &["SUB-CHILD-LOG"],
+    also: &["SUB-CHILD-LOG", REFERENCE],
     name: "subagent_event_fields",
     applies: Scope::Log,
-    check: |evidence| Violation::unplaced(check(evidence)),
+    check,
 };
 
-/// The keys pixir.md 7 adds for a `subagent_event` of this status.
+const REFERENCE: &str = "SUB-REF-DETAILS";
+
+/// The keys seed 004 lists for every `subagent_event` beyond seed 000's evidence.
+const SEED_KEYS: [&str; 3] = ["event", "agent", "task"];
+
+/// The keys only pixir.md 7 adds for a `subagent_event` of this status.
 fn pixir_keys(status: Option<SubagentStatus>) -> &'static [&'static str] {
     match status {
-        Some(SubagentStatus::Failed | SubagentStatus::Cancelled) => {
-            &["event", "agent", "task", "elapsed_ms", "next_actions"]
-        }
-        Some(SubagentStatus::TimedOut) => &["event", "agent", "task", "deadline_at"],
-        Some(SubagentStatus::Detached) => &["event", "agent", "task", "reason"],
-        _ => &["event", "agent", "task"],
+        Some(SubagentStatus::Failed | SubagentStatus::Cancelled) => &["elapsed_ms", "next_actions"],
+        Some(SubagentStatus::TimedOut) => &["deadline_at"],
+        Some(SubagentStatus::Detached) => &["reason"],
+        _ => &[],
     }
 }
 
-fn check(evidence: &Evidence) -> Vec<String> {
+fn check(evidence: &Evidence) -> Vec<Violation> {
     let mut problems = Vec::new();
     for line in evidence.lines.iter().filter(|line| line.kind == EventType::SubagentEvent) {
         let id = line.str_field("subagent_id").unwrap_or("?");
         let seq = line.seq.unwrap_or_default();
-        let status = line.subagent_status();
-        let missing = missing(&line.data, pixir_keys(status));
-        if !missing.is_empty() {
-            let status = line.str_field("status").unwrap_or("?");
-            problems.push(format!("{id} is `{status}` at seq {seq} without {}", missing.join(", ")));
+        let status = line.str_field("status").unwrap_or("?");
+        let without = |missing: Vec<&str>| format!("{id} is `{status}` at seq {seq} without {}", missing.join(", "));
+        let seed = missing(&line.data, &SEED_KEYS);
+        if !seed.is_empty() {
+            problems.push(Violation::new(without(seed)));
+        }
+        let pixir = missing(&line.data, pixir_keys(line.subagent_status()));
+        if !pixir.is_empty() {
+            problems.push(Violation::new(without(pixir)).of(REFERENCE));
         }
         if let (Some(path), Some(child)) = (line.str_field("child_log_path"), line.str_field("child_session_id"))
             && !path.ends_with(&format!("/{child}.ndjson"))
         {
-            problems.push(format!("{id}'s child_log_path {path:?} at seq {seq} is not its child Session's Log"));
+            let message = format!("{id}'s child_log_path {path:?} at seq {seq} is not its child Session's Log");
+            problems.push(Violation::new(message).of("SUB-CHILD-LOG"));
         }
     }
     problems
@@ -79,7 +88,8 @@ mod tests {
         assert_eq!(
             check(INVARIANT, &capture),
             [
-                "sub_1 is `timed_out` at seq 1 without event, agent, deadline_at",
+                "sub_1 is `timed_out` at seq 1 without event, agent",
+                "sub_1 is `timed_out` at seq 1 without deadline_at",
                 "sub_1's child_log_path \"/w/.gauntlet/sessions/other.ndjson\" at seq 1 is not its child Session's Log",
             ]
         );

@@ -1,8 +1,10 @@
-//! SUB-REPLAY-TERMINAL-ONLY: only terminal Subagent summaries reach the parent's Provider
-//! input, as `Subagent <id> (<agent>) <status>: <summary>`; lifecycle events that are not
-//! terminal, and terminal ones recorded while a tool call was pending, never do (pixir.md
-//! 3.2). And no child's partial assistant text reaches any request but its own child's
-//! (REPLAY-NO-PARTIAL).
+//! SUB-REPLAY-TERMINAL-ONLY: lifecycle events that are not terminal never reach the parent's
+//! Provider input (seed 000: "selected terminal `subagent_event` context"; a fact that is only
+//! diagnostic "must stay out of replay"). Read in the reference's line, `Subagent <id> (<agent>)
+//! <status>: <summary>` (pixir.md 3.2), so another runtime's shape is not found. That a
+//! terminal one recorded while a tool call was pending stays out too is Pixir's quirk (pixir.md
+//! 11.4: SUB-REF-DETAILS, a MAY). And no child's partial assistant text reaches any request
+//! but its own child's (REPLAY-NO-PARTIAL).
 
 use std::collections::BTreeSet;
 
@@ -16,11 +18,14 @@ use crate::judge::views::judge_messages;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "SUB-REPLAY-TERMINAL-ONLY",
-    also: &["REPLAY-NO-PARTIAL"],
+    also: &["REPLAY-NO-PARTIAL", REFERENCE],
     name: "subagent_replay_terminal_only",
     applies: Scope::Replay,
     check,
 };
+
+/// What a terminal summary replayed while a tool call was pending breaks.
+const REFERENCE: &str = "SUB-REF-DETAILS";
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     // The summary lines a request may carry, and the ones it must not.
@@ -46,9 +51,9 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
                 if is_replayed_event(line) && pending.is_empty() {
                     allowed.insert(rendered);
                 } else {
-                    let why =
-                        if is_replayed_event(line) { "recorded while a tool call was pending" } else { "not terminal" };
-                    forbidden.push((line.seq.unwrap_or_default(), rendered, why));
+                    let quirk = is_replayed_event(line);
+                    let why = if quirk { "recorded while a tool call was pending" } else { "not terminal" };
+                    forbidden.push((line.seq.unwrap_or_default(), rendered, why, quirk));
                 }
             }
             Some(EventType::UserMessage | EventType::AssistantMessage | EventType::Reasoning) => pending.clear(),
@@ -65,12 +70,13 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
         .collect();
     judge_messages(evidence, |request, message, found| {
         let (Message::User { text } | Message::Assistant { text }) = message else { return };
-        for (seq, rendered, why) in &forbidden {
+        for (seq, rendered, why, quirk) in &forbidden {
             if text == rendered && !allowed.contains(text) {
-                found.push(Violation::new(format!(
+                let violation = Violation::new(format!(
                     "({}) carries the subagent_event at seq {seq}, which is {why}: {rendered:?}",
                     request.route
-                )));
+                ));
+                found.push(if *quirk { violation.of(REFERENCE) } else { violation });
             }
         }
         for (child, partial) in &partials {
@@ -90,8 +96,10 @@ mod tests {
     use crate::judge::invariants::fixture::{body, capture, check, user};
     use serde_json::json;
 
+    /// Pixir leaves out a summary recorded while a call is pending (a quirk, pixir.md 11.4):
+    /// carrying it is a difference from the reference, never the seed's MUST (issue 31).
     #[test]
-    fn a_summary_recorded_during_a_pending_call_must_not_be_replayed() {
+    fn a_summary_recorded_during_a_pending_call_is_left_out_by_the_reference() {
         let events = [
             ("user_message", json!({"text": "go"})),
             ("tool_call", json!({"call_id": "c1", "name": "wait_agent", "args": {}})),
@@ -110,6 +118,7 @@ mod tests {
                 "request 1 (root) carries the subagent_event at seq 2, which is recorded while a tool call was pending: \"Subagent sub_1 (worker) completed: done\""
             ]
         );
+        assert!(crate::judge::invariants::fixture::check_as(INVARIANT, INVARIANT.id, &leaky).is_empty());
     }
 
     #[test]

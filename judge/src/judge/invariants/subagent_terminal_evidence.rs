@@ -1,10 +1,12 @@
-//! SUB-TERMINAL-EVIDENCE: every Subagent's lifecycle in the parent's Log follows the
-//! transition table, and each `subagent_event` carries the evidence seed 000 (ADR 0026
-//! "Subagent terminal states") asks of its status: every one its child Session and status; a
-//! failed child its `reason` and `next_actions`; a timed-out one `timeout_ms`, `elapsed_ms`,
-//! `reason` and `next_actions`; a cancelled one its `reason`; a detached one how to inspect or
+//! SUB-TERMINAL-EVIDENCE: each `subagent_event` carries the evidence seed 000 (ADR 0026
+//! "Subagent terminal states") asks of its status: every one the child's id, its child Session
+//! and a status the seed names (SUB-LIFECYCLE); a failed child its `reason` and
+//! `next_actions`; a timed-out one `timeout_ms`, `elapsed_ms`, `reason` and `next_actions`
+//! (SUB-TIMEOUT-EVIDENCE); a cancelled one its `reason`; a detached one how to inspect or
 //! resume it (`next_actions`). A child whose own Log does not show a completed Turn is never
-//! `completed` in its parent. The further keys pixir.md 7 gives are SUB-EVENT-FIELDS'.
+//! `completed` in its parent (SUB-PARTIAL-NOT-COMPLETED). Pixir's transition table is the
+//! reference's (SUB-REF-DETAILS, a MAY); the further keys pixir.md 7 gives are
+//! SUB-EVENT-FIELDS'.
 
 use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
@@ -16,28 +18,39 @@ use crate::judge::Evidence;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "SUB-TERMINAL-EVIDENCE",
-    also: &["SUB-TIMEOUT-EVIDENCE", "SUB-LIFECYCLE", "SUB-PARTIAL-NOT-COMPLETED"],
+    also: &[TIMEOUT, LIFECYCLE, PARTIAL, REFERENCE],
     name: "subagent_terminal_evidence",
     applies: Scope::Log,
-    check: |evidence| Violation::unplaced(check(evidence)),
+    check,
 };
 
-fn check(evidence: &Evidence) -> Vec<String> {
+const TIMEOUT: &str = "SUB-TIMEOUT-EVIDENCE";
+const LIFECYCLE: &str = "SUB-LIFECYCLE";
+const PARTIAL: &str = "SUB-PARTIAL-NOT-COMPLETED";
+const REFERENCE: &str = "SUB-REF-DETAILS";
+
+fn check(evidence: &Evidence) -> Vec<Violation> {
     let mut problems = Vec::new();
     let mut last: Vec<(String, SubagentStatus)> = Vec::new();
     for line in evidence.lines.iter().filter(|line| line.kind == EventType::SubagentEvent) {
-        let Some(id) = line.str_field("subagent_id") else { continue };
         let seq = line.seq.unwrap_or_default();
+        let Some(id) = line.str_field("subagent_id").filter(|id| !id.is_empty()) else {
+            // Seed 000 asks every terminal state for the child's identity (issue 31: an event
+            // without it was skipped unread).
+            problems.push(Violation::new(format!("subagent_event at seq {seq} names no `subagent_id`")));
+            continue;
+        };
         let Some(status) = line.subagent_status() else {
-            problems.push(format!("subagent_event at seq {seq} ({id}) has no known `status`"));
+            let message = format!("subagent_event at seq {seq} ({id}) has no known `status`");
+            problems.push(Violation::new(message).of(LIFECYCLE));
             continue;
         };
         match last.iter_mut().find(|(known, _)| known == id) {
             Some((_, previous)) => {
                 if !previous.can_become(status) {
-                    problems.push(format!(
-                        "{id} goes from `{previous}` to `{status}` at seq {seq}, which the lifecycle forbids"
-                    ));
+                    let message =
+                        format!("{id} goes from `{previous}` to `{status}` at seq {seq}, which the lifecycle forbids");
+                    problems.push(Violation::new(message).of(REFERENCE));
                 }
                 *previous = status;
             }
@@ -45,18 +58,20 @@ fn check(evidence: &Evidence) -> Vec<String> {
         }
         let missing = missing(&line.data, seed_evidence(status));
         if !missing.is_empty() {
-            problems.push(format!("{id} is `{status}` at seq {seq} without {}", missing.join(", ")));
+            let message = Violation::new(format!("{id} is `{status}` at seq {seq} without {}", missing.join(", ")));
+            problems.push(if status == SubagentStatus::TimedOut { message.of(TIMEOUT) } else { message });
         }
     }
     for subagent in &evidence.audit.subagents {
         if subagent.status == Some(SubagentStatus::Completed)
             && subagent.child_turn.is_some_and(|turn| turn != TerminalStatus::Completed)
         {
-            problems.push(format!(
+            let message = format!(
                 "{} is `completed` in the parent's Log, but its own Log shows its Turn `{}`",
                 subagent.subagent_id,
                 subagent.child_turn.map_or("-", TerminalStatus::as_str)
-            ));
+            );
+            problems.push(Violation::new(message).of(PARTIAL));
         }
     }
     problems
@@ -118,6 +133,23 @@ mod tests {
                 "sub_1 is `timed_out` at seq 1 without timeout_ms, elapsed_ms, next_actions",
                 "sub_1 goes from `timed_out` to `completed` at seq 2, which the lifecycle forbids",
             ]
+        );
+    }
+
+    /// Seed 000 asks the child's identity; the transition table is Pixir's (issue 31).
+    #[test]
+    fn an_event_without_its_child_id_is_caught_and_a_transition_is_the_references() {
+        use crate::judge::invariants::fixture::check_as;
+        let event = |status: &str, id: &str| {
+            ("subagent_event", json!({"status": status, "subagent_id": id, "child_session_id": "c"}))
+        };
+        let again = capture(&[event("running", ""), event("completed", "s1"), event("running", "s1")], &[]);
+        assert_eq!(check_as(INVARIANT, INVARIANT.id, &again), ["subagent_event at seq 0 names no `subagent_id`"]);
+        assert_eq!(check_as(INVARIANT, REFERENCE, &again), Vec::<String>::new(), "an ended child may run again");
+        let back = capture(&[event("completed", "s1"), event("queued", "s1")], &[]);
+        assert_eq!(
+            check_as(INVARIANT, REFERENCE, &back),
+            ["s1 goes from `completed` to `queued` at seq 1, which the lifecycle forbids"]
         );
     }
 

@@ -1,6 +1,10 @@
-//! SUB-WAIT-OUTCOME: a `wait_agent` result tells each child as its own evidence says, and never
-//! reads as success because a child exists (seed 000: "a parent wait must not report success
-//! merely because a child exists"). Each child the wait lists is in the bucket of its last
+//! SUB-WAIT-OUTCOME: a `wait_agent` result never reads as success because a child exists (seed
+//! 000: "a parent wait must not report success merely because a child exists"): no child it
+//! lists `completed` did not complete, and it reports `completed` (or `complete: true`) only when
+//! every child completed.
+//!
+//! The rest is how the reference tells each child (pixir.md 7: SUB-REF-DETAILS, a MAY; another
+//! runtime may shape its outcome otherwise). Each child the wait lists is in the bucket of its last
 //! `subagent_event` before the result (`closed` counts as cancelled, queued or running as
 //! incomplete), every child the call named is in exactly one bucket, each count is its bucket's
 //! length, and the status follows from the buckets: `incomplete` while one still runs,
@@ -19,13 +23,12 @@ use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::strings;
 
-pub const INVARIANT: Invariant = Invariant {
-    id: "SUB-WAIT-OUTCOME",
-    also: &[],
-    name: "wait_outcome_truthful",
-    applies: Scope::Log,
-    check: |evidence| Violation::unplaced(check(evidence)),
-};
+pub const INVARIANT: Invariant =
+    Invariant { id: "SUB-WAIT-OUTCOME", also: &[REFERENCE], name: "wait_outcome_truthful", applies: Scope::Log, check };
+
+/// What a wait that claims no false success, but tells its children otherwise than the
+/// reference, breaks.
+const REFERENCE: &str = "SUB-REF-DETAILS";
 
 /// The buckets of a wait's outcome, in the contract's order.
 const BUCKETS: [&str; 6] = ["completed", "failed", "timed_out", "cancelled", "detached", "incomplete"];
@@ -42,7 +45,7 @@ fn bucket(status: SubagentStatus) -> &'static str {
     }
 }
 
-fn check(evidence: &Evidence) -> Vec<String> {
+fn check(evidence: &Evidence) -> Vec<Violation> {
     let mut problems = Vec::new();
     let mut status: HashMap<&str, &str> = HashMap::new();
     // The children each wait call named, by call id.
@@ -65,9 +68,11 @@ fn check(evidence: &Evidence) -> Vec<String> {
             Some(EventType::ToolResult) => {
                 let Some(named) = line.str_field("call_id").and_then(|call| waits.get(call)) else { continue };
                 let Some(outcome) = line.data.get("outcome").filter(|outcome| outcome.is_object()) else { continue };
-                problems.extend(
-                    judge_outcome(outcome, named, &status).into_iter().map(|problem| format!("seq {seq}: {problem}")),
-                );
+                let found = judge_outcome(outcome, named, &status);
+                problems.extend(found.into_iter().map(|(claims_success, problem)| {
+                    let violation = Violation::new(format!("seq {seq}: {problem}"));
+                    if claims_success { violation } else { violation.of(REFERENCE) }
+                }));
             }
             _ => {}
         }
@@ -76,8 +81,8 @@ fn check(evidence: &Evidence) -> Vec<String> {
 }
 
 /// What is wrong with one wait's `outcome`, given the children it named and each child's last
-/// status.
-fn judge_outcome(outcome: &Value, named: &[&str], status: &HashMap<&str, &str>) -> Vec<String> {
+/// status; each problem says whether it claims a success (the MUST's) or not.
+fn judge_outcome(outcome: &Value, named: &[&str], status: &HashMap<&str, &str>) -> Vec<(bool, String)> {
     let mut problems = Vec::new();
     let mut listed: HashMap<&str, &str> = HashMap::new();
     for name in BUCKETS {
@@ -87,30 +92,34 @@ fn judge_outcome(outcome: &Value, named: &[&str], status: &HashMap<&str, &str>) 
             .map_or_else(Vec::new, |ids| ids.iter().filter_map(Value::as_str).collect());
         let count = outcome.pointer(&format!("/counts/{name}")).and_then(Value::as_u64);
         if count.is_some_and(|count| usize::try_from(count).ok() != Some(ids.len())) {
-            problems.push(format!(
-                "wait_agent counts {} `{name}`, but its `{name}` bucket lists {ids:?}",
-                count.unwrap_or(0)
+            problems.push((
+                false,
+                format!("wait_agent counts {} `{name}`, but its `{name}` bucket lists {ids:?}", count.unwrap_or(0)),
             ));
         }
         for id in ids {
             if let Some(earlier) = listed.insert(id, name) {
-                problems.push(format!("wait_agent lists {id} both as `{earlier}` and as `{name}`"));
+                problems.push((false, format!("wait_agent lists {id} both as `{earlier}` and as `{name}`")));
             }
             let truth = status.get(id).copied();
             match truth.and_then(SubagentStatus::parse).map(bucket) {
-                Some(right) if right != name => problems.push(format!(
-                    "wait_agent lists {id} as `{name}`, but its last subagent_event says `{}`",
-                    truth.unwrap_or_default()
+                Some(right) if right != name => problems.push((
+                    name == "completed",
+                    format!(
+                        "wait_agent lists {id} as `{name}`, but its last subagent_event says `{}`",
+                        truth.unwrap_or_default()
+                    ),
                 )),
-                None => {
-                    problems.push(format!("wait_agent lists {id} as `{name}`, but no subagent_event gives its status"))
-                }
+                None => problems.push((
+                    name == "completed",
+                    format!("wait_agent lists {id} as `{name}`, but no subagent_event gives its status"),
+                )),
                 _ => {}
             }
         }
     }
     for id in named.iter().filter(|id| !listed.contains_key(**id)) {
-        problems.push(format!("wait_agent was asked for {id} but lists it in no bucket"));
+        problems.push((false, format!("wait_agent was asked for {id} but lists it in no bucket")));
     }
     let in_bucket = |name: &str| listed.values().filter(|bucket| **bucket == name).count();
     let expected = if in_bucket("incomplete") > 0 {
@@ -122,12 +131,13 @@ fn judge_outcome(outcome: &Value, named: &[&str], status: &HashMap<&str, &str>) 
     };
     let reported = outcome.get("status").and_then(Value::as_str).unwrap_or("(none)");
     if reported != expected {
-        problems.push(format!("wait_agent reports `{reported}`, but its buckets make it `{expected}`"));
+        let message = format!("wait_agent reports `{reported}`, but its buckets make it `{expected}`");
+        problems.push((reported == "completed", message));
     }
     if outcome.get("complete").and_then(Value::as_bool) == Some(true) && expected != "completed" {
-        problems.push("wait_agent says `complete: true` though not every child completed".to_owned());
+        problems.push((true, "wait_agent says `complete: true` though not every child completed".to_owned()));
     }
-    problems.extend(judge_summary(outcome, expected, &in_bucket));
+    problems.extend(judge_summary(outcome, expected, &in_bucket).into_iter().map(|problem| (false, problem)));
     problems
 }
 
@@ -171,8 +181,12 @@ mod tests {
     use crate::judge::invariants::fixture::{capture, check};
 
     fn waited(outcome: Value) -> Vec<String> {
+        check(INVARIANT, &waited_on(outcome))
+    }
+
+    fn waited_on(outcome: Value) -> crate::capture::Capture {
         let event = |id: &str, status: &str| ("subagent_event", json!({"subagent_id": id, "status": status}));
-        let capture = capture(
+        capture(
             &[
                 ("user_message", json!({"text": "fan out"})),
                 event("sub_1", "completed"),
@@ -181,8 +195,7 @@ mod tests {
                 ("tool_result", json!({"call_id": "c1", "ok": true, "outcome": outcome})),
             ],
             &[],
-        );
-        check(INVARIANT, &capture)
+        )
     }
 
     fn outcome(completed: &[&str], timed_out: &[&str], status: &str, complete: bool) -> Value {
@@ -194,6 +207,21 @@ mod tests {
                 else { format!("wait_agent {status}: {} completed, {} timed_out.", completed.len(), timed_out.len()) },
             "next_actions": if timed_out.is_empty() { json!([]) } else { json!(["inspect_child_session_log"]) },
         })
+    }
+
+    /// Only a claimed success is the seed's MUST; the rest of the outcome's shape is Pixir's
+    /// (issue 31).
+    #[test]
+    fn only_a_claimed_success_is_the_musts() {
+        use crate::judge::invariants::fixture::check_as;
+        let claimed = waited_on(outcome(&["sub_1"], &["sub_2"], "completed", true));
+        assert_eq!(check_as(INVARIANT, INVARIANT.id, &claimed).len(), 2);
+        let mut miscounted = outcome(&["sub_1"], &["sub_2"], "partial", false);
+        miscounted["counts"]["timed_out"] = json!(2);
+        miscounted["next_actions"] = json!([]);
+        let honest = waited_on(miscounted);
+        assert_eq!(check_as(INVARIANT, INVARIANT.id, &honest), Vec::<String>::new());
+        assert_eq!(check_as(INVARIANT, REFERENCE, &honest).len(), 2);
     }
 
     #[test]
