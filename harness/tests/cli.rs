@@ -84,7 +84,7 @@ fn audit_names_the_rule_and_the_line_of_a_partial_answer_recorded_clean() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(
-        stdout.contains("log.ndjson:2: TURN-FAILED-EVIDENCE (failure_evidence_complete): the assistant_message at seq 1 is recorded clean"),
+        stdout.contains("log.ndjson:2: TURN-PARTIAL-EVIDENCE (failure_evidence_complete): the assistant_message at seq 1 is recorded clean"),
         "{stdout}"
     );
 }

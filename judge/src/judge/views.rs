@@ -82,22 +82,31 @@ impl<'e> WorkflowRun<'e> {
         ]
     }
 
-    /// The status ADR 0026 gives a workflow whose steps ended as its Step Outcomes say.
+    /// The status ADR 0026 gives a workflow whose steps ended as its Step Outcomes say: the
+    /// first of those that hold, in gauntlet's precedence.
     pub(crate) fn derived_status(&self) -> &'static str {
+        self.statuses_that_hold()[0]
+    }
+
+    /// Every ADR 0026 workflow status its Step Outcomes support, in gauntlet's precedence
+    /// (`timed_out`, `needs_orchestrator`, `partial`, `failed`): seed 000's states overlap, so
+    /// which of several comes first is gauntlet's choice; `completed` holds alone.
+    pub(crate) fn statuses_that_hold(&self) -> Vec<&'static str> {
         let steps = self.steps();
         let any = |pick: &dyn Fn(&Value) -> bool| steps.iter().any(pick);
         let checkpoint = |status: &'static str| move |step: &Value| text(step, "checkpoint_status") == status;
         if !steps.is_empty() && steps.iter().all(checkpoint("checkpoint_ready")) {
-            "completed"
-        } else if any(&|step| text(step, "status") == "timed_out" || text(step, "held_reason") == "workflow_timeout") {
-            "timed_out"
-        } else if any(&checkpoint("needs_orchestrator")) {
-            "needs_orchestrator"
-        } else if any(&checkpoint("checkpoint_ready")) || any(&checkpoint("partial")) {
-            "partial"
-        } else {
-            "failed"
+            return vec!["completed"];
         }
+        let usable = any(&checkpoint("checkpoint_ready")) || any(&checkpoint("partial"));
+        let holds = [
+            any(&|step| text(step, "status") == "timed_out" || text(step, "held_reason") == "workflow_timeout"),
+            any(&checkpoint("needs_orchestrator")),
+            usable,
+            !usable,
+        ];
+        let names = ["timed_out", "needs_orchestrator", "partial", "failed"];
+        names.into_iter().zip(holds).filter_map(|(name, holds)| holds.then_some(name)).collect()
     }
 }
 

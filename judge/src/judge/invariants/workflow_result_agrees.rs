@@ -9,7 +9,9 @@
 //! the status (WF-ACP-PARTIAL); and its `unresolved_seam_obligations` are exactly the
 //! dependency edges whose dependency is not `checkpoint_ready` (WF-SEAM-OBLIGATIONS). What
 //! pixir.md 8 alone fixes (the actions' names, the summary's counts, the output line's words)
-//! is WF-OUTCOME-DETAILS'.
+//! is WF-OUTCOME-DETAILS'; the lists' names, and which of several statuses that hold comes
+//! first, WF-REF-DETAILS'; `workflow_finished` and the auditor's reading of the spine,
+//! WF-SPINE's (all MAYs).
 
 use std::collections::BTreeSet;
 
@@ -22,13 +24,17 @@ use crate::judge::views::{WorkflowRun, strings, text, workflow_runs};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "WF-RESULT",
-    also: &["WF-SEAM-OBLIGATIONS", "WF-ACP-PARTIAL", "WF-OK-ONLY-COMPLETE"],
+    also: &[SEAMS, "WF-ACP-PARTIAL", REFERENCE, SPINE],
     name: "workflow_result_agrees",
     applies: Scope::Log,
-    check: |evidence| Violation::unplaced(check(evidence)),
+    check,
 };
 
-fn check(evidence: &Evidence) -> Vec<String> {
+const SEAMS: &str = "WF-SEAM-OBLIGATIONS";
+const REFERENCE: &str = "WF-REF-DETAILS";
+const SPINE: &str = "WF-SPINE";
+
+fn check(evidence: &Evidence) -> Vec<Violation> {
     let mut problems = Vec::new();
     for run in workflow_runs(evidence) {
         let prefix = run.name();
@@ -39,57 +45,70 @@ fn check(evidence: &Evidence) -> Vec<String> {
             .rev()
             .find(|workflow| workflow.workflow_id == run.id)
             .and_then(|workflow| workflow.terminal_state);
-        problems.extend(judge_run(&run, audited).into_iter().map(|problem| format!("{prefix}: {problem}")));
+        problems.extend(
+            judge_run(&run, audited)
+                .into_iter()
+                .map(|problem| Violation { message: format!("{prefix}: {}", problem.message), ..problem }),
+        );
     }
     problems
 }
 
-fn judge_run(run: &WorkflowRun, audited: Option<WorkflowTerminal>) -> Vec<String> {
+fn judge_run(run: &WorkflowRun, audited: Option<WorkflowTerminal>) -> Vec<Violation> {
     let mut problems = Vec::new();
     let steps = run.steps();
     let workflow = run.workflow;
     let graph: BTreeSet<&str> = run.graph.iter().map(|node| text(node, "id")).collect();
     let listed: Vec<&str> = steps.iter().map(|step| text(step, "step_id")).collect();
     if listed.iter().copied().collect::<BTreeSet<_>>() != graph || listed.len() != graph.len() {
-        problems.push(format!("its Step Outcomes are {listed:?}, but the graph's steps are {graph:?}"));
+        let message = format!("its Step Outcomes are {listed:?}, but the graph's steps are {graph:?}");
+        problems.push(Violation::new(message));
     }
     for (key, expected) in run.lists().iter().filter(|(key, _)| *key != "checkpoint_ready_steps") {
         let reported: Option<Vec<&str>> =
             workflow.get(*key).and_then(Value::as_array).map(|ids| ids.iter().filter_map(Value::as_str).collect());
         if reported.as_ref() != Some(expected) {
-            problems.push(format!("`{key}` is {reported:?}, but its Step Outcomes make it {expected:?}"));
+            // A list under another name is the reference's name missed, not a wrong list.
+            let violation =
+                Violation::new(format!("`{key}` is {reported:?}, but its Step Outcomes make it {expected:?}"));
+            problems.push(if reported.is_none() { violation.of(REFERENCE) } else { violation });
         }
     }
     let status = run.derived_status();
     let reported = text(workflow, "status");
     if reported != status {
-        problems.push(format!("its status is `{reported}`, but its Step Outcomes make it `{status}`"));
+        let violation = Violation::new(format!("its status is `{reported}`, but its Step Outcomes make it `{status}`"));
+        // Another status that also holds is gauntlet's precedence missed, not an untrue one.
+        let holds = run.statuses_that_hold().contains(&reported);
+        problems.push(if holds { violation.of(REFERENCE) } else { violation });
     }
     if workflow.get("ok").and_then(Value::as_bool) != Some(status == "completed") {
-        problems.push(format!("it is `{status}` with ok {}", workflow.get("ok").unwrap_or(&Value::Null)));
+        problems
+            .push(Violation::new(format!("it is `{status}` with ok {}", workflow.get("ok").unwrap_or(&Value::Null))));
     }
-    match run.finished {
-        None => problems.push("no workflow_finished precedes it".to_owned()),
+    let spine = match run.finished {
+        None => Some("no workflow_finished precedes it".to_owned()),
         Some(finished)
             if finished.get("status") != workflow.get("status") || finished.get("ok") != workflow.get("ok") =>
         {
-            problems.push(format!(
+            Some(format!(
                 "workflow_finished records `{}` (ok {}), the result `{reported}`",
                 text(finished, "status"),
                 finished.get("ok").unwrap_or(&Value::Null)
             ))
         }
-        _ => {}
-    }
-    if let Some(audited) = audited {
-        let audited = serde_json::to_value(audited).unwrap_or_default();
-        if audited.as_str() != Some(reported) {
-            problems.push(format!("its status is `{reported}`, but the auditor reads its spine as {audited}"));
-        }
-    }
-    problems.extend(judge_actions(workflow, status));
-    problems.extend(judge_output(run, status));
-    problems.extend(judge_seams(run));
+        _ => None,
+    };
+    let audited = audited.map(|audited| serde_json::to_value(audited).unwrap_or_default());
+    let misread = audited
+        .filter(|audited| audited.as_str() != Some(reported))
+        .map(|audited| format!("its status is `{reported}`, but the auditor reads its spine as {audited}"));
+    problems.extend(spine.into_iter().chain(misread).map(|message| Violation::new(message).of(SPINE)));
+    // A result is held to its own status when that one holds too.
+    let told = if run.statuses_that_hold().contains(&reported) { reported } else { status };
+    problems.extend(judge_actions(workflow, told).into_iter().map(Violation::new));
+    problems.extend(judge_output(run, told).into_iter().map(|message| Violation::new(message).of("WF-ACP-PARTIAL")));
+    problems.extend(judge_seams(run).into_iter().map(|message| Violation::new(message).of(SEAMS)));
     problems
 }
 
@@ -185,6 +204,34 @@ mod tests {
                 "workflow wf_1 (seq 3): its status is `partial`, but its Step Outcomes make it `failed`",
                 "workflow wf_1 (seq 3): its status is `partial`, but the auditor reads its spine as \"failed\"",
             ]
+        );
+    }
+
+    /// A status that also holds is gauntlet's precedence missed; an untrue one, or a list the
+    /// reference names and the result does not, is judged by its tier (issue 31).
+    #[test]
+    fn a_status_that_also_holds_and_an_unnamed_list_are_the_references_difference() {
+        use crate::judge::invariants::fixture::check_as;
+        let needs_decision = failed_workflow(|result| {
+            result["workflow"]["steps"][1]["checkpoint_status"] = json!("needs_orchestrator");
+            result["workflow"]["held_steps"] = json!([]);
+            result["workflow"]["needs_orchestrator_steps"] = json!(["b"]);
+            result["workflow"]["unresolved_seam_obligations"] = json!(null);
+            result["workflow"].as_object_mut().unwrap().remove("partial_steps");
+        });
+        let found = check_as(INVARIANT, INVARIANT.id, &needs_decision);
+        assert_eq!(found, Vec::<String>::new(), "`failed` holds beside `needs_orchestrator`");
+        assert_eq!(
+            check_as(INVARIANT, REFERENCE, &needs_decision),
+            [
+                "workflow wf_1 (seq 3): `partial_steps` is None, but its Step Outcomes make it []",
+                "workflow wf_1 (seq 3): its status is `failed`, but its Step Outcomes make it `needs_orchestrator`",
+            ]
+        );
+        let completed = failed_workflow(|result| result["workflow"]["status"] = json!("completed"));
+        assert_eq!(
+            check_as(INVARIANT, INVARIANT.id, &completed),
+            ["workflow wf_1 (seq 3): its status is `completed`, but its Step Outcomes make it `failed`"]
         );
     }
 

@@ -1,11 +1,13 @@
-//! WF-TIMEOUT: a step that ran out of time says so with its evidence (seed 000, ADR 0026
-//! "timed_out": "Timeout step evidence propagated from Subagents"; pixir.md 8). A step whose
-//! Subagent the workflow's deadline closed (its last `subagent_event` `cancelled` with reason
-//! `closed_by_workflow_timeout`), or whose own Subagent timed out, is `timed_out` with
-//! checkpoint `failed`, `timeout_ms`, `elapsed_ms` and next actions; only such a step gives
-//! `closed_by_workflow_timeout` as its reason; a step held for `workflow_timeout` is held in
-//! a workflow whose deadline closed a step, and once it did, a step not started whose
-//! dependencies were all ready is held for `workflow_timeout`.
+//! WF-TIMEOUT: a step whose own Subagent timed out says so with its evidence (seed 000, ADR
+//! 0026 "timed_out": "Timeout step evidence propagated from Subagents"): it is `timed_out` with
+//! checkpoint `failed`, `timeout_ms`, `elapsed_ms` and next actions.
+//!
+//! How the workflow's own deadline ends a run is pixir.md 8's (WF-REF-DETAILS, a MAY): a step
+//! whose Subagent the deadline closed (its last `subagent_event` `cancelled` with reason
+//! `closed_by_workflow_timeout`) is reported the same way, and only such a step gives that
+//! reason; a step held for `workflow_timeout` is held in a workflow whose deadline closed a
+//! step, and once it did, a step not started whose dependencies were all ready is held for
+//! `workflow_timeout`.
 
 use serde_json::Value;
 
@@ -13,26 +15,29 @@ use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{WorkflowRun, text, workflow_runs};
 
-pub const INVARIANT: Invariant = Invariant {
-    id: "WF-TIMEOUT",
-    also: &["WF-HELD"],
-    name: "workflow_timeout_evidence",
-    applies: Scope::Log,
-    check: |evidence| Violation::unplaced(check(evidence)),
-};
+pub const INVARIANT: Invariant =
+    Invariant { id: "WF-TIMEOUT", also: &[REFERENCE], name: "workflow_timeout_evidence", applies: Scope::Log, check };
+
+/// What a workflow whose deadline ends otherwise than the reference's breaks.
+const REFERENCE: &str = "WF-REF-DETAILS";
 
 const CLOSED_BY_WORKFLOW: &str = "closed_by_workflow_timeout";
 
-fn check(evidence: &Evidence) -> Vec<String> {
+fn check(evidence: &Evidence) -> Vec<Violation> {
     let mut problems = Vec::new();
     for run in workflow_runs(evidence) {
         let prefix = run.name();
-        problems.extend(judge_run(&run).into_iter().map(|problem| format!("{prefix}: {problem}")));
+        problems.extend(judge_run(&run).into_iter().map(|(seed, problem)| {
+            let violation = Violation::new(format!("{prefix}: {problem}"));
+            if seed { violation } else { violation.of(REFERENCE) }
+        }));
     }
     problems
 }
 
-fn judge_run(run: &WorkflowRun) -> Vec<String> {
+/// What is wrong with one run, each problem saying whether it breaks the seed (a step's own
+/// timeout) or the reference's deadline.
+fn judge_run(run: &WorkflowRun) -> Vec<(bool, String)> {
     let mut problems = Vec::new();
     let mut deadline_closed = false;
     for step in run.steps() {
@@ -42,9 +47,12 @@ fn judge_run(run: &WorkflowRun) -> Vec<String> {
         let closed = end == Some(("cancelled", CLOSED_BY_WORKFLOW));
         deadline_closed |= closed;
         if text(step, "reason") == CLOSED_BY_WORKFLOW && !closed {
-            problems.push(format!(
-                "step `{step_id}` says {CLOSED_BY_WORKFLOW}, but its Subagent's last subagent_event is {}",
-                subagent.map_or_else(|| "missing".to_owned(), |subagent| format!("`{}`", text(subagent, "status")))
+            problems.push((
+                false,
+                format!(
+                    "step `{step_id}` says {CLOSED_BY_WORKFLOW}, but its Subagent's last subagent_event is {}",
+                    subagent.map_or_else(|| "missing".to_owned(), |subagent| format!("`{}`", text(subagent, "status")))
+                ),
             ));
         }
         let own_timeout = end.is_some_and(|(status, _)| status == "timed_out");
@@ -53,14 +61,17 @@ fn judge_run(run: &WorkflowRun) -> Vec<String> {
         }
         let cause = if closed { "the workflow's deadline closed its Subagent" } else { "its Subagent timed out" };
         if text(step, "status") != "timed_out" || text(step, "checkpoint_status") != "failed" {
-            problems.push(format!(
-                "{cause}, but step `{step_id}` is `{}` with checkpoint `{}`, not timed_out and failed",
-                text(step, "status"),
-                text(step, "checkpoint_status")
+            problems.push((
+                own_timeout,
+                format!(
+                    "{cause}, but step `{step_id}` is `{}` with checkpoint `{}`, not timed_out and failed",
+                    text(step, "status"),
+                    text(step, "checkpoint_status")
+                ),
             ));
         }
         if closed && text(step, "reason") != CLOSED_BY_WORKFLOW {
-            problems.push(format!("{cause}, but step `{step_id}` gives reason `{}`", text(step, "reason")));
+            problems.push((false, format!("{cause}, but step `{step_id}` gives reason `{}`", text(step, "reason"))));
         }
         let missing: Vec<&str> = ["timeout_ms", "elapsed_ms"]
             .into_iter()
@@ -70,7 +81,7 @@ fn judge_run(run: &WorkflowRun) -> Vec<String> {
             )
             .collect();
         if !missing.is_empty() {
-            problems.push(format!("{cause}, but step `{step_id}` has no {}", missing.join(", ")));
+            problems.push((own_timeout, format!("{cause}, but step `{step_id}` has no {}", missing.join(", "))));
         }
     }
     let checkpoint_of = |id: &str| {
@@ -80,8 +91,9 @@ fn judge_run(run: &WorkflowRun) -> Vec<String> {
         let step_id = text(step, "step_id");
         let held_reason = text(step, "held_reason");
         if held_reason == "workflow_timeout" && !deadline_closed {
-            problems
-                .push(format!("step `{step_id}` is held for workflow_timeout, but no step was closed by the deadline"));
+            let message =
+                format!("step `{step_id}` is held for workflow_timeout, but no step was closed by the deadline");
+            problems.push((false, message));
         }
         let dependencies = run
             .graph
@@ -94,9 +106,9 @@ fn judge_run(run: &WorkflowRun) -> Vec<String> {
             .flatten()
             .all(|dependency| dependency.as_str().and_then(checkpoint_of) == Some("checkpoint_ready"));
         if deadline_closed && all_ready && held_reason != "workflow_timeout" {
-            problems.push(format!(
+            problems.push((false, format!(
                 "the deadline closed the workflow before step `{step_id}` started, but it is held for `{held_reason}`, not workflow_timeout"
-            ));
+            )));
         }
     }
     problems
@@ -140,5 +152,8 @@ mod tests {
                 "workflow wf_1 (seq 2): the deadline closed the workflow before step `next` started, but it is held for `dependency_not_checkpoint_ready`, not workflow_timeout",
             ]
         );
+        // The deadline's close is pixir.md 8's: none of it is the seed's MUST (issue 31).
+        let found = crate::judge::invariants::fixture::check_as(INVARIANT, INVARIANT.id, &capture);
+        assert_eq!(found, Vec::<String>::new());
     }
 }
