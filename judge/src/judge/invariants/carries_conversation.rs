@@ -58,7 +58,8 @@ const REFERENCE: &str = "SUB-REF-DETAILS";
 #[derive(Debug, Clone)]
 enum Item<'a> {
     User(Cow<'a, str>),
-    /// A compaction's or branch's summary: a user message that contains it.
+    /// A compaction's or branch's summary: a message that contains it (the reference sends it
+    /// as user content, pixir.md 3.2; seed 000 says only that it is replayed).
     Summary(&'a str),
     Assistant(&'a str),
     /// A call: its id, tool name and arguments (parsed when the wire sends them as text).
@@ -73,7 +74,7 @@ impl std::fmt::Display for Item<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Item::User(text) => write!(f, "user {text:?}"),
-            Item::Summary(text) => write!(f, "a user message with the summary {text:?}"),
+            Item::Summary(text) => write!(f, "a message with the summary {text:?}"),
             Item::Assistant(text) => write!(f, "assistant {text:?}"),
             Item::Call(id, name, args) => write!(f, "call `{id}` of {name} with {args}"),
             Item::Result(id, Output::Text(output)) => write!(f, "result of `{id}` {output:?}"),
@@ -87,6 +88,9 @@ impl PartialEq for Item<'_> {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
             (Item::Summary(summary), Item::User(text)) | (Item::User(text), Item::Summary(summary)) => {
+                text.contains(*summary)
+            }
+            (Item::Summary(summary), Item::Assistant(text)) | (Item::Assistant(text), Item::Summary(summary)) => {
                 text.contains(*summary)
             }
             (Item::Summary(a), Item::Summary(b)) => a == b,
@@ -626,13 +630,13 @@ mod tests {
         assert_eq!(
             with(body(vec![user("first"), assistant("one"), user("second")])),
             [
-                "request 4 parts from the Log's conversation at item 1: the Log has a user message with the summary \"sum\", the request has user \"first\""
+                "request 4 parts from the Log's conversation at item 1: the Log has a message with the summary \"sum\", the request has user \"first\""
             ]
         );
         assert_eq!(
             with(body(vec![user("second")])),
             [
-                "request 4 parts from the Log's conversation at item 1: the Log has a user message with the summary \"sum\", the request has user \"second\""
+                "request 4 parts from the Log's conversation at item 1: the Log has a message with the summary \"sum\", the request has user \"second\""
             ]
         );
     }
