@@ -33,6 +33,7 @@ pub type Invariant = crate::rule::Invariant<fn(&LifecycleScenario, &LifecycleCap
 pub const ALL: &[Invariant] = &[
     records_in_time::INVARIANT,
     anomalies_accumulate::INVARIANT,
+    anomalies_accumulate::KEPT,
     stall_evidence::INVARIANT,
     stability_window::INVARIANT,
     terminal_stall_is_last::INVARIANT,
