@@ -71,7 +71,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
 }
 
 /// An id two of a response's scripted calls share.
-fn repeated_id(response: &Response) -> Option<&str> {
+pub(super) fn repeated_id(response: &Response) -> Option<&str> {
     let mut seen = BTreeSet::new();
     response.calls.iter().filter_map(|call| call.call_id.as_deref()).find(|id| !seen.insert(*id))
 }

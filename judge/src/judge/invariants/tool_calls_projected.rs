@@ -25,6 +25,7 @@ use gauntlet_mock_provider::Message;
 use serde_json::Value;
 
 use super::plan_whole_list::plan_updates;
+use super::tool_calls_paired::repeated_id;
 use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{read_new_messages, served};
@@ -55,7 +56,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     if evidence.capture.acp.is_empty() {
         return Vec::new();
     }
-    let (shown, mut out_of_order) = transcript_items(evidence);
+    let (shown, mut out_of_order) = transcript_items(evidence, &repeated_ids(evidence));
     let shown = Items::pair(shown, &call_ids(evidence));
     out_of_order.extend(unknown_tools_completed(evidence, &shown));
     out_of_order.extend(invalid_arguments_completed(evidence, &shown));
@@ -200,7 +201,10 @@ fn invalid_arguments_completed(evidence: &Evidence, shown: &Items) -> Vec<Violat
 /// never shown, a status that goes back (ACP: a `tool_call` reports the call,
 /// `tool_call_update`s then update it; the statuses run pending, in_progress, then completed
 /// or failed).
-fn transcript_items<'e>(evidence: &'e Evidence) -> (Vec<(&'e str, &'e str)>, Vec<Violation>) {
+fn transcript_items<'e>(
+    evidence: &'e Evidence,
+    repeated: &BTreeSet<&str>,
+) -> (Vec<(&'e str, &'e str)>, Vec<Violation>) {
     let mut shown: Vec<(&str, &str)> = Vec::new();
     let mut at_of: BTreeMap<&str, usize> = BTreeMap::new();
     let mut out_of_order = Vec::new();
@@ -220,7 +224,10 @@ fn transcript_items<'e>(evidence: &'e Evidence) -> (Vec<(&'e str, &'e str)>, Vec
         });
         let known = &mut shown[at].1;
         if let Some(status) = status {
-            if kind == Some("tool_call_update") && rank(status) > 0 && rank(status) < rank(known) {
+            // Two calls the model gave one id may show as one item reopened: one behaviour,
+            // REPLAY-CALL-ID-UNIQUE's.
+            let reopened = repeated.iter().any(|call_id| names(id, call_id));
+            if kind == Some("tool_call_update") && rank(status) > 0 && rank(status) < rank(known) && !reopened {
                 let message = format!("the tool item `{id}` goes back from `{known}` to `{status}`");
                 out_of_order.push(Violation::new(message).of(SHOWN));
             }
@@ -228,6 +235,12 @@ fn transcript_items<'e>(evidence: &'e Evidence) -> (Vec<(&'e str, &'e str)>, Vec
         }
     }
     (shown, out_of_order)
+}
+
+/// The call ids two calls of one scripted response share.
+fn repeated_ids<'e>(evidence: &'e Evidence) -> BTreeSet<&'e str> {
+    let responses = evidence.scenario.iter().flat_map(|scenario| scenario.root_responses());
+    responses.filter_map(repeated_id).collect()
 }
 
 /// Every call id of the run, in the order the calls were made: the Log's `tool_call`s, then
@@ -275,12 +288,8 @@ impl<'a> Items<'a> {
 
     /// The item whose id is `call_id`, or ends with it after a separator.
     fn named(&self, call_id: &str) -> Option<&'a str> {
-        let names = |item: &str| {
-            item.strip_suffix(call_id)
-                .is_some_and(|head| head.chars().next_back().is_some_and(|c| !c.is_alphanumeric()))
-        };
         let exact = self.status.get_key_value(call_id).map(|(item, _)| *item);
-        exact.or_else(|| self.status.keys().copied().find(|item| names(item)))
+        exact.or_else(|| self.status.keys().copied().find(|item| names(item, call_id)))
     }
 
     /// The item that shows call `call_id`, and its last status.
@@ -288,6 +297,13 @@ impl<'a> Items<'a> {
         let item = self.of_call.get(call_id).copied().or_else(|| self.named(call_id))?;
         Some((item, self.status[item]))
     }
+}
+
+/// Whether tool item `item` shows call `call_id`: its id is the call's, or ends with it after a
+/// separator (gemini-cli shows `call_1` as `read_file__call_1`).
+fn names(item: &str, call_id: &str) -> bool {
+    item == call_id
+        || item.strip_suffix(call_id).is_some_and(|head| head.chars().next_back().is_some_and(|c| !c.is_alphanumeric()))
 }
 
 /// Where an ACP tool status stands in a call's life; an unknown status stands nowhere.
@@ -516,6 +532,24 @@ mod tests {
                 "the tool item `c1` goes back from `in_progress` to `pending`",
             ]
         );
+    }
+
+    /// Two calls the model gave one id, shown as one item reopened, are one behaviour:
+    /// REPLAY-CALL-ID-UNIQUE's, not also a status going back.
+    #[test]
+    fn an_item_reopened_for_a_repeated_call_id_is_not_a_status_going_back() {
+        let scenario = crate::judge::invariants::fixture::scenario(
+            "title = \"t\"\n[[turn]]\nprompt = \"Read both.\"\nrespond = [\n  { calls = [{ name = \"read\", args = { path = \"a\" }, call_id = \"same\" }, { name = \"read\", args = { path = \"b\" }, call_id = \"same\" }] },\n  { text = [\"done\"] },\n]\n",
+        );
+        let mut capture = capture(&[], &[]);
+        capture.acp = vec![
+            update("tool_call", "same", "in_progress"),
+            update("tool_call_update", "same", "completed"),
+            update("tool_call_update", "same", "in_progress"),
+            update("tool_call_update", "same", "completed"),
+        ];
+        let found = crate::judge::invariants::fixture::check_played_as(INVARIANT, SHOWN, &capture, &scenario);
+        assert_eq!(found, Vec::<String>::new());
     }
 
     /// A model that closes a call whose arguments do not parse: an agent that shows it
