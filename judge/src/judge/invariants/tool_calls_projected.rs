@@ -8,9 +8,9 @@
 //! and closed before the prompt is answered (ACP: the Agent "SHOULD report" a tool call); a
 //! call left open by a turn answered `cancelled` is no finding, since ACP's cancellation
 //! section has the client mark every unfinished call `cancelled` itself, "since the Agent is
-//! not required to do so". Subagent
-//! items and delegation results have their own rule (SUB-ACP-ITEM). A mapped to-do tool
-//! (`plan`) may be shown as the ACP plan instead of a tool item.
+//! not required to do so". Subagent items and delegation results have their own rule
+//! (SUB-ACP-ITEM). A mapped to-do tool (`plan`) may be shown as the ACP plan instead of a tool
+//! item.
 //!
 //! An agent without a gauntlet Log is judged on the results it sends back to its model: each
 //! scripted call the profile's `[tools]` rendered as one of the agent's tools, its result read
