@@ -29,6 +29,16 @@ pub fn tier_of(id: &str) -> Option<Tier> {
     REQUIREMENTS.iter().find(|requirement| requirement.id == id).map(|requirement| requirement.tier)
 }
 
+/// Requirement `id` with its tier, `ACP-STOP-REASON (MUST)`, so a reader tells a lie against a
+/// published sentence (MUST) from advice (SHOULD) and from the reference's own choice (MAY); an
+/// id the registry does not define as it is.
+pub fn with_tier(id: &str) -> String {
+    match tier_of(id) {
+        Some(tier) => format!("{id} ({})", tier.as_str()),
+        None => id.to_owned(),
+    }
+}
+
 /// How binding a requirement is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tier {

@@ -190,13 +190,7 @@ impl std::fmt::Display for Finding {
         };
         // Each requirement with its tier, so a reader tells a lie against a published sentence
         // (MUST) from advice (SHOULD) and from the reference's own choice (MAY).
-        let named: Vec<String> = self
-            .requirements()
-            .map(|id| match contract::tier_of(id) {
-                Some(tier) => format!("{id} ({})", tier.as_str()),
-                None => id.to_owned(),
-            })
-            .collect();
+        let named: Vec<String> = self.requirements().map(contract::with_tier).collect();
         match named.is_empty() {
             true => write!(f, "[{layer}] {}", self.message),
             false => write!(f, "[{layer} {}] {}", named.join(" + "), self.message),

@@ -5,28 +5,33 @@
 
 use std::fmt::Write as _;
 
+use gauntlet_judge::contract::with_tier;
+
 use crate::campaign::{Campaign, Reproduction};
 
 /// The console report.
 pub fn text(campaign: &Campaign) -> String {
     let mut out = format!("{}\n", headline(campaign));
-    let width = campaign.requirements.keys().map(String::len).max().unwrap_or(0);
+    let width = campaign.requirements.keys().map(|id| with_tier(id).len()).max().unwrap_or(0);
     for (requirement, tally) in &campaign.requirements {
-        let _ = write!(out, "  {requirement:<width$}  {:>4} exercised  {:>4} failed", tally.exercised, tally.failed);
+        let named = with_tier(requirement);
+        let _ = write!(out, "  {named:<width$}  {:>4} exercised  {:>4} failed", tally.exercised, tally.failed);
         if let Some(reproduction) = reproduction_of(campaign, requirement) {
             let _ = write!(out, "  {}", where_it_is(reproduction));
         }
         out.push('\n');
     }
     for reproduction in &campaign.reproductions {
-        let _ = writeln!(out, "\n{}: {}", reproduction.requirement, reproduction.finding);
+        let _ = writeln!(out, "\n{}: {}", with_tier(&reproduction.requirement), reproduction.finding);
         let _ = writeln!(out, "  {}", where_it_is(reproduction));
     }
     for flaky in &campaign.flaky {
         let _ = writeln!(
             out,
             "\nflaky: {} failed on scenario {} once, then held: {}",
-            flaky.requirement, flaky.scenario, flaky.finding
+            with_tier(&flaky.requirement),
+            flaky.scenario,
+            flaky.finding
         );
     }
     out
@@ -38,13 +43,14 @@ pub fn markdown(campaign: &Campaign) -> String {
     out.push_str("| requirement | exercised | failed | reproduction |\n| --- | ---: | ---: | --- |\n");
     for (requirement, tally) in &campaign.requirements {
         let reproduction = reproduction_of(campaign, requirement).map_or_else(String::new, where_it_is);
-        let _ = writeln!(out, "| {requirement} | {} | {} | {reproduction} |", tally.exercised, tally.failed);
+        let _ =
+            writeln!(out, "| {} | {} | {} | {reproduction} |", with_tier(requirement), tally.exercised, tally.failed);
     }
     for reproduction in &campaign.reproductions {
         let _ = write!(
             out,
             "\n## {}\n\n{}\n\n{}\n\n```toml\n{}```\n",
-            reproduction.requirement,
+            with_tier(&reproduction.requirement),
             quote(&reproduction.finding),
             where_it_is(reproduction),
             reproduction.toml
@@ -53,7 +59,8 @@ pub fn markdown(campaign: &Campaign) -> String {
     if !campaign.flaky.is_empty() {
         out.push_str("\n## Flaky\n\nFailures that did not come again when their scenario was played a second time; nothing was shrunk from them.\n\n");
         for flaky in &campaign.flaky {
-            let _ = writeln!(out, "- {} on scenario {}: {}", flaky.requirement, flaky.scenario, flaky.finding);
+            let _ =
+                writeln!(out, "- {} on scenario {}: {}", with_tier(&flaky.requirement), flaky.scenario, flaky.finding);
         }
     }
     out
