@@ -12,6 +12,7 @@
 mod anomalies_accumulate;
 mod merge_no_stale_active;
 mod nil_never_rendered;
+mod no_parallel_turn;
 mod no_user_notice_for_telegram_turns;
 mod panel_not_recreated;
 mod records_in_time;
@@ -39,6 +40,7 @@ pub const ALL: &[Invariant] = &[
     terminal_stall_is_last::INVARIANT,
     nil_never_rendered::INVARIANT,
     merge_no_stale_active::INVARIANT,
+    no_parallel_turn::INVARIANT,
     panel_not_recreated::INVARIANT,
     no_user_notice_for_telegram_turns::INVARIANT,
 ];
@@ -108,8 +110,8 @@ fn expectations(scenario: &LifecycleScenario, capture: &LifecycleCapture) -> Vec
 /// with the same length, numbers by value, everything else equal.
 ///
 /// A table of only `contains`, `in_order` and `lacks` against an array states membership and
-/// nothing else (BRIDGE-STEER-ACTIVE asks for a `turn/steer` and no `turn/start`, not for a whole
-/// call list): every `contains` pattern matches some element, the `in_order` patterns match
+/// nothing else (BRIDGE-NOT-STEERABLE-BLOCKS asks for a `turn/steer` and no `turn/start`, not for
+/// a whole call list): every `contains` pattern matches some element, the `in_order` patterns match
 /// elements in that order (others may come between), and no `lacks` pattern matches any. A pattern
 /// matches an element it is a subset of, and a string pattern also matches a string that begins
 /// with it and a space, so `"turn/start"` names the method whatever its argument.
