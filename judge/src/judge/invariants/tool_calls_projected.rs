@@ -5,7 +5,8 @@
 //!
 //! Also ACP-TOOL-SHOWN (a SHOULD, [`SHOWN`]): every tool call is shown to the client as an ACP
 //! tool item (its `toolCallId` the call's id or naming it, else paired in order: [`Items`])
-//! and closed before the prompt is answered (ACP: the Agent "SHOULD report" a tool call); a
+//! and closed before the prompt is answered (ACP: the Agent "SHOULD report" a tool call); what
+//! `session/load` replays of a call tells the same truth (placed at the load); a
 //! call left open by a turn answered `cancelled` is no finding, since ACP's cancellation
 //! section has the client mark every unfinished call `cancelled` itself, "since the Agent is
 //! not required to do so". Subagent items and delegation results have their own rule
@@ -30,6 +31,7 @@ use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::views::{read_new_messages, served};
 use crate::tool_map::AbstractTool;
+use crate::verdict::At;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "ACP-TOOL-STATUS",
@@ -56,13 +58,17 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     if evidence.capture.acp.is_empty() {
         return Vec::new();
     }
-    let (shown, mut out_of_order) = transcript_items(evidence, &repeated_ids(evidence));
-    let shown = Items::pair(shown, &call_ids(evidence));
-    out_of_order.extend(unknown_tools_completed(evidence, &shown));
-    out_of_order.extend(invalid_arguments_completed(evidence, &shown));
+    let repeated = repeated_ids(evidence);
+    let calls = call_ids(evidence);
+    let (live, mut out_of_order) = transcript_items(&evidence.capture.acp, &repeated);
+    let shown = Items::pair(live, &calls);
+    // What `session/load` replays shows the conversation too (ACP), so it tells the same truth
+    // about a call; how its items are ordered is not judged.
+    let loaded = Items::pair(transcript_items(&evidence.capture.acp_load, &repeated).0, &calls);
+    out_of_order.extend(unknown_tools_completed(evidence, &shown, &loaded));
+    out_of_order.extend(invalid_arguments_completed(evidence, &shown, &loaded));
     if evidence.capture.log.is_empty() {
-        out_of_order
-            .extend(from_the_wire(evidence, &shown).into_iter().map(|problem| Violation::new(problem).of(SHOWN)));
+        out_of_order.extend(from_the_wire(evidence, &shown, &loaded));
         return out_of_order;
     }
     let first_driven_seq =
@@ -91,12 +97,17 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             }
             Some(_) => {}
         }
+        if let Some(status) = replayed_otherwise(&loaded, call_id, expected) {
+            problems.push(Violation::in_load(format!(
+                "session/load replays the tool call `{call_id}` as `{status}`, but its tool_result at seq {seq} supports `{expected}`"
+            )));
+        }
     }
     problems
 }
 
 /// For an agent without a Log: each mapped call's result, as the next request carries it.
-fn from_the_wire(evidence: &Evidence, shown: &Items) -> Vec<String> {
+fn from_the_wire(evidence: &Evidence, shown: &Items, loaded: &Items) -> Vec<Violation> {
     let mut problems = Vec::new();
     for result in evidence.mapped_results() {
         let expected = if result.outcome.ok { "completed" } else { "failed" };
@@ -106,18 +117,43 @@ fn from_the_wire(evidence: &Evidence, shown: &Items) -> Vec<String> {
             // A to-do tool shown as the ACP plan instead of a tool item (claude-agent-acp's
             // `TodoWrite`): the plan is its presentation (ACP-PLAN-WHOLE-LIST judges it).
             None if result.call.tool == AbstractTool::Plan && !plan_updates(evidence).is_empty() => {}
-            None => problems.push(format!(
+            None => problems.push(Violation::new(format!(
                 "the tool call `{id}` (`{tool}` as `{name}`, its result in request {n}) is never shown to the client"
-            )),
+            ))),
             Some((item, status)) if is_open(status) && left_open_by_a_cancel(evidence, item) => {}
-            Some((_, status)) if status != expected => problems.push(format!(
+            Some((_, status)) if status != expected => problems.push(Violation::new(format!(
                 "the tool call `{id}` (`{tool}` as `{name}`) ends `{status}` in ACP, but its result in request {n} reads as {read} through the profile's mapping, so `{expected}`: {:?}",
                 excerpt(&result.output)
-            )),
+            ))),
             Some(_) => {}
         }
+        if let Some(status) = replayed_otherwise(loaded, id, expected) {
+            problems.push(Violation::in_load(format!(
+                "session/load replays the tool call `{id}` (`{tool}` as `{name}`) as `{status}`, but its result in request {n} reads as {read} through the profile's mapping, so `{expected}`: {:?}",
+                excerpt(&result.output)
+            )));
+        }
     }
-    problems
+    problems.into_iter().map(|problem| problem.of(SHOWN)).collect()
+}
+
+/// The status `session/load` replays call `call_id` closed with, when its result supports the
+/// other one.
+fn replayed_otherwise<'a>(loaded: &Items<'a>, call_id: &str, expected: &str) -> Option<&'a str> {
+    loaded.of(call_id).map(|(_, status)| status).filter(|status| !is_open(status) && *status != expected)
+}
+
+/// Whether call `call_id` is shown `completed`: live, or else by the `session/load` replay
+/// (placed there), with the words that say which.
+fn shown_completed(shown: &Items, loaded: &Items, call_id: &str) -> Option<(Option<At>, &'static str)> {
+    let completed = |items: &Items| matches!(items.of(call_id), Some((_, "completed")));
+    if completed(shown) {
+        Some((None, "ends `completed` in ACP"))
+    } else if completed(loaded) {
+        Some((Some(At::Load), "is replayed `completed` by session/load"))
+    } else {
+        None
+    }
 }
 
 /// Calls to a tool no request offered the model (a name it made up) that ACP shows `completed`
@@ -125,7 +161,7 @@ fn from_the_wire(evidence: &Evidence, shown: &Items) -> Vec<String> {
 /// took the name for one of its own, which gauntlet cannot see; a name an offered one matches
 /// but for case and separators (`Read` for `read`) is taken for a repair, and judged no
 /// further. Read from the calls the requests carry back, so with or without a Log.
-fn unknown_tools_completed(evidence: &Evidence, shown: &Items) -> Vec<Violation> {
+fn unknown_tools_completed(evidence: &Evidence, shown: &Items, loaded: &Items) -> Vec<Violation> {
     let key = |name: &str| -> String {
         name.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect()
     };
@@ -156,11 +192,11 @@ fn unknown_tools_completed(evidence: &Evidence, shown: &Items) -> Vec<Violation>
             if unparsed.contains(call_id.as_str()) {
                 continue;
             }
-            if let Some((_, "completed")) = shown.of(call_id) {
+            if let Some((at, shown_so)) = shown_completed(shown, loaded, call_id) {
                 let message = format!(
-                    "the tool call `{call_id}` names `{name}`, a tool no request offered the model, yet ends `completed` in ACP"
+                    "the tool call `{call_id}` names `{name}`, a tool no request offered the model, yet {shown_so}"
                 );
-                problems.push(Violation::new(message).of(UNKNOWN));
+                problems.push(Violation::placed(at, message).of(UNKNOWN));
             }
         }
     }
@@ -171,7 +207,7 @@ fn unknown_tools_completed(evidence: &Evidence, shown: &Items) -> Vec<Violation>
 /// ended cleanly, that ACP shows `completed`: no tool could have run arguments that do not
 /// parse. Known by their scripted `call_id` (a default one is the mock's to number), so with
 /// or without a Log.
-fn invalid_arguments_completed(evidence: &Evidence, shown: &Items) -> Vec<Violation> {
+fn invalid_arguments_completed(evidence: &Evidence, shown: &Items, loaded: &Items) -> Vec<Violation> {
     let mut seen = BTreeSet::new();
     let mut problems = Vec::new();
     for request in &evidence.capture.requests {
@@ -184,31 +220,31 @@ fn invalid_arguments_completed(evidence: &Evidence, shown: &Items) -> Vec<Violat
             if !seen.insert(call_id) {
                 continue;
             }
-            if let Some((_, "completed")) = shown.of(call_id) {
+            if let Some((at, shown_so)) = shown_completed(shown, loaded, call_id) {
                 let message = format!(
-                    "the tool call `{call_id}` has arguments that are not a JSON object ({}), yet ends `completed` in ACP",
+                    "the tool call `{call_id}` has arguments that are not a JSON object ({}), yet {shown_so}",
                     call.arguments()
                 );
-                problems.push(Violation::new(message).of(INVALID));
+                problems.push(Violation::placed(at, message).of(INVALID));
             }
         }
     }
     problems
 }
 
-/// The tool items the live transcript shows, in the order the client was first shown them,
+/// The tool items a transcript shows, in the order the client was first shown them,
 /// each with its last status; and updates out of order: an update of an item the client was
 /// never shown, a status that goes back (ACP: a `tool_call` reports the call,
 /// `tool_call_update`s then update it; the statuses run pending, in_progress, then completed
 /// or failed).
 fn transcript_items<'e>(
-    evidence: &'e Evidence,
+    transcript: &'e [Value],
     repeated: &BTreeSet<&str>,
 ) -> (Vec<(&'e str, &'e str)>, Vec<Violation>) {
     let mut shown: Vec<(&str, &str)> = Vec::new();
     let mut at_of: BTreeMap<&str, usize> = BTreeMap::new();
     let mut out_of_order = Vec::new();
-    for entry in &evidence.capture.acp {
+    for entry in transcript {
         let Some(update) = entry.pointer("/message/params/update") else { continue };
         let Some(id) = update.get("toolCallId").and_then(Value::as_str) else { continue };
         let status = update.get("status").and_then(Value::as_str);
@@ -423,6 +459,26 @@ mod tests {
         let mut ended = acp;
         ended[3] = answer("end_turn");
         assert_eq!(run(&results, ended).len(), 2);
+    }
+
+    /// A load that replays a failed call `completed` says what the live view did not (codex
+    /// replayed a call the cancel aborted so, found by a campaign: issue 31's missed lies).
+    #[test]
+    fn a_call_replayed_by_load_with_a_status_its_result_contradicts_is_caught() {
+        let results = [json!({"call_id": "c1", "ok": false})];
+        let mut events = vec![("user_message", json!({"text": "q"}))];
+        events.extend(results.iter().map(|result| ("tool_result", result.clone())));
+        let mut capture = capture(&events, &[]);
+        capture.reported.push(Reported { stop_reason: Some("end_turn".into()), error: None });
+        capture.acp = vec![update("tool_call", "c1", "in_progress"), update("tool_call_update", "c1", "failed")];
+        capture.acp_load = vec![update("tool_call", "c1", "completed")];
+        let found = check(INVARIANT, &capture);
+        assert_eq!(
+            found,
+            ["session/load replays the tool call `c1` as `completed`, but its tool_result at seq 1 supports `failed`"]
+        );
+        capture.acp_load = vec![update("tool_call", "c1", "failed")];
+        assert_eq!(check(INVARIANT, &capture), Vec::<String>::new());
     }
 
     /// ACP leaves a tool item's id to the agent: one that names the call after its own prefix
