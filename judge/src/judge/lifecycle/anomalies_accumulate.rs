@@ -47,8 +47,9 @@ fn check_kept(scenario: &LifecycleScenario, capture: &LifecycleCapture) -> Vec<S
     }
     let mut messages = Vec::new();
     let mut previous: &[Value] = &[];
-    for anomalies in capture.records.iter().filter_map(|record| Some((record, record["anomalies"].as_array()?))) {
-        let (record, anomalies) = anomalies;
+    for (record, anomalies) in
+        capture.records.iter().filter_map(|record| Some((record, record["anomalies"].as_array()?)))
+    {
         if !anomalies.starts_with(previous) {
             messages.push(format!(
                 "a result lost or changed earlier anomalies: before {}, now {}: {record}",
