@@ -401,13 +401,14 @@ impl Evidence<'_> {
         let mut results: Vec<MappedResult> = Vec::new();
         // Each result once, by its call id and its place among that id's results: a model may
         // give two calls of a response one id (REPLAY-CALL-ID-UNIQUE), and every request
-        // repeats the conversation before it.
+        // repeats the conversation before it, so each run of requests is read once, its new
+        // messages only (a long Session costs linear time).
         let mut seen: HashSet<(&str, usize)> = HashSet::new();
-        for (idx, conversation) in self.conversations.iter().enumerate() {
-            // Within one request, the k-th result of an id answers the k-th call of that id.
-            let mut open: HashMap<&str, VecDeque<Option<&MappedCall>>> = HashMap::new();
-            let mut answered: HashMap<&str, usize> = HashMap::new();
-            for message in conversation.messages {
+        let mut runs: HashMap<usize, Pairing> = HashMap::new();
+        for (idx, (_, conversation, new)) in views::read_new_messages(self).enumerate() {
+            // Within a run, the k-th result of an id answers the k-th call of that id.
+            let Pairing { open, answered } = runs.entry(conversation.run).or_default();
+            for message in new {
                 match message {
                     Message::ToolCall { call_id, name, args } => {
                         // Most wires send arguments as a JSON string.
@@ -442,6 +443,14 @@ impl Evidence<'_> {
         }
         results
     }
+}
+
+/// The calls of one run of requests still waiting for their results, by call id, and how many
+/// results each id has had ([`Evidence::mapped_results`]).
+#[derive(Default)]
+struct Pairing<'a> {
+    open: HashMap<&'a str, VecDeque<Option<&'a MappedCall>>>,
+    answered: HashMap<&'a str, usize>,
 }
 
 /// Every finding of the Log-only invariants ([`invariants::log_only`]), each with its rule's
