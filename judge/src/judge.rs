@@ -486,6 +486,25 @@ mod tests {
     use crate::capture::Request;
     use crate::judge::invariants::fixture::{body, scenario, user};
 
+    /// A call id the model gives again in a later turn has a result of its own: a run's
+    /// requests are read once each, so what an id has had is kept between them.
+    #[test]
+    fn a_call_id_given_again_in_a_later_request_has_its_own_result() {
+        use crate::judge::invariants::fixture::{mapped, requests};
+        let (mut capture, scenario) = mapped(&[], Vec::new());
+        let call = serde_json::json!({"type": "function_call", "call_id": "c1", "name": "exec_command", "arguments": "{\"cmd\":\"cat a.txt\"}"});
+        let output = |text: &str| serde_json::json!({"type": "function_call_output", "call_id": "c1", "output": text});
+        let first = vec![user("q"), call.clone(), output("Process exited with code 0\nOutput:\nalpha")];
+        let mut second = first.clone();
+        second.extend([user("again"), call, output("Process exited with code 1\nOutput:\nno")]);
+        let bodies = vec![body(vec![user("q")]), body(first), body(second)];
+        capture.requests = requests(bodies);
+        let read = v1_reading::of_capture(&capture);
+        let results = Evidence::of_scenario(&read, &scenario).mapped_results();
+        let seen: Vec<(usize, bool)> = results.iter().map(|result| (result.request, result.outcome.ok)).collect();
+        assert_eq!(seen, [(2, true), (3, false)]);
+    }
+
     /// An agent that stops retrying at a 429 its budget would have allowed it to retry failed
     /// that turn, as the wire shows; one that reached the script's answer is held to it.
     #[test]
