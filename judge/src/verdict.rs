@@ -95,6 +95,11 @@ impl Violation {
         Violation { at: None, message, requirement: None }
     }
 
+    /// The same violation, its message after `prefix` (what it was found in).
+    pub fn in_context(self, prefix: &str) -> Violation {
+        Violation { message: format!("{prefix}{}", self.message), ..self }
+    }
+
     /// The same violation, of requirement `id` (one of its rule's `also`).
     pub fn of(self, id: &'static str) -> Violation {
         Violation { requirement: Some(id), ..self }

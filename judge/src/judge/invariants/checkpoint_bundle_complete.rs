@@ -44,10 +44,8 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
                 ready.insert(step_id);
             }
             let bundle = step.get("checkpoint").unwrap_or(&Value::Null);
-            problems.extend(judge_bundle(bundle, step).into_iter().map(|problem| Violation {
-                message: format!("{prefix} step `{step_id}`: {}", problem.message),
-                ..problem
-            }));
+            let context = format!("{prefix} step `{step_id}`: ");
+            problems.extend(judge_bundle(bundle, step).into_iter().map(|problem| problem.in_context(&context)));
         }
         let usable = run.workflow.get("usable_checkpoints").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
         let listed: BTreeSet<&str> = usable.iter().map(|bundle| text(bundle, "step_id")).collect();

@@ -26,11 +26,14 @@ const TOOL_CALL_UPDATE: &str = "tool_call"; // ACP's name, not a Log type
 
 pub const INVARIANT: Invariant = Invariant {
     id: "SUB-ACP-ITEM",
-    also: &["WF-ACP-PARTIAL", REFERENCE],
+    also: &[WORKFLOW, REFERENCE],
     name: "delegation_acp_truthful",
     applies: Scope::Run,
     check,
 };
+
+/// What a `run_workflow` call shown completed, or without its result's line, breaks.
+const WORKFLOW: &str = "WF-ACP-PARTIAL";
 
 /// What a child shown otherwise than as the reference's one stable item breaks.
 const REFERENCE: &str = "SUB-REF-DETAILS";
@@ -90,7 +93,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
                     "ACP shows the run_workflow call {call_id} completed, but workflow {} is not ok",
                     workflow.get("workflow_id").and_then(Value::as_str).unwrap_or("?")
                 ))
-                .of("WF-ACP-PARTIAL"),
+                .of(WORKFLOW),
             );
         }
         let output = line.str_field("output").unwrap_or_default();
@@ -100,7 +103,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
                 Violation::new(format!(
                     "ACP shows the run_workflow call {call_id} as {shown:?}, not its result's line {output:?}"
                 ))
-                .of("WF-ACP-PARTIAL"),
+                .of(WORKFLOW),
             ),
         }
     }

@@ -303,12 +303,24 @@ fn call_ids<'e>(evidence: &'e Evidence) -> Vec<&'e str> {
 /// (issue 31: such an agent read "never shown" for every call).
 struct Items<'a> {
     status: BTreeMap<&'a str, &'a str>,
+    /// Each tail of an item's id that follows a separator, with the first item (by id) that
+    /// ends so: a call named after an agent's prefix is found without a scan of every item.
+    tails: BTreeMap<&'a str, &'a str>,
     of_call: BTreeMap<&'a str, &'a str>,
 }
 
 impl<'a> Items<'a> {
     fn pair(shown: Vec<(&'a str, &'a str)>, calls: &[&'a str]) -> Items<'a> {
-        let mut items = Items { status: shown.iter().copied().collect(), of_call: BTreeMap::new() };
+        let status: BTreeMap<&str, &str> = shown.iter().copied().collect();
+        let mut tails = BTreeMap::new();
+        for &item in status.keys() {
+            let after_separators =
+                item.char_indices().filter(|(_, c)| !c.is_alphanumeric()).map(|(at, c)| at + c.len_utf8());
+            for at in after_separators.filter(|&at| at < item.len()) {
+                tails.entry(&item[at..]).or_insert(item);
+            }
+        }
+        let mut items = Items { status, tails, of_call: BTreeMap::new() };
         let mut unnamed = Vec::new();
         for &call_id in calls {
             match items.named(call_id) {
@@ -325,7 +337,7 @@ impl<'a> Items<'a> {
     /// The item whose id is `call_id`, or ends with it after a separator.
     fn named(&self, call_id: &str) -> Option<&'a str> {
         let exact = self.status.get_key_value(call_id).map(|(item, _)| *item);
-        exact.or_else(|| self.status.keys().copied().find(|item| names(item, call_id)))
+        exact.or_else(|| self.tails.get(call_id).copied())
     }
 
     /// The item that shows call `call_id`, and its last status.

@@ -68,11 +68,9 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             Some(EventType::ToolResult) => {
                 let Some(named) = line.str_field("call_id").and_then(|call| waits.get(call)) else { continue };
                 let Some(outcome) = line.data.get("outcome").filter(|outcome| outcome.is_object()) else { continue };
+                let context = format!("seq {seq}: ");
                 let found = judge_outcome(outcome, named, &status);
-                problems.extend(found.into_iter().map(|(claims_success, problem)| {
-                    let violation = Violation::new(format!("seq {seq}: {problem}"));
-                    if claims_success { violation } else { violation.of(REFERENCE) }
-                }));
+                problems.extend(found.into_iter().map(|problem| problem.in_context(&context)));
             }
             _ => {}
         }
@@ -81,8 +79,11 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
 }
 
 /// What is wrong with one wait's `outcome`, given the children it named and each child's last
-/// status; each problem says whether it claims a success (the MUST's) or not.
-fn judge_outcome(outcome: &Value, named: &[&str], status: &HashMap<&str, &str>) -> Vec<(bool, String)> {
+/// status: a claimed success is the MUST's, the rest the reference's shape.
+fn judge_outcome(outcome: &Value, named: &[&str], status: &HashMap<&str, &str>) -> Vec<Violation> {
+    let claims = |claims_success: bool, message: String| {
+        if claims_success { Violation::new(message) } else { Violation::new(message).of(REFERENCE) }
+    };
     let mut problems = Vec::new();
     let mut listed: HashMap<&str, &str> = HashMap::new();
     for name in BUCKETS {
@@ -92,25 +93,25 @@ fn judge_outcome(outcome: &Value, named: &[&str], status: &HashMap<&str, &str>) 
             .map_or_else(Vec::new, |ids| ids.iter().filter_map(Value::as_str).collect());
         let count = outcome.pointer(&format!("/counts/{name}")).and_then(Value::as_u64);
         if count.is_some_and(|count| usize::try_from(count).ok() != Some(ids.len())) {
-            problems.push((
+            problems.push(claims(
                 false,
                 format!("wait_agent counts {} `{name}`, but its `{name}` bucket lists {ids:?}", count.unwrap_or(0)),
             ));
         }
         for id in ids {
             if let Some(earlier) = listed.insert(id, name) {
-                problems.push((false, format!("wait_agent lists {id} both as `{earlier}` and as `{name}`")));
+                problems.push(claims(false, format!("wait_agent lists {id} both as `{earlier}` and as `{name}`")));
             }
             let truth = status.get(id).copied();
             match truth.and_then(SubagentStatus::parse).map(bucket) {
-                Some(right) if right != name => problems.push((
+                Some(right) if right != name => problems.push(claims(
                     name == "completed",
                     format!(
                         "wait_agent lists {id} as `{name}`, but its last subagent_event says `{}`",
                         truth.unwrap_or_default()
                     ),
                 )),
-                None => problems.push((
+                None => problems.push(claims(
                     name == "completed",
                     format!("wait_agent lists {id} as `{name}`, but no subagent_event gives its status"),
                 )),
@@ -119,7 +120,7 @@ fn judge_outcome(outcome: &Value, named: &[&str], status: &HashMap<&str, &str>) 
         }
     }
     for id in named.iter().filter(|id| !listed.contains_key(**id)) {
-        problems.push((false, format!("wait_agent was asked for {id} but lists it in no bucket")));
+        problems.push(claims(false, format!("wait_agent was asked for {id} but lists it in no bucket")));
     }
     let in_bucket = |name: &str| listed.values().filter(|bucket| **bucket == name).count();
     let expected = if in_bucket("incomplete") > 0 {
@@ -132,12 +133,12 @@ fn judge_outcome(outcome: &Value, named: &[&str], status: &HashMap<&str, &str>) 
     let reported = outcome.get("status").and_then(Value::as_str).unwrap_or("(none)");
     if reported != expected {
         let message = format!("wait_agent reports `{reported}`, but its buckets make it `{expected}`");
-        problems.push((reported == "completed", message));
+        problems.push(claims(reported == "completed", message));
     }
     if outcome.get("complete").and_then(Value::as_bool) == Some(true) && expected != "completed" {
-        problems.push((true, "wait_agent says `complete: true` though not every child completed".to_owned()));
+        problems.push(claims(true, "wait_agent says `complete: true` though not every child completed".to_owned()));
     }
-    problems.extend(judge_summary(outcome, expected, &in_bucket).into_iter().map(|problem| (false, problem)));
+    problems.extend(judge_summary(outcome, expected, &in_bucket).into_iter().map(|problem| claims(false, problem)));
     problems
 }
 

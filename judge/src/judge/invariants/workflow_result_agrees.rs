@@ -37,7 +37,7 @@ const SPINE: &str = "WF-SPINE";
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let mut problems = Vec::new();
     for run in workflow_runs(evidence) {
-        let prefix = run.name();
+        let context = format!("{}: ", run.name());
         let audited = evidence
             .audit
             .workflows
@@ -45,11 +45,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             .rev()
             .find(|workflow| workflow.workflow_id == run.id)
             .and_then(|workflow| workflow.terminal_state);
-        problems.extend(
-            judge_run(&run, audited)
-                .into_iter()
-                .map(|problem| Violation { message: format!("{prefix}: {}", problem.message), ..problem }),
-        );
+        problems.extend(judge_run(&run, audited).into_iter().map(|problem| problem.in_context(&context)));
     }
     problems
 }

@@ -26,18 +26,16 @@ const CLOSED_BY_WORKFLOW: &str = "closed_by_workflow_timeout";
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let mut problems = Vec::new();
     for run in workflow_runs(evidence) {
-        let prefix = run.name();
-        problems.extend(judge_run(&run).into_iter().map(|(seed, problem)| {
-            let violation = Violation::new(format!("{prefix}: {problem}"));
-            if seed { violation } else { violation.of(REFERENCE) }
-        }));
+        let context = format!("{}: ", run.name());
+        problems.extend(judge_run(&run).into_iter().map(|problem| problem.in_context(&context)));
     }
     problems
 }
 
-/// What is wrong with one run, each problem saying whether it breaks the seed (a step's own
-/// timeout) or the reference's deadline.
-fn judge_run(run: &WorkflowRun) -> Vec<(bool, String)> {
+/// What is wrong with one run: the seed's evidence of a step's own timeout, or the reference's
+/// deadline.
+fn judge_run(run: &WorkflowRun) -> Vec<Violation> {
+    let reference = |message: String| Violation::new(message).of(REFERENCE);
     let mut problems = Vec::new();
     let mut deadline_closed = false;
     for step in run.steps() {
@@ -47,31 +45,27 @@ fn judge_run(run: &WorkflowRun) -> Vec<(bool, String)> {
         let closed = end == Some(("cancelled", CLOSED_BY_WORKFLOW));
         deadline_closed |= closed;
         if text(step, "reason") == CLOSED_BY_WORKFLOW && !closed {
-            problems.push((
-                false,
-                format!(
-                    "step `{step_id}` says {CLOSED_BY_WORKFLOW}, but its Subagent's last subagent_event is {}",
-                    subagent.map_or_else(|| "missing".to_owned(), |subagent| format!("`{}`", text(subagent, "status")))
-                ),
-            ));
+            problems.push(reference(format!(
+                "step `{step_id}` says {CLOSED_BY_WORKFLOW}, but its Subagent's last subagent_event is {}",
+                subagent.map_or_else(|| "missing".to_owned(), |subagent| format!("`{}`", text(subagent, "status")))
+            )));
         }
         let own_timeout = end.is_some_and(|(status, _)| status == "timed_out");
         if !closed && !own_timeout {
             continue;
         }
         let cause = if closed { "the workflow's deadline closed its Subagent" } else { "its Subagent timed out" };
+        // A step's own timeout is the seed's; the deadline's close, the reference's.
+        let of_cause = |message: String| if own_timeout { Violation::new(message) } else { reference(message) };
         if text(step, "status") != "timed_out" || text(step, "checkpoint_status") != "failed" {
-            problems.push((
-                own_timeout,
-                format!(
-                    "{cause}, but step `{step_id}` is `{}` with checkpoint `{}`, not timed_out and failed",
-                    text(step, "status"),
-                    text(step, "checkpoint_status")
-                ),
-            ));
+            problems.push(of_cause(format!(
+                "{cause}, but step `{step_id}` is `{}` with checkpoint `{}`, not timed_out and failed",
+                text(step, "status"),
+                text(step, "checkpoint_status")
+            )));
         }
         if closed && text(step, "reason") != CLOSED_BY_WORKFLOW {
-            problems.push((false, format!("{cause}, but step `{step_id}` gives reason `{}`", text(step, "reason"))));
+            problems.push(reference(format!("{cause}, but step `{step_id}` gives reason `{}`", text(step, "reason"))));
         }
         let missing: Vec<&str> = ["timeout_ms", "elapsed_ms"]
             .into_iter()
@@ -81,7 +75,7 @@ fn judge_run(run: &WorkflowRun) -> Vec<(bool, String)> {
             )
             .collect();
         if !missing.is_empty() {
-            problems.push((own_timeout, format!("{cause}, but step `{step_id}` has no {}", missing.join(", "))));
+            problems.push(of_cause(format!("{cause}, but step `{step_id}` has no {}", missing.join(", "))));
         }
     }
     let checkpoint_of = |id: &str| {
@@ -93,7 +87,7 @@ fn judge_run(run: &WorkflowRun) -> Vec<(bool, String)> {
         if held_reason == "workflow_timeout" && !deadline_closed {
             let message =
                 format!("step `{step_id}` is held for workflow_timeout, but no step was closed by the deadline");
-            problems.push((false, message));
+            problems.push(reference(message));
         }
         let dependencies = run
             .graph
@@ -106,7 +100,7 @@ fn judge_run(run: &WorkflowRun) -> Vec<(bool, String)> {
             .flatten()
             .all(|dependency| dependency.as_str().and_then(checkpoint_of) == Some("checkpoint_ready"));
         if deadline_closed && all_ready && held_reason != "workflow_timeout" {
-            problems.push((false, format!(
+            problems.push(reference(format!(
                 "the deadline closed the workflow before step `{step_id}` started, but it is held for `{held_reason}`, not workflow_timeout"
             )));
         }
