@@ -485,6 +485,7 @@ mod tests {
                         args: json!({ "path": "a" }),
                         call_id: None,
                         raw_args: None,
+                        outcome: None,
                     }],
                     then: then.clone(),
                     pause: pause.clone(),

@@ -31,6 +31,8 @@ pub mod in_process;
 pub mod increment;
 pub mod journal;
 #[cfg(feature = "server")]
+pub mod mcp;
+#[cfg(feature = "server")]
 pub mod provider;
 #[cfg(feature = "server")]
 pub mod record;
@@ -41,6 +43,8 @@ pub mod server;
 pub mod sessions;
 pub mod side;
 pub mod speed;
+pub mod tool_names;
+pub mod tool_server;
 
 pub use body::Body;
 pub use conversation::{Conversation, Message, ViewError};
@@ -53,7 +57,7 @@ pub use journal::{After, Ended, JournalEntry, Mismatch, MismatchReason, StreamEn
 pub use provider::{EndRecorder, MockProvider, MockReply, MockReport, MockRequest, SESSION_HEADER, Unconsumed};
 #[cfg(feature = "server")]
 pub use record::{RecordError, Recorder, Recording, Upstream};
-pub use script::{Call, Ending, Exhausted, Pause, RETRY_CAP, ROOT, Reasoning, Response, Script, ScriptError, Usage};
+pub use script::{Call, Ending, ToolOutcome, Exhausted, Pause, RETRY_CAP, ROOT, Reasoning, Response, Script, ScriptError, Usage};
 #[cfg(feature = "server")]
 pub use server::{Responder, ServerHandle, serve};
 #[cfg(feature = "server")]

@@ -16,6 +16,7 @@ use crate::increment::Chain;
 use crate::journal::{After, Ended, JournalEntry, Mismatch, MismatchReason, StreamEnd, Timing};
 use crate::script::{Exhausted, RETRY_CAP, ROOT, Response, Script};
 use crate::side::{SideReply, SideRequest};
+use crate::tool_names::{self, Renamed};
 
 /// A scripted provider, shared via `Arc` between the server or in-process callers.
 #[derive(Debug)]
@@ -28,6 +29,9 @@ pub struct MockProvider {
     state: Arc<Mutex<State>>,
     /// Journal times count from here, on tokio's clock.
     started: Instant,
+    /// Whether a scripted call of a gauntlet tool goes out under the agent's name for it
+    /// (the agent runs gauntlet's MCP server).
+    names_tools: bool,
 }
 
 #[derive(Debug, Default)]
@@ -50,6 +54,8 @@ struct State {
     /// a request whose latest user text is that prompt, or any request once the current turn's
     /// responses are used up after its answer, is that prompt's, queued as a turn of its own.
     queued: Option<(usize, String)>,
+    /// The scripted calls sent under the agent's name for a gauntlet tool, in order.
+    renamed: Vec<Renamed>,
 }
 
 /// A request, independent of the transport.
@@ -130,6 +136,8 @@ pub struct MockReport {
     pub mismatches: Vec<Mismatch>,
     /// The names of side requests answered, in order (not in the journal).
     pub side_requests: Vec<String>,
+    /// The scripted calls sent under the agent's name for a gauntlet tool, in order.
+    pub renamed: Vec<Renamed>,
 }
 
 impl MockReport {
@@ -179,7 +187,15 @@ impl MockProvider {
             side: Vec::new(),
             state: Arc::new(Mutex::new(State { next_item: 1, ..State::default() })),
             started: Instant::now(),
+            names_tools: false,
         }
+    }
+
+    /// Sends each scripted call of a gauntlet MCP tool under the name the request's offered
+    /// tools give it ([`crate::tool_names`]).
+    pub fn with_mcp_tool_names(mut self) -> Self {
+        self.names_tools = true;
+        self
     }
 
     /// `instant` as the journal writes times: time since this provider was made, on tokio's
@@ -425,8 +441,17 @@ impl MockProvider {
             item_base: state.next_item,
         };
         state.next_item += response.item_count();
+        let offered = asked.body.json().filter(|_| self.names_tools).map(tool_names::offered).unwrap_or_default();
+        let renamed = tool_names::rename(response, &offered);
+        let response = match renamed {
+            Some((renamed, calls)) => {
+                state.renamed.extend(calls);
+                std::borrow::Cow::Owned(renamed)
+            }
+            None => std::borrow::Cow::Borrowed(response),
+        };
         drop(state);
-        reply(self.dialect.answer(response, &ctx, asked), end)
+        reply(self.dialect.answer(&response, &ctx, asked), end)
     }
 
     /// How many requests the journal holds so far, answered or not.
@@ -573,6 +598,7 @@ impl MockProvider {
             unconsumed,
             mismatches: state.mismatches.clone(),
             side_requests: state.side_served.clone(),
+            renamed: state.renamed.clone(),
         }
     }
 }

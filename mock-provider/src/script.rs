@@ -127,6 +127,30 @@ pub struct Call {
     pub raw_args: Option<String>,
     /// Call id; defaults to `call_<n>`.
     pub call_id: Option<String>,
+    /// What gauntlet's MCP server answers this call with, for a call of one of its tools
+    /// (`read`, `write`, `list`, `wait`); by default the tool runs on the workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<ToolOutcome>,
+}
+
+/// What a scripted call answers at the tool server, instead of running the tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ToolOutcome {
+    /// A successful result with this text, the tool not run.
+    Result(String),
+    /// A result with `isError: true` and this text: MCP's tool execution error.
+    Error(String),
+    /// A JSON-RPC error with this message: MCP's protocol error.
+    RpcError(String),
+    /// The server exits while the call runs, answering nothing.
+    Crash,
+    /// The call never answers, until the client cancels it or stops the server.
+    Hang,
+    /// The call runs as usual, but answers only after this many milliseconds (scaled by the
+    /// run's time scale, as every scenario duration).
+    SlowMs(u64),
 }
 
 impl Call {

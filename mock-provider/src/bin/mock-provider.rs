@@ -64,6 +64,13 @@ enum Command {
         #[arg(long, default_value_t = MIN_GAP_MS, value_name = "MS")]
         min_gap_ms: u64,
     },
+    /// gauntlet's MCP server on stdin and stdout, as an agent starts it from `mcpServers`:
+    /// each tool call is relayed to a scenario's tool server, which says what to answer.
+    Mcp {
+        /// The tool server's base URL (`http://127.0.0.1:PORT`).
+        #[arg(long)]
+        url: String,
+    },
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -73,6 +80,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Record { upstream, dialect, out, port, min_gap_ms } => {
             run_record(&upstream, dialect, out, port, Duration::from_millis(min_gap_ms)).await
         }
+        Command::Mcp { url } => gauntlet_mock_provider::mcp::serve_stdio(&url).await,
     }
 }
 

@@ -464,6 +464,7 @@ mod tests {
                 args: json!({ "b": 1, "a": "x" }),
                 call_id: None,
                 raw_args: None,
+                outcome: None,
             }],
             usage: Some(Usage { input: 7, cached: 3, output: 5, reasoning: 2 }),
             ..Response::default()
