@@ -59,6 +59,15 @@ pub enum Command {
     Check(CheckArgs),
     /// Accept pending golden files: rename each `<file>.new` over `<file>`.
     Accept,
+    /// gauntlet's MCP server on stdin and stdout, as an agent starts it from the `mcpServers`
+    /// a check gives it: each tool call is relayed to the scenario's tool server at `--url`,
+    /// which says what to answer (docs/implementations.md "Tools").
+    #[command(hide = true)]
+    Mcp {
+        /// The tool server's base URL (`http://127.0.0.1:PORT`).
+        #[arg(long)]
+        url: String,
+    },
     /// Audit NDJSON Logs in the contract's format, from any runtime: per Turn the terminal
     /// state the Log alone supports, then every finding of the rules that need only a Log,
     /// with the line it points at (docs/scenario-format.md, "Auditing a Log").

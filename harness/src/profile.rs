@@ -8,11 +8,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use gauntlet_mock_provider::tool_names::TOOLS;
 use gauntlet_mock_provider::{Dialect, SideRequest};
 use serde::Deserialize;
 
 use crate::driver::acp_client::Permission;
-use crate::driver::external::External;
+use crate::driver::external::{External, gauntlet_program};
 use gauntlet_judge::capture;
 use gauntlet_judge::locate::{self, LoadError, Step};
 use gauntlet_judge::scenario::{AcpVersion, Capability, FaultKind, Knobs, RetryBudget, Scenario};
@@ -99,6 +100,12 @@ pub struct Profile {
     /// rendered as the agent's (docs/implementations.md "Tools").
     #[serde(default)]
     pub tools: ToolMap,
+    /// Whether the agent is given gauntlet's MCP server in every `session/new`, `load` and
+    /// `resume` (ACP: every agent must run stdio MCP servers): the corpus's tools the
+    /// `[tools]` map does not map are called through it (docs/implementations.md "Tools").
+    /// On by default; `false` for an agent that cannot run it.
+    #[serde(default = "yes")]
+    pub mcp: bool,
     /// How the client answers the agent's permission requests: `allow_once` (the default),
     /// `allow_always`, `reject_once` or `reject_always`.
     #[serde(default)]
@@ -117,6 +124,10 @@ pub struct Profile {
     /// The folder of the profile file (not a key: set when loading).
     #[serde(skip)]
     pub dir: PathBuf,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The profile's `acp_version`: `1` or `2`.
@@ -373,6 +384,10 @@ impl Profile {
         // A to-do tool is the `plans` capability, not `tools`.
         let mut unmapped = scenario.unmapped_tools(&self.tools);
         unmapped.retain(|name| name != AbstractTool::Plan.as_str());
+        // What the map leaves, gauntlet's MCP server serves.
+        if self.mcp {
+            unmapped.retain(|name| !TOOLS.contains(&name.as_str()));
+        }
         needs
             .difference(&self.capabilities)
             .filter_map(|capability| match capability {
@@ -386,7 +401,7 @@ impl Profile {
                 Capability::Plans if !self.tools.is_empty() => {
                     Some("plans (a to-do tool shown as ACP `plan` updates: its `[tools]` maps no `plan`)".to_owned())
                 }
-                Capability::Tools if !self.tools.is_empty() => {
+                Capability::Tools if !self.tools.is_empty() || self.mcp => {
                     let names: Vec<String> = unmapped.iter().map(|name| format!("`{name}`")).collect();
                     Some(format!("tools (its `[tools]` maps no {})", names.join(", ")))
                 }
@@ -462,6 +477,7 @@ impl Profile {
             grace: Duration::from_millis(self.grace_ms),
             dialect: Some(self.dialect),
             permission: self.permission,
+            mcp: if self.mcp { gauntlet_program() } else { None },
         }
     }
 

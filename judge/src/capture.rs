@@ -16,6 +16,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use gauntlet_mock_provider::tool_server::ToolCall;
 use gauntlet_mock_provider::{After, Dialect, Increment, Timing};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -77,6 +78,9 @@ pub struct Capture {
     /// The script's abstract tool calls as the driver rendered them for the agent's own tools
     /// (its profile's `[tools]`); empty when nothing was mapped (evidence only: not golden).
     pub mapped_calls: Vec<MappedCall>,
+    /// Every call gauntlet's MCP server received, what it was told to answer and how the call
+    /// ended: what each tool really returned (evidence only: not golden).
+    pub tool_calls: Vec<ToolCall>,
     /// A prompt's images were not sent, because the agent does not declare
     /// `promptCapabilities.image`: the play is `skipped` (evidence only: not golden).
     pub images_withheld: bool,

@@ -24,6 +24,7 @@ use crate::scenario::{Scenario, Trigger};
 use crate::tool_map::{MappedCall, Outcome};
 use crate::verdict::{Finding, Layer, Verdict};
 use conversations::Conversations;
+use gauntlet_mock_provider::tool_server::ToolCall;
 
 /// Whose Log a piece of evidence holds: the root Session the client drove, or a child Session
 /// (a Subagent or a workflow step) whose one Turn its parent ran.
@@ -373,7 +374,9 @@ impl<'a> Evidence<'a> {
 }
 
 /// The result of one scripted tool call that the driver rendered as one of the agent's own
-/// tools, as the agent sent it back to the model, read through the profile's mapping.
+/// tools (through the profile's mapping, or as a tool of gauntlet's MCP server), as the agent
+/// sent it back to the model, with its outcome: read through the mapping, or what the MCP
+/// server's journal says it really returned.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MappedResult {
     /// The call id the model gave the call.
@@ -386,6 +389,18 @@ pub struct MappedResult {
     pub outcome: Outcome,
     /// The request (1-based) that first carries it.
     pub request: usize,
+}
+
+impl MappedResult {
+    /// How its outcome was known, for a finding: "its result in request 3 reads as a failure
+    /// through the profile's mapping", or "gauntlet's MCP server answered it with a failure".
+    pub fn reading(&self) -> String {
+        let what = if self.outcome.ok { "a success" } else { "a failure" };
+        match self.call.mcp {
+            true => format!("gauntlet's MCP server answered it with {what} (its result in request {})", self.request),
+            false => format!("its result in request {} reads as {what} through the profile's mapping", self.request),
+        }
+    }
 }
 
 impl Evidence<'_> {
@@ -405,6 +420,7 @@ impl Evidence<'_> {
         // messages only (a long Session costs linear time).
         let mut seen: HashSet<(&str, usize)> = HashSet::new();
         let mut runs: HashMap<usize, Pairing> = HashMap::new();
+        let mut served = Served { calls: &self.capture.tool_calls, taken: vec![false; self.capture.tool_calls.len()] };
         for (idx, (_, conversation, new)) in views::read_new_messages(self).enumerate() {
             // Within a run, the k-th result of an id answers the k-th call of that id.
             let Pairing { open, answered } = runs.entry(conversation.run).or_default();
@@ -425,15 +441,19 @@ impl Evidence<'_> {
                         *nth += 1;
                         let call = open.get_mut(call_id.as_str()).and_then(VecDeque::pop_front);
                         let Some(Some(call)) = call else { continue };
-                        let Some(mapping) = scenario.tools.get(&call.tool) else { continue };
-                        if !seen.insert((call_id.as_str(), *nth)) {
+                        let mapping = scenario.tools.get(&call.tool);
+                        if !(call.mcp || mapping.is_some()) || !seen.insert((call_id.as_str(), *nth)) {
                             continue;
                         }
+                        let outcome = match mapping {
+                            Some(mapping) if !call.mcp => mapping.outcome(output),
+                            _ => served.outcome(call),
+                        };
                         results.push(MappedResult {
                             call_id: call_id.clone(),
                             call: call.clone(),
                             output: output.clone(),
-                            outcome: mapping.outcome(output),
+                            outcome,
                             request: idx + 1,
                         });
                     }
@@ -442,6 +462,33 @@ impl Evidence<'_> {
             }
         }
         results
+    }
+}
+
+/// The calls gauntlet's MCP server received, each the outcome of one scripted call: the first
+/// not yet taken with the call's tool and arguments.
+struct Served<'a> {
+    calls: &'a [ToolCall],
+    taken: Vec<bool>,
+}
+
+impl Served<'_> {
+    /// What the server really returned for `call`: a failure when it never received it (the
+    /// tool did not run, whatever the agent told its model).
+    fn outcome(&mut self, call: &MappedCall) -> Outcome {
+        let tool = call.tool.as_str();
+        let found = self
+            .calls
+            .iter()
+            .zip(&mut self.taken)
+            .find(|(served, taken)| !**taken && served.tool == tool && served.args == call.args);
+        match found {
+            Some((served, taken)) => {
+                *taken = true;
+                Outcome { ok: served.succeeded(), content: served.text().unwrap_or_default().to_owned() }
+            }
+            None => Outcome { ok: false, content: String::new() },
+        }
     }
 }
 

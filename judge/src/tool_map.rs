@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 
 use gauntlet_mock_provider::script::Script;
+use gauntlet_mock_provider::tool_names::Renamed;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -132,6 +133,18 @@ pub struct MappedCall {
     pub name: String,
     /// The arguments sent to the agent.
     pub rendered: Value,
+    /// The call went to gauntlet's MCP server, whose journal says what it returned
+    /// (`Capture::tool_calls`); else the profile's mapping reads its result.
+    pub mcp: bool,
+}
+
+impl MappedCall {
+    /// A scripted call the mock sent under the agent's name for a tool of gauntlet's MCP
+    /// server; `None` for a tool the corpus does not know.
+    pub fn served(renamed: Renamed) -> Option<MappedCall> {
+        let tool = AbstractTool::named(&renamed.tool)?;
+        Some(MappedCall { tool, rendered: renamed.args.clone(), args: renamed.args, name: renamed.name, mcp: true })
+    }
 }
 
 /// A tool result read through its mapping.
@@ -250,6 +263,7 @@ pub fn render_script(
             args: call.args.clone(),
             name: mapping.name.clone(),
             rendered: rendered.clone(),
+            mcp: false,
         });
         call.name.clone_from(&mapping.name);
         call.args = rendered;

@@ -57,7 +57,9 @@ pub use journal::{After, Ended, JournalEntry, Mismatch, MismatchReason, StreamEn
 pub use provider::{EndRecorder, MockProvider, MockReply, MockReport, MockRequest, SESSION_HEADER, Unconsumed};
 #[cfg(feature = "server")]
 pub use record::{RecordError, Recorder, Recording, Upstream};
-pub use script::{Call, Ending, ToolOutcome, Exhausted, Pause, RETRY_CAP, ROOT, Reasoning, Response, Script, ScriptError, Usage};
+pub use script::{
+    Call, Ending, Exhausted, Pause, RETRY_CAP, ROOT, Reasoning, Response, Script, ScriptError, ToolOutcome, Usage,
+};
 #[cfg(feature = "server")]
 pub use server::{Responder, ServerHandle, serve};
 #[cfg(feature = "server")]

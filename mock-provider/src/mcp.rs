@@ -113,10 +113,8 @@ impl ServerHandler for Relay {
 /// Serves MCP on stdin and stdout, relaying to the tool server at `url`, until the client
 /// closes the connection.
 pub async fn serve_stdio(url: &str) -> anyhow::Result<()> {
-    let relay = Relay {
-        url: Arc::from(url.trim_end_matches('/')),
-        client: Client::builder(TokioExecutor::new()).build_http(),
-    };
+    let relay =
+        Relay { url: Arc::from(url.trim_end_matches('/')), client: Client::builder(TokioExecutor::new()).build_http() };
     let service = relay.serve(rmcp::transport::stdio()).await.context("the MCP handshake failed")?;
     service.waiting().await.context("the MCP connection failed")?;
     Ok(())

@@ -237,7 +237,8 @@ enum Ran {
 fn run(workspace: &Path, tool: &str, args: &Value) -> Ran {
     let path = || -> Result<PathBuf, String> {
         let relative = args.get("path").and_then(Value::as_str).unwrap_or(".");
-        let inside = Path::new(relative).components().all(|part| matches!(part, Component::Normal(_) | Component::CurDir));
+        let inside =
+            Path::new(relative).components().all(|part| matches!(part, Component::Normal(_) | Component::CurDir));
         if inside { Ok(workspace.join(relative)) } else { Err(format!("`{relative}` is not inside the workspace")) }
     };
     let done = |result: Result<String, String>| result.map_or_else(Ran::Failed, Ran::Done);

@@ -74,15 +74,19 @@ pub struct AcpClient<R, W> {
     /// The agent declared `promptCapabilities.image` at `initialize`: only then may a prompt
     /// carry an image (ACP "Prompt Capabilities").
     pub accepts_images: bool,
+    mcp_servers: Value,
 }
 
 /// How the client behaves: how long it waits, and how it answers permission requests.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Settings {
     /// How long to wait for any one message.
     pub patience: Duration,
     /// How permission requests are answered.
     pub permission: Permission,
+    /// The `mcpServers` of every `session/new`, `session/load` and `session/resume`: gauntlet's
+    /// MCP server, when the agent is given it, or none.
+    pub mcp_servers: Value,
 }
 
 /// How the client answers the agent's `session/request_permission`: the first option of this
@@ -125,7 +129,13 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> AcpClient<R, W> {
             patience: settings.patience,
             permission: settings.permission,
             accepts_images: false,
+            mcp_servers: settings.mcp_servers,
         }
+    }
+
+    /// The `mcpServers` a Session is opened with.
+    pub fn mcp_servers(&self) -> Value {
+        self.mcp_servers.clone()
     }
 
     /// Sends a request and returns its id; the answer is read with [`AcpClient::next`].

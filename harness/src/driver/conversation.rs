@@ -163,7 +163,7 @@ pub async fn converse<L: Error + 'static, S: Error + 'static>(
     scenario: &Scenario,
     workspace: &Path,
     launch: &mut Launch<'_, L, S>,
-    settings: Settings,
+    settings: &Settings,
     replay_load: bool,
     mock: &MockProvider,
 ) -> Conversation {
@@ -194,12 +194,12 @@ type Client = AcpClient<Box<dyn AsyncRead + Unpin + Send>, Box<dyn AsyncWrite + 
 /// orderly way, so how it exits is evidence too; what it said goes to `transcript`.
 async fn connect<L: Error + 'static, S: Error + 'static>(
     launch: &mut Launch<'_, L, S>,
-    settings: Settings,
+    settings: &Settings,
     version: AcpVersion,
     transcript: &mut Vec<Value>,
 ) -> Result<(Client, Ended<S>), ConversationError<L, S>> {
     let connection = launch().map_err(ConversationError::Launch)?;
-    let mut client = AcpClient::new(connection.reader, connection.writer, settings);
+    let mut client = AcpClient::new(connection.reader, connection.writer, settings.clone());
     let problem = match client.request("initialize", initialize_params(version)).await {
         Ok(answer) if answer.get("error").is_none() => {
             client.accepts_images = match version {
@@ -252,7 +252,7 @@ async fn live<L: Error + 'static, S: Error + 'static>(
     scenario: &Scenario,
     workspace: &Path,
     launch: &mut Launch<'_, L, S>,
-    settings: Settings,
+    settings: &Settings,
     mock: &MockProvider,
     conversation: &mut Conversation,
 ) -> Result<(), ConversationError<L, S>> {
@@ -262,7 +262,8 @@ async fn live<L: Error + 'static, S: Error + 'static>(
         conversation.torn_tail = load(&mut client, PRELOADED_SESSION_ID, workspace, version).await?;
         PRELOADED_SESSION_ID.to_owned()
     } else {
-        let answer = client.request("session/new", json!({"cwd": workspace, "mcpServers": []})).await?;
+        let answer =
+            client.request("session/new", json!({"cwd": workspace, "mcpServers": client.mcp_servers()})).await?;
         match answer.pointer("/result/sessionId").and_then(Value::as_str) {
             Some(session_id) => session_id.to_owned(),
             None => return Err(ConversationError::NoSessionId { answer }),
@@ -374,7 +375,7 @@ async fn load_only<L: Error + 'static, S: Error + 'static>(
     session_id: &str,
     workspace: &Path,
     launch: &mut Launch<'_, L, S>,
-    settings: Settings,
+    settings: &Settings,
     version: AcpVersion,
     transcript: &mut Vec<Value>,
 ) -> Result<(), ConversationError<L, S>> {
@@ -387,7 +388,7 @@ async fn load_only<L: Error + 'static, S: Error + 'static>(
 
 /// `session/resume`: the Session reattached in this agent, without a replay.
 async fn resume(client: &mut Client, session_id: &str, workspace: &Path) -> Result<Option<TornTail>, SessionLoadError> {
-    let params = json!({"sessionId": session_id, "cwd": workspace, "mcpServers": []});
+    let params = json!({"sessionId": session_id, "cwd": workspace, "mcpServers": client.mcp_servers()});
     let method = AGENT_METHOD_NAMES.session_resume;
     let answer = client.request(method, params).await?;
     match answer.get("error") {
@@ -405,9 +406,10 @@ async fn load(
     version: AcpVersion,
 ) -> Result<Option<TornTail>, SessionLoadError> {
     let (method, params) = match version {
-        AcpVersion::V1 => {
-            (AGENT_METHOD_NAMES.session_load, json!({"sessionId": session_id, "cwd": workspace, "mcpServers": []}))
-        }
+        AcpVersion::V1 => (
+            AGENT_METHOD_NAMES.session_load,
+            json!({"sessionId": session_id, "cwd": workspace, "mcpServers": client.mcp_servers()}),
+        ),
         AcpVersion::V2 => (
             AGENT_METHOD_NAMES.session_resume,
             json!({"sessionId": session_id, "cwd": workspace, "replayFrom": {"type": "start"}}),

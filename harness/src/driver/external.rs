@@ -27,7 +27,10 @@ use crate::driver::conversation::{self, Connection, Conversation, PRELOADED_SESS
 use crate::driver::{Driver, assemble, prepare_workspace};
 use gauntlet_judge::capture::Capture;
 use gauntlet_judge::scenario::Scenario;
-use gauntlet_judge::tool_map;
+use gauntlet_judge::tool_map::{self, MappedCall};
+use gauntlet_mock_provider::tool_names::SERVER_NAME;
+use gauntlet_mock_provider::tool_server::ToolServer;
+use serde_json::{Value, json};
 
 /// How much of an agent's stderr is kept (the end of it).
 const STDERR_LIMIT: usize = 64 * 1024;
@@ -65,6 +68,9 @@ pub struct External {
     pub dialect: Option<Dialect>,
     /// How the client answers the agent's permission requests.
     pub permission: Permission,
+    /// gauntlet's own program, which the agent is given as its MCP server (`gauntlet mcp`,
+    /// in every `session/new`, `load` and `resume`); `None` when it is given none.
+    pub mcp: Option<PathBuf>,
 }
 
 impl External {
@@ -95,6 +101,7 @@ impl External {
             grace: Duration::from_secs(3),
             dialect: None,
             permission: Permission::default(),
+            mcp: None,
         }
     }
 
@@ -146,12 +153,28 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
         ("home", home.display().to_string()),
         ("tmp", home.join("tmp").display().to_string()),
     ]);
-    let mapped_calls = tool_map::render_script(&scenario.tools, &mut script, &locations, scenario.time_scale);
-    let mock =
-        Arc::new(MockProvider::new(script).with_dialect(dialect).with_side_requests(external.side_requests.clone()));
-    let server = match server::serve(mock.clone(), SocketAddr::from(([127, 0, 0, 1], 0))).await {
+    let mut mapped_calls = tool_map::render_script(&scenario.tools, &mut script, &locations, scenario.time_scale);
+    let tools = external.mcp.as_ref().map(|_| Arc::new(ToolServer::new(&script, &workspace, scenario.time_scale)));
+    let mut mock = MockProvider::new(script).with_dialect(dialect).with_side_requests(external.side_requests.clone());
+    if tools.is_some() {
+        mock = mock.with_mcp_tool_names();
+    }
+    let mock = Arc::new(mock);
+    let loopback = SocketAddr::from(([127, 0, 0, 1], 0));
+    let server = match server::serve(mock.clone(), loopback).await {
         Ok(server) => server,
         Err(error) => return fault(format!("cannot start the mock provider: {error}")),
+    };
+    let tool_server = match &tools {
+        Some(tools) => match server::serve(tools.clone(), loopback).await {
+            Ok(server) => Some(server),
+            Err(error) => return fault(format!("cannot start the tool server: {error}")),
+        },
+        None => None,
+    };
+    let mcp_servers = match (&external.mcp, &tool_server) {
+        (Some(program), Some(tool_server)) => mcp_servers(program, &tool_server.base_url()),
+        _ => json!([]),
     };
     let config = &scenario.config;
     let values = BTreeMap::from([
@@ -181,8 +204,8 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
     let stderr = Stderr::default();
     let containment = Containment::new();
     let mut launch = || spawn(external, &values, &home, &workspace, &stderr, &containment);
-    let settings = Settings { patience: external.patience, permission: external.permission };
-    let converse = conversation::converse(scenario, &workspace, &mut launch, settings, external.load, &mock);
+    let settings = Settings { patience: external.patience, permission: external.permission, mcp_servers };
+    let converse = conversation::converse(scenario, &workspace, &mut launch, &settings, external.load, &mock);
     let conversation = match tokio::time::timeout(external.deadline, converse).await {
         Ok(conversation) => conversation,
         // Dropping the conversation dropped every agent it started, and with it their groups.
@@ -197,6 +220,10 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
     let log_path = conversation.session_id.as_deref().and_then(log_path);
     let mut capture = assemble(conversation, log_path.as_deref(), &mock);
     capture.acp_version = scenario.config.acp;
+    if let Some(tools) = &tools {
+        mapped_calls.extend(mock.report().renamed.into_iter().filter_map(MappedCall::served));
+        capture.tool_calls = tools.journal();
+    }
     capture.mapped_calls = mapped_calls;
     // Every agent of the play is stopped: whatever it started and left running goes now.
     capture.leftovers = containment.end();
@@ -205,6 +232,26 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
         capture.faults.extend(stderr_evidence("agent", &capture.stderr_tail));
     }
     capture
+}
+
+/// The `gauntlet` program, which serves `gauntlet mcp`: this process, when it is `gauntlet`;
+/// else (a test of this crate) the `gauntlet` cargo built beside it (`target/<profile>/`, its
+/// tests in `deps/` below); `None` when there is none.
+pub fn gauntlet_program() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let name = format!("gauntlet{}", std::env::consts::EXE_SUFFIX);
+    if exe.file_name().is_some_and(|file| file == name.as_str()) {
+        return Some(exe);
+    }
+    let beside = exe.parent()?.parent()?.join(&name);
+    beside.is_file().then_some(beside)
+}
+
+/// ACP's `mcpServers` with gauntlet's MCP server: `program mcp --url URL`, relaying each call
+/// to the scenario's tool server at `url`. `args` and `env` are given even when empty (an
+/// agent may iterate them unchecked).
+fn mcp_servers(program: &Path, url: &str) -> Value {
+    json!([{"name": SERVER_NAME, "command": program, "args": ["mcp", "--url", url], "env": []}])
 }
 
 /// Milliseconds since the Unix epoch, on the system clock (0 before it).

@@ -155,8 +155,8 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
         })
     };
     let patience = Duration::from_millis(scenario.config.turn_timeout_ms.saturating_add(60_000));
-    let settings = Settings { patience, permission: Permission::default() };
-    let conversation = conversation::converse(scenario, workspace.path(), &mut launch, settings, true, &mock).await;
+    let settings = Settings { patience, permission: Permission::default(), mcp_servers: serde_json::json!([]) };
+    let conversation = conversation::converse(scenario, workspace.path(), &mut launch, &settings, true, &mock).await;
     let log_path =
         conversation.session_id.as_ref().map(|session_id| SessionConfig::new(session_id, workspace.path()).log_path());
     let fault = match &log_path {

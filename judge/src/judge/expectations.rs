@@ -211,7 +211,8 @@ fn mapped_reads(scenario: &Scenario, evidence: &Evidence) -> Vec<String> {
         let (id, n, name) = (&result.call_id, result.request, &result.call.name);
         if !result.outcome.ok {
             problems.push(format!(
-                "the scripted `read` of `{path}` ran as `{name}` (call `{id}`), and its result in request {n} is a failure through the profile's mapping: {:?}",
+                "the scripted `read` of `{path}` ran as `{name}` (call `{id}`), and {}: {:?}",
+                result.reading(),
                 result.output.chars().take(300).collect::<String>()
             ));
         } else if result.outcome.content.trim_end() != text.trim_end() {

@@ -358,7 +358,13 @@ mod tests {
     fn tool_calls_stream_in_fragments_and_reasoning_sends_nothing() {
         let response = Response {
             reasoning: vec![Reasoning { summary: vec!["hm".into()], encrypted: None }],
-            calls: vec![Call { name: "read".into(), args: json!({ "path": "a" }), call_id: None, raw_args: None, outcome: None }],
+            calls: vec![Call {
+                name: "read".into(),
+                args: json!({ "path": "a" }),
+                call_id: None,
+                raw_args: None,
+                outcome: None,
+            }],
             usage: Some(Usage { input: 7, cached: 3, output: 5, reasoning: 2 }),
             ..Response::default()
         };
@@ -411,7 +417,13 @@ mod tests {
     fn whole_answers_when_not_streaming() {
         let response = Response {
             text: vec!["Hi".into()],
-            calls: vec![Call { name: "read".into(), args: json!({}), call_id: Some("c1".into()), raw_args: None, outcome: None }],
+            calls: vec![Call {
+                name: "read".into(),
+                args: json!({}),
+                call_id: Some("c1".into()),
+                raw_args: None,
+                outcome: None,
+            }],
             ..Response::default()
         };
         let asked = Asked { path: "/v1/chat/completions", body: &Body::from(json!({ "model": "m" })) };

@@ -378,7 +378,13 @@ mod tests {
     fn thoughts_signatures_calls_and_usage() {
         let response = Response {
             reasoning: vec![Reasoning { summary: vec!["thi".into(), "nk".into()], encrypted: Some("sig".into()) }],
-            calls: vec![Call { name: "read".into(), args: json!({ "path": "a" }), call_id: None, raw_args: None, outcome: None }],
+            calls: vec![Call {
+                name: "read".into(),
+                args: json!({ "path": "a" }),
+                call_id: None,
+                raw_args: None,
+                outcome: None,
+            }],
             usage: Some(Usage { input: 7, cached: 3, output: 5, reasoning: 2 }),
             ..Response::default()
         };

@@ -196,7 +196,13 @@ impl Draft {
 
     /// A call starts.
     pub fn call_added(&mut self, name: &str, call_id: Option<String>) {
-        self.response.calls.push(Call { name: name.to_owned(), args: Value::Null, call_id, raw_args: None, outcome: None });
+        self.response.calls.push(Call {
+            name: name.to_owned(),
+            args: Value::Null,
+            call_id,
+            raw_args: None,
+            outcome: None,
+        });
         self.args.push(String::new());
         self.n_fragments = 0;
         self.mark(Mark::CallAdded);

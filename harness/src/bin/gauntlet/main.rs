@@ -36,6 +36,7 @@ fn main() -> ExitCode {
             None => check::check(&cli, args),
         },
         Command::Accept => corpus::accept(&cli),
+        Command::Mcp { url } => mcp(url),
         Command::Audit { logs, json } => Ok(audit::audit(logs, *json)),
         Command::New { name, from_log } => new::new(&cli, name, from_log.as_deref()),
         Command::List => corpus::list(&cli),
@@ -48,4 +49,11 @@ fn main() -> ExitCode {
         eprintln!("gauntlet: {error:#}");
         ExitCode::from(2)
     })
+}
+
+/// `gauntlet mcp`: serves MCP on stdio until the agent closes it.
+fn mcp(url: &str) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(gauntlet_mock_provider::mcp::serve_stdio(url))?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -112,7 +112,6 @@ fn from_the_wire(evidence: &Evidence, shown: &Items, loaded: &Items) -> Vec<Viol
     for result in evidence.mapped_results() {
         let expected = if result.outcome.ok { "completed" } else { "failed" };
         let (id, n, tool, name) = (&result.call_id, result.request, result.call.tool.as_str(), &result.call.name);
-        let read = if result.outcome.ok { "a success" } else { "a failure" };
         match shown.of(id) {
             // A to-do tool shown as the ACP plan instead of a tool item (claude-agent-acp's
             // `TodoWrite`): the plan is its presentation (ACP-PLAN-WHOLE-LIST judges it).
@@ -122,14 +121,16 @@ fn from_the_wire(evidence: &Evidence, shown: &Items, loaded: &Items) -> Vec<Viol
             ))),
             Some((item, status)) if is_open(status) && left_open_by_a_cancel(evidence, item) => {}
             Some((_, status)) if status != expected => problems.push(Violation::new(format!(
-                "the tool call `{id}` (`{tool}` as `{name}`) ends `{status}` in ACP, but its result in request {n} reads as {read} through the profile's mapping, so `{expected}`: {:?}",
+                "the tool call `{id}` (`{tool}` as `{name}`) ends `{status}` in ACP, but {}, so `{expected}`: {:?}",
+                result.reading(),
                 excerpt(&result.output)
             ))),
             Some(_) => {}
         }
         if let Some(status) = replayed_otherwise(loaded, id, expected) {
             problems.push(Violation::in_load(format!(
-                "session/load replays the tool call `{id}` (`{tool}` as `{name}`) as `{status}`, but its result in request {n} reads as {read} through the profile's mapping, so `{expected}`: {:?}",
+                "session/load replays the tool call `{id}` (`{tool}` as `{name}`) as `{status}`, but {}, so `{expected}`: {:?}",
+                result.reading(),
                 excerpt(&result.output)
             )));
         }
