@@ -496,7 +496,8 @@ pub fn play(profile: &Profile, driver: &dyn Driver, scenario: &Scenario) -> Resu
 }
 
 /// The evidence kept for the JSON report: the golden files as JSON, the stderr tail, the side
-/// requests answered, and when cancels were sent and each request's response ended.
+/// requests answered, when cancels were sent and each request's response ended, and the calls
+/// gauntlet's MCP server received.
 fn evidence(capture: &Capture) -> Value {
     let parse_lines = |text: &str| -> Vec<Value> {
         text.lines().map(|line| serde_json::from_str(line).unwrap_or(json!(line))).collect()
@@ -510,7 +511,7 @@ fn evidence(capture: &Capture) -> Value {
         };
         files.insert(name, value);
     }
-    json!({
+    let mut evidence = json!({
         "files": files,
         "stderr_tail": capture.stderr_tail,
         "side_requests": capture.side_requests,
@@ -519,7 +520,12 @@ fn evidence(capture: &Capture) -> Value {
             "sent_ms": cancel.sent.as_secs_f64() * 1000.0,
         })).collect::<Vec<_>>(),
         "timings": capture.timings,
-    })
+    });
+    // What gauntlet's MCP server received and answered, when the agent called it.
+    if !capture.tool_calls.is_empty() {
+        evidence["tool_calls"] = json!(capture.tool_calls);
+    }
+    evidence
 }
 
 #[cfg(test)]

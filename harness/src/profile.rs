@@ -553,9 +553,12 @@ mod tests {
     }
 
     #[test]
-    fn a_tool_mapping_stands_in_for_the_tools_capability_when_it_maps_every_call() {
+    fn gauntlets_mcp_server_or_a_tool_mapping_stands_in_for_the_tools_capability() {
         let scenario = fixture_scenario(TOOL_SCENARIO);
-        let head = "name = \"a\"\ncommand = \"agent\"\npermission = \"reject_once\"\n";
+        // By default the agent is given gauntlet's MCP server, which serves every corpus tool.
+        let (_dir, path) = write("name = \"a\"\ncommand = \"agent\"\n");
+        assert!(load(&path).unwrap().missing(&scenario).is_empty());
+        let head = "name = \"a\"\ncommand = \"agent\"\npermission = \"reject_once\"\nmcp = false\n";
         let (_dir, path) = write(head);
         assert_eq!(load(&path).unwrap().missing(&scenario), ["tools"]);
         let read = "[tools.read]\nname = \"exec_command\"\nargs = { cmd = \"cat {path:sh}\" }\nok = \"exit code 0\"\n";

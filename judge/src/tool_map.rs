@@ -501,7 +501,7 @@ mod tests {
 
     #[test]
     fn a_script_is_rendered_on_every_route_and_unmapped_calls_stay() {
-        let call = |name: &str, args: Value| Call { name: name.to_owned(), args, call_id: None, raw_args: None };
+        let call = |name: &str, args: Value| Call { name: name.to_owned(), args, ..Call::default() };
         let mut script = Script::root(vec![Response {
             calls: vec![call("read", json!({"path": "a.txt"})), call("spawn_agent", json!({}))],
             ..Response::default()

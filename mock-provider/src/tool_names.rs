@@ -50,10 +50,9 @@ fn collect(value: &Value, names: &mut BTreeMap<&'static str, String>) {
         Value::Array(items) => items.iter().for_each(|item| collect(item, names)),
         Value::Object(object) => {
             let description = object.get("description").and_then(Value::as_str).unwrap_or_default();
-            if let Some(name) = object.get("name").and_then(Value::as_str) {
-                if let Some(tool) = TOOLS.into_iter().find(|tool| description.contains(&marker(tool))) {
-                    names.entry(tool).or_insert_with(|| name.to_owned());
-                }
+            let tool = TOOLS.into_iter().find(|tool| description.contains(&marker(tool)));
+            if let (Some(name), Some(tool)) = (object.get("name").and_then(Value::as_str), tool) {
+                names.entry(tool).or_insert_with(|| name.to_owned());
             }
             object.values().for_each(|inner| collect(inner, names));
         }

@@ -86,6 +86,7 @@ fn killed_turn_script() -> Script {
         args: json!({"path": "notes.txt", "content": "kept"}),
         call_id: Some("call_w".into()),
         raw_args: None,
+        outcome: None,
     };
     let tool = Response { calls: vec![write], ..Response::default() };
     let text = Response {

@@ -215,7 +215,7 @@ fn files(dir: &Path, ext: &str, limit: usize) -> Vec<Vec<u8>> {
 }
 
 fn sse_seeds(_: &Path) -> Vec<Vec<u8>> {
-    let call = Call { name: "read".into(), args: serde_json::json!({"path": "a"}), call_id: None, raw_args: None };
+    let call = Call { name: "read".into(), args: serde_json::json!({"path": "a"}), ..Call::default() };
     let responses = vec![
         Response { text: vec!["Hello".into(), ", world".into()], ..Response::default() },
         Response { calls: vec![call], ..Response::default() },

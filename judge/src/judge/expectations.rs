@@ -247,7 +247,7 @@ mod tests {
         assert_eq!(
             messages("Process exited with code 101\nOutput:\nbubblewrap is unavailable"),
             [
-                "the scripted `read` of `a.txt` ran as `exec_command` (call `c1`), and its result in request 2 is a failure through the profile's mapping: \"Process exited with code 101\\nOutput:\\nbubblewrap is unavailable\""
+                "the scripted `read` of `a.txt` ran as `exec_command` (call `c1`), and its result in request 2 reads as a failure through the profile's mapping: \"Process exited with code 101\\nOutput:\\nbubblewrap is unavailable\""
             ]
         );
     }

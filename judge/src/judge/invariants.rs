@@ -438,6 +438,7 @@ pub(crate) mod fixture {
             args: json!({"path": "a.txt"}),
             name: "exec_command".into(),
             rendered,
+            mcp: false,
         }];
         (capture, scenario)
     }

@@ -16,7 +16,8 @@
 //! An agent without a gauntlet Log is judged on the results it sends back to its model: each
 //! scripted call the profile's `[tools]` rendered as one of the agent's tools, its result read
 //! through the mapping ([`Evidence::mapped_results`]), never through the reference's names.
-//! That reading is the profile's, gauntlet's, so what it finds is ACP-TOOL-SHOWN's too.
+//! That reading is the profile's, gauntlet's, so what it finds is ACP-TOOL-SHOWN's too; a call
+//! of gauntlet's MCP server is judged by what the server answered, its journal as true as a Log.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -106,36 +107,47 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     problems
 }
 
-/// For an agent without a Log: each mapped call's result, as the next request carries it.
+/// For an agent without a Log: each mapped call's result, as the next request carries it. A
+/// reading through the profile's mapping is gauntlet's, so all it finds is ACP-TOOL-SHOWN's; what
+/// gauntlet's MCP server really answered is the call's truth, as a Log's `tool_result` is, so a
+/// closed status it contradicts is ACP-TOOL-STATUS's.
 fn from_the_wire(evidence: &Evidence, shown: &Items, loaded: &Items) -> Vec<Violation> {
     let mut problems = Vec::new();
     for result in evidence.mapped_results() {
         let expected = if result.outcome.ok { "completed" } else { "failed" };
         let (id, n, tool, name) = (&result.call_id, result.request, result.call.tool.as_str(), &result.call.name);
+        let contradiction = |violation: Violation| if result.call.mcp { violation } else { violation.of(SHOWN) };
         match shown.of(id) {
             // A to-do tool shown as the ACP plan instead of a tool item (claude-agent-acp's
             // `TodoWrite`): the plan is its presentation (ACP-PLAN-WHOLE-LIST judges it).
             None if result.call.tool == AbstractTool::Plan && !plan_updates(evidence).is_empty() => {}
-            None => problems.push(Violation::new(format!(
-                "the tool call `{id}` (`{tool}` as `{name}`, its result in request {n}) is never shown to the client"
-            ))),
+            None => problems.push(
+                Violation::new(format!(
+                    "the tool call `{id}` (`{tool}` as `{name}`, its result in request {n}) is never shown to the client"
+                ))
+                .of(SHOWN),
+            ),
             Some((item, status)) if is_open(status) && left_open_by_a_cancel(evidence, item) => {}
-            Some((_, status)) if status != expected => problems.push(Violation::new(format!(
-                "the tool call `{id}` (`{tool}` as `{name}`) ends `{status}` in ACP, but {}, so `{expected}`: {:?}",
-                result.reading(),
-                excerpt(&result.output)
-            ))),
+            Some((_, status)) if status != expected => {
+                let violation = Violation::new(format!(
+                    "the tool call `{id}` (`{tool}` as `{name}`) ends `{status}` in ACP, but {}, so `{expected}`: {:?}",
+                    result.reading(),
+                    excerpt(&result.output)
+                ));
+                // Left open is not shown closed; closed with the wrong status contradicts it.
+                problems.push(if is_open(status) { violation.of(SHOWN) } else { contradiction(violation) });
+            }
             Some(_) => {}
         }
         if let Some(status) = replayed_otherwise(loaded, id, expected) {
-            problems.push(Violation::in_load(format!(
+            problems.push(contradiction(Violation::in_load(format!(
                 "session/load replays the tool call `{id}` (`{tool}` as `{name}`) as `{status}`, but {}, so `{expected}`: {:?}",
                 result.reading(),
                 excerpt(&result.output)
-            )));
+            ))));
         }
     }
-    problems.into_iter().map(|problem| problem.of(SHOWN)).collect()
+    problems
 }
 
 /// The status `session/load` replays call `call_id` closed with, when its result supports the
@@ -568,6 +580,38 @@ mod tests {
         let (mut capture, scenario) = mapped(&["aborted by user"], Vec::new());
         capture.mapped_calls.clear();
         assert_eq!(check_played_as(INVARIANT, INVARIANT.id, &capture, &scenario), Vec::<String>::new());
+    }
+
+    /// A call of gauntlet's MCP server is judged by what the server answered, whatever the
+    /// agent's result text says: a failure shown `completed` contradicts ACP-TOOL-STATUS.
+    #[test]
+    fn through_gauntlets_mcp_server_the_journal_is_the_truth() {
+        use crate::judge::invariants::fixture::{check_played_as, mapped};
+        use gauntlet_mock_provider::tool_server::{Answer, CallEnd, ToolCall};
+        let acp = vec![update("tool_call", "c1", "in_progress"), update("tool_call_update", "c1", "completed")];
+        // The agent's text reads as a success through the map; the server answered an error.
+        let (mut capture, scenario) = mapped(&["Process exited with code 0\nOutput:\nalpha"], acp);
+        capture.mapped_calls[0].mcp = true;
+        let served = |is_error: bool| ToolCall {
+            call: 1,
+            tool: "read".into(),
+            args: json!({"path": "a.txt"}),
+            scripted: is_error,
+            answer: Answer::Result { text: "alpha".into(), is_error, after_ms: 0 },
+            end: Some(CallEnd::Answered),
+        };
+        capture.tool_calls = vec![served(true)];
+        assert_eq!(
+            check_played_as(INVARIANT, INVARIANT.id, &capture, &scenario),
+            [
+                "the tool call `c1` (`read` as `exec_command`) ends `completed` in ACP, but gauntlet's MCP server answered it with a failure (its result in request 2), so `failed`: \"Process exited with code 0\\nOutput:\\nalpha\""
+            ]
+        );
+        capture.tool_calls = vec![served(false)];
+        assert_eq!(check_played_as(INVARIANT, INVARIANT.id, &capture, &scenario), Vec::<String>::new());
+        // A result the server never sent is no success.
+        capture.tool_calls.clear();
+        assert_eq!(check_played_as(INVARIANT, INVARIANT.id, &capture, &scenario).len(), 1);
     }
 
     /// An update of an item never shown, and a status that goes back, are out of order
