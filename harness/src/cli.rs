@@ -45,6 +45,10 @@ pub enum Command {
         /// A campaign of generated scenarios instead of the corpus (docs/campaigns.md).
         #[command(flatten)]
         campaign: CampaignArgs,
+        /// Where to write a campaign's reports (default: `target/gauntlet/reference` of the
+        /// corpus).
+        #[arg(long, value_name = "DIR", requires = "generate")]
+        report_dir: Option<PathBuf>,
     },
     /// Check another implementation against the corpus, as described by its profile
     /// (docs/implementations.md).

@@ -614,8 +614,7 @@ fn shards_of_a_check_merge_into_the_unsharded_run() {
 fn init_drafts_a_profile_that_filled_in_checks_the_agent() {
     let work = tempfile::tempdir().unwrap();
     let draft = work.path().join("agent.toml");
-    let agent = root().join("target/debug/gauntlet-agent");
-    let agent = std::env::var("CARGO_BIN_EXE_gauntlet-agent").map_or(agent, PathBuf::from);
+    let agent = Path::new(env!("CARGO_BIN_EXE_gauntlet-agent"));
     let output = gauntlet(&["init", "--out", draft.to_str().unwrap(), "--", agent.to_str().unwrap()], &root());
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let text = std::fs::read_to_string(&draft).unwrap();
@@ -645,23 +644,21 @@ fn init_drafts_a_profile_that_filled_in_checks_the_agent() {
 fn shards_of_a_campaign_merge_into_the_unsharded_campaign() {
     let work = tempfile::tempdir().unwrap();
     let campaign = |shard: Option<&str>| -> Value {
-        // Each run reports into the corpus's target/gauntlet/reference: move it aside at once.
+        let dir = work.path().join(shard.unwrap_or("whole").replace('/', "-"));
         let mut args = vec!["run", "--generate", "12", "--seed", "7", "--reproductions", "-"];
+        args.extend(["--report-dir", dir.to_str().unwrap()]);
         if let Some(shard) = shard {
             args.extend(["--shard", shard]);
         }
         let output = gauntlet(&args, &root());
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stdout));
-        let report = root().join("target/gauntlet/reference/campaign.json");
-        let kept = work.path().join(format!("{}.json", shard.unwrap_or("whole").replace('/', "-")));
-        std::fs::copy(&report, &kept).unwrap();
-        serde_json::from_str(&std::fs::read_to_string(kept).unwrap()).unwrap()
+        serde_json::from_str(&std::fs::read_to_string(dir.join("campaign.json")).unwrap()).unwrap()
     };
     let whole = campaign(None);
     let (first, second) = (campaign(Some("1/2")), campaign(Some("2/2")));
     assert_eq!(first["count"].as_u64().unwrap() + second["count"].as_u64().unwrap(), 12);
     let merged_dir = work.path().join("merged");
-    let parts = [work.path().join("1-2.json"), work.path().join("2-2.json")];
+    let parts = [work.path().join("1-2/campaign.json"), work.path().join("2-2/campaign.json")];
     let merged = merge(&parts, &merged_dir, "campaign.json");
     for key in ["count", "failed", "errors", "requirements", "seed", "implementation"] {
         assert_eq!(merged[key], whole[key], "{key}");

@@ -17,13 +17,21 @@ use gauntlet_judge::verdict::Verdict;
 
 use crate::check::isolate;
 
-/// A campaign on the reference runtime: every scenario must hold.
-pub fn on_reference(cli: &Cli, args: &CampaignArgs, count: usize, format: Format) -> anyhow::Result<ExitCode> {
+/// A campaign on the reference runtime: every scenario must hold. Its reports go to `dir`, else
+/// into the corpus's `target/gauntlet/reference`.
+pub fn on_reference(
+    cli: &Cli,
+    args: &CampaignArgs,
+    count: usize,
+    format: Format,
+    dir: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
     let plan = crate::corpus::plan(cli, false)?;
     let mut options = options(args, count, "reference", Space::ALL, 1, &plan.root, "gauntlet run".to_owned());
     options.shard = cli.shard;
     let campaign = play(&options, format, &campaign::on_reference);
-    finish(&campaign, &plan.root.join("target/gauntlet/reference"), None, format)
+    let dir = dir.map_or_else(|| plan.root.join("target/gauntlet/reference"), Path::to_owned);
+    finish(&campaign, &dir, None, format)
 }
 
 /// A campaign on the agent of `check`'s profile.
