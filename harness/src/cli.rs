@@ -56,7 +56,8 @@ pub enum Command {
     /// Each applicable scenario runs against the agent in a scratch home and workspace, with
     /// the mock Provider on loopback. Reports go to `--report-dir`: `report.json` (verdicts
     /// with evidence), `junit.xml` and `report.md`. The run passes when it fails exactly where
-    /// the expectations file says. Exit status: 0 pass, 1 fail, 2 gauntlet itself failed.
+    /// the expectations file says. Exit status: 0 pass, 1 fail, 2 gauntlet itself failed or no
+    /// scenario matched the filters.
     ///
     /// With `--adapter CMD --family F` instead of `--impl`, the lifecycle scenarios of family
     /// `F` go through the adapter protocol to the shell command `CMD` (docs/adapters.md).
@@ -94,7 +95,9 @@ pub enum Command {
     /// job) into the reports one unsharded run would have written: the same verdicts, the
     /// same comparison with the expectations, the same requirement matrix.
     ///
-    /// Exit status: 0 when the merged run fails only where expected, 1 otherwise.
+    /// Exit status: 0 when the merged run fails only where expected, 1 otherwise, 2 when the
+    /// reports are not every shard of one run, each once (one missing or given twice, of
+    /// another split, corpus, profile, expectations or version).
     Merge {
         /// The shards' `report.json` files.
         #[arg(required = true)]

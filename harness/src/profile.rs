@@ -123,6 +123,10 @@ pub struct Profile {
     /// The folder of the profile file (not a key: set when loading).
     #[serde(skip)]
     pub dir: PathBuf,
+    /// The profile file's text (not a key: set when loading), which a report fingerprints so
+    /// only shards checked with the same profile merge.
+    #[serde(skip)]
+    pub source: String,
 }
 
 /// The profile's `acp_version`: `1` or `2`.
@@ -226,6 +230,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile, LoadError> {
     let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(Path::new("."));
     // Absolute, because agents start in their scratch workspace.
     profile.dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
+    profile.source = text.to_owned();
     Ok(profile)
 }
 

@@ -111,11 +111,12 @@ pub fn check_summary(run: &CheckRun, expectations: Option<&Path>, dir: &Path) ->
             failure.message
         ));
     }
-    for known in &run.comparison.stale {
+    for stale in &run.comparison.stale {
         out.push_str(&format!(
-            "\nstale expectation: {} {} passes now; remove it from {}\n",
-            known.scenario,
-            known.requirement.as_deref().unwrap_or("(any)"),
+            "\nstale expectation: {} {} {}; remove it from {}\n",
+            stale.entry.scenario,
+            stale.entry.requirement.as_deref().unwrap_or("(any)"),
+            stale.why.describe(),
             expectations
         ));
     }

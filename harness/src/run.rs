@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use gauntlet_mock_provider::Dialect;
+use serde::{Deserialize, Serialize};
 
 use crate::driver::Driver;
 use crate::golden;
@@ -29,8 +30,10 @@ pub struct Plan {
 
 /// One of `count` deterministic parts of the corpus (`--shard K/N`, K from 1): the scenarios
 /// whose place in the corpus's name order is K-1 modulo N. Every scenario is in exactly one
-/// shard, on every machine, so `gauntlet merge` of the N reports is the one run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// shard, on every machine, so `gauntlet merge` of the N reports is the one run. Reports write
+/// it as `"K/N"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct Shard {
     /// K, from 1.
     pub index: usize,
@@ -45,6 +48,40 @@ impl Shard {
     }
 }
 
+impl std::fmt::Display for Shard {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "{}/{}", self.index, self.count)
+    }
+}
+
+impl From<Shard> for String {
+    fn from(shard: Shard) -> String {
+        shard.to_string()
+    }
+}
+
+impl TryFrom<String> for Shard {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Shard, String> {
+        text.parse()
+    }
+}
+
+impl schemars::JsonSchema for Shard {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Shard".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "`K/N`: the K-th of N parts of the corpus (`--shard K/N`).",
+            "type": "string",
+            "pattern": "^[1-9][0-9]*/[1-9][0-9]*$"
+        })
+    }
+}
+
 impl std::str::FromStr for Shard {
     type Err = String;
 
@@ -54,6 +91,29 @@ impl std::str::FromStr for Shard {
             Some((index, count)) if count > 0 && (1..=count).contains(&index) => Ok(Shard { index, count }),
             _ => Err(format!("`{text}` is not a shard K/N with 1 <= K <= N")),
         }
+    }
+}
+
+/// A command that selects no scenario: gauntlet's own failure (exit 2), never a pass, since
+/// nothing checked proves nothing (issue 40).
+#[derive(Debug, thiserror::Error)]
+#[error("no {what} under {} matches {filters:?}: nothing to check", scenarios.display())]
+pub struct NothingSelected {
+    /// What was looked for: `scenario`, `Turn scenario`, `monitor scenario`.
+    pub what: String,
+    /// The corpus's scenarios folder.
+    pub scenarios: PathBuf,
+    /// The filters given.
+    pub filters: Vec<String>,
+}
+
+impl NothingSelected {
+    /// `Err` when `selected` is none: no `what` of `plan` matches `filters`.
+    pub fn unless(selected: usize, what: &str, plan: &Plan, filters: &[String]) -> Result<(), NothingSelected> {
+        if selected > 0 {
+            return Ok(());
+        }
+        Err(NothingSelected { what: what.to_owned(), scenarios: plan.scenarios(), filters: filters.to_vec() })
     }
 }
 

@@ -202,7 +202,7 @@ fn quiet(_: usize, _: usize, _: &str, _: Option<&Verdict>) {}
 /// through its profile, is `identical` on every scenario it supports.
 fn reference_check(root: &Path) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false, shard: None };
-    let run = check::check(&plan, &reference_profile(root)?, &KnownFailures::default(), &[], false, &mut quiet);
+    let run = check::check(&plan, &reference_profile(root)?, &KnownFailures::default(), &[], false, &mut quiet)?;
     let unlike: Vec<String> = run
         .scenarios
         .iter()
@@ -225,8 +225,9 @@ fn jobs_parity(root: &Path) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let profile = reference_profile(root)?;
     let known = KnownFailures::default();
-    let judged = |jobs: usize| -> Vec<(String, VerdictKind, Vec<String>)> {
-        check::check_jobs(&plan, &profile, &known, &[], false, jobs, &mut quiet)
+    let judged = |jobs: usize| -> Result<Vec<(String, VerdictKind, Vec<String>)>, Failed> {
+        let run = check::check_jobs(&plan, &profile, &known, &[], false, jobs, &mut quiet)?;
+        Ok(run
             .verdicts()
             .into_iter()
             .map(|verdict| {
@@ -234,9 +235,9 @@ fn jobs_parity(root: &Path) -> Result<(), Failed> {
                 let rules = verdict.findings.iter().filter(|finding| finding.layer != Layer::Golden);
                 (verdict.scenario, kind, rules.map(ToString::to_string).collect())
             })
-            .collect()
+            .collect())
     };
-    let (one, four) = (judged(1), judged(4));
+    let (one, four) = (judged(1)?, judged(4)?);
     if one.is_empty() {
         return Err("no scenario ran".into());
     }
@@ -332,7 +333,7 @@ fn contains_daemon(root: &Path) -> Result<(), Failed> {
     let profile =
         profile::load(&root.join("harness/tests/fixtures/agents/daemon.toml")).map_err(|error| error.to_string())?;
     let filters = ["turn/clean-completion".to_owned()];
-    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);
+    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet)?;
     if marked_sleepers("319") > 0 {
         return Err("the daemon of the agent outlived the check".into());
     }
@@ -359,7 +360,7 @@ fn fault_check(root: &Path, fault: &str, evidence: &str) -> Result<(), Failed> {
     let path = root.join(format!("harness/tests/fixtures/agents/{fault}.toml"));
     let profile = profile::load(&path).map_err(|error| error.to_string())?;
     let filters = ["turn/clean-completion".to_owned(), "turn/partial-then-error".to_owned()];
-    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);
+    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet)?;
     if run.scenarios.len() != 2 {
         return Err(format!("{fault}: {} scenarios ran, not 2", run.scenarios.len()).into());
     }
@@ -396,7 +397,7 @@ fn liar_check(root: &Path) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let profile = profile::load(&root.join("harness/tests/fixtures/agents/liar.toml")).map_err(|e| e.to_string())?;
     let filters = ["turn/partial-then-error".to_owned(), "acp/cancel-mid-stream".to_owned()];
-    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);
+    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet)?;
     let [cancel, partial] = &run.scenarios[..] else { return Err(format!("{:#?}", run.verdicts()).into()) };
     if cancel.verdict.kind != VerdictKind::Skipped {
         return Err(format!("a cancel scenario ran without the cancel capability: {:?}", cancel.verdict).into());
@@ -519,7 +520,7 @@ fn buggy_check(root: &Path, bug: &Bug) -> Result<(), Failed> {
     let profiles = if needs_capability { vec![declared] } else { vec![declared, bare] };
     for profile in profiles {
         let filters = [bug.scenario.to_owned()];
-        let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);
+        let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet)?;
         let [checked] = &run.scenarios[..] else { return Err(format!("{:#?}", run.verdicts()).into()) };
         let caught =
             checked.verdict.findings.iter().any(|finding| {
@@ -548,7 +549,7 @@ fn skips_images(root: &Path) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let profile = profile::load(&root.join("harness/tests/fixtures/agents/late.toml"))?;
     let filters = ["acp/image-prompt".to_owned()];
-    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);
+    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet)?;
     let [checked] = &run.scenarios[..] else { return Err(format!("{:#?}", run.verdicts()).into()) };
     let why = checked.verdict.skipped.as_deref().unwrap_or_default();
     if checked.verdict.kind != VerdictKind::Skipped || !why.contains("does not declare `promptCapabilities.image`") {
@@ -565,7 +566,7 @@ fn combination_bug(root: &Path) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let profile = profile::load(&root.join("harness/tests/fixtures/agents/partial-after-429.toml"))?;
     let corpus =
-        check::check_jobs(&plan, &profile, &KnownFailures::default(), &["turn/".to_owned()], false, 2, &mut quiet);
+        check::check_jobs(&plan, &profile, &KnownFailures::default(), &["turn/".to_owned()], false, 2, &mut quiet)?;
     let replayed: Vec<&Verdict> = corpus
         .scenarios
         .iter()
@@ -586,6 +587,8 @@ fn combination_bug(root: &Path) -> Result<(), Failed> {
         write_to: None,
         command: "gauntlet check --impl partial-after-429.toml".to_owned(),
         shard: None,
+        version: None,
+        profile_sha256: gauntlet::origin::Fingerprint::of([]),
     };
     let found = campaign::run(&options, &campaign::on_agent(&profile, &driver), &mut quiet);
     let reproduction = found.reproductions.iter().find(|reproduction| reproduction.requirement == "REPLAY-NO-PARTIAL");
@@ -605,7 +608,7 @@ fn reference_adapter(root: &Path) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let adapter = Adapter::new(env!("CARGO_BIN_EXE_gauntlet-lifecycle"));
     for family in Family::ALL {
-        let run = check::check_adapter(&plan, &adapter, family, &KnownFailures::default(), &[], false, &mut quiet);
+        let run = check::check_adapter(&plan, &adapter, family, &KnownFailures::default(), &[], false, &mut quiet)?;
         let unlike: Vec<String> = run
             .verdicts()
             .iter()
@@ -636,7 +639,7 @@ fn wrong_monitor(root: &Path) -> Result<(), Failed> {
         &[],
         false,
         &mut quiet,
-    );
+    )?;
     let verdict = |name: &str| run.verdicts().into_iter().find(|verdict| verdict.scenario == format!("monitor/{name}"));
     let wrong = [
         ("readiness-stall-timer-follows-the-last-unknown", "MON-STALL-TIMER"),
@@ -689,7 +692,7 @@ fn adapter_fault(root: &Path, fault: &str, evidence: &str) -> Result<(), Failed>
         "monitor/readiness-unknown-to-stalled".to_owned(),
     ];
     let run =
-        check::check_adapter(&plan, &adapter, Family::Monitor, &KnownFailures::default(), &filters, false, &mut quiet);
+        check::check_adapter(&plan, &adapter, Family::Monitor, &KnownFailures::default(), &filters, false, &mut quiet)?;
     if run.scenarios.len() != 2 {
         return Err(format!("{fault}: {} scenarios ran, not 2", run.scenarios.len()).into());
     }

@@ -10,6 +10,7 @@ use anyhow::Context;
 use gauntlet::campaign::generator::Space;
 use gauntlet::campaign::{self, Campaign, Options};
 use gauntlet::cli::{CampaignArgs, CheckArgs, Cli};
+use gauntlet::origin::Fingerprint;
 use gauntlet::profile::{self, Network};
 use gauntlet::report::campaign as campaign_report;
 use gauntlet::report::progress::{Format, Progress};
@@ -47,6 +48,8 @@ pub fn on_agent(cli: &Cli, check: &CheckArgs, count: usize) -> anyhow::Result<Ex
     let mut options =
         options(&check.campaign, count, &profile.name, campaign::space_of(&profile), jobs, &plan.root, command);
     options.shard = cli.shard;
+    options.version = profile.probe_version();
+    options.profile_sha256 = Fingerprint::of([profile.source.as_bytes()]);
     let driver = profile.external();
     let campaign = play(&options, check.format, &campaign::on_agent(&profile, &driver));
     let dir = check.report_dir.clone().unwrap_or_else(|| plan.root.join("target/gauntlet").join(&profile.name));
@@ -77,6 +80,9 @@ fn options(
         write_to,
         command,
         shard: None,
+        version: None,
+        // The reference is played with nothing but itself; an agent's campaign sets its profile.
+        profile_sha256: Fingerprint::of([implementation.as_bytes()]),
     }
 }
 
