@@ -13,7 +13,7 @@ use gauntlet_judge::lifecycle::Family;
 #[command(name = "gauntlet", version, about, long_about = None)]
 pub struct Cli {
     /// The folder holding `scenarios/` and `golden/` (default: the nearest folder at or above
-    /// the current one that holds `scenarios/`).
+    /// the current one that holds `scenarios/.gauntlet-corpus`, else the corpus gauntlet carries).
     #[arg(long, global = true, env = "GAUNTLET_ROOT")]
     pub root: Option<PathBuf>,
     /// Play only shard K of N of the corpus (`--shard 2/4`), a deterministic split by name

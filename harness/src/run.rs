@@ -120,10 +120,10 @@ impl NothingSelected {
 /// Why no corpus root was found.
 #[derive(Debug, thiserror::Error)]
 pub enum RootError {
-    /// No folder at or above `start` holds `scenarios/`.
+    /// No folder at or above `start` holds [`CORPUS_MARKER`].
     #[error(
-        "no gauntlet corpus (a folder holding `scenarios/`) in {} or any folder above it; \
-         run inside a corpus or give one with --root or GAUNTLET_ROOT",
+        "no gauntlet corpus (a folder holding `{CORPUS_MARKER}`, as `gauntlet export` writes it) in {} \
+         or any folder above it; run inside a corpus or give one with --root or GAUNTLET_ROOT",
         start.display()
     )]
     NotFound {
@@ -141,25 +141,27 @@ pub enum RootError {
     CurrentDir(std::io::Error),
 }
 
-/// The folder that marks a corpus root, as `Cargo.toml` marks a package for cargo.
-pub const CORPUS_MARKER: &str = "scenarios";
+/// The file that marks a corpus root, as `Cargo.toml` marks a package for cargo: gauntlet's
+/// own, since a `scenarios/` folder alone may be anyone's (an agent repository's tests).
+pub const CORPUS_MARKER: &str = "scenarios/.gauntlet-corpus";
 
 impl Plan {
-    /// The corpus at `root`, which must hold `scenarios/`; blessing off.
+    /// The corpus at `root`, which must hold `scenarios/` (given by name, it needs no
+    /// [`CORPUS_MARKER`]); blessing off.
     pub fn at(root: &Path) -> Result<Plan, RootError> {
-        if !root.join(CORPUS_MARKER).is_dir() {
+        if !root.join("scenarios").is_dir() {
             return Err(RootError::NoScenarios { root: root.to_owned() });
         }
         Ok(Plan { root: root.to_owned(), bless: false, shard: None })
     }
 
-    /// The nearest corpus at or above `start` (the first folder holding `scenarios/`, the way
-    /// cargo finds `Cargo.toml`); blessing off. The CLI starts from the current folder, never
+    /// The nearest corpus at or above `start` (the first folder holding [`CORPUS_MARKER`], the
+    /// way cargo finds `Cargo.toml`); blessing off. The CLI starts from the current folder, never
     /// from where it was built, so an installed `gauntlet` works on any checkout.
     pub fn find(start: &Path) -> Result<Plan, RootError> {
         start
             .ancestors()
-            .find(|folder| folder.join(CORPUS_MARKER).is_dir())
+            .find(|folder| folder.join(CORPUS_MARKER).is_file())
             .map(|root| Plan { root: root.to_owned(), bless: false, shard: None })
             .ok_or_else(|| RootError::NotFound { start: start.to_owned() })
     }
@@ -328,18 +330,25 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let corpus = dir.path().join("corpus");
         std::fs::create_dir_all(corpus.join("scenarios/turn")).unwrap();
+        std::fs::write(corpus.join(CORPUS_MARKER), "").unwrap();
         std::fs::create_dir_all(corpus.join("deep/er")).unwrap();
-        for start in [corpus.clone(), corpus.join("deep/er"), corpus.join("scenarios/turn")] {
+        // An agent's repository inside the corpus, with a `scenarios/` folder of its own.
+        let agent = corpus.join("agent");
+        std::fs::create_dir_all(agent.join("scenarios")).unwrap();
+        for start in [corpus.clone(), corpus.join("deep/er"), corpus.join("scenarios/turn"), agent.clone()] {
             let found = Plan::find(&start).unwrap().root;
-            // `scenarios/turn` has no `scenarios/` of its own: the corpus above it is found.
+            // `scenarios/turn` and `agent` hold no marker: the corpus above them is found.
             assert_eq!(found, corpus, "from {}", start.display());
         }
         let elsewhere = dir.path().join("elsewhere");
-        std::fs::create_dir_all(&elsewhere).unwrap();
-        if !dir.path().ancestors().any(|folder| folder.join(CORPUS_MARKER).is_dir()) {
+        std::fs::create_dir_all(elsewhere.join("scenarios")).unwrap();
+        if !dir.path().ancestors().any(|folder| folder.join(CORPUS_MARKER).is_file()) {
+            // A `scenarios/` folder without the marker is not a corpus found by walking up.
             assert!(matches!(Plan::find(&elsewhere), Err(RootError::NotFound { .. })));
         }
-        assert!(matches!(Plan::at(&elsewhere), Err(RootError::NoScenarios { .. })));
+        // Named, it is one; a folder without `scenarios/` is not.
+        assert_eq!(Plan::at(&elsewhere).unwrap().root, elsewhere);
+        assert!(matches!(Plan::at(&dir.path().join("corpus/deep")), Err(RootError::NoScenarios { .. })));
         assert_eq!(Plan::at(&corpus).unwrap().root, corpus);
     }
 

@@ -221,6 +221,7 @@ fn new_from_log_round_trips_every_agent_scenario() {
 fn new_from_log_notes_a_child_that_ran_without_its_log_and_scripts_it_with_its_log() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("scenarios")).unwrap();
+    std::fs::write(dir.path().join(gauntlet::run::CORPUS_MARKER), "").unwrap();
     let golden = root().join("golden/subagent/completion");
     std::fs::copy(golden.join("log.ndjson"), dir.path().join("log.ndjson")).unwrap();
     let output = gauntlet(&["new", "regression/lost-child", "--from-log", "log.ndjson"], dir.path());
@@ -531,6 +532,21 @@ fn an_installed_gauntlet_plays_the_corpus_it_carries_from_any_folder() {
         std::fs::read(exported.join("scenarios/turn/clean-completion.toml")).unwrap(),
         std::fs::read(root().join("scenarios/turn/clean-completion.toml")).unwrap()
     );
+    // The export carries gauntlet's marker, so a command run inside it finds it; a `scenarios/`
+    // folder of an agent's own, without the marker, is not taken for a corpus.
+    assert!(exported.join(gauntlet::run::CORPUS_MARKER).is_file());
+    let found = run(&["new", "regression/mine"], &exported.join("scenarios/turn"));
+    assert!(found.status.success(), "{}", String::from_utf8_lossy(&found.stderr));
+    assert!(exported.join("scenarios/regression/mine.toml").is_file());
+    let agent = outside.path().join("agent");
+    std::fs::create_dir_all(agent.join("scenarios/turn")).unwrap();
+    std::fs::write(agent.join("scenarios/turn/own-test.toml"), "not a gauntlet scenario").unwrap();
+    let listed = run(&["list"], &agent);
+    let names = String::from_utf8_lossy(&listed.stdout).into_owned();
+    assert!(listed.status.success() && !names.contains("own-test") && names.contains("turn/partial-then-error"));
+    let written = run(&["new", "regression/mine"], &agent);
+    assert_eq!(written.status.code(), Some(2), "never into the corpus the binary carries");
+    assert!(String::from_utf8_lossy(&written.stderr).contains("no gauntlet corpus"), "{written:?}");
     let again = run(&["export", exported.to_str().unwrap()], outside.path());
     assert_eq!(again.status.code(), Some(2), "export never writes over a corpus");
 }

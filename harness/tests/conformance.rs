@@ -254,6 +254,8 @@ fn cli_root(repository: &Path) -> Result<(), Failed> {
     std::fs::create_dir_all(corpus.join("nested/deeper")).map_err(|error| error.to_string())?;
     std::fs::copy(repository.join(format!("scenarios/{name}.toml")), corpus.join(format!("scenarios/{name}.toml")))
         .map_err(|error| error.to_string())?;
+    std::fs::copy(repository.join(run::CORPUS_MARKER), corpus.join(run::CORPUS_MARKER))
+        .map_err(|error| error.to_string())?;
     let gauntlet = |current: &Path, args: &[&str], root: Option<&Path>| {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_gauntlet"));
         command
@@ -276,7 +278,7 @@ fn cli_root(repository: &Path) -> Result<(), Failed> {
     if String::from_utf8_lossy(&by_env.stdout) != format!("{name}\n") {
         return Err(format!("`GAUNTLET_ROOT=<copy> gauntlet list` listed: {by_env:?}").into());
     }
-    if !dir.path().ancestors().any(|folder| folder.join("scenarios").is_dir()) {
+    if !dir.path().ancestors().any(|folder| folder.join(run::CORPUS_MARKER).is_file()) {
         // Outside any corpus, the one the binary carries: the whole corpus, not the copy.
         let carried = gauntlet(&outside, &["list"], None)?;
         let names = String::from_utf8_lossy(&carried.stdout).lines().count();
