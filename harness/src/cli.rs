@@ -113,7 +113,8 @@ pub enum Command {
         dir: PathBuf,
     },
     /// Write one Markdown page of every checked implementation against every requirement, from
-    /// the `report.json` of each one's `gauntlet check` (docs/compatibility.md).
+    /// the `report.json` of each one's `gauntlet check` (docs/compatibility.md); scenarios of the
+    /// corpus a report never played are listed as not checked yet.
     Compatibility {
         /// The `report.json` files, one per implementation, in the order of the columns.
         #[arg(required = true, value_name = "REPORT")]

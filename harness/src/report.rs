@@ -8,11 +8,13 @@
 //!   same `render(&CheckReport)`: [`json`], [`junit`] (for CI systems), [`markdown`].
 //! - [`compatibility`]: every checked implementation against every requirement, from their
 //!   `report.json`s, on one page.
+//! - [`coverage`]: a report against today's corpus: scenarios not checked yet, and out of date.
 //! - [`progress`]: verdicts printed as they finish, as lines or JSON.
 //! - [`campaign`]: a campaign of generated scenarios, per requirement, with its reproductions.
 
 pub mod campaign;
 pub mod compatibility;
+pub mod coverage;
 pub mod json;
 pub mod junit;
 pub mod markdown;

@@ -10,6 +10,9 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+#[path = "support/committed_reports.rs"]
+mod committed_reports;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
 }
@@ -340,12 +343,32 @@ fn fits(expected: &[String], actual: &[&str]) -> bool {
 
 #[test]
 fn tutorial_commands_run_as_written() {
+    run_tutorial(&root());
+}
+
+/// The scenario the tutorial adds: the name its `gauntlet new` command gives.
+fn tutorial_scenario(tutorial: &str) -> String {
+    let new = console_commands(tutorial).into_iter().find_map(|(command, _, _)| {
+        command.strip_prefix("gauntlet new ").and_then(|rest| rest.split_whitespace().next()).map(str::to_owned)
+    });
+    new.unwrap()
+}
+
+/// Runs every command of `source`'s docs/reproduce-a-bug.md, as written, in a copy of its
+/// corpus and docs, and compares the output; returns the copy. The copy is the corpus the
+/// tutorial's reader starts from, without the scenario the tutorial adds, even where `source`
+/// has it committed: else `new` would refuse to write over it and `--bless` find nothing to
+/// write, and committing the example would break this test.
+fn run_tutorial(source: &Path) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for folder in ["scenarios", "golden", "docs"] {
-        copy_tree(&root().join(folder), &dir.path().join(folder));
+        copy_tree(&source.join(folder), &dir.path().join(folder));
     }
+    let tutorial = std::fs::read_to_string(source.join("docs/reproduce-a-bug.md")).unwrap();
+    let example = tutorial_scenario(&tutorial);
+    let _ = std::fs::remove_file(dir.path().join(format!("scenarios/{example}.toml")));
+    let _ = std::fs::remove_dir_all(dir.path().join("golden").join(&example));
     let path = path_with_binaries();
-    let tutorial = std::fs::read_to_string(root().join("docs/reproduce-a-bug.md")).unwrap();
     let commands = console_commands(&tutorial);
     assert!(commands.len() >= 9, "{commands:?}");
     for (command, expected, status) in commands {
@@ -366,6 +389,28 @@ fn tutorial_commands_run_as_written() {
             expected.join("\n")
         );
     }
+    dir
+}
+
+/// A scenario added offline keeps the corpus checks green (issue 40): the tutorial's example,
+/// written from a Log, blessed and accepted in a copy of the repository, leaves no pending
+/// golden, and the committed reports, which no agent run made with it, hold: every agent's
+/// report has it as not checked yet, no adapter's does. Then the tutorial runs as written again
+/// from that copy, where its example is as good as committed.
+#[test]
+fn a_new_scenario_keeps_the_corpus_checks_green_offline() {
+    let added = run_tutorial(&root());
+    let example = tutorial_scenario(&std::fs::read_to_string(root().join("docs/reproduce-a-bug.md")).unwrap());
+    assert!(added.path().join(format!("scenarios/{example}.toml")).is_file());
+    assert_eq!(gauntlet::golden::pending(&added.path().join("golden")), Vec::<PathBuf>::new());
+    let reports = committed_reports::not_checked_yet(added.path()).unwrap();
+    assert!(reports.len() > 3, "{reports:?}");
+    for (report, names) in &reports {
+        let listed = gauntlet::report::markdown::scenarios_listed(&std::fs::read_to_string(report).unwrap());
+        let agent = gauntlet::report::coverage::family_of(&listed).is_none();
+        assert_eq!(names.contains(&example), agent, "{}: {names:?}", report.display());
+    }
+    run_tutorial(added.path());
 }
 
 #[test]

@@ -49,6 +49,17 @@ pub fn render(report: &CheckReport<'_>) -> String {
     out
 }
 
+/// The scenarios a report's Markdown lists, in its order: [`render`]'s Scenarios table read
+/// back, so a committed report can be read against today's corpus ([`super::coverage`]).
+pub fn scenarios_listed(markdown: &str) -> Vec<String> {
+    let table = markdown.split("\n## Scenarios\n").nth(1).unwrap_or_default();
+    table
+        .lines()
+        .take_while(|line| !line.starts_with("## "))
+        .filter_map(|line| line.strip_prefix("| `")?.split('`').next().map(str::to_owned))
+        .collect()
+}
+
 /// Each failing requirement with the text it breaks and, per scenario, the evidence: the line a
 /// reader can act on without opening `report.json`.
 fn findings(out: &mut String, rows: &[Row]) {
@@ -126,5 +137,6 @@ mod tests {
         assert!(table.contains("| `s1` | nonconformant | A (MUST) |"), "{table}");
         assert!(table.contains("### A (MUST)\n\nSource: seed 000.\n\n- `s1`: bad\n"), "{table}");
         assert!(table.ends_with("## Warnings\n\n- mask /a matched nothing\n"), "{table}");
+        assert_eq!(scenarios_listed(&table), ["s1", "s3"]);
     }
 }

@@ -42,7 +42,7 @@ fn main() -> ExitCode {
         Command::Export { dir } => corpus::export(dir),
         Command::Init { out, agent } => init::init(out, agent),
         Command::Merge { reports, report_dir } => merge::merge(reports, report_dir),
-        Command::Compatibility { reports, write } => compatibility::compatibility(reports, write.as_deref()),
+        Command::Compatibility { reports, write } => compatibility::compatibility(&cli, reports, write.as_deref()),
     };
     outcome.unwrap_or_else(|error| {
         eprintln!("gauntlet: {error:#}");
