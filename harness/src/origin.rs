@@ -125,42 +125,47 @@ impl Origin {
     pub fn merged<'a>(reports: impl IntoIterator<Item = &'a Origin>) -> Result<Origin, NotOneRun> {
         let reports: Vec<&Origin> = reports.into_iter().collect();
         let first = *reports.first().ok_or(NotOneRun::Empty)?;
-        for other in &reports[1..] {
-            let (a, b) = (first.label(), other.label());
-            if other.corpus_sha256 != first.corpus_sha256 {
-                return Err(NotOneRun::Corpus(a, b));
-            }
-            if other.profile_sha256 != first.profile_sha256 {
-                return Err(NotOneRun::Profile(a, b));
-            }
-            if other.version != first.version {
-                let shown = |version: &Option<String>| version.clone().unwrap_or_else(|| "(none)".to_owned());
-                return Err(NotOneRun::Version(a, b, shown(&first.version), shown(&other.version)));
-            }
+        reports[1..].iter().try_for_each(|other| first.played_as(other))?;
+        if let [whole] = reports[..]
+            && whole.shard.is_none()
+        {
+            return Ok(whole.clone());
         }
-        let mut shards = Vec::new();
-        for report in &reports {
-            match report.shard {
-                Some(shard) => shards.push(shard),
-                None if reports.len() == 1 => return Ok(first.clone()),
-                None => return Err(NotOneRun::Whole),
-            }
-        }
-        shards.sort();
-        let count = shards[0].count;
-        if let Some(other) = shards.iter().find(|shard| shard.count != count) {
-            return Err(NotOneRun::Split(shards[0], *other));
-        }
-        if let Some(pair) = shards.windows(2).find(|pair| pair[0] == pair[1]) {
-            return Err(NotOneRun::Twice(pair[0]));
-        }
-        let missing: Vec<usize> =
-            (1..=count).filter(|index| !shards.iter().any(|shard| shard.index == *index)).collect();
-        if !missing.is_empty() {
-            return Err(NotOneRun::Missing { indices: missing, count });
-        }
+        let shards = reports.iter().map(|report| report.shard.ok_or(NotOneRun::Whole)).collect::<Result<_, _>>()?;
+        every_shard_once(shards)?;
         Ok(Origin { shard: None, ..first.clone() })
     }
+
+    /// `Err` when `other` was not played as this was: another corpus, profile or version.
+    fn played_as(&self, other: &Origin) -> Result<(), NotOneRun> {
+        let (a, b) = (self.label(), other.label());
+        if other.corpus_sha256 != self.corpus_sha256 {
+            return Err(NotOneRun::Corpus(a, b));
+        }
+        if other.profile_sha256 != self.profile_sha256 {
+            return Err(NotOneRun::Profile(a, b));
+        }
+        if other.version != self.version {
+            let shown = |version: &Option<String>| version.clone().unwrap_or_else(|| "(none)".to_owned());
+            return Err(NotOneRun::Version(a, b, shown(&self.version), shown(&other.version)));
+        }
+        Ok(())
+    }
+}
+
+/// `Err` unless `shards` are every shard of one split, each once.
+fn every_shard_once(mut shards: Vec<Shard>) -> Result<(), NotOneRun> {
+    shards.sort();
+    let Some(&first) = shards.first() else { return Err(NotOneRun::Empty) };
+    if let Some(other) = shards.iter().find(|shard| shard.count != first.count) {
+        return Err(NotOneRun::Split(first, *other));
+    }
+    if let Some(pair) = shards.windows(2).find(|pair| pair[0] == pair[1]) {
+        return Err(NotOneRun::Twice(pair[0]));
+    }
+    let indices: Vec<usize> =
+        (1..=first.count).filter(|index| !shards.iter().any(|shard| shard.index == *index)).collect();
+    if indices.is_empty() { Ok(()) } else { Err(NotOneRun::Missing { indices, count: first.count }) }
 }
 
 /// A whole run of `version`, from nothing, for the reports' tests.

@@ -792,9 +792,14 @@ fn shards_of_a_campaign_merge_into_the_unsharded_campaign() {
     let merged_dir = work.path().join("merged");
     let parts = [work.path().join("1-2/campaign.json"), work.path().join("2-2/campaign.json")];
     let merged = merge(&parts, &merged_dir, "campaign.json");
-    for key in ["count", "failed", "errors", "requirements", "seed", "implementation"] {
+    for key in ["count", "failed", "errors", "requirements", "seed", "implementation", "corpus_sha256", "shard"] {
         assert_eq!(merged[key], whole[key], "{key}");
     }
+    // One shard alone is not the campaign (issue 40).
+    let lone = [parts[0].to_str().unwrap()];
+    let output = gauntlet(&[&["merge", "--report-dir", merged_dir.to_str().unwrap()], &lone[..]].concat(), &root());
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "gauntlet: shard 2 of 2 is missing\n");
 }
 
 /// The job-matrix workflow docs/ci.md shows runs as written, each step through the shell: each
