@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::check::{self, Checked, Progress};
 use crate::driver::Driver;
 use crate::driver::reference::Reference;
+use crate::origin::{Fingerprint, NotOneRun, Origin};
 use crate::profile::Profile;
 use gauntlet_judge::contract::{self, Tier};
 use gauntlet_judge::judge;
@@ -58,6 +59,10 @@ pub struct Options {
     /// The part of the seeded scenarios this run plays, when it is one shard of a campaign
     /// split across machines (`--shard K/N`: scenario `i` is shard `i mod N + 1`'s).
     pub shard: Option<crate::run::Shard>,
+    /// What the implementation's version probe printed.
+    pub version: Option<String>,
+    /// What it is played with (its profile), fingerprinted: only shards of one campaign merge.
+    pub profile_sha256: Fingerprint,
 }
 
 /// How many generated scenarios exercised a requirement (named it in `covers`, or failed it)
@@ -105,6 +110,9 @@ pub struct Reproduction {
 pub struct Campaign {
     /// The implementation.
     pub implementation: String,
+    /// Its version, the shard this campaign is (if one), and what it was played from.
+    #[serde(flatten)]
+    pub origin: Origin,
     /// The generator's seed.
     pub seed: u64,
     /// Scenarios played.
@@ -133,9 +141,9 @@ impl Campaign {
 /// Why the shards of a campaign do not merge.
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
-    /// No campaign was given.
-    #[error("no campaign to merge")]
-    Empty,
+    /// They are not every shard of one campaign, each once.
+    #[error(transparent)]
+    NotOneRun(#[from] NotOneRun),
     /// The campaigns are of different implementations or seeds.
     #[error("the campaigns are not shards of one: {0} (seed {1}) and {2} (seed {3})")]
     Different(String, u64, String, u64),
@@ -144,10 +152,13 @@ pub enum MergeError {
 /// The shards of one campaign (`--shard K/N` with one seed) as the campaign that played them
 /// all: the scenarios played, failed and in error add up, each requirement's tally adds up
 /// (every scenario is one shard's), the flaky failures are all kept, and a requirement broken
-/// in several shards keeps the reproduction with the smallest scenario file.
+/// in several shards keeps the reproduction with the smallest scenario file. Only every shard
+/// of one campaign, each once, merges ([`Origin::merged`]).
 pub fn merge(shards: Vec<Campaign>) -> Result<Campaign, MergeError> {
+    let origin = Origin::merged(shards.iter().map(|shard| &shard.origin))?;
     let mut shards = shards.into_iter();
-    let mut merged = shards.next().ok_or(MergeError::Empty)?;
+    let Some(mut merged) = shards.next() else { return Err(NotOneRun::Empty.into()) };
+    merged.origin = origin;
     for shard in shards {
         if shard.implementation != merged.implementation || shard.seed != merged.seed {
             return Err(MergeError::Different(merged.implementation, merged.seed, shard.implementation, shard.seed));
@@ -354,8 +365,16 @@ pub fn run(options: &Options, play: &Play<'_>, progress: &mut Progress<'_>) -> C
     }
     let failed = played.iter().filter(|broken| !broken.is_empty()).count();
     let errors = played.iter().filter(|broken| broken.contains_key(ERROR)).count();
+    // Every shard generates every scenario: their files are the campaign's corpus.
+    let origin = Origin {
+        version: options.version.clone(),
+        shard: options.shard,
+        corpus_sha256: Fingerprint::of(selected.iter().map(|(_, toml)| toml.as_bytes())),
+        profile_sha256: options.profile_sha256.clone(),
+    };
     Campaign {
         implementation: options.implementation.clone(),
+        origin,
         seed: options.seed,
         count: mine.len(),
         failed,
@@ -483,6 +502,8 @@ mod tests {
             write_to,
             command: "gauntlet check --impl fake.toml".to_owned(),
             shard: None,
+            version: None,
+            profile_sha256: Fingerprint::of([]),
         }
     }
 

@@ -22,8 +22,9 @@ use crate::driver::Driver;
 use crate::golden;
 use crate::known_failures::{self, Comparison, KnownFailures};
 use crate::lifecycle::adapter::Adapter;
+use crate::origin::{Fingerprint, NotOneRun, Origin};
 use crate::profile::Profile;
-use crate::run::{AnyScenario, Plan};
+use crate::run::{AnyScenario, NothingSelected, Plan};
 use gauntlet_judge::capture::Capture;
 use gauntlet_judge::judge;
 use gauntlet_judge::lifecycle::{self, Family, Kind};
@@ -68,8 +69,9 @@ impl Checked {
 pub struct CheckRun {
     /// The implementation's name.
     pub implementation: String,
-    /// What its version probe printed.
-    pub version: Option<String>,
+    /// Its version, the shard this run is (if one), and what it was played from.
+    #[serde(flatten)]
+    pub origin: Origin,
     /// Whether the agents ran in a loopback-only network namespace.
     pub isolated: bool,
     /// Every scenario, in order.
@@ -96,24 +98,28 @@ impl CheckRun {
         self.scenarios.iter().map(|checked| checked.verdict.clone()).collect()
     }
 
-    /// Scenarios that fail the run: an unexpected failure, or a stale expectation.
+    /// Scenarios that fail the run: an unexpected failure, or a stale expectation (which may
+    /// name a scenario the corpus does not have).
     pub fn failing(&self) -> Vec<&str> {
         let mut names: Vec<&str> = self
             .comparison
             .unexpected
             .iter()
             .map(|failure| failure.scenario.as_str())
-            .chain(self.comparison.stale.iter().map(|known| known.scenario.as_str()))
+            .chain(self.comparison.stale.iter().map(|stale| stale.entry.scenario.as_str()))
             .collect();
         names.sort_unstable();
         names.dedup();
         names
     }
 
-    /// `(passed, failed)` scenarios, the closing line's numbers.
+    /// `(passed, failed)`, the closing line's numbers: the scenarios that do not fail the run,
+    /// and the names that do.
     pub fn counts(&self) -> (usize, usize) {
-        let failed = self.failing().len();
-        (self.scenarios.len() - failed, failed)
+        let failing = self.failing();
+        let passed =
+            self.scenarios.iter().filter(|checked| !failing.contains(&checked.verdict.scenario.as_str())).count();
+        (passed, failing.len())
     }
 }
 
@@ -122,7 +128,7 @@ pub type Progress<'a> = dyn FnMut(usize, usize, &str, Option<&Verdict>) + 'a;
 
 /// Runs every Turn scenario of `plan` whose name contains one of `filters` (all when empty),
 /// and each filter that names a scenario file, against `profile`; `progress` is told of each
-/// scenario as it starts and ends.
+/// scenario as it starts and ends. Filters that select nothing, in any shard, are an error.
 pub fn check(
     plan: &Plan,
     profile: &Profile,
@@ -130,7 +136,7 @@ pub fn check(
     filters: &[String],
     isolated: bool,
     progress: &mut Progress<'_>,
-) -> CheckRun {
+) -> Result<CheckRun, NothingSelected> {
     check_jobs(plan, profile, known, filters, isolated, 1, progress)
 }
 
@@ -146,16 +152,28 @@ pub fn check_jobs(
     isolated: bool,
     jobs: usize,
     progress: &mut Progress<'_>,
-) -> CheckRun {
-    let selected = selected(plan, filters, |kind| kind.is_none());
+) -> Result<CheckRun, NothingSelected> {
+    let Selection { corpus, fingerprint, mine } = selection(plan, filters, "Turn scenario", |kind| kind.is_none())?;
     let driver = profile.external();
     let one = |name: &str, loaded| check_one(plan, profile, &driver, name, loaded);
-    let scenarios = if jobs > 1 { each_parallel(selected, jobs, progress, one) } else { each(selected, progress, one) };
-    let mut run = finish(profile.name.clone(), profile.probe_version(), isolated, scenarios, known);
+    let scenarios = if jobs > 1 { each_parallel(mine, jobs, progress, one) } else { each(mine, progress, one) };
+    let origin = Origin {
+        version: profile.probe_version(),
+        shard: plan.shard,
+        corpus_sha256: fingerprint,
+        profile_sha256: judged_by(profile.source.as_bytes(), known),
+    };
+    let mut run = finish(profile.name.clone(), origin, isolated, scenarios, known, &corpus);
     run.unmatched_masks = unmatched_masks(profile, &run.scenarios);
     run.logged = profile.log.is_some();
     run.warnings = warnings(&run);
-    run
+    Ok(run)
+}
+
+/// The fingerprint of what a run is judged by besides its corpus: `what` (a profile's text, an
+/// adapter's command and family) and the expectations.
+fn judged_by(what: &[u8], known: &KnownFailures) -> Fingerprint {
+    Fingerprint::of([what, serde_json::to_vec(known).unwrap_or_default().as_slice()])
 }
 
 /// What changes no verdict but a user should know, from the run: each mask that matched
@@ -171,9 +189,9 @@ fn warnings(run: &CheckRun) -> Vec<String> {
 /// Why shards do not merge.
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
-    /// No report was given.
-    #[error("no report to merge")]
-    Empty,
+    /// They are not every shard of one run, each once.
+    #[error(transparent)]
+    NotOneRun(#[from] NotOneRun),
     /// The reports are of different implementations.
     #[error("the reports are of different implementations: {0} and {1}")]
     Implementations(String, String),
@@ -183,12 +201,15 @@ pub enum MergeError {
 }
 
 /// The shards of one run (`--shard K/N`) as the one run that played them all: its scenarios in
-/// corpus order, its comparison with the expectations (each failure and stale entry is its
-/// scenario's, so shards add up), a mask unmatched only where no shard matched it, and the
-/// warnings again.
+/// corpus order, its comparison with the expectations (each failure and stale entry of a
+/// scenario played is that scenario's, so shards add up; an entry naming no scenario of the
+/// corpus is every shard's, and kept once), a mask unmatched only where no shard matched it,
+/// and the warnings again. Only every shard of one run, each once, merges ([`Origin::merged`]).
 pub fn merge(shards: Vec<CheckRun>) -> Result<CheckRun, MergeError> {
+    let origin = Origin::merged(shards.iter().map(|shard| &shard.origin))?;
     let mut shards = shards.into_iter();
-    let mut merged = shards.next().ok_or(MergeError::Empty)?;
+    let Some(mut merged) = shards.next() else { return Err(NotOneRun::Empty.into()) };
+    merged.origin = origin;
     for shard in shards {
         if shard.implementation != merged.implementation {
             return Err(MergeError::Implementations(merged.implementation, shard.implementation));
@@ -207,6 +228,7 @@ pub fn merge(shards: Vec<CheckRun>) -> Result<CheckRun, MergeError> {
     merged.comparison.expected.sort();
     merged.comparison.unexpected.sort();
     merged.comparison.stale.sort();
+    merged.comparison.stale.dedup();
     merged.warnings = warnings(&merged);
     Ok(merged)
 }
@@ -235,14 +257,23 @@ pub fn check_adapter(
     filters: &[String],
     isolated: bool,
     progress: &mut Progress<'_>,
-) -> CheckRun {
-    let selected = selected(plan, filters, |kind| kind.is_some_and(|kind| kind.family() == family));
-    let scenarios = each(selected, progress, |name, loaded| adapter_one(plan, adapter, name, loaded));
+) -> Result<CheckRun, NothingSelected> {
+    let what = format!("{} scenario", family.as_str());
+    let wanted = |kind: Option<Kind>| kind.is_some_and(|kind| kind.family() == family);
+    let Selection { corpus, fingerprint, mine } = selection(plan, filters, &what, wanted)?;
+    let scenarios = each(mine, progress, |name, loaded| adapter_one(plan, adapter, name, loaded));
+    let command = format!("{}\n{}", adapter.command, family.as_str());
+    let origin = Origin {
+        version: None,
+        shard: plan.shard,
+        corpus_sha256: fingerprint,
+        profile_sha256: judged_by(command.as_bytes(), known),
+    };
     // A lifecycle capture is judged whole: no requirement of its family is about a Log it lacks.
-    CheckRun { logged: true, ..finish(adapter.command.clone(), None, isolated, scenarios, known) }
+    Ok(CheckRun { logged: true, ..finish(adapter.command.clone(), origin, isolated, scenarios, known, &corpus) })
 }
 
-/// A scenario file as [`selected`] loaded it, once; a file that cannot be loaded keeps its
+/// A scenario file as [`selection`] loaded it, once; a file that cannot be loaded keeps its
 /// error for its verdict.
 type Loaded = Result<AnyScenario, LoadError>;
 
@@ -250,37 +281,75 @@ type Loaded = Result<AnyScenario, LoadError>;
 /// lifecycle family's through an adapter; a report lists exactly these.
 pub fn scenarios_of(plan: &Plan, family: Option<Family>) -> Vec<String> {
     let wanted = |kind: Option<Kind>| kind.map(Kind::family) == family;
-    selected(plan, &[], wanted).into_iter().map(|(name, _)| name).collect()
+    let mine = selection(plan, &[], "scenario", wanted).map(|selection| selection.mine).unwrap_or_default();
+    mine.into_iter().map(|(name, _)| name).collect()
+}
+
+/// What a check plays, chosen before anything runs.
+struct Selection {
+    /// Every scenario name of the corpus (and each scenario file a filter names), filters and
+    /// shards aside: an expectation naming none of them is stale.
+    corpus: Vec<String>,
+    /// The scenarios the whole run plays (every shard's) and their goldens.
+    fingerprint: Fingerprint,
+    /// This shard's part of them, in corpus order, each loaded once.
+    mine: Vec<(String, Loaded)>,
 }
 
 /// The scenarios `filters` select whose lifecycle kind (`None` for a Turn scenario) `wanted`
-/// accepts, each with its loaded file: corpus scenarios whose name contains a filter (all
-/// without one), and each filter that names a scenario file outside the corpus (a campaign's
-/// reproduction, say), played under its path without goldens. A file that does not load and
-/// whose kind cannot be read counts as a Turn scenario, so an agent's check shows its error.
-fn selected(plan: &Plan, filters: &[String], wanted: impl Fn(Option<Kind>) -> bool) -> Vec<(String, Loaded)> {
+/// accepts: corpus scenarios whose name contains a filter (all without one), and each filter
+/// that names a scenario file outside the corpus (a campaign's reproduction, say), played under
+/// its path without goldens, after the corpus. A file that does not load and whose kind cannot
+/// be read counts as a Turn scenario, so an agent's check shows its error. None selected in the
+/// whole run is an error naming `what` was looked for; a shard may hold none of them.
+fn selection(
+    plan: &Plan,
+    filters: &[String],
+    what: &str,
+    wanted: impl Fn(Option<Kind>) -> bool,
+) -> Result<Selection, NothingSelected> {
     let (files, names): (Vec<&String>, Vec<&String>) =
         filters.iter().partition(|filter| filter.ends_with(".toml") && Path::new(filter).is_file());
-    let corpus = crate::run::scenario_names(plan)
+    let whole = crate::run::scenario_names(&Plan { shard: None, ..plan.clone() });
+    let in_corpus = whole.len();
+    let candidates: Vec<(String, PathBuf)> =
+        whole.into_iter().chain(files.into_iter().map(|file| (file.clone(), PathBuf::from(file)))).collect();
+    let corpus = candidates.iter().map(|(name, _)| name.clone()).collect();
+    let named = |place: usize, name: &str| {
+        place >= in_corpus || filters.is_empty() || names.iter().any(|filter| name.contains(filter.as_str()))
+    };
+    // A scenario's shard is its place among the candidates, filters aside, as every shard sees it.
+    let chosen: Vec<(usize, String, PathBuf, Loaded)> = candidates
         .into_iter()
-        .filter(|(name, _)| filters.is_empty() || names.iter().any(|filter| name.contains(filter.as_str())));
-    corpus
-        .chain(files.into_iter().map(|file| (file.clone(), PathBuf::from(file))))
-        .map(|(name, path)| {
-            let loaded = crate::run::load(&path);
-            let kind = match &loaded {
-                Ok(AnyScenario::Lifecycle(scenario)) => Some(scenario.kind),
-                Ok(AnyScenario::Turn(_)) => None,
-                // Only a broken file is read again, to tell which run its error belongs to.
-                Err(_) => {
-                    std::fs::read_to_string(&path).ok().and_then(|text| lifecycle::kind_of(&text, &path).ok().flatten())
-                }
-            };
-            (name, loaded, kind)
+        .enumerate()
+        .filter(|(place, (name, _))| named(*place, name))
+        .filter_map(|(place, (name, path))| {
+            let (loaded, kind) = load_with_kind(&path);
+            wanted(kind).then_some((place, name, path, loaded))
         })
-        .filter(|(_, _, kind)| wanted(*kind))
-        .map(|(name, loaded, _)| (name, loaded))
-        .collect()
+        .collect();
+    NothingSelected::unless(chosen.len(), what, plan, filters)?;
+    let fingerprint =
+        Fingerprint::of_scenarios(&plan.root, chosen.iter().map(|(_, name, path, _)| (name.as_str(), path.as_path())));
+    let mine = chosen
+        .into_iter()
+        .filter(|(place, ..)| plan.shard.is_none_or(|shard| shard.holds(*place)))
+        .map(|(_, name, _, loaded)| (name, loaded))
+        .collect();
+    Ok(Selection { corpus, fingerprint, mine })
+}
+
+/// A scenario file, loaded once, and its lifecycle kind (`None` for a Turn scenario, or a file
+/// whose kind cannot be read).
+fn load_with_kind(path: &Path) -> (Loaded, Option<Kind>) {
+    let loaded = crate::run::load(path);
+    let kind = match &loaded {
+        Ok(AnyScenario::Lifecycle(scenario)) => Some(scenario.kind),
+        Ok(AnyScenario::Turn(_)) => None,
+        // Only a broken file is read again, to tell which run its error belongs to.
+        Err(_) => std::fs::read_to_string(path).ok().and_then(|text| lifecycle::kind_of(&text, path).ok().flatten()),
+    };
+    (loaded, kind)
 }
 
 /// Runs `one` on each selected scenario in turn, inside [`contained`], telling `progress` as
@@ -348,21 +417,23 @@ pub(crate) fn unplayable(name: &str, why: String) -> Checked {
 }
 
 /// The run's verdicts gathered into a [`CheckRun`] and compared with the expectations file;
-/// skipped scenarios count as not run, so their expectations are not stale.
+/// skipped scenarios count as not run, so their expectations are not stale, but an expectation
+/// naming no scenario of the `corpus` is.
 fn finish(
     implementation: String,
-    version: Option<String>,
+    origin: Origin,
     isolated: bool,
     scenarios: Vec<Checked>,
     known: &KnownFailures,
+    corpus: &[String],
 ) -> CheckRun {
     let verdicts: Vec<Verdict> = scenarios.iter().map(|checked| checked.verdict.clone()).collect();
     let ran: Vec<String> =
         verdicts.iter().filter(|verdict| verdict.skipped.is_none()).map(|verdict| verdict.scenario.clone()).collect();
-    let comparison = known.compare(&known_failures::failures(&verdicts), &ran);
+    let comparison = known.compare(&known_failures::failures(&verdicts), &ran, corpus);
     CheckRun {
         implementation,
-        version,
+        origin,
         isolated,
         scenarios,
         comparison,
@@ -569,11 +640,12 @@ mod tests {
         std::fs::write(&file, "title = \"t\"\n[[turn]]\nprompt = \"hi\"\nrespond = [{ text = [\"Hello.\"] }]\n")
             .unwrap_or_else(|error| panic!("{error}"));
         let name = file.display().to_string();
-        let chosen = selected(&plan, std::slice::from_ref(&name), |_| true);
+        let chosen = selection(&plan, std::slice::from_ref(&name), "scenario", |_| true).unwrap().mine;
         let names: Vec<&str> = chosen.iter().map(|(name, _)| name.as_str()).collect();
         assert_eq!(names, [name.as_str()]);
         assert!(matches!(chosen[0].1, Ok(AnyScenario::Turn(_))));
-        let with_corpus = selected(&plan, &[name.clone(), "turn/clean-completion".to_owned()], |_| true);
+        let filters = [name.clone(), "turn/clean-completion".to_owned()];
+        let with_corpus = selection(&plan, &filters, "scenario", |_| true).unwrap().mine;
         assert_eq!(with_corpus.len(), 2);
     }
 

@@ -13,7 +13,7 @@ use gauntlet_judge::lifecycle::Family;
 #[command(name = "gauntlet", version, about, long_about = None)]
 pub struct Cli {
     /// The folder holding `scenarios/` and `golden/` (default: the nearest folder at or above
-    /// the current one that holds `scenarios/`).
+    /// the current one that holds `scenarios/.gauntlet-corpus`, else the corpus gauntlet carries).
     #[arg(long, global = true, env = "GAUNTLET_ROOT")]
     pub root: Option<PathBuf>,
     /// Play only shard K of N of the corpus (`--shard 2/4`), a deterministic split by name
@@ -45,6 +45,10 @@ pub enum Command {
         /// A campaign of generated scenarios instead of the corpus (docs/campaigns.md).
         #[command(flatten)]
         campaign: CampaignArgs,
+        /// Where to write a campaign's reports (default: `target/gauntlet/reference` of the
+        /// corpus).
+        #[arg(long, value_name = "DIR", requires = "generate")]
+        report_dir: Option<PathBuf>,
     },
     /// Check another implementation against the corpus, as described by its profile
     /// (docs/implementations.md).
@@ -52,7 +56,8 @@ pub enum Command {
     /// Each applicable scenario runs against the agent in a scratch home and workspace, with
     /// the mock Provider on loopback. Reports go to `--report-dir`: `report.json` (verdicts
     /// with evidence), `junit.xml` and `report.md`. The run passes when it fails exactly where
-    /// the expectations file says. Exit status: 0 pass, 1 fail, 2 gauntlet itself failed.
+    /// the expectations file says. Exit status: 0 pass, 1 fail, 2 gauntlet itself failed or no
+    /// scenario matched the filters.
     ///
     /// With `--adapter CMD --family F` instead of `--impl`, the lifecycle scenarios of family
     /// `F` go through the adapter protocol to the shell command `CMD` (docs/adapters.md).
@@ -99,7 +104,9 @@ pub enum Command {
     /// job) into the reports one unsharded run would have written: the same verdicts, the
     /// same comparison with the expectations, the same requirement matrix.
     ///
-    /// Exit status: 0 when the merged run fails only where expected, 1 otherwise.
+    /// Exit status: 0 when the merged run fails only where expected, 1 otherwise, 2 when the
+    /// reports are not every shard of one run, each once (one missing or given twice, of
+    /// another split, corpus, profile, expectations or version).
     Merge {
         /// The shards' `report.json` files.
         #[arg(required = true)]
@@ -115,7 +122,8 @@ pub enum Command {
         dir: PathBuf,
     },
     /// Write one Markdown page of every checked implementation against every requirement, from
-    /// the `report.json` of each one's `gauntlet check` (docs/compatibility.md).
+    /// the `report.json` of each one's `gauntlet check` (docs/compatibility.md); scenarios of the
+    /// corpus a report never played are listed as not checked yet.
     Compatibility {
         /// The `report.json` files, one per implementation, in the order of the columns.
         #[arg(required = true, value_name = "REPORT")]

@@ -2,7 +2,8 @@
 //!
 //! As in WPT's expectation files, a run passes when it fails exactly where the file says: an
 //! unlisted failure fails the run, and so does a listed failure that now passes (stale), so the
-//! file never hides a fix or a regression. `gauntlet check --update-expectations` rewrites it
+//! file never hides a fix or a regression. An entry naming a scenario the corpus does not have
+//! (removed, renamed, misspelt) can never match: it is stale too. `gauntlet check --update-expectations` rewrites it
 //! from a run, keeping the reasons already written, for review.
 
 use std::fmt::Write as _;
@@ -63,8 +64,39 @@ pub struct Comparison {
     pub expected: Vec<Failure>,
     /// Failures it does not list: they fail the run.
     pub unexpected: Vec<Failure>,
-    /// Entries no failure matched any more: they fail the run until removed.
-    pub stale: Vec<KnownFailure>,
+    /// Entries no failure matched any more, or that name no scenario of the corpus: they fail
+    /// the run until removed.
+    pub stale: Vec<Stale>,
+}
+
+/// An entry of the expectations file that no longer holds.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Stale {
+    /// The entry, as the file has it.
+    #[serde(flatten)]
+    pub entry: KnownFailure,
+    /// Why it no longer holds.
+    pub why: Staleness,
+}
+
+/// Why an expectation is stale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Staleness {
+    /// Its scenario ran and no failure matched it: the implementation passes now.
+    Passes,
+    /// No scenario of the corpus has its name (removed, renamed or misspelt): nothing can match it.
+    NotInCorpus,
+}
+
+impl Staleness {
+    /// What the reader of a report is told.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Staleness::Passes => "passes now",
+            Staleness::NotInCorpus => "names no scenario of the corpus (removed, renamed or misspelt)",
+        }
+    }
 }
 
 impl KnownFailure {
@@ -128,9 +160,11 @@ pub fn failures(verdicts: &[Verdict]) -> Vec<Failure> {
 }
 
 impl KnownFailures {
-    /// Sorts a run's failures into expected and unexpected, and finds stale entries. Entries
-    /// for scenarios outside `ran` (filtered out or skipped) are neither used nor stale.
-    pub fn compare(&self, failures: &[Failure], ran: &[String]) -> Comparison {
+    /// Sorts a run's failures into expected and unexpected, and finds stale entries: those
+    /// naming a scenario outside the `corpus`, and those of a scenario that ran which no failure
+    /// matched. Entries for other scenarios outside `ran` (filtered out, skipped, another
+    /// shard's) are neither used nor stale.
+    pub fn compare(&self, failures: &[Failure], ran: &[String], corpus: &[String]) -> Comparison {
         let mut comparison = Comparison::default();
         for failure in failures {
             if self.failures.iter().any(|known| known.covers(failure)) {
@@ -142,10 +176,19 @@ impl KnownFailures {
         comparison.stale = self
             .failures
             .iter()
-            .filter(|known| {
-                !known.flaky && ran.contains(&known.scenario) && !failures.iter().any(|failure| known.covers(failure))
+            .filter_map(|known| {
+                let why = if !corpus.contains(&known.scenario) {
+                    Staleness::NotInCorpus
+                } else if !known.flaky
+                    && ran.contains(&known.scenario)
+                    && !failures.iter().any(|failure| known.covers(failure))
+                {
+                    Staleness::Passes
+                } else {
+                    return None;
+                };
+                Some(Stale { entry: known.clone(), why })
             })
-            .cloned()
             .collect();
         comparison
     }
@@ -227,7 +270,7 @@ mod tests {
     fn a_flaky_entry_that_passes_is_not_stale_and_survives_an_update() {
         let flaky = KnownFailure { flaky: true, ..known("a", Some("R1")) };
         let file = KnownFailures { failures: vec![flaky.clone()] };
-        let comparison = file.compare(&[], &["a".to_owned()]);
+        let comparison = file.compare(&[], &["a".to_owned()], &["a".to_owned()]);
         assert!(comparison.stale.is_empty() && comparison.unexpected.is_empty());
         assert_eq!(file.updated(&[]).failures, std::slice::from_ref(&flaky));
         let again = file.updated(&failures(&[nonconformant("a", "R1")]));
@@ -240,11 +283,23 @@ mod tests {
         let verdicts = [nonconformant("a", "R1"), nonconformant("b", "R2")];
         let file = KnownFailures { failures: vec![known("a", Some("R1")), known("c", None), known("d", None)] };
         let ran = ["a".to_owned(), "b".to_owned(), "c".to_owned()];
-        let comparison = file.compare(&failures(&verdicts), &ran);
+        let corpus = ["a".to_owned(), "b".to_owned(), "c".to_owned(), "d".to_owned()];
+        let comparison = file.compare(&failures(&verdicts), &ran, &corpus);
         assert_eq!(comparison.expected.len(), 1);
         assert_eq!(comparison.unexpected[0].scenario, "b");
         // `c` ran and passed: stale. `d` did not run: neither used nor stale.
-        assert_eq!(comparison.stale, [known("c", None)]);
+        assert_eq!(comparison.stale, [Stale { entry: known("c", None), why: Staleness::Passes }]);
+    }
+
+    /// An entry naming a scenario the corpus does not have is stale whether or not the run
+    /// (a filtered one, a shard) played anything, and flaky or not: nothing can ever match it.
+    #[test]
+    fn an_entry_naming_no_scenario_of_the_corpus_is_stale() {
+        let gone = KnownFailure { flaky: true, ..known("turn/renamed", Some("R1")) };
+        let file = KnownFailures { failures: vec![known("a", None), gone.clone()] };
+        let comparison = file.compare(&[], &[], &["a".to_owned()]);
+        assert_eq!(comparison.stale, [Stale { entry: gone, why: Staleness::NotInCorpus }]);
+        assert!(Staleness::NotInCorpus.describe().contains("no scenario of the corpus"));
     }
 
     /// A MAY finding beside a real failure is not a failure to list: it cannot fail the run.
@@ -280,7 +335,8 @@ mod tests {
         let file = KnownFailures {
             failures: vec![known("turn/a", Some("ACP-STOP-REASON")), known("turn/a", Some("ACP-FAILURE-IS-ERROR"))],
         };
-        let comparison = file.compare(&found, &["turn/a".to_owned()]);
+        let ran = ["turn/a".to_owned()];
+        let comparison = file.compare(&found, &ran, &ran);
         assert!(comparison.unexpected.is_empty() && comparison.stale.is_empty(), "{comparison:?}");
         let updated = file.updated(&found);
         let listed: Vec<_> = updated.failures.iter().map(|known| known.requirement.as_deref()).collect();
@@ -290,8 +346,11 @@ mod tests {
 
     #[test]
     fn an_entry_without_requirement_covers_the_whole_scenario() {
-        let comparison =
-            KnownFailures { failures: vec![known("a", None)] }.compare(&failures(&[nonconformant("a", "R9")]), &[]);
+        let comparison = KnownFailures { failures: vec![known("a", None)] }.compare(
+            &failures(&[nonconformant("a", "R9")]),
+            &[],
+            &["a".to_owned()],
+        );
         assert!(comparison.unexpected.is_empty() && comparison.stale.is_empty());
     }
 

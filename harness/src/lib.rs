@@ -17,6 +17,7 @@
 //! - [`report`]: tables over verdicts.
 //! - [`profile`], [`check`], [`known_failures`]: checking another agent against the corpus.
 //! - [`campaign`]: seeded generated scenarios, confirmed and shrunk.
+//! - [`origin`]: what a report is a part of, so only the shards of one run merge.
 //! - [`schema`]: JSON Schemas of the TOML files, for editors.
 
 pub mod authoring;
@@ -28,6 +29,7 @@ pub mod golden;
 pub mod isolation;
 pub mod known_failures;
 pub mod lifecycle;
+pub mod origin;
 pub mod pool;
 pub mod probe;
 pub mod profile;

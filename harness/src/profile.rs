@@ -36,6 +36,11 @@ pub const PLACEHOLDERS: &[&str] = &[
     "now_ms",
 ];
 
+/// A profile's `command` for the reference agent that ships with gauntlet: `gauntlet-agent`
+/// beside the running `gauntlet`, where cargo built or installed both, so the profile names
+/// no target folder.
+pub const GAUNTLET_AGENT: &str = "{gauntlet_agent}";
+
 /// One implementation under test, as its profile file describes it.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -46,7 +51,8 @@ pub struct Profile {
     /// first line of output names the version, for reports.
     #[serde(default)]
     pub version: Vec<String>,
-    /// The program; a relative path is taken from the profile's folder.
+    /// The program; a relative path is taken from the profile's folder, a bare name from `PATH`,
+    /// and `{gauntlet_agent}` is the reference agent beside the running `gauntlet`.
     pub command: String,
     /// Its arguments.
     #[serde(default)]
@@ -124,6 +130,10 @@ pub struct Profile {
     /// The folder of the profile file (not a key: set when loading).
     #[serde(skip)]
     pub dir: PathBuf,
+    /// The profile file's text (not a key: set when loading), which a report fingerprints so
+    /// only shards checked with the same profile merge.
+    #[serde(skip)]
+    pub source: String,
 }
 
 fn yes() -> bool {
@@ -231,13 +241,14 @@ pub fn parse(text: &str, path: &Path) -> Result<Profile, LoadError> {
     let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(Path::new("."));
     // Absolute, because agents start in their scratch workspace.
     profile.dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
+    profile.source = text.to_owned();
     Ok(profile)
 }
 
 /// The first `{name}` in a string value of the profile that is a placeholder gauntlet does not
 /// fill: its byte offset in the text and its name. Only string values are searched, so braces
-/// in a comment are not placeholders. `{session_id}` (the `log` pattern) and `{command}` (in
-/// `version`) are allowed too.
+/// in a comment are not placeholders. `{session_id}` (the `log` pattern), `{command}` (in
+/// `version`) and `{gauntlet_agent}` (a whole `command`) are allowed too.
 ///
 /// The strings of `[tools]` are argument templates with placeholders of their own, checked by
 /// [`check_tools`].
@@ -254,7 +265,10 @@ fn unknown_placeholder(text: &str) -> Option<(usize, String)> {
             let Some(close) = value[open + 1..].find('}').map(|idx| open + 1 + idx) else { break };
             let name = &value[open + 1..close];
             let is_placeholder = !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '_');
-            if is_placeholder && !PLACEHOLDERS.contains(&name) && !["session_id", "command"].contains(&name) {
+            if is_placeholder
+                && !PLACEHOLDERS.contains(&name)
+                && !["session_id", "command", "gauntlet_agent"].contains(&name)
+            {
                 // Where it is in the raw string (escapes aside), else where the string starts.
                 let raw = &text[span.clone()];
                 let offset = raw.find(&format!("{{{name}}}")).map_or(span.start, |at| span.start + at);
@@ -324,6 +338,13 @@ fn check_tools(text: &str, path: &Path, tools: &ToolMap) -> Result<(), LoadError
     Ok(())
 }
 
+/// `gauntlet-agent` beside the running executable; the bare name, for `PATH`, where that is not
+/// known.
+fn shipped_agent() -> PathBuf {
+    let beside = std::env::current_exe().ok().and_then(|exe| Some(exe.parent()?.join("gauntlet-agent")));
+    beside.unwrap_or_else(|| PathBuf::from("gauntlet-agent"))
+}
+
 /// Why a profile's agent command cannot be started ([`Profile::startable`]).
 #[derive(Debug, thiserror::Error)]
 pub enum NotStartable {
@@ -347,8 +368,11 @@ pub enum NotStartable {
 
 impl Profile {
     /// The program to start: a relative command is taken from the profile's folder, a bare
-    /// name from `PATH`.
+    /// name from `PATH`, [`GAUNTLET_AGENT`] beside the running executable.
     pub fn program(&self) -> PathBuf {
+        if self.command == GAUNTLET_AGENT {
+            return shipped_agent();
+        }
         let command = Path::new(&self.command);
         if command.is_absolute() || !self.command.contains('/') { command.to_owned() } else { self.dir.join(command) }
     }
@@ -668,6 +692,16 @@ mod tests {
         assert_eq!(message, "the agent command `no-such-agent-on-path` of profile `b` is not on PATH");
         let (_dir, path) = write("name = \"c\"\ncommand = \"sh\"\n");
         assert!(load(&path).unwrap().startable().is_ok());
+    }
+
+    /// The reference agent's profile names no target folder: `{gauntlet_agent}` is the binary
+    /// beside the running executable, whatever `CARGO_TARGET_DIR` says.
+    #[test]
+    fn the_shipped_agent_is_found_beside_the_running_executable() {
+        let (_dir, path) = write("name = \"a\"\ncommand = \"{gauntlet_agent}\"\nversion = [\"{command}\"]\n");
+        let profile = load(&path).unwrap();
+        let beside = std::env::current_exe().unwrap().with_file_name("gauntlet-agent");
+        assert_eq!(profile.program(), beside);
     }
 
     #[test]

@@ -8,11 +8,13 @@
 //!   same `render(&CheckReport)`: [`json`], [`junit`] (for CI systems), [`markdown`].
 //! - [`compatibility`]: every checked implementation against every requirement, from their
 //!   `report.json`s, on one page.
+//! - [`coverage`]: a report against today's corpus: scenarios not checked yet, and out of date.
 //! - [`progress`]: verdicts printed as they finish, as lines or JSON.
 //! - [`campaign`]: a campaign of generated scenarios, per requirement, with its reproductions.
 
 pub mod campaign;
 pub mod compatibility;
+pub mod coverage;
 pub mod json;
 pub mod junit;
 pub mod markdown;
@@ -111,11 +113,12 @@ pub fn check_summary(run: &CheckRun, expectations: Option<&Path>, dir: &Path) ->
             failure.message
         ));
     }
-    for known in &run.comparison.stale {
+    for stale in &run.comparison.stale {
         out.push_str(&format!(
-            "\nstale expectation: {} {} passes now; remove it from {}\n",
-            known.scenario,
-            known.requirement.as_deref().unwrap_or("(any)"),
+            "\nstale expectation: {} {} {}; remove it from {}\n",
+            stale.entry.scenario,
+            stale.entry.requirement.as_deref().unwrap_or("(any)"),
+            stale.why.describe(),
             expectations
         ));
     }

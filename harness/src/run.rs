@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use gauntlet_mock_provider::Dialect;
+use serde::{Deserialize, Serialize};
 
 use crate::driver::Driver;
 use crate::golden;
@@ -29,8 +30,10 @@ pub struct Plan {
 
 /// One of `count` deterministic parts of the corpus (`--shard K/N`, K from 1): the scenarios
 /// whose place in the corpus's name order is K-1 modulo N. Every scenario is in exactly one
-/// shard, on every machine, so `gauntlet merge` of the N reports is the one run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// shard, on every machine, so `gauntlet merge` of the N reports is the one run. Reports write
+/// it as `"K/N"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct Shard {
     /// K, from 1.
     pub index: usize,
@@ -42,6 +45,40 @@ impl Shard {
     /// Whether the scenario at `place` of the corpus's name order is this shard's.
     pub fn holds(self, place: usize) -> bool {
         place % self.count == self.index - 1
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "{}/{}", self.index, self.count)
+    }
+}
+
+impl From<Shard> for String {
+    fn from(shard: Shard) -> String {
+        shard.to_string()
+    }
+}
+
+impl TryFrom<String> for Shard {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Shard, String> {
+        text.parse()
+    }
+}
+
+impl schemars::JsonSchema for Shard {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Shard".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "`K/N`: the K-th of N parts of the corpus (`--shard K/N`).",
+            "type": "string",
+            "pattern": "^[1-9][0-9]*/[1-9][0-9]*$"
+        })
     }
 }
 
@@ -57,13 +94,36 @@ impl std::str::FromStr for Shard {
     }
 }
 
+/// A command that selects no scenario: gauntlet's own failure (exit 2), never a pass, since
+/// nothing checked proves nothing (issue 40).
+#[derive(Debug, thiserror::Error)]
+#[error("no {what} under {} matches {filters:?}: nothing to check", scenarios.display())]
+pub struct NothingSelected {
+    /// What was looked for: `scenario`, `Turn scenario`, `monitor scenario`.
+    pub what: String,
+    /// The corpus's scenarios folder.
+    pub scenarios: PathBuf,
+    /// The filters given.
+    pub filters: Vec<String>,
+}
+
+impl NothingSelected {
+    /// `Err` when `selected` is none: no `what` of `plan` matches `filters`.
+    pub fn unless(selected: usize, what: &str, plan: &Plan, filters: &[String]) -> Result<(), NothingSelected> {
+        if selected > 0 {
+            return Ok(());
+        }
+        Err(NothingSelected { what: what.to_owned(), scenarios: plan.scenarios(), filters: filters.to_vec() })
+    }
+}
+
 /// Why no corpus root was found.
 #[derive(Debug, thiserror::Error)]
 pub enum RootError {
-    /// No folder at or above `start` holds `scenarios/`.
+    /// No folder at or above `start` holds [`CORPUS_MARKER`].
     #[error(
-        "no gauntlet corpus (a folder holding `scenarios/`) in {} or any folder above it; \
-         run inside a corpus or give one with --root or GAUNTLET_ROOT",
+        "no gauntlet corpus (a folder holding `{CORPUS_MARKER}`, as `gauntlet export` writes it) in {} \
+         or any folder above it; run inside a corpus or give one with --root or GAUNTLET_ROOT",
         start.display()
     )]
     NotFound {
@@ -81,25 +141,27 @@ pub enum RootError {
     CurrentDir(std::io::Error),
 }
 
-/// The folder that marks a corpus root, as `Cargo.toml` marks a package for cargo.
-pub const CORPUS_MARKER: &str = "scenarios";
+/// The file that marks a corpus root, as `Cargo.toml` marks a package for cargo: gauntlet's
+/// own, since a `scenarios/` folder alone may be anyone's (an agent repository's tests).
+pub const CORPUS_MARKER: &str = "scenarios/.gauntlet-corpus";
 
 impl Plan {
-    /// The corpus at `root`, which must hold `scenarios/`; blessing off.
+    /// The corpus at `root`, which must hold `scenarios/` (given by name, it needs no
+    /// [`CORPUS_MARKER`]); blessing off.
     pub fn at(root: &Path) -> Result<Plan, RootError> {
-        if !root.join(CORPUS_MARKER).is_dir() {
+        if !root.join("scenarios").is_dir() {
             return Err(RootError::NoScenarios { root: root.to_owned() });
         }
         Ok(Plan { root: root.to_owned(), bless: false, shard: None })
     }
 
-    /// The nearest corpus at or above `start` (the first folder holding `scenarios/`, the way
-    /// cargo finds `Cargo.toml`); blessing off. The CLI starts from the current folder, never
+    /// The nearest corpus at or above `start` (the first folder holding [`CORPUS_MARKER`], the
+    /// way cargo finds `Cargo.toml`); blessing off. The CLI starts from the current folder, never
     /// from where it was built, so an installed `gauntlet` works on any checkout.
     pub fn find(start: &Path) -> Result<Plan, RootError> {
         start
             .ancestors()
-            .find(|folder| folder.join(CORPUS_MARKER).is_dir())
+            .find(|folder| folder.join(CORPUS_MARKER).is_file())
             .map(|root| Plan { root: root.to_owned(), bless: false, shard: None })
             .ok_or_else(|| RootError::NotFound { start: start.to_owned() })
     }
@@ -268,18 +330,25 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let corpus = dir.path().join("corpus");
         std::fs::create_dir_all(corpus.join("scenarios/turn")).unwrap();
+        std::fs::write(corpus.join(CORPUS_MARKER), "").unwrap();
         std::fs::create_dir_all(corpus.join("deep/er")).unwrap();
-        for start in [corpus.clone(), corpus.join("deep/er"), corpus.join("scenarios/turn")] {
+        // An agent's repository inside the corpus, with a `scenarios/` folder of its own.
+        let agent = corpus.join("agent");
+        std::fs::create_dir_all(agent.join("scenarios")).unwrap();
+        for start in [corpus.clone(), corpus.join("deep/er"), corpus.join("scenarios/turn"), agent.clone()] {
             let found = Plan::find(&start).unwrap().root;
-            // `scenarios/turn` has no `scenarios/` of its own: the corpus above it is found.
+            // `scenarios/turn` and `agent` hold no marker: the corpus above them is found.
             assert_eq!(found, corpus, "from {}", start.display());
         }
         let elsewhere = dir.path().join("elsewhere");
-        std::fs::create_dir_all(&elsewhere).unwrap();
-        if !dir.path().ancestors().any(|folder| folder.join(CORPUS_MARKER).is_dir()) {
+        std::fs::create_dir_all(elsewhere.join("scenarios")).unwrap();
+        if !dir.path().ancestors().any(|folder| folder.join(CORPUS_MARKER).is_file()) {
+            // A `scenarios/` folder without the marker is not a corpus found by walking up.
             assert!(matches!(Plan::find(&elsewhere), Err(RootError::NotFound { .. })));
         }
-        assert!(matches!(Plan::at(&elsewhere), Err(RootError::NoScenarios { .. })));
+        // Named, it is one; a folder without `scenarios/` is not.
+        assert_eq!(Plan::at(&elsewhere).unwrap().root, elsewhere);
+        assert!(matches!(Plan::at(&dir.path().join("corpus/deep")), Err(RootError::NoScenarios { .. })));
         assert_eq!(Plan::at(&corpus).unwrap().root, corpus);
     }
 

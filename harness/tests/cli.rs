@@ -10,6 +10,9 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+#[path = "support/committed_reports.rs"]
+mod committed_reports;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
 }
@@ -221,6 +224,7 @@ fn new_from_log_round_trips_every_agent_scenario() {
 fn new_from_log_notes_a_child_that_ran_without_its_log_and_scripts_it_with_its_log() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("scenarios")).unwrap();
+    std::fs::write(dir.path().join(gauntlet::run::CORPUS_MARKER), "").unwrap();
     let golden = root().join("golden/subagent/completion");
     std::fs::copy(golden.join("log.ndjson"), dir.path().join("log.ndjson")).unwrap();
     let output = gauntlet(&["new", "regression/lost-child", "--from-log", "log.ndjson"], dir.path());
@@ -339,16 +343,32 @@ fn fits(expected: &[String], actual: &[&str]) -> bool {
 
 #[test]
 fn tutorial_commands_run_as_written() {
+    run_tutorial(&root());
+}
+
+/// The scenario the tutorial adds: the name its `gauntlet new` command gives.
+fn tutorial_scenario(tutorial: &str) -> String {
+    let new = console_commands(tutorial).into_iter().find_map(|(command, _, _)| {
+        command.strip_prefix("gauntlet new ").and_then(|rest| rest.split_whitespace().next()).map(str::to_owned)
+    });
+    new.unwrap()
+}
+
+/// Runs every command of `source`'s docs/reproduce-a-bug.md, as written, in a copy of its
+/// corpus and docs, and compares the output; returns the copy. The copy is the corpus the
+/// tutorial's reader starts from, without the scenario the tutorial adds, even where `source`
+/// has it committed: else `new` would refuse to write over it and `--bless` find nothing to
+/// write, and committing the example would break this test.
+fn run_tutorial(source: &Path) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for folder in ["scenarios", "golden", "docs"] {
-        copy_tree(&root().join(folder), &dir.path().join(folder));
+        copy_tree(&source.join(folder), &dir.path().join(folder));
     }
-    let binaries = Path::new(env!("CARGO_BIN_EXE_gauntlet")).parent().unwrap().to_owned();
-    let path = std::env::join_paths(
-        std::iter::once(binaries).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
-    .unwrap();
-    let tutorial = std::fs::read_to_string(root().join("docs/reproduce-a-bug.md")).unwrap();
+    let tutorial = std::fs::read_to_string(source.join("docs/reproduce-a-bug.md")).unwrap();
+    let example = tutorial_scenario(&tutorial);
+    let _ = std::fs::remove_file(dir.path().join(format!("scenarios/{example}.toml")));
+    let _ = std::fs::remove_dir_all(dir.path().join("golden").join(&example));
+    let path = path_with_binaries();
     let commands = console_commands(&tutorial);
     assert!(commands.len() >= 9, "{commands:?}");
     for (command, expected, status) in commands {
@@ -369,6 +389,28 @@ fn tutorial_commands_run_as_written() {
             expected.join("\n")
         );
     }
+    dir
+}
+
+/// A scenario added offline keeps the corpus checks green (issue 40): the tutorial's example,
+/// written from a Log, blessed and accepted in a copy of the repository, leaves no pending
+/// golden, and the committed reports, which no agent run made with it, hold: every agent's
+/// report has it as not checked yet, no adapter's does. Then the tutorial runs as written again
+/// from that copy, where its example is as good as committed.
+#[test]
+fn a_new_scenario_keeps_the_corpus_checks_green_offline() {
+    let added = run_tutorial(&root());
+    let example = tutorial_scenario(&std::fs::read_to_string(root().join("docs/reproduce-a-bug.md")).unwrap());
+    assert!(added.path().join(format!("scenarios/{example}.toml")).is_file());
+    assert_eq!(gauntlet::golden::pending(&added.path().join("golden")), Vec::<PathBuf>::new());
+    let reports = committed_reports::not_checked_yet(added.path()).unwrap();
+    assert!(reports.len() > 3, "{reports:?}");
+    for (report, names) in &reports {
+        let listed = gauntlet::report::markdown::scenarios_listed(&std::fs::read_to_string(report).unwrap());
+        let agent = gauntlet::report::coverage::family_of(&listed).is_none();
+        assert_eq!(names.contains(&example), agent, "{}: {names:?}", report.display());
+    }
+    run_tutorial(added.path());
 }
 
 #[test]
@@ -535,16 +577,42 @@ fn an_installed_gauntlet_plays_the_corpus_it_carries_from_any_folder() {
         std::fs::read(exported.join("scenarios/turn/clean-completion.toml")).unwrap(),
         std::fs::read(root().join("scenarios/turn/clean-completion.toml")).unwrap()
     );
+    // The export carries gauntlet's marker, so a command run inside it finds it; a `scenarios/`
+    // folder of an agent's own, without the marker, is not taken for a corpus.
+    assert!(exported.join(gauntlet::run::CORPUS_MARKER).is_file());
+    let found = run(&["new", "regression/mine"], &exported.join("scenarios/turn"));
+    assert!(found.status.success(), "{}", String::from_utf8_lossy(&found.stderr));
+    assert!(exported.join("scenarios/regression/mine.toml").is_file());
+    let agent = outside.path().join("agent");
+    std::fs::create_dir_all(agent.join("scenarios/turn")).unwrap();
+    std::fs::write(agent.join("scenarios/turn/own-test.toml"), "not a gauntlet scenario").unwrap();
+    let listed = run(&["list"], &agent);
+    let names = String::from_utf8_lossy(&listed.stdout).into_owned();
+    assert!(listed.status.success() && !names.contains("own-test") && names.contains("turn/partial-then-error"));
+    let written = run(&["new", "regression/mine"], &agent);
+    assert_eq!(written.status.code(), Some(2), "never into the corpus the binary carries");
+    assert!(String::from_utf8_lossy(&written.stderr).contains("no gauntlet corpus"), "{written:?}");
     let again = run(&["export", exported.to_str().unwrap()], outside.path());
     assert_eq!(again.status.code(), Some(2), "export never writes over a corpus");
 }
 
+/// `gauntlet check` of the reference agent through its profile, reports into `dir`, with
+/// `args` (flags, then filters): its output, and the `report.json` it wrote.
+fn check_reference(dir: &Path, args: &[&str]) -> (Output, Value) {
+    let profile = root().join("harness/implementations/gauntlet-agent.toml");
+    let mut all = vec!["check", "--impl", profile.to_str().unwrap(), "--report-dir", dir.to_str().unwrap()];
+    all.extend(args);
+    let output = gauntlet(&all, &root());
+    let report = std::fs::read_to_string(dir.join("report.json")).unwrap_or_default();
+    (output, serde_json::from_str(&report).unwrap_or_default())
+}
+
 /// A check split in two shards (`--shard 1/2`, `--shard 2/2`), merged, is the unsharded run:
 /// the same verdicts and findings, the same comparison, the same requirement matrix (issue 33).
+/// Reports that are not every shard of one run, each once, are refused (issue 40).
 #[test]
 fn shards_of_a_check_merge_into_the_unsharded_run() {
     let work = tempfile::tempdir().unwrap();
-    let profile = root().join("harness/implementations/gauntlet-agent.toml");
     let filters = [
         "turn/clean-completion",
         "turn/partial-then-error",
@@ -552,20 +620,14 @@ fn shards_of_a_check_merge_into_the_unsharded_run() {
         "acp/cancel-mid-stream",
         "turn/http-500-then-retry",
     ];
-    let check = |dir: &str, shard: Option<&str>| -> Value {
-        let out = work.path().join(dir);
-        let mut args = vec!["check", "--impl", profile.to_str().unwrap(), "--report-dir", out.to_str().unwrap()];
-        if let Some(shard) = shard {
-            args.extend(["--shard", shard]);
-        }
-        args.extend(filters);
-        let output = gauntlet(&args, &root());
+    let check = |dir: &str, args: &[&str]| -> Value {
+        let (output, report) = check_reference(&work.path().join(dir), &[args, &filters[..]].concat());
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stdout));
-        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap()
+        report
     };
-    let whole = check("whole", None);
-    let first = check("first", Some("1/2"));
-    let second = check("second", Some("2/2"));
+    let whole = check("whole", &[]);
+    let first = check("first", &["--shard", "1/2"]);
+    let second = check("second", &["--shard", "2/2"]);
     let n = |report: &Value| report["scenarios"].as_array().unwrap().len();
     assert_eq!((n(&first) + n(&second), n(&first) > 0, n(&second) > 0), (n(&whole), true, true));
     let merged_dir = work.path().join("merged");
@@ -606,6 +668,76 @@ fn shards_of_a_check_merge_into_the_unsharded_run() {
         .unwrap();
     let said = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success() && said.is_empty(), "{said}{}", String::from_utf8_lossy(&output.stderr));
+    // The merged run is whole, and of the shards' corpus, profile and version.
+    assert_eq!((first["shard"].as_str(), &merged["shard"]), (Some("1/2"), &Value::Null));
+    for key in ["corpus_sha256", "profile_sha256", "version"] {
+        assert_eq!(merged[key], whole[key], "{key}");
+    }
+    // Another corpus (other filters), other expectations: shard 2 played again.
+    check_reference(&work.path().join("fewer"), &["--shard", "2/2", "turn/clean-completion"]);
+    let expectations = work.path().join("flaky.expected.toml");
+    std::fs::write(&expectations, "[[failure]]\nscenario = \"turn/clean-completion\"\nreason = \"r\"\nflaky = true\n")
+        .unwrap();
+    check("expecting", &["--shard", "2/2", "--expectations", expectations.to_str().unwrap()]);
+    let refused = |dirs: &[&str]| -> String {
+        let reports: Vec<String> =
+            dirs.iter().map(|dir| work.path().join(dir).join("report.json").display().to_string()).collect();
+        let mut args = vec!["merge", "--report-dir", work.path().to_str().unwrap()];
+        args.extend(reports.iter().map(String::as_str));
+        let output = gauntlet(&args, &root());
+        assert_eq!(output.status.code(), Some(2), "{dirs:?}");
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    assert_eq!(refused(&["first"]), "gauntlet: shard 2 of 2 is missing\n");
+    assert_eq!(refused(&["first", "second", "first"]), "gauntlet: shard 1/2 is given twice\n");
+    assert!(refused(&["whole", "second"]).contains("a whole run (no --shard) is among the reports"));
+    assert!(refused(&["first", "fewer"]).contains("shard 1/2 and shard 2/2 played different corpora"));
+    assert!(refused(&["first", "expecting"]).contains("were played with different profiles or expectations"));
+}
+
+/// Nothing checked proves nothing: filters that match none of an agent's scenarios exit 2 and
+/// say why, as `run`'s do. An expectation naming no scenario of the corpus is stale (exit 1), in
+/// a shard that played none of its scenarios too, and once in the merged run (issue 40).
+#[test]
+fn nothing_checked_fails_and_an_expectation_of_no_scenario_is_stale() {
+    let work = tempfile::tempdir().unwrap();
+    for filter in ["no-such-scenario", "monitor/readiness-unknown"] {
+        let (output, _) = check_reference(&work.path().join("none"), &[filter]);
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{said}");
+        assert!(said.starts_with("gauntlet: no Turn scenario under "), "{said}");
+        assert!(said.ends_with(&format!("matches [\"{filter}\"]: nothing to check\n")), "{said}");
+    }
+    let output = gauntlet(&["run", "no-such-scenario"], &root());
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no scenario under"));
+
+    let expectations = work.path().join("gone.expected.toml");
+    std::fs::write(&expectations, "[[failure]]\nscenario = \"turn/renamed-long-ago\"\nreason = \"r\"\n").unwrap();
+    let check = |dir: &str, shard: &[&str]| -> Value {
+        let mut args = vec!["--expectations", expectations.to_str().unwrap()];
+        args.extend(shard);
+        args.extend(["turn/clean-completion", "turn/partial-then-error"]);
+        let (output, report) = check_reference(&work.path().join(dir), &args);
+        let said = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(1), "{said}");
+        let line = "stale expectation: turn/renamed-long-ago (any) names no scenario of the corpus (removed, renamed or misspelt); remove it from";
+        assert!(said.contains(line), "{said}");
+        report
+    };
+    let whole = check("whole", &[]);
+    let stale = serde_json::json!([{"scenario": "turn/renamed-long-ago", "reason": "r", "why": "not_in_corpus"}]);
+    assert_eq!(whole["comparison"]["stale"], stale);
+    let (first, second) = (check("first", &["--shard", "1/2"]), check("second", &["--shard", "2/2"]));
+    assert_eq!((&first["comparison"]["stale"], &second["comparison"]["stale"]), (&stale, &stale));
+    let parts = [work.path().join("first/report.json"), work.path().join("second/report.json")];
+    let merged_dir = work.path().join("merged");
+    let mut args = vec!["merge", "--report-dir", merged_dir.to_str().unwrap()];
+    args.extend(parts.iter().map(|part| part.to_str().unwrap()));
+    assert_eq!(gauntlet(&args, &root()).status.code(), Some(1));
+    let merged: Value =
+        serde_json::from_str(&std::fs::read_to_string(merged_dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(merged["comparison"], whole["comparison"]);
 }
 
 /// `gauntlet init` drafts a profile from what the agent declares; filled in, `check --probe`
@@ -614,8 +746,7 @@ fn shards_of_a_check_merge_into_the_unsharded_run() {
 fn init_drafts_a_profile_that_filled_in_checks_the_agent() {
     let work = tempfile::tempdir().unwrap();
     let draft = work.path().join("agent.toml");
-    let agent = root().join("target/debug/gauntlet-agent");
-    let agent = std::env::var("CARGO_BIN_EXE_gauntlet-agent").map_or(agent, PathBuf::from);
+    let agent = Path::new(env!("CARGO_BIN_EXE_gauntlet-agent"));
     let output = gauntlet(&["init", "--out", draft.to_str().unwrap(), "--", agent.to_str().unwrap()], &root());
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let text = std::fs::read_to_string(&draft).unwrap();
@@ -645,32 +776,37 @@ fn init_drafts_a_profile_that_filled_in_checks_the_agent() {
 fn shards_of_a_campaign_merge_into_the_unsharded_campaign() {
     let work = tempfile::tempdir().unwrap();
     let campaign = |shard: Option<&str>| -> Value {
-        // Each run reports into the corpus's target/gauntlet/reference: move it aside at once.
+        let dir = work.path().join(shard.unwrap_or("whole").replace('/', "-"));
         let mut args = vec!["run", "--generate", "12", "--seed", "7", "--reproductions", "-"];
+        args.extend(["--report-dir", dir.to_str().unwrap()]);
         if let Some(shard) = shard {
             args.extend(["--shard", shard]);
         }
         let output = gauntlet(&args, &root());
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stdout));
-        let report = root().join("target/gauntlet/reference/campaign.json");
-        let kept = work.path().join(format!("{}.json", shard.unwrap_or("whole").replace('/', "-")));
-        std::fs::copy(&report, &kept).unwrap();
-        serde_json::from_str(&std::fs::read_to_string(kept).unwrap()).unwrap()
+        serde_json::from_str(&std::fs::read_to_string(dir.join("campaign.json")).unwrap()).unwrap()
     };
     let whole = campaign(None);
     let (first, second) = (campaign(Some("1/2")), campaign(Some("2/2")));
     assert_eq!(first["count"].as_u64().unwrap() + second["count"].as_u64().unwrap(), 12);
     let merged_dir = work.path().join("merged");
-    let parts = [work.path().join("1-2.json"), work.path().join("2-2.json")];
+    let parts = [work.path().join("1-2/campaign.json"), work.path().join("2-2/campaign.json")];
     let merged = merge(&parts, &merged_dir, "campaign.json");
-    for key in ["count", "failed", "errors", "requirements", "seed", "implementation"] {
+    for key in ["count", "failed", "errors", "requirements", "seed", "implementation", "corpus_sha256", "shard"] {
         assert_eq!(merged[key], whole[key], "{key}");
     }
+    // One shard alone is not the campaign (issue 40).
+    let lone = [parts[0].to_str().unwrap()];
+    let output = gauntlet(&[&["merge", "--report-dir", merged_dir.to_str().unwrap()], &lone[..]].concat(), &root());
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "gauntlet: shard 2 of 2 is missing\n");
 }
 
-/// The job-matrix workflow docs/ci.md shows runs as written: each matrix entry's `gauntlet
-/// check --shard` step, its report uploaded as `gauntlet-<shard>`, then the `gauntlet merge`
-/// step over the downloaded artifacts (the agent is gauntlet-agent, on two scenarios).
+/// The job-matrix workflow docs/ci.md shows runs as written, each step through the shell: each
+/// matrix entry's `gauntlet check --shard` step, its report uploaded as `gauntlet-<shard>`, then
+/// the `gauntlet merge` step over the downloaded artifacts (the agent is gauntlet-agent, on a
+/// corpus of two scenarios, so two of the four shards play nothing and pass). A shard whose
+/// check cannot run fails its step, and a merge without its report fails naming it (issue 40).
 #[test]
 fn the_ci_workflow_in_the_docs_runs_as_written() {
     let docs = std::fs::read_to_string(root().join("docs/ci.md")).unwrap();
@@ -684,40 +820,60 @@ fn the_ci_workflow_in_the_docs_runs_as_written() {
         let line = workflow
             .lines()
             .find_map(|line| line.trim().strip_prefix("- run: ").filter(|run| run.starts_with(command)));
-        line.unwrap().trim_end_matches(" || true").to_owned()
+        line.unwrap().to_owned()
     };
-    let words = |line: String| -> Vec<String> { line.split_whitespace().skip(1).map(str::to_owned).collect() };
-    let (check, merge) = (step("gauntlet check"), words(step("gauntlet merge")));
     let work = tempfile::tempdir().unwrap();
+    let corpus = work.path().join("corpus");
+    corpus_of(&corpus, &["turn/clean-completion", "turn/partial-then-error"]);
+    let shell = |script: &str, dir: &Path| {
+        std::fs::create_dir_all(dir).unwrap();
+        let mut command = Command::new("sh");
+        command.args(["-c", script]).current_dir(dir).env("PATH", path_with_binaries());
+        command.env("GAUNTLET_ROOT", &corpus).output().unwrap()
+    };
     let profile = root().join("harness/implementations/gauntlet-agent.toml");
+    let check = step("gauntlet check").replace("gauntlet/my-agent.toml", profile.to_str().unwrap());
     for shard in &shards {
         let job = work.path().join(format!("job-{shard}"));
-        std::fs::create_dir_all(&job).unwrap();
-        let mut args = words(
-            check.replace("${{ matrix.shard }}", shard).replace("gauntlet/my-agent.toml", profile.to_str().unwrap()),
-        );
-        args.extend(["turn/clean-completion".to_owned(), "turn/partial-then-error".to_owned()]);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let output = gauntlet(&args, &job);
-        assert!(output.status.code().is_some_and(|code| code < 2), "{}", String::from_utf8_lossy(&output.stderr));
+        let output = shell(&check.replace("${{ matrix.shard }}", shard), &job);
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
         // upload-artifact `gauntlet-<shard>`, then download-artifact into `shards/`.
         let artifact = work.path().join(format!("merge/shards/gauntlet-{shard}"));
         std::fs::create_dir_all(&artifact).unwrap();
         std::fs::copy(job.join("report/report.json"), artifact.join("report.json")).unwrap();
     }
-    let merge_dir = work.path().join("merge");
-    let mut args: Vec<String> = Vec::new();
-    for arg in &merge {
-        if arg == "shards/*/report.json" {
-            args.extend(shards.iter().map(|shard| format!("shards/gauntlet-{shard}/report.json")));
-        } else {
-            args.push(arg.clone());
-        }
-    }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let output = gauntlet(&args, &merge_dir);
+    let merge = step("gauntlet merge");
+    let output = shell(&merge, &work.path().join("merge"));
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let merged: Value =
-        serde_json::from_str(&std::fs::read_to_string(merge_dir.join("report/report.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(work.path().join("merge/report/report.json")).unwrap()).unwrap();
     assert_eq!(merged["scenarios"].as_array().unwrap().len(), 2);
+    // A shard whose check cannot run (here: its profile is not there) fails its job, and the
+    // merge of the others names the shard missing.
+    let broken =
+        check.replace(profile.to_str().unwrap(), "gauntlet/no-such-agent.toml").replace("${{ matrix.shard }}", "3");
+    let output = shell(&broken, &work.path().join("job-broken"));
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    std::fs::remove_dir_all(work.path().join("merge/shards/gauntlet-3")).unwrap();
+    let output = shell(&merge, &work.path().join("merge"));
+    assert_eq!(output.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains(&format!("shard 3 of {} is missing", shards.len())), "{said}");
+}
+
+/// A corpus of the repository's scenarios `names` and their goldens, in `dir`.
+fn corpus_of(dir: &Path, names: &[&str]) {
+    for name in names {
+        let scenario = dir.join(format!("scenarios/{name}.toml"));
+        std::fs::create_dir_all(scenario.parent().unwrap()).unwrap();
+        std::fs::copy(root().join(format!("scenarios/{name}.toml")), scenario).unwrap();
+        copy_tree(&root().join("golden").join(name), &dir.join("golden").join(name));
+    }
+}
+
+/// `PATH` with the built binaries first, so `gauntlet` in a command line is this one.
+fn path_with_binaries() -> std::ffi::OsString {
+    let binaries = Path::new(env!("CARGO_BIN_EXE_gauntlet")).parent().unwrap().to_owned();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(binaries).chain(std::env::split_paths(&path))).unwrap()
 }

@@ -25,6 +25,8 @@ use gauntlet_judge::{contract, scenario};
 use gauntlet_mock_provider::Dialect;
 use libtest_mimic::{Arguments, Failed, Trial};
 
+#[path = "support/committed_reports.rs"]
+mod committed_reports;
 #[path = "conformance/crash.rs"]
 mod crash;
 #[path = "conformance/fuzz.rs"]
@@ -202,7 +204,7 @@ fn quiet(_: usize, _: usize, _: &str, _: Option<&Verdict>) {}
 /// through its profile, is `identical` on every scenario it supports.
 fn reference_check(root: &Path) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false, shard: None };
-    let run = check::check(&plan, &reference_profile(root)?, &KnownFailures::default(), &[], false, &mut quiet);
+    let run = check::check(&plan, &reference_profile(root)?, &KnownFailures::default(), &[], false, &mut quiet)?;
     let unlike: Vec<String> = run
         .scenarios
         .iter()
@@ -225,8 +227,9 @@ fn jobs_parity(root: &Path) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let profile = reference_profile(root)?;
     let known = KnownFailures::default();
-    let judged = |jobs: usize| -> Vec<(String, VerdictKind, Vec<String>)> {
-        check::check_jobs(&plan, &profile, &known, &[], false, jobs, &mut quiet)
+    let judged = |jobs: usize| -> Result<Vec<(String, VerdictKind, Vec<String>)>, Failed> {
+        let run = check::check_jobs(&plan, &profile, &known, &[], false, jobs, &mut quiet)?;
+        Ok(run
             .verdicts()
             .into_iter()
             .map(|verdict| {
@@ -234,9 +237,9 @@ fn jobs_parity(root: &Path) -> Result<(), Failed> {
                 let rules = verdict.findings.iter().filter(|finding| finding.layer != Layer::Golden);
                 (verdict.scenario, kind, rules.map(ToString::to_string).collect())
             })
-            .collect()
+            .collect())
     };
-    let (one, four) = (judged(1), judged(4));
+    let (one, four) = (judged(1)?, judged(4)?);
     if one.is_empty() {
         return Err("no scenario ran".into());
     }
@@ -252,6 +255,8 @@ fn cli_root(repository: &Path) -> Result<(), Failed> {
     std::fs::create_dir_all(corpus.join("scenarios/turn")).map_err(|error| error.to_string())?;
     std::fs::create_dir_all(corpus.join("nested/deeper")).map_err(|error| error.to_string())?;
     std::fs::copy(repository.join(format!("scenarios/{name}.toml")), corpus.join(format!("scenarios/{name}.toml")))
+        .map_err(|error| error.to_string())?;
+    std::fs::copy(repository.join(run::CORPUS_MARKER), corpus.join(run::CORPUS_MARKER))
         .map_err(|error| error.to_string())?;
     let gauntlet = |current: &Path, args: &[&str], root: Option<&Path>| {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_gauntlet"));
@@ -275,7 +280,7 @@ fn cli_root(repository: &Path) -> Result<(), Failed> {
     if String::from_utf8_lossy(&by_env.stdout) != format!("{name}\n") {
         return Err(format!("`GAUNTLET_ROOT=<copy> gauntlet list` listed: {by_env:?}").into());
     }
-    if !dir.path().ancestors().any(|folder| folder.join("scenarios").is_dir()) {
+    if !dir.path().ancestors().any(|folder| folder.join(run::CORPUS_MARKER).is_file()) {
         // Outside any corpus, the one the binary carries: the whole corpus, not the copy.
         let carried = gauntlet(&outside, &["list"], None)?;
         let names = String::from_utf8_lossy(&carried.stdout).lines().count();
@@ -332,7 +337,7 @@ fn contains_daemon(root: &Path) -> Result<(), Failed> {
     let profile =
         profile::load(&root.join("harness/tests/fixtures/agents/daemon.toml")).map_err(|error| error.to_string())?;
     let filters = ["turn/clean-completion".to_owned()];
-    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);
+    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet)?;
     if marked_sleepers("319") > 0 {
         return Err("the daemon of the agent outlived the check".into());
     }
@@ -359,7 +364,7 @@ fn fault_check(root: &Path, fault: &str, evidence: &str) -> Result<(), Failed> {
     let path = root.join(format!("harness/tests/fixtures/agents/{fault}.toml"));
     let profile = profile::load(&path).map_err(|error| error.to_string())?;
     let filters = ["turn/clean-completion".to_owned(), "turn/partial-then-error".to_owned()];
-    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);
+    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet)?;
     if run.scenarios.len() != 2 {
         return Err(format!("{fault}: {} scenarios ran, not 2", run.scenarios.len()).into());
     }
@@ -396,7 +401,7 @@ fn liar_check(root: &Path) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let profile = profile::load(&root.join("harness/tests/fixtures/agents/liar.toml")).map_err(|e| e.to_string())?;
     let filters = ["turn/partial-then-error".to_owned(), "acp/cancel-mid-stream".to_owned()];
-    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);
+    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet)?;
     let [cancel, partial] = &run.scenarios[..] else { return Err(format!("{:#?}", run.verdicts()).into()) };
     if cancel.verdict.kind != VerdictKind::Skipped {
         return Err(format!("a cancel scenario ran without the cancel capability: {:?}", cancel.verdict).into());
@@ -519,7 +524,7 @@ fn buggy_check(root: &Path, bug: &Bug) -> Result<(), Failed> {
     let profiles = if needs_capability { vec![declared] } else { vec![declared, bare] };
     for profile in profiles {
         let filters = [bug.scenario.to_owned()];
-        let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);
+        let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet)?;
         let [checked] = &run.scenarios[..] else { return Err(format!("{:#?}", run.verdicts()).into()) };
         let caught =
             checked.verdict.findings.iter().any(|finding| {
@@ -548,7 +553,7 @@ fn skips_images(root: &Path) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let profile = profile::load(&root.join("harness/tests/fixtures/agents/late.toml"))?;
     let filters = ["acp/image-prompt".to_owned()];
-    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet);
+    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet)?;
     let [checked] = &run.scenarios[..] else { return Err(format!("{:#?}", run.verdicts()).into()) };
     let why = checked.verdict.skipped.as_deref().unwrap_or_default();
     if checked.verdict.kind != VerdictKind::Skipped || !why.contains("does not declare `promptCapabilities.image`") {
@@ -565,7 +570,7 @@ fn combination_bug(root: &Path) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let profile = profile::load(&root.join("harness/tests/fixtures/agents/partial-after-429.toml"))?;
     let corpus =
-        check::check_jobs(&plan, &profile, &KnownFailures::default(), &["turn/".to_owned()], false, 2, &mut quiet);
+        check::check_jobs(&plan, &profile, &KnownFailures::default(), &["turn/".to_owned()], false, 2, &mut quiet)?;
     let replayed: Vec<&Verdict> = corpus
         .scenarios
         .iter()
@@ -586,6 +591,8 @@ fn combination_bug(root: &Path) -> Result<(), Failed> {
         write_to: None,
         command: "gauntlet check --impl partial-after-429.toml".to_owned(),
         shard: None,
+        version: None,
+        profile_sha256: gauntlet::origin::Fingerprint::of([]),
     };
     let found = campaign::run(&options, &campaign::on_agent(&profile, &driver), &mut quiet);
     let reproduction = found.reproductions.iter().find(|reproduction| reproduction.requirement == "REPLAY-NO-PARTIAL");
@@ -605,7 +612,7 @@ fn reference_adapter(root: &Path) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false, shard: None };
     let adapter = Adapter::new(env!("CARGO_BIN_EXE_gauntlet-lifecycle"));
     for family in Family::ALL {
-        let run = check::check_adapter(&plan, &adapter, family, &KnownFailures::default(), &[], false, &mut quiet);
+        let run = check::check_adapter(&plan, &adapter, family, &KnownFailures::default(), &[], false, &mut quiet)?;
         let unlike: Vec<String> = run
             .verdicts()
             .iter()
@@ -636,7 +643,7 @@ fn wrong_monitor(root: &Path) -> Result<(), Failed> {
         &[],
         false,
         &mut quiet,
-    );
+    )?;
     let verdict = |name: &str| run.verdicts().into_iter().find(|verdict| verdict.scenario == format!("monitor/{name}"));
     let wrong = [
         ("readiness-stall-timer-follows-the-last-unknown", "MON-STALL-TIMER"),
@@ -689,7 +696,7 @@ fn adapter_fault(root: &Path, fault: &str, evidence: &str) -> Result<(), Failed>
         "monitor/readiness-unknown-to-stalled".to_owned(),
     ];
     let run =
-        check::check_adapter(&plan, &adapter, Family::Monitor, &KnownFailures::default(), &filters, false, &mut quiet);
+        check::check_adapter(&plan, &adapter, Family::Monitor, &KnownFailures::default(), &filters, false, &mut quiet)?;
     if run.scenarios.len() != 2 {
         return Err(format!("{fault}: {} scenarios ran, not 2", run.scenarios.len()).into());
     }
@@ -709,44 +716,17 @@ fn scenario_trial(plan: &Plan, name: &str, path: &std::path::Path, play: &run::P
     Err(format!("{} is {}:\n{}", verdict.scenario, verdict.kind.as_str(), findings.join("\n")).into())
 }
 
-/// Every committed report (docs/reports/*.md) lists exactly the scenarios its check plays
-/// today: an agent's report every Turn scenario, an adapter's its family's, so a report made
-/// before the corpus grew is caught (regenerate it with `scripts/reports`).
+/// Every committed report (docs/reports/*.md) lists only scenarios the corpus has, in corpus
+/// order: a scenario removed or renamed since is caught (regenerate with `scripts/reports`).
+/// One added since is not checked yet by that agent: said here, never a failure, so a new
+/// scenario keeps `cargo test` green offline.
 fn reports_list_the_corpus(root: &Path) -> Result<(), Failed> {
-    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
-    let mut problems = Vec::new();
-    let dir = root.join("docs/reports");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .map_err(|error| format!("{}: {error}", dir.display()))?
-        .flatten()
-        .map(|entry| entry.path())
-        .collect();
-    paths.sort();
-    for path in paths.iter().filter(|path| path.extension().is_some_and(|ext| ext == "md")) {
-        let text = std::fs::read_to_string(path).map_err(|error| format!("{}: {error}", path.display()))?;
-        let listed: Vec<String> = text
-            .split("\n## Scenarios\n")
-            .nth(1)
-            .unwrap_or_default()
-            .lines()
-            .take_while(|line| !line.starts_with("## "))
-            .filter_map(|line| line.strip_prefix("| `")?.split('`').next().map(str::to_owned))
-            .collect();
-        let family = Family::ALL
-            .into_iter()
-            .find(|family| listed.iter().any(|name| name.starts_with(&format!("{}/", family.as_str()))));
-        let expected = check::scenarios_of(&plan, family);
-        if listed != expected {
-            let missing: Vec<&String> = expected.iter().filter(|name| !listed.contains(name)).collect();
-            let extra: Vec<&String> = listed.iter().filter(|name| !expected.contains(name)).collect();
-            problems.push(format!("{}: missing {missing:?}, not in the corpus {extra:?}", path.display()));
+    for (report, names) in committed_reports::not_checked_yet(root)? {
+        if !names.is_empty() {
+            eprintln!("{}: not checked yet: {}", report.display(), names.join(", "));
         }
     }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("reports out of date (scripts/reports):\n{}", problems.join("\n")).into())
-    }
+    Ok(())
 }
 
 fn no_pending(root: &std::path::Path) -> Result<(), Failed> {

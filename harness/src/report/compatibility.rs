@@ -1,5 +1,6 @@
 //! One page for every checked implementation against every requirement, from their
-//! `report.json` files (`gauntlet compatibility`): docs/compatibility.md.
+//! `report.json` files (`gauntlet compatibility`): docs/compatibility.md. Scenarios added to the
+//! corpus since a report was made are listed as not checked yet, never counted as anything.
 
 use std::fmt::Write as _;
 
@@ -13,11 +14,30 @@ pub struct NotAReport {
     pub what: String,
 }
 
+/// One implementation's `report.json` as read, and the scenarios of today's corpus its run
+/// never played.
+#[derive(Debug, Clone)]
+pub struct Read {
+    /// Where it was read from.
+    pub what: String,
+    /// The report.
+    pub report: Value,
+    /// Scenarios of the corpus it never played ([`super::coverage`]): not checked yet.
+    pub not_checked_yet: Vec<String>,
+}
+
+/// The scenarios a `report.json` holds a verdict for, in its order.
+pub fn scenarios_played(report: &Value) -> Vec<String> {
+    let scenarios = report.get("scenarios").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    scenarios.iter().filter_map(|checked| checked["verdict"]["scenario"].as_str().map(str::to_owned)).collect()
+}
+
 /// The Markdown page: one row per requirement (in the first report's order, which is the
-/// registry's), one column per implementation, each cell its result there.
-pub fn render(reports: &[(String, Value)]) -> Result<String, NotAReport> {
+/// registry's), one column per implementation, each cell its result there; then the scenarios
+/// each has not been checked on yet.
+pub fn render(reads: &[Read]) -> Result<String, NotAReport> {
     let mut columns = Vec::new();
-    for (what, report) in reports {
+    for Read { what, report, .. } in reads {
         let name = report.get("implementation").and_then(Value::as_str);
         let rows = report.get("requirements").and_then(Value::as_array);
         let (Some(name), Some(rows)) = (name, rows) else { return Err(NotAReport { what: what.clone() }) };
@@ -37,7 +57,7 @@ pub fn render(reports: &[(String, Value)]) -> Result<String, NotAReport> {
     out.push_str(&" --- |".repeat(columns.len()));
     out.push('\n');
     let Some((_, _, first)) = columns.first() else { return Ok(out) };
-    for row in first.iter() {
+    for row in *first {
         let id = row.get("id").and_then(Value::as_str).unwrap_or_default();
         let tier = row.get("tier").and_then(Value::as_str).unwrap_or_default();
         let _ = write!(out, "| {id} | {tier} |");
@@ -51,7 +71,26 @@ pub fn render(reports: &[(String, Value)]) -> Result<String, NotAReport> {
         }
         out.push('\n');
     }
+    let names = columns.iter().map(|(name, _, _)| *name);
+    not_checked_yet(&mut out, names.zip(reads.iter().map(|read| read.not_checked_yet.as_slice())));
     Ok(out)
+}
+
+/// The section naming, per implementation, the scenarios of the corpus its last check did not
+/// play; none when every one played them all.
+fn not_checked_yet<'a>(out: &mut String, columns: impl Iterator<Item = (&'a str, &'a [String])>) {
+    let lines: Vec<String> = columns
+        .filter(|(_, names)| !names.is_empty())
+        .map(|(name, names)| {
+            let names: Vec<String> = names.iter().map(|scenario| format!("`{scenario}`")).collect();
+            format!("- {name}: {}\n", names.join(", "))
+        })
+        .collect();
+    if lines.is_empty() {
+        return;
+    }
+    out.push_str("\n## Not checked yet\n\nScenarios of the corpus an implementation's last check did not play (added since, or left out by its filters): the table above counts nothing of them until it is checked on them.\n\n");
+    out.extend(lines);
 }
 
 #[cfg(test)]
@@ -68,11 +107,20 @@ mod tests {
                 {"id": "ACP-ERROR-DATA", "tier": "MAY", "status": "differs"},
             ]})
         };
-        let page = render(&[("a.json".into(), report("a", "pass")), ("b.json".into(), report("b", "FAIL"))]).unwrap();
+        let read = |what: &str, report: Value, not_checked_yet: &[&str]| Read {
+            what: what.into(),
+            report,
+            not_checked_yet: not_checked_yet.iter().map(|name| (*name).to_owned()).collect(),
+        };
+        let page =
+            render(&[read("a.json", report("a", "pass"), &[]), read("b.json", report("b", "FAIL"), &["turn/new"])])
+                .unwrap();
         assert!(page.contains("| requirement | tier | a | b |\n| --- | --- | --- | --- |\n"), "{page}");
         assert!(page.contains("| ACP-STOP-REASON | MUST | pass | FAIL |\n"), "{page}");
         assert!(page.contains("| ACP-ERROR-DATA | MAY | differs | differs |\n"), "{page}");
         assert!(page.contains("- [a](reports/a.md): `1`"), "{page}");
-        assert_eq!(render(&[("x.json".into(), json!({}))]), Err(NotAReport { what: "x.json".into() }));
+        assert!(page.ends_with("until it is checked on them.\n\n- b: `turn/new`\n"), "{page}");
+        assert!(!render(&[read("a.json", report("a", "pass"), &[])]).unwrap().contains("Not checked yet"));
+        assert_eq!(render(&[read("x.json", json!({}), &[])]), Err(NotAReport { what: "x.json".into() }));
     }
 }

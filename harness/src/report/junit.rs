@@ -1,9 +1,11 @@
 //! JUnit XML for CI systems: one test case per scenario. A known failure (listed in the
-//! expectations file) passes with a note; an unexpected failure or a stale expectation fails.
+//! expectations file) passes with a note; an unexpected failure or a stale expectation fails,
+//! and an expectation naming no scenario of the corpus is a failing test case of its own.
 
 use std::fmt::Write as _;
 
 use super::CheckReport;
+use crate::known_failures::Staleness;
 use gauntlet_judge::verdict::VerdictKind;
 
 /// The run as a JUnit XML document.
@@ -11,13 +13,14 @@ pub fn render(report: &CheckReport<'_>) -> String {
     let run = report.run;
     let failing = run.failing();
     let skipped = run.scenarios.iter().filter(|checked| checked.verdict.kind == VerdictKind::Skipped).count();
+    let unknown: Vec<_> = run.comparison.stale.iter().filter(|stale| stale.why == Staleness::NotInCorpus).collect();
     let total_ms: u128 = run.scenarios.iter().map(|checked| checked.verdict.elapsed_ms).sum();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
         "<testsuite name=\"gauntlet {}\" tests=\"{}\" failures=\"{}\" skipped=\"{skipped}\" time=\"{}\">",
         escape(&run.implementation),
-        run.scenarios.len(),
+        run.scenarios.len() + unknown.len(),
         failing.len(),
         seconds(total_ms)
     );
@@ -39,8 +42,8 @@ pub fn render(report: &CheckReport<'_>) -> String {
                 .comparison
                 .stale
                 .iter()
-                .filter(|known| known.scenario == verdict.scenario)
-                .map(|known| format!("stale expectation (it passes now): {}", known.reason))
+                .filter(|stale| stale.entry.scenario == verdict.scenario)
+                .map(|stale| format!("stale expectation ({}): {}", stale.why.describe(), stale.entry.reason))
                 .collect();
             let message = format!("{} ({})", verdict.kind.as_str(), stale.first().map_or("unexpected", |_| "stale"));
             let body = stale.into_iter().chain(findings).collect::<Vec<_>>().join("\n");
@@ -49,6 +52,15 @@ pub fn render(report: &CheckReport<'_>) -> String {
             let _ = write!(out, "<system-out>{}</system-out>", escape(&findings.join("\n")));
         }
         out.push_str("</testcase>\n");
+    }
+    for stale in unknown {
+        let _ = writeln!(
+            out,
+            "  <testcase classname=\"expectations\" name=\"{}\" time=\"0.000\"><failure message=\"stale expectation\">{}: {}</failure></testcase>",
+            escape(&stale.entry.scenario),
+            stale.why.describe(),
+            escape(&stale.entry.reason)
+        );
     }
     // The run's warnings (a mask that matched nothing, a model never passed), where a CI shows
     // a suite's output.
@@ -86,7 +98,7 @@ fn escape(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::check::{CheckRun, Checked};
-    use crate::known_failures::{Comparison, Failure};
+    use crate::known_failures::{Comparison, Failure, KnownFailure, Stale};
     use gauntlet_judge::verdict::{Finding, Layer, Verdict};
 
     #[test]
@@ -98,7 +110,7 @@ mod tests {
         );
         let run = CheckRun {
             implementation: "x".into(),
-            version: None,
+            origin: crate::origin::Origin::whole(None),
             isolated: true,
             scenarios: vec![Checked::of(bad), Checked::of(Verdict::skipped("acp/b", "lacks cancel".into()))],
             warnings: Vec::new(),
@@ -109,13 +121,23 @@ mod tests {
                     also: Vec::new(),
                     message: "m".into(),
                 }],
+                stale: vec![Stale {
+                    entry: KnownFailure {
+                        scenario: "turn/gone".into(),
+                        requirement: None,
+                        reason: "r".into(),
+                        flaky: false,
+                    },
+                    why: Staleness::NotInCorpus,
+                }],
                 ..Comparison::default()
             },
             unmatched_masks: Vec::new(),
             logged: false,
         };
         let xml = render(&CheckReport::new(&run, &[], true));
-        assert!(xml.contains("tests=\"2\" failures=\"1\" skipped=\"1\""), "{xml}");
+        assert!(xml.contains("tests=\"3\" failures=\"2\" skipped=\"1\""), "{xml}");
+        assert!(xml.contains("name=\"turn/gone\" time=\"0.000\"><failure message=\"stale expectation\">names no scenario of the corpus (removed, renamed or misspelt): r</failure>"), "{xml}");
         assert!(
             xml.contains(
                 "<failure message=\"nonconformant (unexpected)\">[invariant R] &lt;end_turn&gt; &amp; </failure>"

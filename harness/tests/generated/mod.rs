@@ -31,6 +31,8 @@ pub fn trial(root: &Path) -> Result<(), String> {
         write_to: std::env::var_os("CI").is_none().then(|| root.join("scenarios/regression")),
         command: "gauntlet run".to_owned(),
         shard: None,
+        version: None,
+        profile_sha256: gauntlet::origin::Fingerprint::of([]),
     };
     let campaign = campaign::run(&options, &campaign::on_reference, &mut |_, _, _, _| {});
     if campaign.is_clean() {

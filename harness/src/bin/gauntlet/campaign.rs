@@ -10,6 +10,7 @@ use anyhow::Context;
 use gauntlet::campaign::generator::Space;
 use gauntlet::campaign::{self, Campaign, Options};
 use gauntlet::cli::{CampaignArgs, CheckArgs, Cli};
+use gauntlet::origin::Fingerprint;
 use gauntlet::profile::{self, Network};
 use gauntlet::report::campaign as campaign_report;
 use gauntlet::report::progress::{Format, Progress};
@@ -17,13 +18,21 @@ use gauntlet_judge::verdict::Verdict;
 
 use crate::check::isolate;
 
-/// A campaign on the reference runtime: every scenario must hold.
-pub fn on_reference(cli: &Cli, args: &CampaignArgs, count: usize, format: Format) -> anyhow::Result<ExitCode> {
+/// A campaign on the reference runtime: every scenario must hold. Its reports go to `dir`, else
+/// into the corpus's `target/gauntlet/reference`.
+pub fn on_reference(
+    cli: &Cli,
+    args: &CampaignArgs,
+    count: usize,
+    format: Format,
+    dir: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
     let plan = crate::corpus::plan(cli, false)?;
     let mut options = options(args, count, "reference", Space::ALL, 1, &plan.root, "gauntlet run".to_owned());
     options.shard = cli.shard;
     let campaign = play(&options, format, &campaign::on_reference);
-    finish(&campaign, &plan.root.join("target/gauntlet/reference"), None, format)
+    let dir = dir.map_or_else(|| plan.root.join("target/gauntlet/reference"), Path::to_owned);
+    finish(&campaign, &dir, None, format)
 }
 
 /// A campaign on the agent of `check`'s profile.
@@ -39,6 +48,8 @@ pub fn on_agent(cli: &Cli, check: &CheckArgs, count: usize) -> anyhow::Result<Ex
     let mut options =
         options(&check.campaign, count, &profile.name, campaign::space_of(&profile), jobs, &plan.root, command);
     options.shard = cli.shard;
+    options.version = profile.probe_version();
+    options.profile_sha256 = Fingerprint::of([profile.source.as_bytes()]);
     let driver = profile.external();
     let campaign = play(&options, check.format, &campaign::on_agent(&profile, &driver));
     let dir = check.report_dir.clone().unwrap_or_else(|| plan.root.join("target/gauntlet").join(&profile.name));
@@ -69,6 +80,9 @@ fn options(
         write_to,
         command,
         shard: None,
+        version: None,
+        // The reference is played with nothing but itself; an agent's campaign sets its profile.
+        profile_sha256: Fingerprint::of([implementation.as_bytes()]),
     }
 }
 

@@ -94,7 +94,7 @@ fn agent(
     let isolated = isolate(&profile.name, profile.network == Network::Loopback && !args.no_isolation);
     let expectations = args.expectations.clone().unwrap_or_else(|| known_failures::path_for(path));
     let known = known_failures::load(&expectations)?;
-    let run = check::check_jobs(plan, &profile, &known, &args.filters, isolated, jobs, progress);
+    let run = check::check_jobs(plan, &profile, &known, &args.filters, isolated, jobs, progress)?;
     let default_dir = plan.root.join("target/gauntlet").join(&profile.name);
     Ok(Checked { run, expectations: Some(expectations), known, about: None, default_dir })
 }
@@ -114,8 +114,7 @@ fn adapter(
     };
     let mut adapter = Adapter::new(command);
     adapter.deadline = Duration::from_millis(args.deadline_ms);
-    let run = check::check_adapter(plan, &adapter, family, &known, &args.filters, isolated, progress);
-    anyhow::ensure!(!run.scenarios.is_empty(), "no {} scenario matches {:?}", family.as_str(), args.filters);
+    let run = check::check_adapter(plan, &adapter, family, &known, &args.filters, isolated, progress)?;
     let default_dir = plan.root.join("target/gauntlet").join(format!("adapter-{}", family.as_str()));
     Ok(Checked { run, expectations: args.expectations.clone(), known, about: Some(family), default_dir })
 }
@@ -173,8 +172,8 @@ fn probe(plan: &Plan, args: &CheckArgs) -> anyhow::Result<ExitCode> {
     profile.startable()?;
     let isolated = isolate(&profile.name, profile.network == Network::Loopback && !args.no_isolation);
     let filters = [SCENARIO.to_owned()];
-    let run = check::check(plan, &profile, &KnownFailures::default(), &filters, isolated, &mut |_, _, _, _| {});
-    let checked = run.scenarios.first().context("the clean completion is not in the corpus")?;
+    let run = check::check(plan, &profile, &KnownFailures::default(), &filters, isolated, &mut |_, _, _, _| {})?;
+    let checked = run.scenarios.first().context("the clean completion is not in this shard")?;
     let files = checked.evidence.as_ref().map(|evidence| &evidence["files"]);
     let requests: usize = files
         .and_then(serde_json::Value::as_object)

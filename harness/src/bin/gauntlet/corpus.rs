@@ -83,7 +83,8 @@ fn write_files(root: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Writes the corpus this binary carries into `dir`.
+/// Writes the corpus this binary carries into `dir`, its marker (`run::CORPUS_MARKER`, under
+/// `scenarios/`) with it, so a command run inside `dir` finds it.
 pub fn export(dir: &Path) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(!embedded::FILES.is_empty(), "this gauntlet was built without a corpus to export");
     anyhow::ensure!(!dir.join("scenarios").exists(), "{} holds a corpus already", dir.display());

@@ -27,8 +27,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match &cli.command {
-        Command::Run { filters, bless, format, campaign } => match campaign.generate {
-            Some(count) => campaign::on_reference(&cli, campaign, count, *format),
+        Command::Run { filters, bless, format, campaign, report_dir } => match campaign.generate {
+            Some(count) => campaign::on_reference(&cli, campaign, count, *format, report_dir.as_deref()),
             None => run::run(&cli, filters, *bless, *format),
         },
         Command::Check(args) => match args.campaign.generate {
@@ -43,7 +43,7 @@ fn main() -> ExitCode {
         Command::Export { dir } => corpus::export(dir),
         Command::Init { out, agent } => init::init(out, agent),
         Command::Merge { reports, report_dir } => merge::merge(reports, report_dir),
-        Command::Compatibility { reports, write } => compatibility::compatibility(reports, write.as_deref()),
+        Command::Compatibility { reports, write } => compatibility::compatibility(&cli, reports, write.as_deref()),
     };
     outcome.unwrap_or_else(|error| {
         eprintln!("gauntlet: {error:#}");

@@ -8,9 +8,10 @@ use gauntlet::authoring;
 use gauntlet::cli::Cli;
 use gauntlet_judge::log_file;
 
-/// Writes `scenarios/FAMILY/NAME.toml`, never over an existing file.
+/// Writes `scenarios/FAMILY/NAME.toml`, never over an existing file, in a corpus of one's own:
+/// never into the one this binary carries, which the next version replaces.
 pub fn new(cli: &Cli, name: &str, from_log: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let plan = crate::corpus::plan(cli, false)?;
+    let plan = cli.plan(false)?;
     let (family, stem) = name
         .split_once('/')
         .filter(|(family, stem)| [*family, *stem].iter().all(|part| is_kebab(part)))

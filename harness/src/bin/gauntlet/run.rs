@@ -22,7 +22,7 @@ pub fn run(cli: &Cli, filters: &[String], bless: bool, format: Format) -> anyhow
         })
         .filter(|(_, _, play)| filters.is_empty() || filters.iter().any(|filter| play.title.contains(filter.as_str())))
         .collect();
-    anyhow::ensure!(!selected.is_empty(), "no scenario under {} matches {filters:?}", plan.scenarios().display());
+    plays::NothingSelected::unless(selected.len(), "scenario", &plan, filters)?;
     let driver = Reference::default();
     let progress = Progress::new(format, selected.iter().map(|(_, _, play)| play.title.as_str()));
     let mut verdicts = Vec::new();
