@@ -13,7 +13,7 @@ use gauntlet_mock_provider::{Dialect, SideRequest};
 use serde::Deserialize;
 
 use crate::driver::acp_client::Permission;
-use crate::driver::external::{External, gauntlet_program};
+use crate::driver::external::{External, gauntlet_program, shipped};
 use gauntlet_judge::capture;
 use gauntlet_judge::locate::{self, LoadError, Step};
 use gauntlet_judge::scenario::{AcpVersion, Capability, FaultKind, Knobs, RetryBudget, Scenario};
@@ -338,11 +338,10 @@ fn check_tools(text: &str, path: &Path, tools: &ToolMap) -> Result<(), LoadError
     Ok(())
 }
 
-/// `gauntlet-agent` beside the running executable; the bare name, for `PATH`, where that is not
-/// known.
+/// `gauntlet-agent` beside the running executable; the bare name, for `PATH`, where there is none.
 fn shipped_agent() -> PathBuf {
-    let beside = std::env::current_exe().ok().and_then(|exe| Some(exe.parent()?.join("gauntlet-agent")));
-    beside.unwrap_or_else(|| PathBuf::from("gauntlet-agent"))
+    let name = format!("gauntlet-agent{}", std::env::consts::EXE_SUFFIX);
+    shipped(&name).unwrap_or_else(|| PathBuf::from(name))
 }
 
 /// Why a profile's agent command cannot be started ([`Profile::startable`]).
@@ -700,8 +699,11 @@ mod tests {
     fn the_shipped_agent_is_found_beside_the_running_executable() {
         let (_dir, path) = write("name = \"a\"\ncommand = \"{gauntlet_agent}\"\nversion = [\"{command}\"]\n");
         let profile = load(&path).unwrap();
-        let beside = std::env::current_exe().unwrap().with_file_name("gauntlet-agent");
-        assert_eq!(profile.program(), beside);
+        // This test runs from `target/<profile>/deps/`; cargo built the agent one folder up.
+        let exe = std::env::current_exe().unwrap();
+        let program = profile.program();
+        assert_eq!(program.file_name().unwrap(), "gauntlet-agent");
+        assert!(exe.ancestors().skip(1).take(2).any(|dir| program.parent() == Some(dir)), "{program:?}");
     }
 
     #[test]

@@ -234,17 +234,22 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
     capture
 }
 
-/// The `gauntlet` program, which serves `gauntlet mcp`: this process, when it is `gauntlet`;
-/// else (a test of this crate) the `gauntlet` cargo built beside it (`target/<profile>/`, its
-/// tests in `deps/` below); `None` when there is none.
+/// The `gauntlet` program, which serves `gauntlet mcp`: this process when it is `gauntlet`,
+/// else the one cargo built beside it; `None` when there is none.
 pub fn gauntlet_program() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let name = format!("gauntlet{}", std::env::consts::EXE_SUFFIX);
     if exe.file_name().is_some_and(|file| file == name.as_str()) {
         return Some(exe);
     }
-    let beside = exe.parent()?.parent()?.join(&name);
-    beside.is_file().then_some(beside)
+    shipped(&name)
+}
+
+/// The program `name` shipped beside the running executable: in its folder, or the folder
+/// above (a test binary of this crate runs from `target/<profile>/deps/`).
+pub fn shipped(name: &str) -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    exe.ancestors().skip(1).take(2).map(|dir| dir.join(name)).find(|path| path.is_file())
 }
 
 /// ACP's `mcpServers` with gauntlet's MCP server: `program mcp --url URL`, relaying each call
