@@ -130,15 +130,22 @@ impl Dialect {
     }
 
     /// The names of the tools a request body offers the model, in the dialect's shape:
-    /// `tools[].name` (Responses, Anthropic Messages), `tools[].function.name` (Chat
+    /// `tools[].name` (Responses, Anthropic Messages; a Responses `namespace` tool offers the
+    /// tools it holds, each called by its own name), `tools[].function.name` (Chat
     /// Completions), `tools[].functionDeclarations[].name` (Gemini).
     pub fn tool_names(self, body: &Value) -> Vec<String> {
         let tools = body.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
         let name = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
         match self {
-            Dialect::Responses | Dialect::AnthropicMessages => {
-                tools.iter().filter_map(|tool| name(tool.get("name"))).collect()
-            }
+            Dialect::Responses => tools
+                .iter()
+                .flat_map(|tool| match tool.get("type").and_then(Value::as_str) {
+                    Some("namespace") => tool.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]),
+                    _ => std::slice::from_ref(tool),
+                })
+                .filter_map(|tool| name(tool.get("name")))
+                .collect(),
+            Dialect::AnthropicMessages => tools.iter().filter_map(|tool| name(tool.get("name"))).collect(),
             Dialect::ChatCompletions => tools.iter().filter_map(|tool| name(tool.pointer("/function/name"))).collect(),
             Dialect::Gemini => tools
                 .iter()
@@ -376,6 +383,9 @@ mod tests {
             assert_eq!(dialect.tool_names(&body), ["read"], "{dialect}");
             assert!(dialect.tool_names(&json!({})).is_empty());
         }
+        // A Responses `namespace` tool (codex's MCP servers) offers the tools it holds.
+        let namespaced = json!({"tools": [{"type": "namespace", "name": "mcp__gauntlet", "tools": [{"type": "function", "name": "read"}]}]});
+        assert_eq!(Dialect::Responses.tool_names(&namespaced), ["read"]);
     }
 
     #[test]
@@ -485,7 +495,7 @@ mod tests {
                         args: json!({ "path": "a" }),
                         call_id: None,
                         raw_args: None,
-                        outcome: None,
+                        ..Call::default()
                     }],
                     then: then.clone(),
                     pause: pause.clone(),

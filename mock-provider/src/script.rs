@@ -127,6 +127,10 @@ pub struct Call {
     pub raw_args: Option<String>,
     /// Call id; defaults to `call_<n>`.
     pub call_id: Option<String>,
+    /// The Responses `namespace` the called tool sits in (a request's `namespace` tool, as
+    /// codex offers MCP servers' tools); other wires have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
     /// What gauntlet's MCP server answers this call with, for a call of one of its tools
     /// (`read`, `write`, `list`, `wait`); by default the tool runs on the workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]

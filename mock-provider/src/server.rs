@@ -226,7 +226,7 @@ mod tests {
                 args: serde_json::json!({ "cmd": "ls" }),
                 call_id: None,
                 raw_args: None,
-                outcome: None,
+                ..Call::default()
             }],
             pause: vec![Pause { after: 4, ms: 20 }],
             ..Response::default()

@@ -34,27 +34,43 @@ pub struct Renamed {
     pub args: Value,
 }
 
+/// The agent's name for a gauntlet tool, and the Responses namespace it offers it in (codex
+/// offers an MCP server's tools as a `namespace` tool, `mcp__gauntlet` holding `read`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offered {
+    /// The tool's name.
+    pub name: String,
+    /// Its namespace, if any.
+    pub namespace: Option<String>,
+}
+
 /// The agent's name for each gauntlet tool a request body offers, by tool. Every wire keeps
 /// its tools under `tools` (Gemini one level down, in `functionDeclarations`), each an object
 /// with a `name` and a `description` somewhere in it.
-pub fn offered(body: &Value) -> BTreeMap<&'static str, String> {
+pub fn offered(body: &Value) -> BTreeMap<&'static str, Offered> {
     let mut names = BTreeMap::new();
     if let Some(tools) = body.get("tools") {
-        collect(tools, &mut names);
+        collect(tools, None, &mut names);
     }
     names
 }
 
-fn collect(value: &Value, names: &mut BTreeMap<&'static str, String>) {
+fn collect(value: &Value, namespace: Option<&str>, names: &mut BTreeMap<&'static str, Offered>) {
     match value {
-        Value::Array(items) => items.iter().for_each(|item| collect(item, names)),
+        Value::Array(items) => items.iter().for_each(|item| collect(item, namespace, names)),
         Value::Object(object) => {
+            let name = object.get("name").and_then(Value::as_str);
             let description = object.get("description").and_then(Value::as_str).unwrap_or_default();
             let tool = TOOLS.into_iter().find(|tool| description.contains(&marker(tool)));
-            if let (Some(name), Some(tool)) = (object.get("name").and_then(Value::as_str), tool) {
-                names.entry(tool).or_insert_with(|| name.to_owned());
+            if let (Some(name), Some(tool)) = (name, tool) {
+                let namespace = namespace.map(str::to_owned);
+                names.entry(tool).or_insert_with(|| Offered { name: name.to_owned(), namespace });
             }
-            object.values().for_each(|inner| collect(inner, names));
+            let inner = match object.get("type").and_then(Value::as_str) {
+                Some("namespace") => name,
+                _ => namespace,
+            };
+            object.values().for_each(|value| collect(value, inner, names));
         }
         _ => {}
     }
@@ -62,13 +78,14 @@ fn collect(value: &Value, names: &mut BTreeMap<&'static str, String>) {
 
 /// `response` with each call of a gauntlet tool the request offers under the agent's name,
 /// and those calls; `None` when no call is renamed.
-pub fn rename(response: &Response, offered: &BTreeMap<&'static str, String>) -> Option<(Response, Vec<Renamed>)> {
+pub fn rename(response: &Response, offered: &BTreeMap<&'static str, Offered>) -> Option<(Response, Vec<Renamed>)> {
     let mut renamed = Vec::new();
     let mut response = response.clone();
     for call in &mut response.calls {
-        let Some(name) = offered.get(call.name.as_str()) else { continue };
-        renamed.push(Renamed { tool: call.name.clone(), name: name.clone(), args: call.args.clone() });
-        call.name.clone_from(name);
+        let Some(offered) = offered.get(call.name.as_str()) else { continue };
+        renamed.push(Renamed { tool: call.name.clone(), name: offered.name.clone(), args: call.args.clone() });
+        call.name.clone_from(&offered.name);
+        call.namespace.clone_from(&offered.namespace);
     }
     (!renamed.is_empty()).then_some((response, renamed))
 }
@@ -88,9 +105,15 @@ mod tests {
             json!({"tools": [{"type": "function", "function": {"name": "mcp__gauntlet__read", "description": described("read")}}]}),
             json!({"tools": [{"functionDeclarations": [{"name": "mcp__gauntlet__read", "description": described("read")}]}]}),
         ];
+        let read = Offered { name: "mcp__gauntlet__read".into(), namespace: None };
         for body in bodies {
-            assert_eq!(offered(&body), BTreeMap::from([("read", "mcp__gauntlet__read".to_owned())]), "{body}");
+            assert_eq!(offered(&body), BTreeMap::from([("read", read.clone())]), "{body}");
         }
+        // codex's Responses `namespace` tool holds the server's tools under their own names.
+        let namespaced = json!({"tools": [{"type": "namespace", "name": "mcp__gauntlet", "tools": [
+            {"type": "function", "name": "read", "description": described("read")}]}]});
+        let read = Offered { name: "read".into(), namespace: Some("mcp__gauntlet".into()) };
+        assert_eq!(offered(&namespaced), BTreeMap::from([("read", read)]));
         // An agent's own `read`, without the marker, is not gauntlet's.
         assert!(offered(&json!({"tools": [{"name": "read", "description": "Read a file."}]})).is_empty());
     }
@@ -99,7 +122,7 @@ mod tests {
     fn only_offered_tools_are_renamed() {
         let call = |name: &str| Call { name: name.into(), args: json!({"path": "a"}), ..Call::default() };
         let response = Response { calls: vec![call("read"), call("shell")], ..Response::default() };
-        let offered = BTreeMap::from([("read", "gauntlet_read".to_owned())]);
+        let offered = BTreeMap::from([("read", Offered { name: "gauntlet_read".into(), namespace: None })]);
         let Some((renamed, calls)) = rename(&response, &offered) else { panic!("nothing renamed") };
         assert_eq!(renamed.calls.iter().map(|call| call.name.as_str()).collect::<Vec<_>>(), ["gauntlet_read", "shell"]);
         assert_eq!(calls, [Renamed { tool: "read".into(), name: "gauntlet_read".into(), args: json!({"path": "a"}) }]);

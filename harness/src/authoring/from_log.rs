@@ -598,7 +598,7 @@ fn mock_response(call: &Call, chunks: u64) -> gauntlet_mock_provider::Response {
                     Value::String(text) => (Value::Null, Some(text.clone())),
                     args => (args.clone(), None),
                 };
-                MockCall { name: name.clone(), args, call_id: call_id.clone(), raw_args, outcome: None }
+                MockCall { name: name.clone(), args, call_id: call_id.clone(), raw_args, ..MockCall::default() }
             })
             .collect(),
         ..Default::default()

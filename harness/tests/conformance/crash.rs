@@ -86,7 +86,7 @@ fn killed_turn_script() -> Script {
         args: json!({"path": "notes.txt", "content": "kept"}),
         call_id: Some("call_w".into()),
         raw_args: None,
-        outcome: None,
+        ..Call::default()
     };
     let tool = Response { calls: vec![write], ..Response::default() };
     let text = Response {

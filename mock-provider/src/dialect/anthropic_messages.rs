@@ -453,7 +453,7 @@ mod tests {
                 args: json!({ "path": "a.txt" }),
                 call_id: None,
                 raw_args: None,
-                outcome: None,
+                ..Call::default()
             }],
             usage: Some(Usage { input: 7, cached: 3, output: 5, reasoning: 2 }),
             ..Response::default()
@@ -538,7 +538,7 @@ mod tests {
                 args: json!({ "path": "a" }),
                 call_id: Some("toolu_1".into()),
                 raw_args: None,
-                outcome: None,
+                ..Call::default()
             }],
             ..text(Ending::Completed)
         };

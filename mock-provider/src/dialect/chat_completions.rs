@@ -363,7 +363,7 @@ mod tests {
                 args: json!({ "path": "a" }),
                 call_id: None,
                 raw_args: None,
-                outcome: None,
+                ..Call::default()
             }],
             usage: Some(Usage { input: 7, cached: 3, output: 5, reasoning: 2 }),
             ..Response::default()
@@ -422,7 +422,7 @@ mod tests {
                 args: json!({}),
                 call_id: Some("c1".into()),
                 raw_args: None,
-                outcome: None,
+                ..Call::default()
             }],
             ..Response::default()
         };

@@ -383,7 +383,7 @@ mod tests {
                 args: json!({ "path": "a" }),
                 call_id: None,
                 raw_args: None,
-                outcome: None,
+                ..Call::default()
             }],
             usage: Some(Usage { input: 7, cached: 3, output: 5, reasoning: 2 }),
             ..Response::default()

@@ -213,8 +213,12 @@ impl Writer<'_> {
 
     fn call_item(&self, index: usize, call: &crate::script::Call, arguments: &str, status: &str) -> Value {
         let n = self.ctx.item_base + self.call_index(index);
-        json!({ "type": "function_call", "id": format!("fc_{n}"), "call_id": self.ctx.call_id(self.response, index),
-                "name": call.name, "arguments": arguments, "status": status })
+        let mut item = json!({ "type": "function_call", "id": format!("fc_{n}"), "call_id": self.ctx.call_id(self.response, index),
+                "name": call.name, "arguments": arguments, "status": status });
+        if let Some(namespace) = &call.namespace {
+            item["namespace"] = json!(namespace);
+        }
+        item
     }
 }
 
@@ -464,7 +468,7 @@ mod tests {
                 args: json!({ "b": 1, "a": "x" }),
                 call_id: None,
                 raw_args: None,
-                outcome: None,
+                ..Call::default()
             }],
             usage: Some(Usage { input: 7, cached: 3, output: 5, reasoning: 2 }),
             ..Response::default()

@@ -201,7 +201,7 @@ impl Draft {
             args: Value::Null,
             call_id,
             raw_args: None,
-            outcome: None,
+            ..Call::default()
         });
         self.args.push(String::new());
         self.n_fragments = 0;
