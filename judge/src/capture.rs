@@ -10,6 +10,7 @@
 //! | `acp.jsonl` | the live ACP transcript, both directions: `{from, message}` (or `raw` for a non-JSON line) |
 //! | `acp-load.jsonl` | what `session/load` replays into a fresh agent, and its answer |
 //! | `outcome.json` | terminal states derived from the Log, what the agent answered, what each `run_workflow` returned, diagnostics |
+//! | `tools.jsonl` | every call gauntlet's MCP server received, what it answered and how the call ended (a scenario that scripts a tool's `outcome`) |
 //!
 //! JSON is canonical: sorted keys, compact lines (`outcome.json` is pretty-printed for review).
 
@@ -79,7 +80,7 @@ pub struct Capture {
     /// (its profile's `[tools]`); empty when nothing was mapped (evidence only: not golden).
     pub mapped_calls: Vec<MappedCall>,
     /// Every call gauntlet's MCP server received, what it was told to answer and how the call
-    /// ended: what each tool really returned (evidence only: not golden).
+    /// ended: what each tool really returned (`tools.jsonl`).
     pub tool_calls: Vec<ToolCall>,
     /// A prompt's images were not sent, because the agent does not declare
     /// `promptCapabilities.image`: the play is `skipped` (evidence only: not golden).
@@ -370,9 +371,17 @@ impl Capture {
             let text: String = child.iter().map(|line| format!("{}\n", canonical_line(line))).collect();
             files.push((format!("{}{id}.ndjson", CHILDREN_DIR), text));
         }
+        if !self.tool_calls.is_empty() {
+            let calls: Vec<Value> = self.tool_calls.iter().map(|call| json!(call)).collect();
+            files.push((TOOLS_FILE.to_owned(), lines(&calls)));
+        }
         files
     }
 }
+
+/// The golden of the calls gauntlet's MCP server received, for a scenario that scripts what a
+/// tool answers.
+pub const TOOLS_FILE: &str = "tools.jsonl";
 
 /// The golden files of every Turn scenario, by name (child Logs, `children/<id>.ndjson`, are
 /// compared and masked as `log.ndjson`).

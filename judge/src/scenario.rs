@@ -427,6 +427,12 @@ impl Scenario {
         self.needs().contains(&Capability::Plans)
     }
 
+    /// True when the scenario scripts what a tool answers (a call's `outcome`), which only
+    /// gauntlet's MCP server can play.
+    pub fn serves_mcp(&self) -> bool {
+        self.turns.iter().flat_map(|turn| &turn.respond).flat_map(|response| &response.calls).any(|call| call.outcome.is_some())
+    }
+
     /// What an implementation must be able to do to play this scenario; one lacking any of
     /// these gets `skipped`, not a failure.
     pub fn needs(&self) -> BTreeSet<Capability> {

@@ -95,6 +95,7 @@ fn main() -> ExitCode {
             delegation: flags.delegation,
             max_subagents: flags.max_subagents,
             plans: flags.plans,
+            mcp: Arc::new(gauntlet_agent::tools::mcp::Processes),
         };
         match acp::serve(tokio::io::stdin(), tokio::io::stdout(), config).await {
             Ok(()) => ExitCode::SUCCESS,

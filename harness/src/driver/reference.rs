@@ -20,6 +20,10 @@ use gauntlet_agent::provider::{HttpTransport, ProviderConfig, Transport};
 use gauntlet_mock_provider::in_process::{Chunk, Playback};
 use gauntlet_mock_provider::provider::{MockProvider, MockRequest};
 use gauntlet_mock_provider::server;
+use gauntlet_mock_provider::tool_names::SERVER_NAME;
+use gauntlet_mock_provider::tool_server::ToolServer;
+use gauntlet_mock_provider::mcp;
+use gauntlet_agent::tools::mcp::{McpConnector, McpServer, Pipe, Processes};
 
 use crate::driver::acp_client::{Permission, Settings};
 use crate::driver::conversation::{self, Connection, PRELOADED_SESSION_ID};
@@ -90,7 +94,15 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
         }
     };
     let dialect = scenario.config.dialect;
-    let mock = Arc::new(MockProvider::new(scenario.script()).with_dialect(dialect));
+    let script = scenario.script();
+    // A scenario that scripts what a tool answers plays it through gauntlet's MCP server,
+    // served in process on the paused clock.
+    let tools = scenario.serves_mcp().then(|| Arc::new(ToolServer::new(&script, workspace.path(), 1.0)));
+    let mut mock = MockProvider::new(script).with_dialect(dialect);
+    if tools.is_some() {
+        mock = mock.with_mcp_tool_names();
+    }
+    let mock = Arc::new(mock);
     let (transport, base_url, _server): (Arc<dyn Transport>, String, _) = match wire {
         Wire::InProcess => (Arc::new(InProcess(mock.clone())), "http://mock.invalid".to_owned(), None),
         Wire::Http => match server::serve(mock.clone(), SocketAddr::from(([127, 0, 0, 1], 0))).await {
@@ -136,6 +148,10 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
         delegation: scenario.delegates(),
         max_subagents: scenario.config.max_subagents,
         plans: scenario.plans(),
+        mcp: match &tools {
+            Some(tools) => Arc::new(InProcessMcp(tools.clone())),
+            None => Arc::new(Processes),
+        },
     };
     let mut launch = || -> Result<Connection<InProcessStopError>, Infallible> {
         let (client, agent) = tokio::io::duplex(64 * 1024);
@@ -155,7 +171,12 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
         })
     };
     let patience = Duration::from_millis(scenario.config.turn_timeout_ms.saturating_add(60_000));
-    let settings = Settings { patience, permission: Permission::default(), mcp_servers: serde_json::json!([]) };
+    let mcp_servers = match tools {
+        // Connected in process: the command is never run, and stays the same on every machine.
+        Some(_) => serde_json::json!([{"name": SERVER_NAME, "command": "/gauntlet", "args": ["mcp"], "env": []}]),
+        None => serde_json::json!([]),
+    };
+    let settings = Settings { patience, permission: Permission::default(), mcp_servers };
     let conversation = conversation::converse(scenario, workspace.path(), &mut launch, &settings, true, &mock).await;
     let log_path =
         conversation.session_id.as_ref().map(|session_id| SessionConfig::new(session_id, workspace.path()).log_path());
@@ -166,7 +187,24 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
     let mut capture = assemble(conversation, log_path.and_then(Result::ok).as_deref(), &mock);
     capture.acp_version = scenario.config.acp;
     capture.faults.extend(fault);
+    if let Some(tools) = &tools {
+        capture.tool_calls = tools.journal();
+    }
     capture
+}
+
+/// gauntlet's MCP server for an agent in process: its relay on an in-memory pipe, asking the
+/// scenario's tool server directly, on the same (paused) clock.
+#[derive(Debug)]
+struct InProcessMcp(Arc<ToolServer>);
+
+impl McpConnector for InProcessMcp {
+    fn connect(&self, _server: &McpServer, _cwd: &std::path::Path) -> std::io::Result<Pipe> {
+        let (agent, server) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(mcp::serve(self.0.clone(), tokio::io::split(server)));
+        let (reader, writer) = tokio::io::split(agent);
+        Ok(Pipe { reader: Box::new(reader), writer: Box::new(writer), child: None })
+    }
 }
 
 /// Why the in-process agent did not stop cleanly.

@@ -56,6 +56,7 @@ use crate::recovery;
 use crate::resource::Image;
 use crate::session::{Session, SessionConfig};
 use crate::tools::Toolbox;
+use crate::tools::mcp::{McpConnector, McpServer, McpTools};
 use crate::tools::plan::Plan;
 use lines::{Line, Lines};
 use message::{Incoming, decode};
@@ -86,6 +87,8 @@ pub struct AgentConfig {
     pub max_subagents: usize,
     /// Offer the `plan` tool, whose lists are shown as ACP `plan` updates.
     pub plans: bool,
+    /// How the MCP servers a client names are reached (started as processes by default).
+    pub mcp: Arc<dyn McpConnector>,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -389,7 +392,7 @@ impl Agent {
             "session/new" => {
                 let result = parse::<NewSessionRequest>(params).and_then(|request| {
                     let session_id = self.config.ids.session_id();
-                    let open = self.open(&session_id, request.cwd)?;
+                    let open = self.open(&session_id, request.cwd, stdio_servers(&request.mcp_servers))?;
                     self.sessions.insert(session_id.clone(), Slot::Idle(Box::new(open)));
                     Ok(NewSessionResponse::new(session_id))
                 });
@@ -437,7 +440,7 @@ impl Agent {
     /// Opens a Session with its tools: a Turn the last process left open is closed first
     /// (TURN-RESTART-RECOVERY), then the workspace tools, and delegation and the `plan` tool
     /// when configured.
-    fn open(&mut self, session_id: &str, cwd: PathBuf) -> Result<Open, Error> {
+    fn open(&mut self, session_id: &str, cwd: PathBuf, servers: Vec<McpServer>) -> Result<Open, Error> {
         check_cwd(&cwd)?;
         self.workspaces.insert(cwd.clone());
         let mut config = SessionConfig::new(session_id, &cwd);
@@ -455,13 +458,16 @@ impl Agent {
         if self.config.plans {
             tools = tools.with(Plan);
         }
+        if !servers.is_empty() {
+            tools = tools.with(McpTools::new(servers, cwd, self.config.mcp.clone()));
+        }
         Ok(Open { session, tools })
     }
 
     /// Replays the Session's transcript from its Log, then answers (ACP-LOAD-CLEAN).
     fn load(&mut self, request: LoadSessionRequest) -> Result<LoadSessionResponse, Error> {
         let session_id = request.session_id.0.to_string();
-        let open = self.reopen(&session_id, request.cwd)?;
+        let open = self.reopen(&session_id, request.cwd, stdio_servers(&request.mcp_servers))?;
         self.replay(&open.session);
         let response = LoadSessionResponse::new().meta(torn_tail_meta(&open.session));
         self.sessions.insert(session_id, Slot::Idle(Box::new(open)));
@@ -473,7 +479,7 @@ impl Agent {
     /// `session/load` does, then says the Session is idle.
     fn resume(&mut self, request: ResumeSessionRequest, replay: bool) -> Result<ResumeSessionResponse, Error> {
         let session_id = request.session_id.0.to_string();
-        let open = self.reopen(&session_id, request.cwd)?;
+        let open = self.reopen(&session_id, request.cwd, stdio_servers(&request.mcp_servers))?;
         if replay {
             self.replay(&open.session);
             self.outbox.update_v2(&session_id, v2::settled());
@@ -495,7 +501,7 @@ impl Agent {
 
     /// Opens a Session this agent served before, from its Log, for `session/load` and
     /// `session/resume`.
-    fn reopen(&mut self, session_id: &str, cwd: PathBuf) -> Result<Open, Error> {
+    fn reopen(&mut self, session_id: &str, cwd: PathBuf, servers: Vec<McpServer>) -> Result<Open, Error> {
         // Only ids of the shape this agent hands out, before any path is built or file
         // touched: `../x`, `/abs`, separators and NUL never reach the file system
         // (ACP-SESSION-ID-CONFINED).
@@ -509,7 +515,7 @@ impl Agent {
         if !log_path.is_file() {
             return Err(Error::resource_not_found(Some(log_path.display().to_string())));
         }
-        self.open(session_id, cwd)
+        self.open(session_id, cwd, servers)
     }
 
     /// The Sessions logged in the `cwd` asked for, or in every workspace of this connection,
@@ -676,6 +682,24 @@ struct Prompt {
 }
 
 /// Runs a Turn, forwarding its Events as updates in order; the answer goes back with the Session.
+/// The stdio servers of a request's `mcpServers`; HTTP and SSE servers, which this agent does
+/// not declare (`mcpCapabilities`), are not started.
+fn stdio_servers(servers: &[agent_client_protocol_schema::v1::McpServer]) -> Vec<McpServer> {
+    use agent_client_protocol_schema::v1::McpServer as Named;
+    let stdio = servers.iter().filter_map(|server| match server {
+        Named::Stdio(stdio) => Some(stdio),
+        _ => None,
+    });
+    stdio
+        .map(|stdio| McpServer {
+            name: stdio.name.clone(),
+            command: stdio.command.clone(),
+            args: stdio.args.clone(),
+            env: stdio.env.iter().map(|variable| (variable.name.clone(), variable.value.clone())).collect(),
+        })
+        .collect()
+}
+
 async fn run_turn(
     mut open: Open,
     prompt: Prompt,
@@ -770,6 +794,7 @@ mod tests {
 
     fn agent_config() -> AgentConfig {
         AgentConfig {
+            mcp: Arc::new(crate::tools::mcp::Processes),
             provider: ProviderConfig::default(),
             transport: Arc::new(HttpTransport::default()),
             model: "gpt-5.5".into(),

@@ -4,6 +4,7 @@
 //! and lets each set catch up on background work only at the points where a parent may
 //! record it (SUB-REPLAY-TERMINAL-ONLY), so the loop names no tool and imports no tool family.
 
+pub mod mcp;
 pub mod plan;
 pub mod workspace;
 
@@ -19,6 +20,9 @@ use crate::session::Session;
 /// A tool call in flight; `Err` only when the Log could not be written.
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<Data, LogError>> + Send + 'a>>;
 
+/// A set getting ready before a Turn's first Provider call ([`ToolSet::prepare`]).
+pub type Prepare<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
 /// A family of tools: what it offers the model, and how it runs a call on a Session.
 pub trait ToolSet: Send {
     /// The definitions offered to the model, in the order they are sent.
@@ -26,6 +30,12 @@ pub trait ToolSet: Send {
 
     /// Runs the tool `name` with the Session's context, or `None` when this set has no such tool.
     fn execute<'a>(&'a mut self, session: &'a mut Session, name: &'a str, args: &'a Value) -> Option<ToolFuture<'a>>;
+
+    /// Gets ready before the Turn's first Provider call (MCP servers started and their tools
+    /// listed); `None` when there is nothing to wait for.
+    fn prepare(&mut self) -> Option<Prepare<'_>> {
+        None
+    }
 
     /// Records what happened in the background since the last look, without waiting. The Turn
     /// calls it when it starts and before each Provider call.
@@ -81,6 +91,15 @@ impl Toolbox {
             }
         }
         Ok(failed("unknown_tool", &format!("no tool named `{name}`")))
+    }
+
+    /// Lets every set get ready (see [`ToolSet::prepare`]).
+    pub async fn prepare(&mut self) {
+        for set in &mut self.sets {
+            if let Some(ready) = set.prepare() {
+                ready.await;
+            }
+        }
     }
 
     /// Lets every set record its background work (see [`ToolSet::catch_up`]).

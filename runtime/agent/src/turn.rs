@@ -63,6 +63,7 @@ impl Session {
         cancel: &mut CancelSignal,
     ) -> Result<TurnOutcome, LogError> {
         self.repair_orphans("before_start_turn")?;
+        tools.prepare().await;
         tools.catch_up(self)?;
         self.attach(images);
         self.record(Payload::user_message_with(text, images))?;
