@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use gauntlet_mock_provider::tool_names::TOOLS;
+use gauntlet_mock_provider::tool_names::{McpCalls, TOOLS};
 use gauntlet_mock_provider::{Dialect, SideRequest};
 use serde::Deserialize;
 
@@ -501,6 +501,7 @@ impl Profile {
             dialect: Some(self.dialect),
             permission: self.permission,
             mcp: if self.mcp { gauntlet_program() } else { None },
+            mcp_calls: if self.capabilities.contains(&Capability::Tools) { McpCalls::Scripted } else { McpCalls::All },
         }
     }
 

@@ -372,7 +372,7 @@ impl Capture {
             files.push((format!("{}{id}.ndjson", CHILDREN_DIR), text));
         }
         if !self.tool_calls.is_empty() {
-            let calls: Vec<Value> = self.tool_calls.iter().map(|call| json!(call)).collect();
+            let calls: Vec<Value> = self.tool_calls.iter().map(ToolCall::golden).collect();
             files.push((TOOLS_FILE.to_owned(), lines(&calls)));
         }
         files

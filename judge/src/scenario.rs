@@ -430,7 +430,16 @@ impl Scenario {
     /// True when the scenario scripts what a tool answers (a call's `outcome`), which only
     /// gauntlet's MCP server can play.
     pub fn serves_mcp(&self) -> bool {
-        self.turns.iter().flat_map(|turn| &turn.respond).flat_map(|response| &response.calls).any(|call| call.outcome.is_some())
+        self.scripted_calls().any(|call| call.outcome.is_some())
+    }
+
+    /// True when a call of `tool` with `args` has its answer scripted (`outcome`).
+    pub fn scripts_outcome(&self, tool: &str, args: &serde_json::Value) -> bool {
+        self.scripted_calls().any(|call| call.outcome.is_some() && call.name == tool && call.args == *args)
+    }
+
+    fn scripted_calls(&self) -> impl Iterator<Item = &gauntlet_mock_provider::Call> {
+        self.turns.iter().flat_map(|turn| &turn.respond).flat_map(|response| &response.calls)
     }
 
     /// What an implementation must be able to do to play this scenario; one lacking any of

@@ -125,7 +125,7 @@ impl<B: Backend> ServerHandler for Relay<B> {
         let args = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
         let call = self.backend.call(&request.name, args).await.map_err(|error| internal(format!("{error:#}")))?;
         let cancelled = || ErrorData::internal_error(Cow::Borrowed("cancelled"), None);
-        let (after_ms, answer) = match call.answer {
+        let (wait_ms, answer) = match call.answer {
             Answer::Crash => {
                 self.crashed.notify_one();
                 return std::future::pending().await;
@@ -136,14 +136,14 @@ impl<B: Backend> ServerHandler for Relay<B> {
                 return Err(cancelled());
             }
             Answer::RpcError { message } => (0, Err(ErrorData::internal_error(message, None))),
-            Answer::Result { text, is_error, after_ms } => {
+            Answer::Result { text, is_error, .. } => {
                 let content = vec![ContentBlock::text(text)];
                 let result = if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
-                (after_ms, Ok(result.into()))
+                (call.wait_ms, Ok(result.into()))
             }
         };
         tokio::select! {
-            () = tokio::time::sleep(Duration::from_millis(after_ms)) => {
+            () = tokio::time::sleep(Duration::from_millis(wait_ms)) => {
                 self.backend.end(call.call, CallEnd::Answered).await;
                 answer
             }
@@ -191,7 +191,8 @@ where
 /// Serves MCP on stdin and stdout, asking the tool server at `url`; a scripted crash ends the
 /// process with status 1, as a crashed server would.
 pub async fn serve_stdio(url: &str) -> anyhow::Result<()> {
-    let http = Http { url: url.trim_end_matches('/').to_owned(), client: Client::builder(TokioExecutor::new()).build_http() };
+    let http =
+        Http { url: url.trim_end_matches('/').to_owned(), client: Client::builder(TokioExecutor::new()).build_http() };
     if serve(http, rmcp::transport::stdio()).await? == Ended::Crashed {
         std::process::exit(1);
     }

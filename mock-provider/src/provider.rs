@@ -16,7 +16,7 @@ use crate::increment::Chain;
 use crate::journal::{After, Ended, JournalEntry, Mismatch, MismatchReason, StreamEnd, Timing};
 use crate::script::{Exhausted, RETRY_CAP, ROOT, Response, Script};
 use crate::side::{SideReply, SideRequest};
-use crate::tool_names::{self, Renamed};
+use crate::tool_names::{self, McpCalls, Renamed};
 
 /// A scripted provider, shared via `Arc` between the server or in-process callers.
 #[derive(Debug)]
@@ -29,9 +29,9 @@ pub struct MockProvider {
     state: Arc<Mutex<State>>,
     /// Journal times count from here, on tokio's clock.
     started: Instant,
-    /// Whether a scripted call of a gauntlet tool goes out under the agent's name for it
-    /// (the agent runs gauntlet's MCP server).
-    names_tools: bool,
+    /// Which scripted calls of a gauntlet tool go out under the agent's name for it (the
+    /// agent runs gauntlet's MCP server); `None` when none do.
+    names_tools: Option<McpCalls>,
 }
 
 #[derive(Debug, Default)]
@@ -187,14 +187,14 @@ impl MockProvider {
             side: Vec::new(),
             state: Arc::new(Mutex::new(State { next_item: 1, ..State::default() })),
             started: Instant::now(),
-            names_tools: false,
+            names_tools: None,
         }
     }
 
-    /// Sends each scripted call of a gauntlet MCP tool under the name the request's offered
-    /// tools give it ([`crate::tool_names`]).
-    pub fn with_mcp_tool_names(mut self) -> Self {
-        self.names_tools = true;
+    /// Sends the `calls` of gauntlet's MCP tools under the name the request's offered tools
+    /// give each ([`crate::tool_names`]).
+    pub fn with_mcp_tool_names(mut self, calls: McpCalls) -> Self {
+        self.names_tools = Some(calls);
         self
     }
 
@@ -441,8 +441,10 @@ impl MockProvider {
             item_base: state.next_item,
         };
         state.next_item += response.item_count();
-        let offered = asked.body.json().filter(|_| self.names_tools).map(tool_names::offered).unwrap_or_default();
-        let renamed = tool_names::rename(response, &offered);
+        let renamed = self.names_tools.and_then(|calls| {
+            let offered = asked.body.json().map(tool_names::offered).unwrap_or_default();
+            tool_names::rename(response, &offered, calls)
+        });
         let response = match renamed {
             Some((renamed, calls)) => {
                 state.renamed.extend(calls);

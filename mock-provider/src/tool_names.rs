@@ -76,12 +76,29 @@ fn collect(value: &Value, namespace: Option<&str>, names: &mut BTreeMap<&'static
     }
 }
 
-/// `response` with each call of a gauntlet tool the request offers under the agent's name,
-/// and those calls; `None` when no call is renamed.
-pub fn rename(response: &Response, offered: &BTreeMap<&'static str, Offered>) -> Option<(Response, Vec<Renamed>)> {
+/// Which scripted calls of gauntlet's tools go to its MCP server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpCalls {
+    /// Every one: the agent has no tools of its own for the corpus's.
+    All,
+    /// Only those that script the tool's `outcome`, which only the server can play; the others
+    /// go to the agent's own tools of the same names (the reference's workspace tools).
+    Scripted,
+}
+
+/// `response` with each call of a gauntlet tool the request offers (of the `calls` that go to
+/// the MCP server) under the agent's name, and those calls; `None` when no call is renamed.
+pub fn rename(
+    response: &Response,
+    offered: &BTreeMap<&'static str, Offered>,
+    calls: McpCalls,
+) -> Option<(Response, Vec<Renamed>)> {
     let mut renamed = Vec::new();
     let mut response = response.clone();
     for call in &mut response.calls {
+        if calls == McpCalls::Scripted && call.outcome.is_none() {
+            continue;
+        }
         let Some(offered) = offered.get(call.name.as_str()) else { continue };
         renamed.push(Renamed { tool: call.name.clone(), name: offered.name.clone(), args: call.args.clone() });
         call.name.clone_from(&offered.name);
@@ -123,9 +140,11 @@ mod tests {
         let call = |name: &str| Call { name: name.into(), args: json!({"path": "a"}), ..Call::default() };
         let response = Response { calls: vec![call("read"), call("shell")], ..Response::default() };
         let offered = BTreeMap::from([("read", Offered { name: "gauntlet_read".into(), namespace: None })]);
-        let Some((renamed, calls)) = rename(&response, &offered) else { panic!("nothing renamed") };
+        let Some((renamed, calls)) = rename(&response, &offered, McpCalls::All) else { panic!("nothing renamed") };
         assert_eq!(renamed.calls.iter().map(|call| call.name.as_str()).collect::<Vec<_>>(), ["gauntlet_read", "shell"]);
         assert_eq!(calls, [Renamed { tool: "read".into(), name: "gauntlet_read".into(), args: json!({"path": "a"}) }]);
-        assert_eq!(rename(&response, &BTreeMap::new()), None);
+        assert_eq!(rename(&response, &BTreeMap::new(), McpCalls::All), None);
+        // An agent with tools of its own takes only the calls whose outcome is scripted.
+        assert_eq!(rename(&response, &offered, McpCalls::Scripted), None);
     }
 }

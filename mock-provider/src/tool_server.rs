@@ -31,13 +31,13 @@ use crate::tool_names::{TOOLS, marker};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "answer", rename_all = "snake_case")]
 pub enum Answer {
-    /// A `tools/call` result, after `after_ms` real milliseconds.
+    /// A `tools/call` result, after `after_ms` milliseconds of the scenario's time.
     Result {
         /// Its one text content.
         text: String,
         /// MCP's `isError`.
         is_error: bool,
-        /// How long the server waits before answering.
+        /// How long the server waits before answering, on the scenario's clock.
         after_ms: u64,
     },
     /// A JSON-RPC error response.
@@ -82,11 +82,24 @@ pub struct ToolCall {
     /// What the server was told to do.
     #[serde(flatten)]
     pub answer: Answer,
+    /// How long the server waits before it answers, in real milliseconds: the answer's
+    /// `after_ms` on the run's time scale (not golden: it depends on the scale).
+    #[serde(default)]
+    pub wait_ms: u64,
     /// How it ended; `None` when the server never said (it crashed, hung or was stopped).
     pub end: Option<CallEnd>,
 }
 
 impl ToolCall {
+    /// As its golden holds it: on the scenario's clock, without the run's real wait.
+    pub fn golden(&self) -> Value {
+        let mut value = json!(self);
+        if let Some(fields) = value.as_object_mut() {
+            fields.remove("wait_ms");
+        }
+        value
+    }
+
     /// Whether the client got a successful result for it.
     pub fn succeeded(&self) -> bool {
         self.answer.is_success() && self.end == Some(CallEnd::Answered)
@@ -176,12 +189,17 @@ impl ToolServer {
             Some(outcome) => self.scripted_answer(tool, args, outcome),
             None => self.run(tool, args, 0),
         };
+        let wait_ms = match &answer {
+            Answer::Result { after_ms, .. } => self.scaled(*after_ms),
+            _ => 0,
+        };
         let call = ToolCall {
             call: state.journal.len() + 1,
             tool: tool.to_owned(),
             args: args.clone(),
             scripted: scripted.is_some(),
             answer,
+            wait_ms,
             end: None,
         };
         state.journal.push(call.clone());
@@ -202,7 +220,7 @@ impl ToolServer {
             ToolOutcome::RpcError(message) => Answer::RpcError { message: message.clone() },
             ToolOutcome::Crash => Answer::Crash,
             ToolOutcome::Hang => Answer::Hang,
-            ToolOutcome::SlowMs(ms) => self.run(tool, args, self.scaled(*ms)),
+            ToolOutcome::SlowMs(ms) => self.run(tool, args, *ms),
         }
     }
 
@@ -210,7 +228,7 @@ impl ToolServer {
     fn run(&self, tool: &str, args: &Value, after_ms: u64) -> Answer {
         let (text, is_error, wait) = match run(&self.workspace, tool, args) {
             Ran::Done(text) => (text, false, 0),
-            Ran::Waited(ms) => (format!("waited {ms} ms"), false, self.scaled(ms)),
+            Ran::Waited(ms) => (format!("waited {ms} ms"), false, ms),
             Ran::Failed(text) => (text, true, 0),
         };
         Answer::Result { text, is_error, after_ms: after_ms + wait }
@@ -343,7 +361,8 @@ mod tests {
         let outside = server.call("read", &json!({"path": "../etc/passwd"}));
         assert!(!outside.answer.is_success());
         let waited = server.call("wait", &json!({"ms": 3}));
-        assert_eq!(waited.answer, Answer::Result { text: "waited 3 ms".into(), is_error: false, after_ms: 2 });
+        assert_eq!(waited.answer, Answer::Result { text: "waited 3 ms".into(), is_error: false, after_ms: 3 });
+        assert_eq!(waited.wait_ms, 2, "scaled by 0.5, rounded up");
         server.end(2, CallEnd::Answered);
         server.end(2, CallEnd::Cancelled);
         let journal = server.journal();

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use agent_client_protocol_schema::v1::AGENT_METHOD_NAMES;
 use gauntlet_mock_provider::provider::MockProvider;
+use gauntlet_mock_provider::tool_names::SERVER_NAME;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -184,8 +185,24 @@ pub async fn converse<L: Error + 'static, S: Error + 'static>(
     let workspace = workspace.display().to_string();
     for message in conversation.live.iter_mut().chain(conversation.load.iter_mut()) {
         mask(message, &workspace);
+        mask_mcp_servers(message, &settings.mcp_servers);
     }
     conversation
+}
+
+/// gauntlet's MCP server as transcripts show it, the same on every machine and port: the
+/// in-process driver sends it so (its command is never run), and a process driver's real
+/// command and tool server URL are recorded so.
+pub fn shown_mcp_servers() -> Value {
+    json!([{"name": SERVER_NAME, "command": "/gauntlet", "args": ["mcp"], "env": []}])
+}
+
+/// Records the `mcpServers` the client sent as [`shown_mcp_servers`].
+fn mask_mcp_servers(message: &mut Value, sent: &Value) {
+    let servers = message.pointer_mut("/message/params/mcpServers");
+    if let Some(servers) = servers.filter(|servers| *servers == sent && !sent.as_array().is_none_or(Vec::is_empty)) {
+        *servers = shown_mcp_servers();
+    }
 }
 
 type Client = AcpClient<Box<dyn AsyncRead + Unpin + Send>, Box<dyn AsyncWrite + Unpin + Send>>;

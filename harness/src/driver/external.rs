@@ -28,7 +28,7 @@ use crate::driver::{Driver, assemble, prepare_workspace};
 use gauntlet_judge::capture::Capture;
 use gauntlet_judge::scenario::Scenario;
 use gauntlet_judge::tool_map::{self, MappedCall};
-use gauntlet_mock_provider::tool_names::SERVER_NAME;
+use gauntlet_mock_provider::tool_names::{McpCalls, SERVER_NAME};
 use gauntlet_mock_provider::tool_server::ToolServer;
 use serde_json::{Value, json};
 
@@ -71,6 +71,10 @@ pub struct External {
     /// gauntlet's own program, which the agent is given as its MCP server (`gauntlet mcp`,
     /// in every `session/new`, `load` and `resume`); `None` when it is given none.
     pub mcp: Option<PathBuf>,
+    /// Which scripted tool calls go to that server: all of them, or, for an agent with the
+    /// corpus's tools of its own (its profile's `tools` capability), those whose outcome is
+    /// scripted.
+    pub mcp_calls: McpCalls,
 }
 
 impl External {
@@ -102,6 +106,7 @@ impl External {
             dialect: None,
             permission: Permission::default(),
             mcp: None,
+            mcp_calls: McpCalls::Scripted,
         }
     }
 
@@ -154,10 +159,13 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
         ("tmp", home.join("tmp").display().to_string()),
     ]);
     let mut mapped_calls = tool_map::render_script(&scenario.tools, &mut script, &locations, scenario.time_scale);
-    let tools = external.mcp.as_ref().map(|_| Arc::new(ToolServer::new(&script, &workspace, scenario.time_scale)));
+    // An agent with tools of its own is given the server only where the scenario scripts a
+    // tool's answer, as the reference in process is.
+    let served = external.mcp.is_some() && (external.mcp_calls == McpCalls::All || scenario.serves_mcp());
+    let tools = served.then(|| Arc::new(ToolServer::new(&script, &workspace, scenario.time_scale)));
     let mut mock = MockProvider::new(script).with_dialect(dialect).with_side_requests(external.side_requests.clone());
     if tools.is_some() {
-        mock = mock.with_mcp_tool_names();
+        mock = mock.with_mcp_tool_names(external.mcp_calls);
     }
     let mock = Arc::new(mock);
     let loopback = SocketAddr::from(([127, 0, 0, 1], 0));

@@ -17,13 +17,13 @@ use gauntlet_agent::acp::{self, AgentConfig};
 use gauntlet_agent::ids::{Clock, Sequential};
 use gauntlet_agent::provider::transport::{Body, HttpRequest, HttpResponse, SendFuture, TransportError};
 use gauntlet_agent::provider::{HttpTransport, ProviderConfig, Transport};
+use gauntlet_agent::tools::mcp::{McpConnector, McpServer, Pipe, Processes};
 use gauntlet_mock_provider::in_process::{Chunk, Playback};
+use gauntlet_mock_provider::mcp;
 use gauntlet_mock_provider::provider::{MockProvider, MockRequest};
 use gauntlet_mock_provider::server;
-use gauntlet_mock_provider::tool_names::SERVER_NAME;
+use gauntlet_mock_provider::tool_names::McpCalls;
 use gauntlet_mock_provider::tool_server::ToolServer;
-use gauntlet_mock_provider::mcp;
-use gauntlet_agent::tools::mcp::{McpConnector, McpServer, Pipe, Processes};
 
 use crate::driver::acp_client::{Permission, Settings};
 use crate::driver::conversation::{self, Connection, PRELOADED_SESSION_ID};
@@ -100,7 +100,7 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
     let tools = scenario.serves_mcp().then(|| Arc::new(ToolServer::new(&script, workspace.path(), 1.0)));
     let mut mock = MockProvider::new(script).with_dialect(dialect);
     if tools.is_some() {
-        mock = mock.with_mcp_tool_names();
+        mock = mock.with_mcp_tool_names(McpCalls::Scripted);
     }
     let mock = Arc::new(mock);
     let (transport, base_url, _server): (Arc<dyn Transport>, String, _) = match wire {
@@ -172,8 +172,8 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
     };
     let patience = Duration::from_millis(scenario.config.turn_timeout_ms.saturating_add(60_000));
     let mcp_servers = match tools {
-        // Connected in process: the command is never run, and stays the same on every machine.
-        Some(_) => serde_json::json!([{"name": SERVER_NAME, "command": "/gauntlet", "args": ["mcp"], "env": []}]),
+        // Connected in process: the command is never run.
+        Some(_) => conversation::shown_mcp_servers(),
         None => serde_json::json!([]),
     };
     let settings = Settings { patience, permission: Permission::default(), mcp_servers };

@@ -206,6 +206,10 @@ fn mapped_reads(scenario: &Scenario, evidence: &Evidence) -> Vec<String> {
         if result.call.tool != AbstractTool::Read {
             continue;
         }
+        // A read whose answer the scenario scripts is meant to fail or to differ.
+        if result.call.mcp && scenario.scripts_outcome(result.call.tool.as_str(), &result.call.args) {
+            continue;
+        }
         let Some(path) = result.call.args.get("path").and_then(serde_json::Value::as_str) else { continue };
         let Some(text) = scenario.workspace.get(path) else { continue };
         let (id, n, name) = (&result.call_id, result.request, &result.call.name);

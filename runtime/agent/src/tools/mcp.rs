@@ -124,7 +124,8 @@ fn sanitized(name: &str) -> String {
 
 impl ToolSet for McpTools {
     fn definitions(&self) -> Vec<Value> {
-        let tools = self.connected.iter().flatten().flat_map(|server| server.tools.iter().map(move |tool| (server, tool)));
+        let tools =
+            self.connected.iter().flatten().flat_map(|server| server.tools.iter().map(move |tool| (server, tool)));
         tools
             .map(|(server, tool)| {
                 json!({
@@ -172,7 +173,8 @@ impl ToolSet for McpTools {
 fn outcome(answer: Result<CallToolResult, ServiceError>) -> Data {
     match answer {
         Ok(result) => {
-            let text: Vec<&str> = result.content.iter().filter_map(|block| block.as_text()).map(|text| text.text.as_str()).collect();
+            let text: Vec<&str> =
+                result.content.iter().filter_map(|block| block.as_text()).map(|text| text.text.as_str()).collect();
             let text = text.join("\n");
             match result.is_error {
                 Some(true) => failed("tool_error", &text),
