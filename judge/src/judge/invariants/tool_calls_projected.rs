@@ -598,6 +598,7 @@ mod tests {
             args: json!({"path": "a.txt"}),
             scripted: is_error,
             answer: Answer::Result { text: "alpha".into(), is_error, after_ms: 0 },
+            wait_ms: 0,
             end: Some(CallEnd::Answered),
         };
         capture.tool_calls = vec![served(true)];
