@@ -254,8 +254,13 @@ pub fn on_reference(name: &str, scenario: &Scenario) -> Verdict {
 pub fn space_of(profile: &Profile) -> Space {
     Space {
         reasoning: profile.dialect != Dialect::ChatCompletions,
-        tools: profile.capabilities.contains(&Capability::Tools) || profile.tools.contains_key(&AbstractTool::Read),
-        wait: profile.capabilities.contains(&Capability::Tools) || profile.tools.contains_key(&AbstractTool::Wait),
+        tools: profile.capabilities.contains(&Capability::Tools)
+            || profile.tools.contains_key(&AbstractTool::Read)
+            || profile.mcp,
+        wait: profile.capabilities.contains(&Capability::Tools)
+            || profile.tools.contains_key(&AbstractTool::Wait)
+            || profile.mcp,
+        tool_outcomes: profile.mcp,
         cancel: profile.capabilities.contains(&Capability::Cancel),
         load: profile.capabilities.contains(&Capability::Load),
         stalls: profile.knobs().idle_timeout,
@@ -603,6 +608,28 @@ mod tests {
         }
     }
 
+    /// Tool faults are drawn where gauntlet's MCP server answers, written as scenarios that
+    /// parse; never where it does not.
+    #[test]
+    fn tool_outcomes_are_drawn_only_where_the_mcp_server_answers() {
+        let with: Vec<String> = trees(Space::ALL, 7, 200).iter().map(|tree| tree.current().toml("t")).collect();
+        for text in &with {
+            assert!(scenario_of("g", text).is_ok(), "{text}");
+        }
+        let faults = [
+            "outcome = { error",
+            "outcome = { rpc_error",
+            "outcome = { result",
+            "outcome = { slow_ms",
+            "outcome = \"hang\"",
+        ];
+        for fault in faults {
+            assert!(with.iter().any(|text| text.contains(fault)), "no scenario draws {fault}");
+        }
+        let without = Space { tool_outcomes: false, ..Space::ALL };
+        assert!(trees(without, 7, 200).iter().all(|tree| !tree.current().toml("t").contains("outcome =")));
+    }
+
     #[test]
     fn a_space_without_cancel_tools_or_stalls_never_generates_them() {
         let space = Space {
@@ -613,6 +640,7 @@ mod tests {
             load: false,
             stalls: false,
             raw_arguments: false,
+            tool_outcomes: false,
         };
         for tree in trees(space, 1, 200) {
             let text = tree.current().toml("t");

@@ -411,7 +411,7 @@ impl Profile {
         if self.mcp {
             unmapped.retain(|name| !TOOLS.contains(&name.as_str()));
         }
-        needs
+        let mut missing: Vec<String> = needs
             .difference(&self.capabilities)
             .filter_map(|capability| match capability {
                 Capability::Tools if unmapped.is_empty() => None,
@@ -430,7 +430,13 @@ impl Profile {
                 }
                 other => Some(other.as_str().to_owned()),
             })
-            .collect()
+            .collect();
+        if scenario.serves_mcp() && !self.mcp {
+            missing.push(
+                "mcp (the scenario scripts what a tool answers, which only gauntlet's MCP server plays, and the profile says `mcp = false`)".to_owned(),
+            );
+        }
+        missing
     }
 
     /// Whether the profile hands `text` (a `{placeholder}`) to the agent: in its command, its

@@ -237,7 +237,8 @@ impl ToolMapping {
 }
 
 /// Renders every call of `script` whose tool `map` maps (on every route), in place; returns
-/// the rendered calls, in script order. Unmapped calls stay as written.
+/// the rendered calls, in script order. Unmapped calls stay as written, and so do calls whose
+/// answer the script gives (`outcome`), which go to gauntlet's MCP server.
 pub fn render_script(
     map: &ToolMap,
     script: &mut Script,
@@ -249,6 +250,10 @@ pub fn render_script(
         return mapped;
     }
     for call in script.routes.values_mut().flatten().flat_map(|response| response.calls.iter_mut()) {
+        // What a call answers, when the scenario scripts it, only gauntlet's MCP server plays.
+        if call.outcome.is_some() {
+            continue;
+        }
         let Some(tool) = AbstractTool::named(&call.name) else { continue };
         let Some(mapping) = map.get(&tool) else { continue };
         if call.raw_args.is_some() {

@@ -3,8 +3,10 @@
 //! of the fault table, cancels while text streams, while a tool runs and while the agent waits
 //! to retry, busy prompts and reloads, and the model's own misbehaviour: an empty answer, a
 //! call to a tool nobody offered, a call the output limit cuts, a call whose arguments do not
-//! parse, two calls with one id, a refusal), each with the terminal states the contract gives
-//! it and the requirements it exercises, written as a scenario file.
+//! parse, two calls with one id, a refusal), and the tool side's faults where gauntlet's MCP
+//! server answers (a tool that errors, a JSON-RPC error, a slow answer, a scripted result, a
+//! call that hangs until the cancel), each with the terminal states the contract gives it and
+//! the requirements it exercises, written as a scenario file.
 //!
 //! A [`Space`] says what an implementation can meet: an agent without `cancel` never sees a
 //! cancel, one not told the scenario's idle timeout never sees a stall past it, a Chat
@@ -14,6 +16,7 @@
 use std::fmt::Write as _;
 
 use gauntlet_judge::scenario::Trigger;
+use gauntlet_mock_provider::ToolOutcome;
 use proptest::prelude::*;
 
 /// The idle timeout of every generated scenario, and the stall that exceeds it (virtual ms).
@@ -23,6 +26,8 @@ const STALL_MS: u64 = 5_000;
 const HOLD_MS: u64 = 3_600_000;
 /// A cancel during a tool waits on a `wait` call this long (virtual ms).
 const TOOL_MS: u64 = 600_000;
+/// A slow tool answers after this long (virtual ms), well within any agent's tool timeout.
+const SLOW_MS: u64 = 2_000;
 /// A cancel during a retry's wait comes while the agent waits this long (the `retry-after` of
 /// the HTTP error before it, in seconds).
 const RETRY_AFTER_S: u64 = 90;
@@ -53,12 +58,22 @@ pub struct Space {
     pub stalls: bool,
     /// Its wire carries call arguments that do not parse (all but Gemini, whose `args` is an object).
     pub raw_arguments: bool,
+    /// It runs gauntlet's MCP server, whose answers a scenario may script (`outcome`).
+    pub tool_outcomes: bool,
 }
 
 impl Space {
     /// Everything: what the reference meets.
-    pub const ALL: Space =
-        Space { reasoning: true, tools: true, wait: true, cancel: true, load: true, stalls: true, raw_arguments: true };
+    pub const ALL: Space = Space {
+        reasoning: true,
+        tools: true,
+        wait: true,
+        cancel: true,
+        load: true,
+        stalls: true,
+        raw_arguments: true,
+        tool_outcomes: true,
+    };
 }
 
 /// How the last response of a turn ends.
@@ -95,6 +110,8 @@ pub enum CancelAt {
     Text,
     /// While a long `wait` tool call runs (the turn's response is that call).
     Tool,
+    /// While a `wait` call hangs at gauntlet's MCP server, which never answers it.
+    ToolHang,
     /// While the agent waits out an HTTP 429's `retry-after` (the turn's only response).
     RetryWait,
 }
@@ -115,6 +132,8 @@ pub struct Turn {
     pub http: Vec<Http>,
     /// The model first reads `notes.txt`, then answers.
     pub tool: bool,
+    /// What gauntlet's MCP server answers that read with, when the scenario scripts it.
+    pub tool_outcome: Option<ToolOutcome>,
     /// The model first calls a tool nobody offered (`deploy_to_production`), which fails.
     pub unknown_tool: bool,
     /// The model first calls `read` with arguments that do not parse, which fails unrun.
@@ -157,9 +176,28 @@ fn ending(space: Space) -> BoxedStrategy<Ending> {
         if space.wait {
             at.push(CancelAt::Tool);
         }
+        if space.tool_outcomes {
+            at.push(CancelAt::ToolHang);
+        }
         choices.push((2, prop::sample::select(at).prop_map(Ending::Cancel).boxed()));
     }
     proptest::strategy::Union::new_weighted(choices).boxed()
+}
+
+/// What the MCP server answers a generated read with: mostly the tool run as it is; a crash is
+/// the corpus's alone (a server gone has no tools for the turns after it, which agents may
+/// start again or not).
+fn tool_outcome(space: Space) -> BoxedStrategy<Option<ToolOutcome>> {
+    if !space.tool_outcomes {
+        return Just(None).boxed();
+    }
+    let faults = prop::sample::select(vec![
+        ToolOutcome::Error("permission denied: notes.txt".to_owned()),
+        ToolOutcome::RpcError("internal error: the index is unavailable".to_owned()),
+        ToolOutcome::Result("Buy bread.".to_owned()),
+        ToolOutcome::SlowMs(SLOW_MS),
+    ]);
+    proptest::option::weighted(0.3, faults).boxed()
 }
 
 fn turn(space: Space) -> impl Strategy<Value = Turn> {
@@ -168,8 +206,8 @@ fn turn(space: Space) -> impl Strategy<Value = Turn> {
     let http = prop::collection::vec(http, 0..=MAX_RETRIES + 1);
     let flags = (any::<bool>(), prop::bool::weighted(0.15), prop::bool::weighted(0.2), prop::bool::weighted(0.1));
     let misbehaviour = (prop::bool::weighted(0.1), prop::bool::weighted(0.1));
-    (http, 0usize..4, ending(space), flags, misbehaviour).prop_map(
-        move |(mut http, chunks, ending, (tool, busy, reload, unknown), (invalid, repeated))| {
+    (http, 0usize..4, ending(space), flags, misbehaviour, tool_outcome(space)).prop_map(
+        move |(mut http, chunks, ending, (tool, busy, reload, unknown), (invalid, repeated), tool_outcome)| {
             // A cancel needs text to cancel after; a stall shows at most the text it has.
             let chunks = match ending {
                 Ending::Cancel(CancelAt::Text) => chunks.max(2),
@@ -183,8 +221,10 @@ fn turn(space: Space) -> impl Strategy<Value = Turn> {
                 // Only that failure: the client cancels in the first gap after an HTTP error.
                 http.clear();
             }
-            let tool = tool && !matches!(ending, Ending::Cancel(CancelAt::Tool | CancelAt::RetryWait));
-            let calls_first = !matches!(ending, Ending::Cancel(CancelAt::Tool | CancelAt::RetryWait));
+            let calls_only =
+                matches!(ending, Ending::Cancel(CancelAt::Tool | CancelAt::ToolHang | CancelAt::RetryWait));
+            let tool = tool && !calls_only;
+            let calls_first = !calls_only;
             let unknown_tool = unknown && calls_first;
             let invalid_args = invalid && calls_first && space.tools && space.raw_arguments;
             let repeated_id = repeated && calls_first && space.tools;
@@ -192,8 +232,9 @@ fn turn(space: Space) -> impl Strategy<Value = Turn> {
             // Reasoning frames would move the busy prompt's pause before the first delta.
             let ending = if busy { Ending::Completed { reasoning: false } } else { ending };
             let tool = tool && space.tools;
+            let tool_outcome = tool_outcome.filter(|_| tool);
             let reload = reload && space.load;
-            Turn { http, tool, unknown_tool, invalid_args, repeated_id, chunks, ending, busy, reload }
+            Turn { http, tool, tool_outcome, unknown_tool, invalid_args, repeated_id, chunks, ending, busy, reload }
         },
     )
 }
@@ -247,7 +288,8 @@ impl Turn {
             "interrupted" => covers.push("ACP-STOP-REASON"),
             _ => {}
         }
-        if self.tool || self.unknown_tool || self.invalid_args || self.ending == Ending::Cancel(CancelAt::Tool) {
+        let cancels_a_tool = matches!(self.ending, Ending::Cancel(CancelAt::Tool | CancelAt::ToolHang));
+        if self.tool || self.unknown_tool || self.invalid_args || cancels_a_tool {
             covers.push("ACP-TOOL-STATUS");
         }
         if self.invalid_args {
@@ -265,7 +307,7 @@ impl Turn {
         if matches!(self.ending, Ending::Truncated | Ending::CutCall) {
             covers.push("ACP-TRUNCATION-STOP-REASON");
         }
-        if self.ending == Ending::Cancel(CancelAt::Tool) {
+        if cancels_a_tool {
             covers.push("TURN-ORPHAN-REPAIR");
         }
         if self.busy {
@@ -304,7 +346,7 @@ impl Generated {
             let cancel = match turn.ending {
                 _ if turn.exhausted() => None,
                 Ending::Cancel(CancelAt::Text) => Some(Trigger::FirstDelta),
-                Ending::Cancel(CancelAt::Tool) => Some(Trigger::ToolCall),
+                Ending::Cancel(CancelAt::Tool | CancelAt::ToolHang) => Some(Trigger::ToolCall),
                 Ending::Cancel(CancelAt::RetryWait) => Some(Trigger::RetryWait),
                 _ => None,
             };
@@ -339,8 +381,10 @@ impl Generated {
                     let _ = writeln!(text, "  {{ calls = [{call}, {call}] }},");
                 }
                 if turn.tool {
-                    let call =
-                        format!("{{ name = \"read\", args = {{ path = \"notes.txt\" }}, call_id = \"call_t{n}\" }}");
+                    let outcome = turn.tool_outcome.as_ref().map(outcome_toml).unwrap_or_default();
+                    let call = format!(
+                        "{{ name = \"read\", args = {{ path = \"notes.txt\" }}, call_id = \"call_t{n}\"{outcome} }}"
+                    );
                     let _ = writeln!(text, "  {{ calls = [{call}] }},");
                 }
                 let _ = writeln!(text, "  {},", answer(n, turn));
@@ -388,6 +432,25 @@ fn answer(n: usize, turn: &Turn) -> String {
         Ending::Cancel(CancelAt::Tool) => {
             format!("{{ calls = [{{ name = \"wait\", args = {{ ms = {TOOL_MS} }}, call_id = \"call_w{n}\" }}] }}")
         }
+        Ending::Cancel(CancelAt::ToolHang) => {
+            format!(
+                "{{ calls = [{{ name = \"wait\", args = {{ ms = {TOOL_MS} }}, call_id = \"call_h{n}\", outcome = \"hang\" }}] }}"
+            )
+        }
         Ending::Cancel(CancelAt::RetryWait) => format!("{{ status = 429, retry_after = {RETRY_AFTER_S} }}"),
     }
+}
+
+/// A call's `outcome` key, as a scenario file writes it (after a comma).
+fn outcome_toml(outcome: &ToolOutcome) -> String {
+    let quoted = |text: &str| toml_edit::Value::from(text).to_string();
+    let value = match outcome {
+        ToolOutcome::Result(text) => format!("{{ result = {} }}", quoted(text)),
+        ToolOutcome::Error(text) => format!("{{ error = {} }}", quoted(text)),
+        ToolOutcome::RpcError(text) => format!("{{ rpc_error = {} }}", quoted(text)),
+        ToolOutcome::Crash => "\"crash\"".to_owned(),
+        ToolOutcome::Hang => "\"hang\"".to_owned(),
+        ToolOutcome::SlowMs(ms) => format!("{{ slow_ms = {ms} }}"),
+    };
+    format!(", outcome = {value}")
 }
