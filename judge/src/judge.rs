@@ -420,7 +420,7 @@ impl Evidence<'_> {
         // messages only (a long Session costs linear time).
         let mut seen: HashSet<(&str, usize)> = HashSet::new();
         let mut runs: HashMap<usize, Pairing> = HashMap::new();
-        let mut served = Served { calls: &self.capture.tool_calls, taken: vec![false; self.capture.tool_calls.len()] };
+        let mut served = Served::of(self.capture);
         for (idx, (_, conversation, new)) in views::read_new_messages(self).enumerate() {
             // Within a run, the k-th result of an id answers the k-th call of that id.
             let Pairing { open, answered } = runs.entry(conversation.run).or_default();
@@ -467,15 +467,20 @@ impl Evidence<'_> {
 
 /// The calls gauntlet's MCP server received, each the outcome of one scripted call: the first
 /// not yet taken with the call's tool and arguments.
-struct Served<'a> {
+pub(crate) struct Served<'a> {
     calls: &'a [ToolCall],
     taken: Vec<bool>,
 }
 
-impl Served<'_> {
+impl<'a> Served<'a> {
+    /// Every call the capture's MCP server received, none taken yet.
+    pub(crate) fn of(capture: &'a Capture) -> Served<'a> {
+        Served { calls: &capture.tool_calls, taken: vec![false; capture.tool_calls.len()] }
+    }
+
     /// What the server really returned for `call`: a failure when it never received it (the
     /// tool did not run, whatever the agent told its model).
-    fn outcome(&mut self, call: &MappedCall) -> Outcome {
+    pub(crate) fn outcome(&mut self, call: &MappedCall) -> Outcome {
         let tool = call.tool.as_str();
         let found = self
             .calls

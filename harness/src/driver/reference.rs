@@ -30,6 +30,7 @@ use crate::driver::conversation::{self, Connection, PRELOADED_SESSION_ID};
 use crate::driver::{Driver, IN_PROCESS_DEADLINE, assemble, guarded, prepare_workspace};
 use gauntlet_judge::capture::Capture;
 use gauntlet_judge::scenario::Scenario;
+use gauntlet_judge::tool_map::MappedCall;
 
 /// The context window the reference agent reports in `usage_update`.
 pub const CONTEXT_WINDOW: u64 = 400_000;
@@ -189,6 +190,7 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
     capture.faults.extend(fault);
     if let Some(tools) = &tools {
         capture.tool_calls = tools.journal();
+        capture.mapped_calls = mock.report().renamed.into_iter().filter_map(MappedCall::served).collect();
     }
     capture
 }

@@ -60,6 +60,7 @@ mod subagent_terminal_evidence;
 mod terminal_evidence;
 mod tool_calls_paired;
 mod tool_calls_projected;
+mod tool_results_served;
 mod truncation_stop_reason;
 mod turns_terminated;
 mod unplaced_requests;
@@ -111,6 +112,7 @@ pub const ALL: &[Invariant] = &[
     compaction_no_partial::INVARIANT,
     audit_only_not_replayed::INVARIANT,
     tool_calls_paired::INVARIANT,
+    tool_results_served::INVARIANT,
     orphan_calls_repaired::INVARIANT,
     provider_script_strict::INVARIANT,
     unplaced_requests::INVARIANT,
