@@ -165,6 +165,11 @@ pub struct ChildScript {
     /// The answers to this child's requests, in order.
     #[serde(default)]
     pub respond: Vec<Response>,
+    /// The text the child's first user message holds: the prompt its parent delegated. Given,
+    /// the child's requests are known by it, whatever Session they name (an agent's own
+    /// delegation tool, `delegate`); without it, by the child's Session id (the route).
+    #[serde(default)]
+    pub prompt: Option<String>,
 }
 
 /// Runtime settings for a scenario.
@@ -395,6 +400,9 @@ impl Scenario {
         }
         for (route, child) in &self.children {
             script.routes.insert(route.clone(), child.respond.clone());
+            if let Some(prompt) = &child.prompt {
+                script.prompted.insert(route.clone(), prompt.clone());
+            }
         }
         script
     }
@@ -431,6 +439,11 @@ impl Scenario {
     /// gauntlet's MCP server can play.
     pub fn serves_mcp(&self) -> bool {
         self.scripted_calls().any(|call| call.outcome.is_some())
+    }
+
+    /// True when the scenario's model calls `tool`.
+    pub fn calls(&self, tool: &str) -> bool {
+        self.scripted_calls().any(|call| call.name == tool)
     }
 
     /// True when a call of `tool` with `args` has its answer scripted (`outcome`).
@@ -476,7 +489,7 @@ impl Scenario {
             }
             for call in turn.respond.iter().flat_map(|response| response.calls.iter()) {
                 match call.name.as_str() {
-                    "spawn_agent" | "wait_agent" | "close_agent" => {
+                    "spawn_agent" | "wait_agent" | "close_agent" | "delegate" => {
                         needs.insert(Capability::Subagents);
                     }
                     "run_workflow" => {
@@ -601,7 +614,7 @@ pub struct Inexpressible {
 }
 
 /// The delegation tools of the reference (docs/scenario-format.md "Child Sessions").
-pub const DELEGATION_TOOLS: &[&str] = &["spawn_agent", "wait_agent", "close_agent", "run_workflow"];
+pub const DELEGATION_TOOLS: &[&str] = &["spawn_agent", "wait_agent", "close_agent", "delegate", "run_workflow"];
 
 /// Something a scenario needs of an implementation (declared in its profile).
 #[derive(

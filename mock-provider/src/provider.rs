@@ -279,6 +279,7 @@ impl MockProvider {
             Err(state) => state,
         };
         let session = header(SESSION_HEADER);
+        let named = named.or_else(|| self.prompted_route(&body));
         let route = self.route(&mut state, named, endpoint, session.as_deref());
         let journal_route = match &route {
             Ok(route) => route.unwrap_or_default().to_owned(),
@@ -510,6 +511,16 @@ impl MockProvider {
                 dialect: self.dialect,
             }),
         }
+    }
+
+    /// The route whose text the request's first user message holds ([`Script::prompted`]).
+    fn prompted_route(&self, body: &Body) -> Option<&str> {
+        if self.script.prompted.is_empty() {
+            return None;
+        }
+        let conversation = body.json().and_then(|value| self.dialect.read(value).ok())?;
+        let first = conversation.user_texts().next()?;
+        self.script.prompted.iter().find(|(_, prompt)| first.contains(prompt.as_str())).map(|(route, _)| route.as_str())
     }
 
     /// The index of the next response and its route key, or why there is none.

@@ -31,6 +31,12 @@ pub struct Script {
     /// unconsumed: only an agent that continues asks it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub continuations: Vec<Option<usize>>,
+    /// Routes known by what their conversation carries: a request whose first user message
+    /// holds the route's text is that route's, whatever Session it names (a child an agent's own
+    /// delegation tool starts, named by the prompt it was delegated, with no header the agent
+    /// does not send).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub prompted: BTreeMap<String, String>,
 }
 
 /// The answer to a request made after its turn's responses are used up.

@@ -55,6 +55,10 @@ struct Flags {
     /// `run_workflow`): child sessions get their own Logs beside the parent's.
     #[arg(long, env = "GAUNTLET_DELEGATION")]
     delegation: bool,
+    /// With `--delegation`, offer `delegate` too: a subagent run and waited for in one call,
+    /// as an agent's own synchronous delegation tool.
+    #[arg(long, env = "GAUNTLET_DELEGATE")]
+    delegate: bool,
     /// At most this many subagents of a session run at once; more wait queued.
     #[arg(long, env = "GAUNTLET_MAX_SUBAGENTS", default_value_t = 6)]
     max_subagents: usize,
@@ -93,6 +97,7 @@ fn main() -> ExitCode {
             ids,
             clock,
             delegation: flags.delegation,
+            delegate: flags.delegate,
             max_subagents: flags.max_subagents,
             plans: flags.plans,
             mcp: Arc::new(gauntlet_agent::tools::mcp::Processes),

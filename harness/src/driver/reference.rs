@@ -147,6 +147,7 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
         // The Turn corpus's requests offer the workspace tools only; scenarios that delegate
         // get the delegation tools too, and scenarios that keep a to-do list the `plan` tool.
         delegation: scenario.delegates(),
+        delegate: scenario.calls("delegate"),
         max_subagents: scenario.config.max_subagents,
         plans: scenario.plans(),
         mcp: match &tools {

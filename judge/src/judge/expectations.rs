@@ -50,7 +50,8 @@ pub fn check(scenario: &Scenario, evidence: &Evidence) -> Vec<Finding> {
         fail(problem);
     }
     for (route, child) in &scenario.children {
-        let subagent = evidence.audit.subagents.iter().find(|subagent| subagent.child_session_id == *route);
+        let session = child.prompt.as_deref().and_then(|prompt| prompted_child(evidence, prompt)).unwrap_or(route);
+        let subagent = evidence.audit.subagents.iter().find(|subagent| subagent.child_session_id == *session);
         if let Some(expected) = child.expect {
             match subagent.and_then(|subagent| subagent.status) {
                 Some(status) if status == expected => {}
@@ -194,6 +195,18 @@ fn check_workflows(scenario: &Scenario, evidence: &Evidence, fail: &mut impl FnM
             fail(format!("workflow {n}: expected waves {waves:?}, the spine shows {:?}", audit.waves));
         }
     }
+}
+
+/// The child Session whose Log opens with a user message holding `prompt`: a child scripted by
+/// what it was delegated, whatever id the agent gave it.
+fn prompted_child<'e>(evidence: &'e Evidence, prompt: &str) -> Option<&'e str> {
+    evidence.capture.children.iter().find_map(|(id, lines)| {
+        let first: serde_json::Value = lines.iter().find_map(|line| {
+            let value: serde_json::Value = serde_json::from_str(line).ok()?;
+            (value["type"] == "user_message").then_some(value)
+        })?;
+        first["data"]["text"].as_str().is_some_and(|text| text.contains(prompt)).then_some(id.as_str())
+    })
 }
 
 /// A scripted `read` of a file the scenario seeded, run as the agent's own tool through the

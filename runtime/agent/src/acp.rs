@@ -83,6 +83,8 @@ pub struct AgentConfig {
     pub clock: Clock,
     /// Offer delegation (subagents and workflows) in new and loaded Sessions.
     pub delegation: bool,
+    /// Offer the synchronous `delegate` tool beside them.
+    pub delegate: bool,
     /// At most this many Subagents of a Session run at once.
     pub max_subagents: usize,
     /// Offer the `plan` tool, whose lists are shown as ACP `plan` updates.
@@ -453,7 +455,8 @@ impl Agent {
         recovery::close_dangling_turn(&mut session).map_err(log_error)?;
         let mut tools = Toolbox::workspace();
         if self.config.delegation {
-            tools = tools.with(Delegation::open(&mut session, self.config.max_subagents).map_err(log_error)?);
+            let delegation = Delegation::open(&mut session, self.config.max_subagents).map_err(log_error)?;
+            tools = tools.with(delegation.with_delegate(self.config.delegate));
         }
         if self.config.plans {
             tools = tools.with(Plan);
@@ -804,6 +807,7 @@ mod tests {
             ids: Arc::new(Sequential::default()),
             clock: Clock::System,
             delegation: false,
+            delegate: false,
             max_subagents: 1,
             plans: false,
         }

@@ -1,4 +1,4 @@
-//! Delegation as a [`ToolSet`]: `spawn_agent`, `wait_agent`, `close_agent` ([`subagents`])
+//! Delegation as a [`ToolSet`]: `spawn_agent`, `wait_agent`, `close_agent`, `delegate` ([`subagents`])
 //! and `run_workflow` ([`workflows`]) over one [`Subagents`] manager, registered into a
 //! delegating Session's [`Toolbox`](crate::tools::Toolbox). Child Sessions get the workspace
 //! tools only, so children never delegate (pixir.md 7 `max_depth`).
@@ -18,6 +18,8 @@ use crate::workflows;
 #[derive(Debug)]
 pub struct Delegation {
     subagents: Subagents,
+    /// Whether the synchronous `delegate` is offered too.
+    delegate: bool,
 }
 
 impl Delegation {
@@ -29,13 +31,22 @@ impl Delegation {
         for payload in detached {
             session.record(payload)?;
         }
-        Ok(Delegation { subagents })
+        Ok(Delegation { subagents, delegate: false })
+    }
+
+    /// Offers the synchronous `delegate` too, when `delegate`.
+    #[must_use]
+    pub fn with_delegate(self, delegate: bool) -> Delegation {
+        Delegation { delegate, ..self }
     }
 }
 
 impl ToolSet for Delegation {
     fn definitions(&self) -> Vec<Value> {
         let mut definitions = subagents::definitions();
+        if self.delegate {
+            definitions.push(subagents::delegate_definition());
+        }
         definitions.push(workflows::definition());
         definitions
     }
@@ -44,6 +55,7 @@ impl ToolSet for Delegation {
         let subagents = &mut self.subagents;
         Some(match name {
             "spawn_agent" => Box::pin(async move { subagents.spawn_agent(session, args) }),
+            "delegate" if self.delegate => Box::pin(subagents.delegate(session, args)),
             "wait_agent" => Box::pin(subagents.wait_agent(session, args)),
             "close_agent" => Box::pin(subagents.close_agent(session, args)),
             "run_workflow" => Box::pin(workflows::run_workflow(subagents, session, args)),

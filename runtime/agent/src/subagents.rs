@@ -298,6 +298,26 @@ pub fn definitions() -> Vec<Value> {
     ]
 }
 
+/// The definition of `delegate`, the synchronous delegation tool.
+pub fn delegate_definition() -> Value {
+    json!({
+        "type": "function",
+        "name": "delegate",
+        "description": "Run a subagent on a task and wait for its answer: a child session with its own log.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "prompt": {"type": "string"},
+                "description": {"type": "string", "description": "A short name for the task"},
+                "agent": {"type": "string", "description": "Role, e.g. worker or explorer"},
+                "timeout_ms": {"type": "integer", "minimum": 1},
+            },
+            "required": ["prompt"],
+            "additionalProperties": false,
+        },
+    })
+}
+
 impl Subagents {
     /// Records what children reported since the last look, without waiting.
     pub(crate) fn drain(&mut self, session: &mut Session) -> Result<(), LogError> {
@@ -556,6 +576,41 @@ impl Subagents {
             "output": format!("Spawned {id} ({}): {}, timeout {timeout_ms}ms.", field("agent"), field("status")),
             "subagent": view,
         })))
+    }
+
+    /// `delegate {prompt, description?, agent?, timeout_ms?}`: a child that works on `prompt`,
+    /// waited for until it ends, its answer the call's result, as an agent's own synchronous
+    /// delegation tool does (Claude Code's `Task`, opencode's `task`). A child that did not
+    /// complete is a failed call, its status and summary in the error: never its partial
+    /// text as a finished result (SUB-PARTIAL-NOT-COMPLETED).
+    pub(crate) async fn delegate(&mut self, session: &mut Session, args: &Value) -> Result<Data, LogError> {
+        let Some(prompt) = args.get("prompt").and_then(Value::as_str).filter(|prompt| !prompt.trim().is_empty()) else {
+            return Ok(ToolFailure::new("invalid_args", "`prompt` must be a non-empty string").into_result());
+        };
+        let timeout_ms = match positive(args, "timeout_ms", DEFAULT_TIMEOUT_MS) {
+            Ok(ms) => ms,
+            Err(failure) => return Ok(failure.into_result()),
+        };
+        let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
+        let spec = ChildSpec {
+            session_id: format!("sub_{}", self.next_index),
+            agent: text("agent").unwrap_or_else(|| "default".to_owned()),
+            task: text("description").unwrap_or_else(|| prompt.to_owned()),
+            prompt: prompt.to_owned(),
+            timeout_ms,
+        };
+        let id = self.launch_child(session, spec)?;
+        // The child ends by its own timeout; the wait has none of its own.
+        self.wait_terminal(session, std::slice::from_ref(&id), deadline_after(LONGEST_WAIT)).await?;
+        let view = view(&self.last_event(&id).cloned().unwrap_or_default());
+        let field = |key: &str| view.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+        if self.status(&id) == Some(SubagentStatus::Completed) {
+            return Ok(object(json!({"ok": true, "output": field("summary"), "subagent": view})));
+        }
+        let message = format!("{id} ended {}: {}", field("status"), field("summary"));
+        let mut failure = ToolFailure::new("subagent_not_completed", message);
+        failure.details = json!({"subagent": view});
+        Ok(failure.into_result())
     }
 
     /// `wait_agent {ids?, timeout_ms?}`: waits until every listed child is terminal or the wait

@@ -137,14 +137,18 @@ fn lived(evidence: &Evidence) -> Vec<String> {
             .collect();
         logged.dedup();
         let mut opened = false;
-        let mut shown: Vec<&str> = Vec::new();
+        // What each connection showed: a replay on a new one may tell the lifecycle again.
+        let mut connections: Vec<Vec<&str>> = vec![Vec::new()];
         for entry in &evidence.capture.acp {
             // A new connection's client knows no item yet: `session/load` opens it again.
             if entry.get("from").and_then(Value::as_str) == Some("client")
                 && entry.pointer("/message/method").and_then(Value::as_str) == Some("initialize")
             {
                 opened = false;
+                connections.push(Vec::new());
             }
+            let shown_before = connections.iter().any(|shown| !shown.is_empty());
+            let Some(shown) = connections.last_mut() else { continue };
             let Some(update) = entry.pointer("/message/params/update") else { continue };
             if !update.get("toolCallId").and_then(Value::as_str).is_some_and(|call| call.ends_with(&suffix)) {
                 continue;
@@ -155,7 +159,7 @@ fn lived(evidence: &Evidence) -> Vec<String> {
                     opened = true;
                     let status = update.get("status").and_then(Value::as_str).unwrap_or("pending");
                     // Only the first opening shows the child new; a replay shows where it is now.
-                    let first = shown.is_empty();
+                    let first = !shown_before;
                     if first && logged.first() == Some(&"in_progress") && !matches!(status, "pending" | "in_progress") {
                         problems.push(format!("ACP opens the item of {id} {status}, but the Log has it queued"));
                     }
@@ -170,14 +174,16 @@ fn lived(evidence: &Evidence) -> Vec<String> {
                 shown.push(status);
             }
         }
-        shown.dedup();
-        let mut rest = logged.iter();
-        if !shown.iter().all(|status| rest.any(|logged| logged == status)) {
-            problems.push(format!(
-                "ACP shows {id} {}, which does not follow its lifecycle in the Log ({})",
-                shown.join(" → "),
-                logged.join(" → ")
-            ));
+        for mut shown in connections {
+            shown.dedup();
+            let mut rest = logged.iter();
+            if !shown.iter().all(|status| rest.any(|logged| logged == status)) {
+                problems.push(format!(
+                    "ACP shows {id} {}, which does not follow its lifecycle in the Log ({})",
+                    shown.join(" → "),
+                    logged.join(" → ")
+                ));
+            }
         }
     }
     problems
@@ -261,8 +267,13 @@ mod tests {
             ["ACP updates the item of sub_1 before a tool_call opened it", "ACP opens the item of sub_1 a second time"]
         );
         let reconnect = entry("client", json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}));
-        capture.acp = vec![opened(id, "in_progress"), reconnect, opened(id, "failed"), update(id, "completed")];
+        capture.acp = vec![opened(id, "in_progress"), reconnect.clone(), opened(id, "failed"), update(id, "completed")];
         assert_eq!(check(INVARIANT, &capture), Vec::<String>::new(), "a load replays the item to a new client");
+        // A load may tell the whole lifecycle again, from its start.
+        let live = [opened(id, "in_progress"), update(id, "failed"), update(id, "completed")];
+        let replayed = [opened(id, "in_progress"), update(id, "failed")];
+        capture.acp = live.into_iter().chain([reconnect]).chain(replayed).collect();
+        assert_eq!(check(INVARIANT, &capture), Vec::<String>::new(), "a replay on a new connection starts again");
     }
 
     #[test]
