@@ -416,6 +416,12 @@ impl Profile {
             .filter_map(|capability| match capability {
                 Capability::Tools if unmapped.is_empty() => None,
                 Capability::Plans if self.tools.contains_key(&AbstractTool::Plan) => None,
+                // The agent's own synchronous delegation tool plays a scenario that only delegates.
+                Capability::Subagents
+                    if self.tools.contains_key(&AbstractTool::Delegate) && scenario.delegates_synchronously_only() =>
+                {
+                    None
+                }
                 Capability::Compaction if self.passes("{compact_at_tokens}") => None,
                 Capability::Compaction => Some(
                     "compaction (its profile does not pass `{compact_at_tokens}`, so when the agent compacts is not known and the script's summary call has no place)"

@@ -446,6 +446,12 @@ impl Scenario {
         self.scripted_calls().any(|call| call.name == tool)
     }
 
+    /// True when the scenario delegates through `delegate` alone (a synchronous delegation,
+    /// which an agent's own tool can play), no other delegation tool.
+    pub fn delegates_synchronously_only(&self) -> bool {
+        self.calls("delegate") && !DELEGATION_TOOLS.iter().any(|tool| *tool != "delegate" && self.calls(tool))
+    }
+
     /// True when a call of `tool` with `args` has its answer scripted (`outcome`).
     pub fn scripts_outcome(&self, tool: &str, args: &serde_json::Value) -> bool {
         self.scripted_calls().any(|call| call.outcome.is_some() && call.name == tool && call.args == *args)

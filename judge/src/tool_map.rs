@@ -35,12 +35,22 @@ pub enum AbstractTool {
     /// the mapping's `entry` template (`{content}`, `{status}`, `{priority}`, `{index}`), so
     /// the agent shows it as an ACP `plan` (ACP-PLAN-WHOLE-LIST).
     Plan,
+    /// Runs a subagent on a task and returns its answer, synchronously: `{prompt}`,
+    /// `{description}`, `{agent}` (the agent's own delegation tool: Claude Code's `Task`,
+    /// opencode's `task`).
+    Delegate,
 }
 
 impl AbstractTool {
     /// Every abstract tool.
-    pub const ALL: [AbstractTool; 5] =
-        [AbstractTool::Read, AbstractTool::Write, AbstractTool::List, AbstractTool::Wait, AbstractTool::Plan];
+    pub const ALL: [AbstractTool; 6] = [
+        AbstractTool::Read,
+        AbstractTool::Write,
+        AbstractTool::List,
+        AbstractTool::Wait,
+        AbstractTool::Plan,
+        AbstractTool::Delegate,
+    ];
 
     /// Its name in scripts and profiles.
     pub fn as_str(self) -> &'static str {
@@ -50,6 +60,7 @@ impl AbstractTool {
             AbstractTool::List => "list",
             AbstractTool::Wait => "wait",
             AbstractTool::Plan => "plan",
+            AbstractTool::Delegate => "delegate",
         }
     }
 
@@ -65,6 +76,7 @@ impl AbstractTool {
             AbstractTool::Write => &["path", "content"],
             AbstractTool::Wait => &["ms", "seconds"],
             AbstractTool::Plan => &["entries"],
+            AbstractTool::Delegate => &["prompt", "description", "agent"],
         }
     }
 }
@@ -323,6 +335,13 @@ fn values(
         }
         // Filled by `render`, from the `entry` template.
         AbstractTool::Plan => {}
+        AbstractTool::Delegate => {
+            let prompt = text("prompt").unwrap_or_default();
+            values
+                .insert("description".to_owned(), Value::String(text("description").unwrap_or_else(|| prompt.clone())));
+            values.insert("agent".to_owned(), Value::String(text("agent").unwrap_or_default()));
+            values.insert("prompt".to_owned(), Value::String(prompt));
+        }
     }
     values
 }

@@ -11,6 +11,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use crate::body::Body;
+use crate::conversation::Message;
 use crate::dialect::{Answer, Asked, Dialect, EncodeContext, Step, json_answer};
 use crate::increment::Chain;
 use crate::journal::{After, Ended, JournalEntry, Mismatch, MismatchReason, StreamEnd, Timing};
@@ -334,7 +335,8 @@ impl MockProvider {
                 *served = true;
             }
         } else {
-            state.cursors.insert(route.to_owned(), index + 1);
+            // Every request the route answers counts, a repeated fault's too.
+            *state.cursors.entry(route.to_owned()).or_insert(0) += 1;
         }
         self.answer(state, response, &asked, end)
     }
@@ -513,14 +515,26 @@ impl MockProvider {
         }
     }
 
-    /// The route whose text the request's first user message holds ([`Script::prompted`]).
+    /// The route whose text the request's opening user message holds ([`Script::prompted`]).
     fn prompted_route(&self, body: &Body) -> Option<&str> {
         if self.script.prompted.is_empty() {
             return None;
         }
         let conversation = body.json().and_then(|value| self.dialect.read(value).ok())?;
-        let first = conversation.user_texts().next()?;
-        self.script.prompted.iter().find(|(_, prompt)| first.contains(prompt.as_str())).map(|(route, _)| route.as_str())
+        // The user texts the conversation opens with (a wire may split one message into parts:
+        // Claude Code puts a reminder before the delegated prompt).
+        let opening: Vec<&str> = conversation
+            .messages
+            .iter()
+            .map_while(|message| match message {
+                Message::User { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut routes = self.script.prompted.iter();
+        routes
+            .find(|(_, prompt)| opening.iter().any(|text| text.contains(prompt.as_str())))
+            .map(|(route, _)| route.as_str())
     }
 
     /// The index of the next response and its route key, or why there is none.
@@ -572,9 +586,16 @@ impl MockProvider {
                 .ok_or_else(|| exhausted(After::Nothing));
         }
         let index = state.cursors.get(route).copied().unwrap_or(0);
-        match responses.get(index) {
-            Some(response) => Ok((index, key.as_str(), response)),
-            None => Err(MismatchReason::Exhausted { route: route.to_owned(), served: responses.len() }),
+        match (responses.get(index), responses.last()) {
+            (Some(response), _) => Ok((index, key.as_str(), response)),
+            // Past its script, a retry of a route's fault meets the same fault again (the
+            // provider as it is), up to the cap, as a turn's retry does: never a made-up answer.
+            (None, Some(last))
+                if self.script.exhausted == Exhausted::Retry && last.fails() && index - responses.len() < RETRY_CAP =>
+            {
+                Ok((responses.len() - 1, key.as_str(), last))
+            }
+            (None, _) => Err(MismatchReason::Exhausted { route: route.to_owned(), served: responses.len() }),
         }
     }
 
@@ -899,10 +920,24 @@ mod tests {
         assert_eq!(statuses, [Some(200), Some(500), Some(500)]);
     }
 
+    /// A child's retry of its fault meets the fault again, up to the cap, as a turn's does:
+    /// never an answer gauntlet made up.
+    #[test]
+    fn a_routes_fault_meets_its_retries_up_to_the_cap() {
+        let mut script = Script::root(vec![Response::default()]);
+        script.routes.insert("child".into(), vec![Response { status: Some(500), ..Response::default() }]);
+        let provider = MockProvider::new(script);
+        for _ in 0..=RETRY_CAP {
+            assert_eq!(provider.respond(post("/routes/child/v1/responses", "{}")).status, 500);
+        }
+        assert_eq!(provider.respond(post("/routes/child/v1/responses", "{}")).status, 404);
+    }
+
     #[test]
     fn routes_cursors_and_mismatches() {
         let mut script = Script::root(vec![Response::default(), Response::default()]);
         script.routes.insert("side".into(), vec![Response { status: Some(500), ..Response::default() }]);
+        script.exhausted = Exhausted::Unscripted;
         let provider = MockProvider::new(script);
         assert_eq!(provider.respond(post("/v1/responses", r#"{"model":"m"}"#)).status, 200);
         assert_eq!(provider.respond(post("/routes/side/v1/responses", "{}")).status, 500);

@@ -49,7 +49,10 @@ pub fn check(scenario: &Scenario, evidence: &Evidence) -> Vec<Finding> {
     for problem in mapped_reads(scenario, evidence) {
         fail(problem);
     }
-    for (route, child) in &scenario.children {
+    // An agent without a gauntlet Log is judged on how it reports its children instead
+    // (delegation_reported).
+    let children = if evidence.capture.log.is_empty() { None } else { Some(&scenario.children) };
+    for (route, child) in children.into_iter().flatten() {
         let session = child.prompt.as_deref().and_then(|prompt| prompted_child(evidence, prompt)).unwrap_or(route);
         let subagent = evidence.audit.subagents.iter().find(|subagent| subagent.child_session_id == *session);
         if let Some(expected) = child.expect {
@@ -203,7 +206,7 @@ fn prompted_child<'e>(evidence: &'e Evidence, prompt: &str) -> Option<&'e str> {
     evidence.capture.children.iter().find_map(|(id, lines)| {
         let first: serde_json::Value = lines.iter().find_map(|line| {
             let value: serde_json::Value = serde_json::from_str(line).ok()?;
-            (value["type"] == "user_message").then_some(value)
+            (value["type"].as_str() == Some(EventType::UserMessage.as_str())).then_some(value)
         })?;
         first["data"]["text"].as_str().is_some_and(|text| text.contains(prompt)).then_some(id.as_str())
     })

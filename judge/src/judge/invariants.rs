@@ -23,6 +23,7 @@ mod compaction_no_partial;
 mod compaction_recorded;
 mod completed_needs_terminal_event;
 mod delegation_acp_truthful;
+mod delegation_reported;
 mod diagnostic_not_answer;
 mod error_data_complete;
 mod failure_evidence_complete;
@@ -112,6 +113,7 @@ pub const ALL: &[Invariant] = &[
     compaction_no_partial::INVARIANT,
     audit_only_not_replayed::INVARIANT,
     tool_calls_paired::INVARIANT,
+    delegation_reported::INVARIANT,
     tool_results_served::INVARIANT,
     orphan_calls_repaired::INVARIANT,
     provider_script_strict::INVARIANT,

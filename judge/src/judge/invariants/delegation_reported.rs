@@ -1,0 +1,153 @@
+//! SUB-ACP-ITEM, for an agent without a gauntlet Log that delegates through its own tool (the
+//! profile's `[tools.delegate]`): the call of a child that did not complete never ends
+//! `completed` in ACP. The child's fate is the script's: a child whose stream the mock faulted
+//! ended as its `[children.<route>] expect` says; the item's status is what the agent sent.
+//!
+//! Also SUB-WAIT-OUTCOME: the result the parent's model is told never passes a child's partial
+//! text off as its answer: a result that carries the text the child streamed before its fault
+//! and reads as a success through the mapping ("a parent wait must not report success merely
+//! because a child exists", seed 000).
+
+use gauntlet_agent::event::SubagentStatus;
+use gauntlet_mock_provider::Response;
+use serde_json::Value;
+
+use super::{Invariant, Scope, Violation};
+use crate::judge::Evidence;
+use crate::scenario::ChildScript;
+use crate::tool_map::AbstractTool;
+
+const WAIT: &str = "SUB-WAIT-OUTCOME";
+
+pub const INVARIANT: Invariant =
+    Invariant { id: "SUB-ACP-ITEM", also: &[WAIT], name: "delegation_reported", applies: Scope::Run, check };
+
+fn check(evidence: &Evidence) -> Vec<Violation> {
+    let Some(scenario) = evidence.scenario else { return Vec::new() };
+    // An agent that keeps the Log is judged on its subagent_events (delegation_acp_truthful).
+    if !evidence.capture.log.is_empty() {
+        return Vec::new();
+    }
+    let mut problems = Vec::new();
+    for result in evidence.mapped_results().into_iter().filter(|result| result.call.tool == AbstractTool::Delegate) {
+        let prompt = result.call.args.get("prompt").and_then(Value::as_str).unwrap_or_default();
+        let Some(child) = scenario.children.values().find(|child| child.prompt.as_deref() == Some(prompt)) else {
+            continue;
+        };
+        // Only a fault the mock served is the child's certain fate; a stall past a timeout is the
+        // agent's own (an agent without a child timeout sees the child complete late).
+        if !child.respond.iter().any(Response::fails) {
+            continue;
+        }
+        let Some(ended) = child.expect.filter(|status| *status != SubagentStatus::Completed) else { continue };
+        let (id, name) = (&result.call_id, &result.call.name);
+        if last_status(evidence, id) == Some("completed") {
+            problems.push(Violation::new(format!(
+                "the delegation `{id}` (`delegate` as `{name}`) ends `completed` in ACP, but its child ended `{ended}`"
+            )));
+        }
+        let partial = partial_text(child);
+        if result.outcome.ok && !partial.is_empty() && result.output.contains(&partial) {
+            problems.push(
+                Violation::new(format!(
+                    "the delegation `{id}` (`delegate` as `{name}`) tells the model its child's partial text {partial:?} as a result that {}, but the child ended `{ended}`",
+                    if result.call.mcp { "succeeded" } else { "reads as a success through the profile's mapping" }
+                ))
+                .of(WAIT),
+            );
+        }
+    }
+    problems
+}
+
+/// The last status the live transcript gives the tool item of call `id`.
+fn last_status<'e>(evidence: &'e Evidence, id: &str) -> Option<&'e str> {
+    evidence
+        .capture
+        .acp
+        .iter()
+        .rev()
+        .filter_map(|entry| entry.pointer("/message/params/update"))
+        .filter(|update| update.get("toolCallId").and_then(Value::as_str) == Some(id))
+        .find_map(|update| update.get("status").and_then(Value::as_str))
+}
+
+/// The text a child streamed in responses that then failed: what it said before its fault.
+fn partial_text(child: &ChildScript) -> String {
+    child
+        .respond
+        .iter()
+        .filter(|response| response.fails())
+        .flat_map(|response| response.text.iter())
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::judge::invariants::fixture::{check_played_as, entry};
+
+    /// An agent that hands its model a failed child's partial text as a result and shows the
+    /// delegation `completed` is caught on both counts; shown `failed`, with a failure
+    /// marker, it is not.
+    #[test]
+    fn a_failed_child_reported_as_a_success_is_caught() {
+        let scenario = crate::scenario::parse(
+            r#"title = "t"
+[[turn]]
+prompt = "q"
+respond = [{ calls = [{ name = "delegate", args = { prompt = "Summarise" } }] }, { text = ["x"] }]
+[children.summary]
+prompt = "Summarise"
+expect = "failed"
+respond = [{ text = ["Version 2 ", "adds"], then = { error = "server_error" } }]
+"#,
+            std::path::Path::new("t.toml"),
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+        let mut scenario = scenario;
+        let mapping: crate::tool_map::ToolMapping = toml::from_str(
+            "name = \"Task\"\nargs = { prompt = \"{prompt}\", description = \"{description}\" }\nfailed = [\"<tool_use_error>\"]\n",
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+        scenario.tools.insert(AbstractTool::Delegate, mapping);
+        let run = |output: &str, status: &str| {
+            let rendered = json!({"prompt": "Summarise", "description": "Summarise"});
+            let input = vec![
+                json!({"role": "user", "content": "q"}),
+                json!({"type": "function_call", "call_id": "c1", "name": "Task", "arguments": rendered.to_string()}),
+                json!({"type": "function_call_output", "call_id": "c1", "output": output}),
+            ];
+            let mut capture = crate::judge::invariants::fixture::capture(
+                &[],
+                &[json!({"input": [{"role": "user", "content": "q"}]}), json!({"input": input})],
+            );
+            capture.log.clear();
+            capture.acp = vec![entry(
+                "agent",
+                json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {"sessionUpdate": "tool_call", "toolCallId": "c1", "status": status}}}),
+            )];
+            capture.mapped_calls = vec![crate::tool_map::MappedCall {
+                tool: AbstractTool::Delegate,
+                args: json!({"prompt": "Summarise"}),
+                name: "Task".into(),
+                rendered,
+                mcp: false,
+            }];
+            let mut found = check_played_as(INVARIANT, INVARIANT.id, &capture, &scenario);
+            found.extend(check_played_as(INVARIANT, WAIT, &capture, &scenario));
+            found
+        };
+        assert_eq!(
+            run("Version 2 adds", "completed"),
+            [
+                "the delegation `c1` (`delegate` as `Task`) ends `completed` in ACP, but its child ended `failed`",
+                "the delegation `c1` (`delegate` as `Task`) tells the model its child's partial text \"Version 2 adds\" as a result that reads as a success through the profile's mapping, but the child ended `failed`",
+            ]
+        );
+        assert!(run("<tool_use_error>the child failed: Version 2 adds</tool_use_error>", "failed").is_empty());
+    }
+}
