@@ -109,7 +109,7 @@ pub fn check_summary(run: &CheckRun, expectations: Option<&Path>, dir: &Path) ->
         out.push_str(&format!(
             "\nunexpected failure: {} {}: {}\n",
             failure.scenario,
-            failure.requirement.as_deref().unwrap_or("(fault or expectation)"),
+            failure.headline(),
             failure.message
         ));
     }
