@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::driver::Driver;
+use crate::driver::containment::Method;
 use crate::golden;
 use crate::known_failures::{self, Comparison, KnownFailures};
 use crate::lifecycle::adapter::Adapter;
@@ -74,6 +75,10 @@ pub struct CheckRun {
     pub origin: Origin,
     /// Whether the agents ran in a loopback-only network namespace.
     pub isolated: bool,
+    /// How the processes of each scenario were held, so that none outlived it (a report
+    /// written before there was a choice used the environment mark).
+    #[serde(default = "marked_sweep")]
+    pub containment: Method,
     /// Every scenario, in order.
     pub scenarios: Vec<Checked>,
     /// The run against the expectations file.
@@ -90,6 +95,13 @@ pub struct CheckRun {
     /// Whether the implementation keeps a gauntlet Log (its Log-only requirements are judged).
     #[serde(default)]
     pub logged: bool,
+    /// Processes the profile's `version` command left running, which gauntlet killed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub version_leftovers: Vec<String>,
+}
+
+fn marked_sweep() -> Method {
+    Method::MarkedSweep
 }
 
 impl CheckRun {
@@ -157,8 +169,9 @@ pub fn check_jobs(
     let driver = profile.external();
     let one = |name: &str, loaded| check_one(plan, profile, &driver, name, loaded);
     let scenarios = if jobs > 1 { each_parallel(mine, jobs, progress, one) } else { each(mine, progress, one) };
+    let probe = profile.probe_version();
     let origin = Origin {
-        version: profile.probe_version(),
+        version: probe.version,
         shard: plan.shard,
         corpus_sha256: fingerprint,
         profile_sha256: judged_by(profile.source.as_bytes(), known),
@@ -166,6 +179,7 @@ pub fn check_jobs(
     let mut run = finish(profile.name.clone(), origin, isolated, scenarios, known, &corpus);
     run.unmatched_masks = unmatched_masks(profile, &run.scenarios);
     run.logged = profile.log.is_some();
+    run.version_leftovers = probe.leftovers;
     run.warnings = warnings(&run);
     Ok(run)
 }
@@ -177,13 +191,27 @@ fn judged_by(what: &[u8], known: &KnownFailures) -> Fingerprint {
 }
 
 /// What changes no verdict but a user should know, from the run: each mask that matched
-/// nothing, each model never passed, each process left running.
+/// nothing, each model never passed, each process left running, and a containment weaker than
+/// a PID namespace.
 fn warnings(run: &CheckRun) -> Vec<String> {
     let masks = run
         .unmatched_masks
         .iter()
         .map(|(file, pointer)| format!("the mask `{pointer}` on {file} matched nothing in the whole run"));
-    masks.chain(model_warnings(&run.scenarios)).chain(leftover_warnings(&run.scenarios)).collect()
+    let probe = (!run.version_leftovers.is_empty()).then(|| leftovers("the version command", &run.version_leftovers));
+    let containment = (run.containment != Method::PidNamespace).then(|| {
+        format!(
+            "no PID namespace could be made here (root, or unprivileged user namespaces, and gauntlet-contain beside gauntlet): processes were contained with {}, which {}",
+            run.containment.describe(),
+            run.containment.weakness()
+        )
+    });
+    let scenarios = run
+        .scenarios
+        .iter()
+        .filter(|checked| !checked.leftovers.is_empty())
+        .map(|checked| leftovers(&checked.verdict.scenario, &checked.leftovers));
+    masks.chain(model_warnings(&run.scenarios)).chain(probe).chain(scenarios).chain(containment).collect()
 }
 
 /// Why shards do not merge.
@@ -215,6 +243,8 @@ pub fn merge(shards: Vec<CheckRun>) -> Result<CheckRun, MergeError> {
             return Err(MergeError::Implementations(merged.implementation, shard.implementation));
         }
         merged.isolated &= shard.isolated;
+        merged.containment = merged.containment.max(shard.containment);
+        merged.version_leftovers.extend(shard.version_leftovers);
         merged.scenarios.extend(shard.scenarios);
         merged.comparison.expected.extend(shard.comparison.expected);
         merged.comparison.unexpected.extend(shard.comparison.unexpected);
@@ -270,7 +300,10 @@ pub fn check_adapter(
         profile_sha256: judged_by(command.as_bytes(), known),
     };
     // A lifecycle capture is judged whole: no requirement of its family is about a Log it lacks.
-    Ok(CheckRun { logged: true, ..finish(adapter.command.clone(), origin, isolated, scenarios, known, &corpus) })
+    let mut run =
+        CheckRun { logged: true, ..finish(adapter.command.clone(), origin, isolated, scenarios, known, &corpus) };
+    run.warnings = warnings(&run);
+    Ok(run)
 }
 
 /// A scenario file as [`selection`] loaded it, once; a file that cannot be loaded keeps its
@@ -435,11 +468,13 @@ fn finish(
         implementation,
         origin,
         isolated,
+        containment: Method::here(),
         scenarios,
         comparison,
         warnings: Vec::new(),
         unmatched_masks: Vec::new(),
         logged: false,
+        version_leftovers: Vec::new(),
     }
 }
 
@@ -460,7 +495,7 @@ fn adapter_one(plan: &Plan, adapter: &Adapter, name: &str, loaded: Loaded) -> Ch
         "files": { "results.jsonl": capture.records },
         "stderr_tail": capture.stderr_tail,
     });
-    Checked { evidence: Some(evidence), ..Checked::of(verdict) }
+    Checked { evidence: Some(evidence), leftovers: capture.leftovers, ..Checked::of(verdict) }
 }
 
 /// Plays one Turn scenario on the agent of `profile` and judges it, goldens compared after
@@ -511,22 +546,12 @@ fn other_models(scenario: &Scenario, capture: &Capture) -> BTreeSet<String> {
         .collect()
 }
 
-/// One warning per scenario whose agent left processes running after it was stopped: gauntlet
-/// killed them, and a CI runner would otherwise collect them (issue 33).
-fn leftover_warnings(scenarios: &[Checked]) -> Vec<String> {
-    scenarios
-        .iter()
-        .filter(|checked| !checked.leftovers.is_empty())
-        .map(|checked| {
-            let commands: Vec<String> = checked.leftovers.iter().map(|command| format!("`{command}`")).collect();
-            format!(
-                "{}: the agent left {} running after it was stopped, which gauntlet killed: {}",
-                checked.verdict.scenario,
-                if commands.len() == 1 { "a process" } else { "processes" },
-                commands.join(", ")
-            )
-        })
-        .collect()
+/// The warning for the processes `what` (a scenario, the version command) left running after
+/// it ended: gauntlet killed them, and a CI runner would otherwise collect them (issue 33).
+fn leftovers(what: &str, commands: &[String]) -> String {
+    let quoted: Vec<String> = commands.iter().map(|command| format!("`{command}`")).collect();
+    let (left, them) = if quoted.len() == 1 { ("a process", "it") } else { ("processes", "them") };
+    format!("{what}: {left} still running when it ended, and gauntlet killed {them}: {}", quoted.join(", "))
 }
 
 /// One warning per model the agent called that no scenario told it to, naming where.

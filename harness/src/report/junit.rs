@@ -112,6 +112,8 @@ mod tests {
             implementation: "x".into(),
             origin: crate::origin::Origin::whole(None),
             isolated: true,
+            containment: crate::driver::containment::Method::PidNamespace,
+            version_leftovers: Vec::new(),
             scenarios: vec![Checked::of(bad), Checked::of(Verdict::skipped("acp/b", "lacks cancel".into()))],
             warnings: Vec::new(),
             comparison: Comparison {
