@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use crate::driver::Driver;
 use crate::driver::containment::Method;
 use crate::golden;
+use crate::interrupt::{self, Stop};
 use crate::known_failures::{self, Comparison, KnownFailures};
 use crate::lifecycle::adapter::Adapter;
 use crate::origin::{Fingerprint, NotOneRun, Origin};
@@ -31,7 +32,7 @@ use gauntlet_judge::judge;
 use gauntlet_judge::lifecycle::{self, Family, Kind};
 use gauntlet_judge::locate::LoadError;
 use gauntlet_judge::scenario::Scenario;
-use gauntlet_judge::verdict::{Finding, Layer, Verdict};
+use gauntlet_judge::verdict::{Finding, Layer, Verdict, VerdictKind};
 
 /// One scenario's verdict, and the evidence behind it.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -125,12 +126,16 @@ impl CheckRun {
         names
     }
 
-    /// `(passed, failed)`, the closing line's numbers: the scenarios that do not fail the run,
-    /// and the names that do.
+    /// `(passed, failed)`, the closing line's numbers: the scenarios that do not fail the run
+    /// (an interrupted one neither passes nor fails), and the names that do.
     pub fn counts(&self) -> (usize, usize) {
         let failing = self.failing();
-        let passed =
-            self.scenarios.iter().filter(|checked| !failing.contains(&checked.verdict.scenario.as_str())).count();
+        let passed = self
+            .scenarios
+            .iter()
+            .filter(|checked| checked.verdict.kind != VerdictKind::Interrupted)
+            .filter(|checked| !failing.contains(&checked.verdict.scenario.as_str()))
+            .count();
         (passed, failing.len())
     }
 }
@@ -425,8 +430,20 @@ pub(crate) fn each_parallel<T: Send>(
 }
 
 /// Runs one scenario's check so that a panic of gauntlet's own (in a driver or the judge) is
-/// that scenario's `error`, named as gauntlet's bug, and the rest of the run goes on.
+/// that scenario's `error`, named as gauntlet's bug, and the rest of the run goes on. Once
+/// gauntlet is stopped ([`interrupt`]) no scenario starts, and one in play when it was is
+/// `interrupted`, not judged on what was cut short.
 pub(crate) fn contained(name: &str, check: impl FnOnce() -> Checked) -> Checked {
+    let interrupted = |stop: Stop| Checked::of(Verdict::interrupted(name, &stop.to_string()));
+    if let Some(stop) = interrupt::requested() {
+        return interrupted(stop);
+    }
+    let checked = caught(name, check);
+    interrupt::requested().map_or(checked, interrupted)
+}
+
+/// A check, a panic of gauntlet's own caught as the scenario's `error`.
+fn caught(name: &str, check: impl FnOnce() -> Checked) -> Checked {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(check)).unwrap_or_else(|panic| {
         let message = panic
             .downcast_ref::<String>()
@@ -627,7 +644,6 @@ fn evidence(capture: &Capture) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gauntlet_judge::verdict::VerdictKind;
 
     /// An agent that calls a model of its own (a default it falls back to) is named with the
     /// scenarios where it did, once per model (issue 31).

@@ -552,7 +552,10 @@ async fn version_output(mut command: tokio::process::Command, containment: &Cont
     if let Some(stdout) = child.stdout.take() {
         out.keep(stdout);
     }
-    let _ = tokio::time::timeout(VERSION_DEADLINE, child.wait()).await;
+    tokio::select! {
+        _ = tokio::time::timeout(VERSION_DEADLINE, child.wait()) => {}
+        _ = crate::interrupt::stopped() => {}
+    }
     drop(child);
     let leftovers = containment.end();
     (out.collect().await, leftovers)

@@ -25,6 +25,7 @@ use crate::driver::acp_client::{Permission, Settings};
 use crate::driver::containment::{self, Containment};
 use crate::driver::conversation::{self, Connection, Conversation, PRELOADED_SESSION_ID};
 use crate::driver::{Driver, assemble, prepare_workspace, shipped};
+use crate::interrupt;
 use gauntlet_judge::capture::Capture;
 use gauntlet_judge::scenario::Scenario;
 use gauntlet_judge::tool_map::{self, MappedCall};
@@ -206,16 +207,14 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
     let mut launch = || spawn(external, &values, &home, &workspace, &stderr, &containment);
     let settings = Settings { patience: external.patience, permission: external.permission, mcp_servers };
     let converse = conversation::converse(scenario, &workspace, &mut launch, &settings, external.load, &mock);
-    let conversation = match tokio::time::timeout(external.deadline, converse).await {
-        Ok(conversation) => conversation,
-        // Dropping the conversation dropped every agent it started, and with it their groups.
-        Err(_) => Conversation {
-            faults: vec![format!(
-                "the scenario did not finish within its deadline of {} ms",
-                external.deadline.as_millis()
-            )],
-            ..Conversation::default()
-        },
+    // Dropping the conversation (a deadline, gauntlet stopped) drops every agent it started,
+    // and with it their groups.
+    let fault = |fault: String| Conversation { faults: vec![fault], ..Conversation::default() };
+    let conversation = tokio::select! {
+        played = tokio::time::timeout(external.deadline, converse) => played.unwrap_or_else(|_| {
+            fault(format!("the scenario did not finish within its deadline of {} ms", external.deadline.as_millis()))
+        }),
+        stop = interrupt::stopped() => fault(format!("gauntlet was stopped by {stop} before the scenario finished")),
     };
     let log_path = conversation.session_id.as_deref().and_then(log_path);
     let mut capture = assemble(conversation, log_path.as_deref(), &mock);

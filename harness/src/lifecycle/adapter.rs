@@ -105,7 +105,11 @@ impl Adapter {
                 }
             }
         };
-        match tokio::time::timeout(self.deadline, read).await {
+        let read = tokio::select! {
+            read = tokio::time::timeout(self.deadline, read) => read,
+            stop = crate::interrupt::stopped() => Ok(Err(format!("gauntlet was stopped by {stop}"))),
+        };
+        match read {
             Ok(Ok(())) => {}
             Ok(Err(fault)) => faults.push(fault),
             Err(_) => faults.push(format!(

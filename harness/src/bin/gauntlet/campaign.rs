@@ -28,6 +28,7 @@ pub fn on_reference(
     dir: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
     let plan = crate::corpus::plan(cli, false)?;
+    crate::check::listen();
     let mut options = options(args, count, "reference", Space::ALL, 1, &plan.root, "gauntlet run".to_owned());
     options.shard = cli.shard;
     let campaign = play(&options, format, &campaign::on_reference);
