@@ -559,6 +559,12 @@ impl MockProvider {
                 .ok_or_else(|| exhausted(After::Nothing));
         }
         let index = state.cursors.get(route).copied().unwrap_or(0);
+        // A route no turn binds (a child's; every route under `mock-provider serve`, which
+        // begins no turn) repeats its last response too when the script says so.
+        let index = match self.script.exhausted {
+            Exhausted::RepeatLast => index.min(responses.len().saturating_sub(1)),
+            _ => index,
+        };
         match responses.get(index) {
             Some(response) => Ok((index, key.as_str(), response)),
             None => Err(MismatchReason::Exhausted { route: route.to_owned(), served: responses.len() }),
