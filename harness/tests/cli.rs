@@ -878,23 +878,17 @@ fn path_with_binaries() -> std::ffi::OsString {
     std::env::join_paths(std::iter::once(binaries).chain(std::env::split_paths(&path))).unwrap()
 }
 
-/// An agent that answers `initialize` and `session/new`, then, on its prompt, starts a daemon
-/// that leaves its session and group, says so in `MARKER`, and never answers.
-const HANGING_AGENT: &str = r#"import json, os, subprocess, sys
-def send(message):
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
-for line in sys.stdin:
-    request = json.loads(line)
-    method, ident = request.get("method"), request.get("id")
-    if method == "initialize":
-        send({"jsonrpc": "2.0", "id": ident, "result": {"protocolVersion": 1, "agentCapabilities": {}}})
-    elif method == "session/new":
-        send({"jsonrpc": "2.0", "id": ident, "result": {"sessionId": "hang-1"}})
-    elif method == "session/prompt":
-        subprocess.Popen(["sleep", "4747"], start_new_session=True, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        open(os.environ["MARKER"], "w").close()
+/// An agent that answers `initialize` and `session/new` (the client's requests 1 and 2), then,
+/// on its prompt, starts a daemon that leaves its session and group (`sleep 4747`), says so in
+/// `MARKER`, and never answers (`sleep 4748`).
+const HANGING_AGENT: &str = r#"read -r line
+echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{}}}'
+read -r line
+echo '{"jsonrpc":"2.0","id":2,"result":{"sessionId":"hang-1"}}'
+read -r line
+setsid sleep 4747 </dev/null >/dev/null 2>&1 &
+: > "$MARKER"
+exec sleep 4748
 "#;
 
 /// The live processes whose command line holds `text`.
@@ -922,9 +916,9 @@ fn sigterm_stops_a_check_mid_scenario_and_leaves_nothing() {
         (work.path().join("tmp"), work.path().join("agent"), work.path().join("reports"), work.path().join("prompted"));
     std::fs::create_dir_all(&tmp).unwrap();
     std::fs::create_dir_all(&agent).unwrap();
-    std::fs::write(agent.join("hang.py"), HANGING_AGENT).unwrap();
+    std::fs::write(agent.join("hang.sh"), HANGING_AGENT).unwrap();
     let profile = format!(
-        "name = \"hang\"\ncommand = \"python3\"\nargs = [\"{{profile_dir}}/hang.py\"]\nnetwork = \"host\"\npatience_ms = 60000\ndeadline_ms = 120000\n[env]\nMARKER = \"{}\"\n",
+        "name = \"hang\"\ncommand = \"/bin/sh\"\nargs = [\"{{profile_dir}}/hang.sh\"]\nnetwork = \"host\"\npatience_ms = 60000\ndeadline_ms = 120000\n[env]\nMARKER = \"{}\"\n",
         marker.display()
     );
     std::fs::write(agent.join("hang.toml"), profile).unwrap();
@@ -948,8 +942,7 @@ fn sigterm_stops_a_check_mid_scenario_and_leaves_nothing() {
     let output = check.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(143), "{stderr}");
-    let hang = agent.join("hang.py").display().to_string();
-    assert_eq!(processes_with(&hang), Vec::<String>::new(), "the agent outlived the check");
+    assert_eq!(processes_with("sleep 4748"), Vec::<String>::new(), "the agent outlived the check");
     assert_eq!(processes_with("sleep 4747"), Vec::<String>::new(), "its daemon outlived the check");
     let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().map(|entry| entry.path()).collect();
     assert!(left.is_empty(), "scratch folders left behind: {left:?}");
