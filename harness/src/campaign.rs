@@ -24,13 +24,14 @@ use serde::{Deserialize, Serialize};
 use crate::check::{self, Checked, Progress};
 use crate::driver::Driver;
 use crate::driver::reference::Reference;
+use crate::interrupt;
 use crate::origin::{Fingerprint, NotOneRun, Origin};
 use crate::profile::Profile;
 use gauntlet_judge::contract::{self, Tier};
 use gauntlet_judge::judge;
 use gauntlet_judge::scenario::{self, Capability, Scenario};
 use gauntlet_judge::tool_map::AbstractTool;
-use gauntlet_judge::verdict::{Layer, Verdict};
+use gauntlet_judge::verdict::{Layer, Verdict, VerdictKind};
 use generator::{Generated, Space};
 
 /// Plays one scenario on the implementation under test and judges it (without goldens).
@@ -121,6 +122,10 @@ pub struct Campaign {
     pub failed: usize,
     /// Scenarios gauntlet could not play (`error`), a requirement `ERROR` of their own.
     pub errors: usize,
+    /// Scenarios not played because gauntlet was stopped (SIGINT, SIGTERM), counted in no
+    /// tally; a stopped campaign confirms and shrinks nothing.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub interrupted: usize,
     /// Real time the campaign took, shrinking included.
     pub elapsed_ms: u128,
     /// Per requirement, exercised and failed.
@@ -166,6 +171,7 @@ pub fn merge(shards: Vec<Campaign>) -> Result<Campaign, MergeError> {
         merged.count += shard.count;
         merged.failed += shard.failed;
         merged.errors += shard.errors;
+        merged.interrupted += shard.interrupted;
         merged.elapsed_ms = merged.elapsed_ms.max(shard.elapsed_ms);
         for (requirement, tally) in shard.requirements {
             let total = merged.requirements.entry(requirement).or_default();
@@ -179,6 +185,10 @@ pub fn merge(shards: Vec<Campaign>) -> Result<Campaign, MergeError> {
     merged.reproductions.dedup_by(|later, kept| later.requirement == kept.requirement);
     merged.flaky.sort_by(|a, b| (&a.requirement, a.scenario).cmp(&(&b.requirement, b.scenario)));
     Ok(merged)
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// What a scenario gauntlet could not play (an `error` verdict) counts as.
@@ -307,10 +317,15 @@ pub fn run(options: &Options, play: &Play<'_>, progress: &mut Progress<'_>) -> C
         progress,
         |name, toml: String| Checked::of(verdict_of(play, name, &toml)),
     );
-    let mut played: Vec<BTreeMap<String, String>> = vec![BTreeMap::new(); selected.len()];
+    // A scenario gauntlet was stopped before it played is in no tally.
+    let (mut played, mut ran) = (vec![BTreeMap::new(); selected.len()], Vec::new());
     for (&index, checked) in mine.iter().zip(&results) {
-        played[index] = broken(&checked.verdict);
+        if checked.verdict.kind != VerdictKind::Interrupted {
+            played[index] = broken(&checked.verdict);
+            ran.push(index);
+        }
     }
+    let (interrupted, mine) = (mine.len() - ran.len(), ran);
 
     let mut requirements: BTreeMap<String, Tally> = BTreeMap::new();
     let mut failures: BTreeMap<String, Vec<usize>> = BTreeMap::new();
@@ -340,7 +355,11 @@ pub fn run(options: &Options, play: &Play<'_>, progress: &mut Progress<'_>) -> C
         smallest.sort_by_key(|&index| selected[index].1.len());
         for &index in smallest.iter().take(3) {
             let (name, toml) = &selected[index];
-            if !play_toml(play, name, toml).contains_key(requirement) {
+            let again = play_toml(play, name, toml);
+            if interrupt::requested().is_some() {
+                break;
+            }
+            if !again.contains_key(requirement) {
                 let finding = played[index].get(requirement).cloned().unwrap_or_default();
                 flaky.push(Flaky { requirement: requirement.clone(), scenario: index, finding });
                 continue;
@@ -353,7 +372,9 @@ pub fn run(options: &Options, play: &Play<'_>, progress: &mut Progress<'_>) -> C
         }
         (None, flaky)
     };
-    let failures: Vec<(&String, &Vec<usize>)> = failures.iter().collect();
+    // A stopped campaign confirms and shrinks nothing: what it found is reported as found.
+    let failures: Vec<(&String, &Vec<usize>)> =
+        if interrupt::requested().is_some() { Vec::new() } else { failures.iter().collect() };
     // A reproduction that panicked (gauntlet's bug) leaves its requirement unreproduced.
     let results = crate::pool::map_in_order(
         failures,
@@ -384,6 +405,7 @@ pub fn run(options: &Options, play: &Play<'_>, progress: &mut Progress<'_>) -> C
         count: mine.len(),
         failed,
         errors,
+        interrupted,
         elapsed_ms: started.elapsed().as_millis(),
         requirements,
         reproductions,
@@ -410,7 +432,7 @@ fn shrink(
     let mut steps = 0;
     // proptest's own shrinking walk: simplify while it still fails, step back when it passes.
     if tree.simplify() {
-        while Instant::now() < deadline {
+        while Instant::now() < deadline && interrupt::requested().is_none() {
             let candidate = tree.current();
             // Stepping back can land on the smallest failure itself: no need to play it again.
             let still = candidate == smallest || fails(&candidate).is_some();

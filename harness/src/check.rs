@@ -19,7 +19,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::driver::Driver;
+use crate::driver::containment::Method;
 use crate::golden;
+use crate::interrupt::{self, Stop};
 use crate::known_failures::{self, Comparison, KnownFailures};
 use crate::lifecycle::adapter::Adapter;
 use crate::origin::{Fingerprint, NotOneRun, Origin};
@@ -30,7 +32,7 @@ use gauntlet_judge::judge;
 use gauntlet_judge::lifecycle::{self, Family, Kind};
 use gauntlet_judge::locate::LoadError;
 use gauntlet_judge::scenario::Scenario;
-use gauntlet_judge::verdict::{Finding, Layer, Verdict};
+use gauntlet_judge::verdict::{Finding, Layer, Verdict, VerdictKind};
 
 /// One scenario's verdict, and the evidence behind it.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -74,6 +76,10 @@ pub struct CheckRun {
     pub origin: Origin,
     /// Whether the agents ran in a loopback-only network namespace.
     pub isolated: bool,
+    /// How the processes of each scenario were held, so that none outlived it (a report
+    /// written before there was a choice used the environment mark).
+    #[serde(default = "marked_sweep")]
+    pub containment: Method,
     /// Every scenario, in order.
     pub scenarios: Vec<Checked>,
     /// The run against the expectations file.
@@ -90,6 +96,13 @@ pub struct CheckRun {
     /// Whether the implementation keeps a gauntlet Log (its Log-only requirements are judged).
     #[serde(default)]
     pub logged: bool,
+    /// Processes the profile's `version` command left running, which gauntlet killed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub version_leftovers: Vec<String>,
+}
+
+fn marked_sweep() -> Method {
+    Method::MarkedSweep
 }
 
 impl CheckRun {
@@ -113,12 +126,16 @@ impl CheckRun {
         names
     }
 
-    /// `(passed, failed)`, the closing line's numbers: the scenarios that do not fail the run,
-    /// and the names that do.
+    /// `(passed, failed)`, the closing line's numbers: the scenarios that do not fail the run
+    /// (an interrupted one neither passes nor fails), and the names that do.
     pub fn counts(&self) -> (usize, usize) {
         let failing = self.failing();
-        let passed =
-            self.scenarios.iter().filter(|checked| !failing.contains(&checked.verdict.scenario.as_str())).count();
+        let passed = self
+            .scenarios
+            .iter()
+            .filter(|checked| checked.verdict.kind != VerdictKind::Interrupted)
+            .filter(|checked| !failing.contains(&checked.verdict.scenario.as_str()))
+            .count();
         (passed, failing.len())
     }
 }
@@ -157,8 +174,9 @@ pub fn check_jobs(
     let driver = profile.external();
     let one = |name: &str, loaded| check_one(plan, profile, &driver, name, loaded);
     let scenarios = if jobs > 1 { each_parallel(mine, jobs, progress, one) } else { each(mine, progress, one) };
+    let probe = profile.probe_version();
     let origin = Origin {
-        version: profile.probe_version(),
+        version: probe.version,
         shard: plan.shard,
         corpus_sha256: fingerprint,
         profile_sha256: judged_by(profile.source.as_bytes(), known),
@@ -166,6 +184,7 @@ pub fn check_jobs(
     let mut run = finish(profile.name.clone(), origin, isolated, scenarios, known, &corpus);
     run.unmatched_masks = unmatched_masks(profile, &run.scenarios);
     run.logged = profile.log.is_some();
+    run.version_leftovers = probe.leftovers;
     run.warnings = warnings(&run);
     Ok(run)
 }
@@ -177,13 +196,27 @@ fn judged_by(what: &[u8], known: &KnownFailures) -> Fingerprint {
 }
 
 /// What changes no verdict but a user should know, from the run: each mask that matched
-/// nothing, each model never passed, each process left running.
+/// nothing, each model never passed, each process left running, and a containment weaker than
+/// a PID namespace.
 fn warnings(run: &CheckRun) -> Vec<String> {
     let masks = run
         .unmatched_masks
         .iter()
         .map(|(file, pointer)| format!("the mask `{pointer}` on {file} matched nothing in the whole run"));
-    masks.chain(model_warnings(&run.scenarios)).chain(leftover_warnings(&run.scenarios)).collect()
+    let probe = (!run.version_leftovers.is_empty()).then(|| leftovers("the version command", &run.version_leftovers));
+    let containment = (run.containment != Method::PidNamespace).then(|| {
+        format!(
+            "no PID namespace could be made here (root, or unprivileged user namespaces, and gauntlet-contain beside gauntlet): processes were contained with {}, which {}",
+            run.containment.describe(),
+            run.containment.weakness()
+        )
+    });
+    let scenarios = run
+        .scenarios
+        .iter()
+        .filter(|checked| !checked.leftovers.is_empty())
+        .map(|checked| leftovers(&checked.verdict.scenario, &checked.leftovers));
+    masks.chain(model_warnings(&run.scenarios)).chain(probe).chain(scenarios).chain(containment).collect()
 }
 
 /// Why shards do not merge.
@@ -215,6 +248,8 @@ pub fn merge(shards: Vec<CheckRun>) -> Result<CheckRun, MergeError> {
             return Err(MergeError::Implementations(merged.implementation, shard.implementation));
         }
         merged.isolated &= shard.isolated;
+        merged.containment = merged.containment.max(shard.containment);
+        merged.version_leftovers.extend(shard.version_leftovers);
         merged.scenarios.extend(shard.scenarios);
         merged.comparison.expected.extend(shard.comparison.expected);
         merged.comparison.unexpected.extend(shard.comparison.unexpected);
@@ -270,7 +305,10 @@ pub fn check_adapter(
         profile_sha256: judged_by(command.as_bytes(), known),
     };
     // A lifecycle capture is judged whole: no requirement of its family is about a Log it lacks.
-    Ok(CheckRun { logged: true, ..finish(adapter.command.clone(), origin, isolated, scenarios, known, &corpus) })
+    let mut run =
+        CheckRun { logged: true, ..finish(adapter.command.clone(), origin, isolated, scenarios, known, &corpus) };
+    run.warnings = warnings(&run);
+    Ok(run)
 }
 
 /// A scenario file as [`selection`] loaded it, once; a file that cannot be loaded keeps its
@@ -392,8 +430,20 @@ pub(crate) fn each_parallel<T: Send>(
 }
 
 /// Runs one scenario's check so that a panic of gauntlet's own (in a driver or the judge) is
-/// that scenario's `error`, named as gauntlet's bug, and the rest of the run goes on.
+/// that scenario's `error`, named as gauntlet's bug, and the rest of the run goes on. Once
+/// gauntlet is stopped ([`interrupt`]) no scenario starts, and one in play when it was is
+/// `interrupted`, not judged on what was cut short.
 pub(crate) fn contained(name: &str, check: impl FnOnce() -> Checked) -> Checked {
+    let interrupted = |stop: Stop| Checked::of(Verdict::interrupted(name, &stop.to_string()));
+    if let Some(stop) = interrupt::requested() {
+        return interrupted(stop);
+    }
+    let checked = caught(name, check);
+    interrupt::requested().map_or(checked, interrupted)
+}
+
+/// A check, a panic of gauntlet's own caught as the scenario's `error`.
+fn caught(name: &str, check: impl FnOnce() -> Checked) -> Checked {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(check)).unwrap_or_else(|panic| {
         let message = panic
             .downcast_ref::<String>()
@@ -435,11 +485,13 @@ fn finish(
         implementation,
         origin,
         isolated,
+        containment: Method::here(),
         scenarios,
         comparison,
         warnings: Vec::new(),
         unmatched_masks: Vec::new(),
         logged: false,
+        version_leftovers: Vec::new(),
     }
 }
 
@@ -460,7 +512,7 @@ fn adapter_one(plan: &Plan, adapter: &Adapter, name: &str, loaded: Loaded) -> Ch
         "files": { "results.jsonl": capture.records },
         "stderr_tail": capture.stderr_tail,
     });
-    Checked { evidence: Some(evidence), ..Checked::of(verdict) }
+    Checked { evidence: Some(evidence), leftovers: capture.leftovers, ..Checked::of(verdict) }
 }
 
 /// Plays one Turn scenario on the agent of `profile` and judges it, goldens compared after
@@ -511,22 +563,12 @@ fn other_models(scenario: &Scenario, capture: &Capture) -> BTreeSet<String> {
         .collect()
 }
 
-/// One warning per scenario whose agent left processes running after it was stopped: gauntlet
-/// killed them, and a CI runner would otherwise collect them (issue 33).
-fn leftover_warnings(scenarios: &[Checked]) -> Vec<String> {
-    scenarios
-        .iter()
-        .filter(|checked| !checked.leftovers.is_empty())
-        .map(|checked| {
-            let commands: Vec<String> = checked.leftovers.iter().map(|command| format!("`{command}`")).collect();
-            format!(
-                "{}: the agent left {} running after it was stopped, which gauntlet killed: {}",
-                checked.verdict.scenario,
-                if commands.len() == 1 { "a process" } else { "processes" },
-                commands.join(", ")
-            )
-        })
-        .collect()
+/// The warning for the processes `what` (a scenario, the version command) left running after
+/// it ended: gauntlet killed them, and a CI runner would otherwise collect them (issue 33).
+fn leftovers(what: &str, commands: &[String]) -> String {
+    let quoted: Vec<String> = commands.iter().map(|command| format!("`{command}`")).collect();
+    let (left, them) = if quoted.len() == 1 { ("a process", "it") } else { ("processes", "them") };
+    format!("{what}: {left} still running when it ended, and gauntlet killed {them}: {}", quoted.join(", "))
 }
 
 /// One warning per model the agent called that no scenario told it to, naming where.
@@ -602,7 +644,6 @@ fn evidence(capture: &Capture) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gauntlet_judge::verdict::VerdictKind;
 
     /// An agent that calls a model of its own (a default it falls back to) is named with the
     /// scenarios where it did, once per model (issue 31).

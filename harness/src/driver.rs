@@ -203,6 +203,13 @@ pub fn assemble(conversation: Conversation, log_path: Option<&Path>, mock: &Mock
     capture
 }
 
+/// The program `name` shipped beside the running executable: in its folder, or the folder
+/// above (a test binary of this crate runs from `target/<profile>/deps/`).
+pub fn shipped(name: &str) -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    exe.ancestors().skip(1).take(2).map(|dir| dir.join(name)).find(|path| path.is_file())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

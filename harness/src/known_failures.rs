@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use gauntlet_judge::contract;
 use gauntlet_judge::locate::{self, LoadError};
 use gauntlet_judge::verdict::{Finding, Layer, Verdict, VerdictKind};
 
@@ -55,6 +56,19 @@ pub struct Failure {
     pub also: Vec<String>,
     /// The first finding's message, as evidence.
     pub message: String,
+}
+
+impl Failure {
+    /// How the console names it: its requirement with its tier and, when the same behaviour
+    /// breaks others, how many (`ACP-TOOL-STATUS (MUST) + 2 more`), so the line alone tells a
+    /// lie against a published sentence from advice; a fault or an expectation names none.
+    pub fn headline(&self) -> String {
+        let Some(id) = &self.requirement else { return "(fault or expectation)".to_owned() };
+        match self.also.len() {
+            0 => contract::with_tier(id),
+            more => format!("{} + {more} more", contract::with_tier(id)),
+        }
+    }
 }
 
 /// A run compared with the expectations file.
@@ -264,6 +278,22 @@ mod tests {
             reason: "r".into(),
             flaky: false,
         }
+    }
+
+    /// The console names a failure with its tier, the strongest part first and a count of the
+    /// rest; a fault names no requirement.
+    #[test]
+    fn a_headline_says_the_tier_and_how_many_more() {
+        let failure = |requirement: Option<&str>, also: &[&str]| Failure {
+            scenario: "acp/x".into(),
+            requirement: requirement.map(str::to_owned),
+            also: also.iter().map(|id| (*id).to_owned()).collect(),
+            message: "m".into(),
+        };
+        assert_eq!(failure(Some("ACP-STOP-REASON"), &[]).headline(), "ACP-STOP-REASON (MUST)");
+        let grouped = failure(Some("ACP-STOP-REASON"), &["ACP-FAILURE-IS-ERROR", "WIRE-TERMINAL-EVENT-REQUIRED"]);
+        assert_eq!(grouped.headline(), "ACP-STOP-REASON (MUST) + 2 more");
+        assert_eq!(failure(None, &[]).headline(), "(fault or expectation)");
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //! - [`campaign`]: seeded generated scenarios, confirmed and shrunk.
 //! - [`origin`]: what a report is a part of, so only the shards of one run merge.
 //! - [`schema`]: JSON Schemas of the TOML files, for editors.
+//! - [`interrupt`]: SIGINT and SIGTERM stop every agent, and what finished is written.
 
 pub mod authoring;
 pub mod campaign;
@@ -26,6 +27,7 @@ pub mod check;
 pub mod cli;
 pub mod driver;
 pub mod golden;
+pub mod interrupt;
 pub mod isolation;
 pub mod known_failures;
 pub mod lifecycle;

@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::time::Duration;
 
 use gauntlet_mock_provider::tool_names::{McpCalls, TOOLS};
@@ -13,11 +14,25 @@ use gauntlet_mock_provider::{Dialect, SideRequest};
 use serde::Deserialize;
 
 use crate::driver::acp_client::Permission;
-use crate::driver::external::{External, gauntlet_program, shipped};
+use crate::driver::containment::Containment;
+use crate::driver::external::{External, Tail, gauntlet_program};
+use crate::driver::shipped;
 use gauntlet_judge::capture;
 use gauntlet_judge::locate::{self, LoadError, Step};
 use gauntlet_judge::scenario::{AcpVersion, Capability, FaultKind, Knobs, RetryBudget, Scenario};
 use gauntlet_judge::tool_map::{self, AbstractTool, ToolMap};
+
+/// How long a profile's `version` command may take.
+const VERSION_DEADLINE: Duration = Duration::from_secs(30);
+
+/// What a profile's `version` command said, and what it left running.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VersionProbe {
+    /// Its first line of output, trimmed; `None` without one (no command, no output, a hang).
+    pub version: Option<String>,
+    /// The command lines of the processes it left running, which gauntlet killed.
+    pub leftovers: Vec<String>,
+}
 
 /// The placeholders gauntlet fills in a profile's command, arguments, environment and files.
 pub const PLACEHOLDERS: &[&str] = &[
@@ -517,18 +532,46 @@ impl Profile {
         }
     }
 
-    /// The implementation's version, from the profile's `version` command; `None` when there is
-    /// none or it fails.
-    pub fn probe_version(&self) -> Option<String> {
-        let (program, args) = self.version.split_first()?;
+    /// The profile's `version` command run, contained like the agent, with a deadline: its
+    /// first line of output, and what it left running (killed, and named for the report).
+    pub fn probe_version(&self) -> VersionProbe {
+        let Some((program, args)) = self.version.split_first() else { return VersionProbe::default() };
         let program = if program == "{command}" { self.program() } else { PathBuf::from(program) };
         let dir = self.dir.display().to_string();
-        let args = args.iter().map(|arg| arg.replace("{profile_dir}", &dir));
-        let output = std::process::Command::new(program).args(args).output().ok()?;
-        let text = String::from_utf8_lossy(&output.stdout);
-        let line = text.lines().find(|line| !line.trim().is_empty())?.trim();
-        Some(line.to_owned())
+        let containment = Containment::new();
+        let mut command = tokio::process::Command::from(containment.command(&program));
+        command
+            .args(args.iter().map(|arg| arg.replace("{profile_dir}", &dir)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .kill_on_drop(true);
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+            return VersionProbe::default();
+        };
+        let (text, leftovers) = runtime.block_on(version_output(command, &containment));
+        let version = text.lines().find(|line| !line.trim().is_empty()).map(|line| line.trim().to_owned());
+        VersionProbe { version, leftovers }
     }
+}
+
+/// What a version command printed, and what it left running: its output is read until it
+/// exits (a deadline at most), then whatever it left is ended, so a daemon holding its stdout
+/// cannot hold the check.
+async fn version_output(mut command: tokio::process::Command, containment: &Containment) -> (String, Vec<String>) {
+    let Ok(mut child) = command.spawn() else { return (String::new(), containment.end()) };
+    let out = Tail::default();
+    if let Some(stdout) = child.stdout.take() {
+        out.keep(stdout);
+    }
+    tokio::select! {
+        _ = tokio::time::timeout(VERSION_DEADLINE, child.wait()) => {}
+        _ = crate::interrupt::stopped() => {}
+    }
+    drop(child);
+    let leftovers = containment.end();
+    (out.collect().await, leftovers)
 }
 
 #[cfg(test)]

@@ -57,16 +57,19 @@ pub fn files(report: &CheckReport<'_>) -> [(&'static str, String); 3] {
     ]
 }
 
-/// How many verdicts of each kind, in vocabulary order.
-pub fn tally(verdicts: &[Verdict]) -> [(VerdictKind, usize); 5] {
-    [
+/// How many verdicts of each kind, in vocabulary order; `interrupted` only in a run gauntlet
+/// was stopped in.
+pub fn tally(verdicts: &[Verdict]) -> Vec<(VerdictKind, usize)> {
+    let count = |kind| (kind, verdicts.iter().filter(|verdict| verdict.kind == kind).count());
+    let kinds = [
         VerdictKind::Identical,
         VerdictKind::Conformant,
         VerdictKind::Nonconformant,
         VerdictKind::Error,
         VerdictKind::Skipped,
-    ]
-    .map(|kind| (kind, verdicts.iter().filter(|verdict| verdict.kind == kind).count()))
+    ];
+    let interrupted = Some(count(VerdictKind::Interrupted)).filter(|(_, n)| *n > 0);
+    kinds.map(count).into_iter().chain(interrupted).collect()
 }
 
 /// The summary line: how many scenarios, of each verdict, and the time they took.
@@ -109,7 +112,7 @@ pub fn check_summary(run: &CheckRun, expectations: Option<&Path>, dir: &Path) ->
         out.push_str(&format!(
             "\nunexpected failure: {} {}: {}\n",
             failure.scenario,
-            failure.requirement.as_deref().unwrap_or("(fault or expectation)"),
+            failure.headline(),
             failure.message
         ));
     }

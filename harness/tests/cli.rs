@@ -125,8 +125,15 @@ fn round_trip(name: &str) -> Result<(), String> {
     let complete_lines = |ndjson: &str| ndjson.lines().filter(|line| line.ends_with('}')).count();
     let preloaded =
         |scenario: &gauntlet_judge::scenario::Scenario| scenario.log.as_ref().map(|log| complete_lines(&log.ndjson));
+    // Children known by their prompt come back named by their Session ids, as a Log knows them.
+    let by_prompt = original.children.values().any(|child| child.prompt.is_some());
     let shape = |scenario: &gauntlet_judge::scenario::Scenario| {
-        (preloaded(scenario), scenario.turns.len(), scenario.children.keys().cloned().collect::<Vec<_>>())
+        let names: Vec<String> = if by_prompt {
+            (1..=scenario.children.len()).map(|n| format!("child {n}")).collect()
+        } else {
+            scenario.children.keys().cloned().collect()
+        };
+        (preloaded(scenario), scenario.turns.len(), names)
     };
     // A reload whose fresh process writes recovery evidence (a running child found `detached`)
     // is where the reproduced process began: the turns before it are preloaded.
@@ -876,4 +883,82 @@ fn path_with_binaries() -> std::ffi::OsString {
     let binaries = Path::new(env!("CARGO_BIN_EXE_gauntlet")).parent().unwrap().to_owned();
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::join_paths(std::iter::once(binaries).chain(std::env::split_paths(&path))).unwrap()
+}
+
+/// An agent that answers `initialize` and `session/new` (the client's requests 1 and 2), then,
+/// on its prompt, starts a daemon that leaves its session and group (`sleep 4747`), says so in
+/// `MARKER`, and never answers (`sleep 4748`).
+const HANGING_AGENT: &str = r#"read -r line
+echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{}}}'
+read -r line
+echo '{"jsonrpc":"2.0","id":2,"result":{"sessionId":"hang-1"}}'
+read -r line
+setsid sleep 4747 </dev/null >/dev/null 2>&1 &
+: > "$MARKER"
+exec sleep 4748
+"#;
+
+/// The live processes whose command line holds `text`.
+fn processes_with(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let command = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+        if command.contains(text) && !zombie {
+            found.push(command);
+        }
+    }
+    found
+}
+
+/// SIGTERM to `gauntlet check` in the middle of a scenario ends its agent and all it started,
+/// removes the scenario's scratch folders, writes the report with the scenario `interrupted`,
+/// and exits 143 (issue 40).
+#[test]
+fn sigterm_stops_a_check_mid_scenario_and_leaves_nothing() {
+    let work = tempfile::tempdir().unwrap();
+    let (tmp, agent, reports, marker) =
+        (work.path().join("tmp"), work.path().join("agent"), work.path().join("reports"), work.path().join("prompted"));
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(agent.join("hang.sh"), HANGING_AGENT).unwrap();
+    let profile = format!(
+        "name = \"hang\"\ncommand = \"/bin/sh\"\nargs = [\"{{profile_dir}}/hang.sh\"]\nnetwork = \"host\"\npatience_ms = 60000\ndeadline_ms = 120000\n[env]\nMARKER = \"{}\"\n",
+        marker.display()
+    );
+    std::fs::write(agent.join("hang.toml"), profile).unwrap();
+    let check = Command::new(env!("CARGO_BIN_EXE_gauntlet"))
+        .args(["check", "--impl", agent.join("hang.toml").to_str().unwrap(), "--report-dir"])
+        .arg(&reports)
+        .args(["turn/clean-completion", "turn/two-turn-conversation"])
+        .current_dir(root())
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !marker.exists() {
+        assert!(started.elapsed().as_secs() < 60, "the agent was never prompted");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(check.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let output = check.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(143), "{stderr}");
+    assert_eq!(processes_with("sleep 4748"), Vec::<String>::new(), "the agent outlived the check");
+    assert_eq!(processes_with("sleep 4747"), Vec::<String>::new(), "its daemon outlived the check");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().map(|entry| entry.path()).collect();
+    assert!(left.is_empty(), "scratch folders left behind: {left:?}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(reports.join("report.json")).unwrap()).unwrap();
+    let kinds: Vec<&str> = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|checked| checked["verdict"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["interrupted", "interrupted"], "{report:#}");
 }

@@ -105,6 +105,12 @@ fn main() {
     trials.push(Trial::test("check/skips-images-undeclared", move || skips_images(&root)).with_kind("check"));
     let root = plan.root.clone();
     trials.push(Trial::test("check/contains-a-detached-daemon", move || contains_daemon(&root)).with_kind("check"));
+    for (name, in_probe) in
+        [("check/contains-a-daemon-that-clears-its-environment", false), ("check/contains-the-version-probe", true)]
+    {
+        let root = plan.root.clone();
+        trials.push(Trial::test(name, move || contains_escaper(&root, in_probe)).with_kind("check"));
+    }
     let root = plan.root.clone();
     trials.push(Trial::test("check/campaign/combination-bug", move || combination_bug(&root)).with_kind("check"));
     let root = plan.root.clone();
@@ -341,16 +347,65 @@ fn contains_daemon(root: &Path) -> Result<(), Failed> {
     if marked_sleepers("319") > 0 {
         return Err("the daemon of the agent outlived the check".into());
     }
-    let warned = run
-        .warnings
-        .iter()
-        .any(|warning| warning.starts_with("turn/clean-completion: the agent left") && warning.contains("`sleep 319`"));
+    let warned = run.warnings.iter().any(|warning| {
+        warning.starts_with("turn/clean-completion: processes still running when it ended")
+            && warning.contains("`sleep 319`")
+    });
     if !warned || run.verdicts().iter().any(|verdict| verdict.kind == VerdictKind::Error) {
         return Err(format!(
             "no warning naming `sleep 319`: {:?}
 {:#?}",
             run.warnings,
             run.verdicts()
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// A daemon that leaves its session and group, clears its environment (`env -i`) and forks
+/// again, started by a fixture agent written here (outside the repository) or, `in_probe`, by
+/// its profile's `version` command: nothing of it runs after the check, and the report names
+/// each process killed (issue 40). Without a PID namespace or a cgroup (the mark alone, which
+/// such a daemon sheds) there is nothing to prove.
+fn contains_escaper(root: &Path, in_probe: bool) -> Result<(), Failed> {
+    if gauntlet::driver::containment::Method::here() == gauntlet::driver::containment::Method::MarkedSweep {
+        eprintln!("no PID namespace nor cgroup here: the environment mark alone cannot hold this daemon");
+        return Ok(());
+    }
+    let (first, second) = if in_probe { (4713, 4714) } else { (4711, 4712) };
+    let dir = tempfile::tempdir().map_err(|error| error.to_string())?;
+    // The agent (or the version command) goes on once the daemon has forked again.
+    let ready = dir.path().join("ready");
+    let daemon = format!(
+        "setsid env -i /bin/sh -c '(sleep {first} &); : > {ready}; exec sleep {second}' </dev/null >/dev/null 2>&1 &\nwhile [ ! -e {ready} ]; do sleep 0.01; done",
+        ready = ready.display()
+    );
+    let (agent, version) = if in_probe { (String::new(), daemon) } else { (daemon, String::new()) };
+    let write =
+        |name: &str, text: String| std::fs::write(dir.path().join(name), text).map_err(|error| error.to_string());
+    write("agent.sh", format!("{agent}\nexec sleep 600\n"))?;
+    write("version.sh", format!("{version}\necho escaper 1.0\n"))?;
+    write(
+        "escaper.toml",
+        "name = \"escaper\"\ncommand = \"/bin/sh\"\nargs = [\"{profile_dir}/agent.sh\"]\nversion = [\"/bin/sh\", \"{profile_dir}/version.sh\"]\nnetwork = \"host\"\npatience_ms = 1000\ndeadline_ms = 10000\ngrace_ms = 200\n".to_owned(),
+    )?;
+    let profile = profile::load(&dir.path().join("escaper.toml")).map_err(|error| error.to_string())?;
+    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
+    let filters = ["turn/clean-completion".to_owned()];
+    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet)?;
+    let left = marked_sleepers(&first.to_string()) + marked_sleepers(&second.to_string());
+    if left > 0 {
+        return Err(format!("{left} processes of the daemon outlived the check").into());
+    }
+    let source = if in_probe { "the version command: " } else { "turn/clean-completion: " };
+    // Named as they were when killed: the daemon may not have become `sleep` yet.
+    let warned =
+        run.warnings.iter().any(|warning| warning.starts_with(source) && warning.contains(&format!("sleep {second}")));
+    if !warned || run.origin.version.as_deref() != Some("escaper 1.0") {
+        return Err(format!(
+            "the daemon's processes are not named: {:?} (version {:?})",
+            run.warnings, run.origin.version
         )
         .into());
     }

@@ -18,6 +18,9 @@ pub enum VerdictKind {
     Error,
     /// The scenario needs a capability the implementation lacks.
     Skipped,
+    /// gauntlet was stopped (SIGINT, SIGTERM) before the scenario finished: not judged, and
+    /// neither passing nor failing.
+    Interrupted,
 }
 
 impl VerdictKind {
@@ -29,6 +32,7 @@ impl VerdictKind {
             VerdictKind::Nonconformant => "nonconformant",
             VerdictKind::Error => "error",
             VerdictKind::Skipped => "skipped",
+            VerdictKind::Interrupted => "interrupted",
         }
     }
 }
@@ -216,7 +220,7 @@ pub struct Verdict {
     pub findings: Vec<Finding>,
     /// Wall time of the run, in milliseconds.
     pub elapsed_ms: u128,
-    /// Why the scenario was skipped, when it was.
+    /// Why the scenario was not judged, when it was not: skipped, or interrupted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
 }
@@ -247,6 +251,12 @@ impl Verdict {
             skipped: Some(why),
             ..Verdict::from_findings(scenario, Vec::new(), Vec::new())
         }
+    }
+
+    /// A scenario gauntlet was stopped before it finished, and how (`SIGTERM`).
+    pub fn interrupted(scenario: &str, by: &str) -> Verdict {
+        let why = format!("gauntlet was stopped by {by} before this scenario finished: not judged");
+        Verdict { kind: VerdictKind::Interrupted, ..Verdict::skipped(scenario, why) }
     }
 }
 

@@ -586,16 +586,17 @@ impl MockProvider {
                 .ok_or_else(|| exhausted(After::Nothing));
         }
         let index = state.cursors.get(route).copied().unwrap_or(0);
-        match (responses.get(index), responses.last()) {
-            (Some(response), _) => Ok((index, key.as_str(), response)),
-            // Past its script, a retry of a route's fault meets the same fault again (the
-            // provider as it is), up to the cap, as a turn's retry does: never a made-up answer.
-            (None, Some(last))
-                if self.script.exhausted == Exhausted::Retry && last.fails() && index - responses.len() < RETRY_CAP =>
-            {
+        // A route no turn binds (a child's; every route under `mock-provider serve`, which
+        // begins no turn), past its script: its last response again when the script says
+        // `repeat_last`, and a retry of its fault meets the same fault again (the provider as it
+        // is), up to the cap, as a turn's retry does: never a made-up answer.
+        match (responses.get(index), responses.last(), self.script.exhausted) {
+            (Some(response), _, _) => Ok((index, key.as_str(), response)),
+            (None, Some(last), Exhausted::RepeatLast) => Ok((responses.len() - 1, key.as_str(), last)),
+            (None, Some(last), Exhausted::Retry) if last.fails() && index - responses.len() < RETRY_CAP => {
                 Ok((responses.len() - 1, key.as_str(), last))
             }
-            (None, _) => Err(MismatchReason::Exhausted { route: route.to_owned(), served: responses.len() }),
+            _ => Err(MismatchReason::Exhausted { route: route.to_owned(), served: responses.len() }),
         }
     }
 

@@ -381,12 +381,20 @@ impl Script {
     }
 
     /// Reads a scenario file leniently: `turn[*].respond` arrays, in order, become route
-    /// [`ROOT`]; every other key is ignored (responses themselves stay strict).
+    /// [`ROOT`], and `[config] exhausted` the script's; every other key is ignored (responses
+    /// themselves stay strict).
     pub fn from_scenario_toml(text: &str) -> Result<Self, ScriptError> {
         #[derive(Deserialize)]
         struct Scenario {
             #[serde(default)]
             turn: Vec<Turn>,
+            #[serde(default)]
+            config: Config,
+        }
+        #[derive(Deserialize, Default)]
+        struct Config {
+            #[serde(default)]
+            exhausted: Exhausted,
         }
         #[derive(Deserialize)]
         struct Turn {
@@ -394,7 +402,8 @@ impl Script {
             respond: Vec<Response>,
         }
         let scenario: Scenario = toml::from_str(text)?;
-        Self::root(scenario.turn.into_iter().flat_map(|t| t.respond).collect()).validate()
+        let script = Self::root(scenario.turn.into_iter().flat_map(|t| t.respond).collect());
+        Script { exhausted: scenario.config.exhausted, ..script }.validate()
     }
 
     /// Rejects self-contradictory responses (a non-error `status`, `retry_after` without

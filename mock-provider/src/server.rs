@@ -15,7 +15,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, StatusCode};
 use hyper_util::rt::TokioIo;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::dialect::Step;
@@ -62,17 +62,29 @@ pub async fn serve<R: Responder>(provider: Arc<R>, addr: SocketAddr) -> io::Resu
     if !addr.ip().is_loopback() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{addr} is not a loopback address")));
     }
-    let listener = TcpListener::bind(addr).await?;
+    let socket = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    let listener = socket.listen(BACKLOG)?;
     let local_addr = listener.local_addr()?;
     let task = tokio::spawn(accept_loop(listener, provider));
     Ok(ServerHandle { local_addr, task })
 }
+
+/// How many connections may wait to be accepted: a client that opens a thousand at once (a
+/// load test, a CI matrix starting together) finds them all accepted, where the 128 a plain
+/// bind gives refused the rest. The kernel caps it at `net.core.somaxconn`.
+pub const BACKLOG: u32 = 4096;
 
 /// What answers the requests a server receives: one [`MockProvider`], or
 /// [`crate::sessions::Sessions`], one per session.
 pub trait Responder: Send + Sync + 'static {
     /// Decides the answer to `request`.
     fn respond(&self, request: MockRequest) -> MockReply;
+
+    /// Connection `connection` (the [`CONNECTION_HEADER`] of its requests) closed, each of
+    /// its responses ended: what only it could reach can go.
+    fn closed(&self, _connection: u64) {}
 }
 
 impl Responder for MockProvider {
@@ -98,12 +110,14 @@ async fn accept_loop<R: Responder>(listener: TcpListener, provider: Arc<R>) {
                     // 40 ms or more), moving the waits a client sees and a recorder keeps.
                     let _ = stream.set_nodelay(true);
                     n_accepted += 1;
-                    let (provider, connection) = (Arc::clone(&provider), n_accepted);
+                    let (closing, connection) = (Arc::clone(&provider), n_accepted);
+                    let serving = Arc::clone(&provider);
                     let service =
-                        service_fn(move |request| handle(Arc::clone(&provider), connection, request));
+                        service_fn(move |request| handle(Arc::clone(&serving), connection, request));
                     connections.spawn(async move {
                         // Errors are client hang-ups or scripted aborts: both are expected.
                         let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                        closing.closed(connection);
                     });
                 }
                 // Out of descriptors or similar: back off instead of spinning.

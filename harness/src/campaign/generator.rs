@@ -176,7 +176,7 @@ fn ending(space: Space) -> BoxedStrategy<Ending> {
         if space.wait {
             at.push(CancelAt::Tool);
         }
-        if space.tool_outcomes {
+        if space.wait && space.tool_outcomes {
             at.push(CancelAt::ToolHang);
         }
         choices.push((2, prop::sample::select(at).prop_map(Ending::Cancel).boxed()));

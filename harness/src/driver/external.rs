@@ -22,9 +22,10 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
 
 use crate::driver::acp_client::{Permission, Settings};
-use crate::driver::containment::Containment;
+use crate::driver::containment::{self, Containment};
 use crate::driver::conversation::{self, Connection, Conversation, PRELOADED_SESSION_ID};
-use crate::driver::{Driver, assemble, prepare_workspace};
+use crate::driver::{Driver, assemble, prepare_workspace, shipped};
+use crate::interrupt;
 use gauntlet_judge::capture::Capture;
 use gauntlet_judge::scenario::Scenario;
 use gauntlet_judge::tool_map::{self, MappedCall};
@@ -209,21 +210,19 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
             return fault(format!("cannot write the profile's file {}: {error}", path.display()));
         }
     }
-    let stderr = Stderr::default();
+    let stderr = Tail::default();
     let containment = Containment::new();
     let mut launch = || spawn(external, &values, &home, &workspace, &stderr, &containment);
     let settings = Settings { patience: external.patience, permission: external.permission, mcp_servers };
     let converse = conversation::converse(scenario, &workspace, &mut launch, &settings, external.load, &mock);
-    let conversation = match tokio::time::timeout(external.deadline, converse).await {
-        Ok(conversation) => conversation,
-        // Dropping the conversation dropped every agent it started, and with it their groups.
-        Err(_) => Conversation {
-            faults: vec![format!(
-                "the scenario did not finish within its deadline of {} ms",
-                external.deadline.as_millis()
-            )],
-            ..Conversation::default()
-        },
+    // Dropping the conversation (a deadline, gauntlet stopped) drops every agent it started,
+    // and with it their groups.
+    let fault = |fault: String| Conversation { faults: vec![fault], ..Conversation::default() };
+    let conversation = tokio::select! {
+        played = tokio::time::timeout(external.deadline, converse) => played.unwrap_or_else(|_| {
+            fault(format!("the scenario did not finish within its deadline of {} ms", external.deadline.as_millis()))
+        }),
+        stop = interrupt::stopped() => fault(format!("gauntlet was stopped by {stop} before the scenario finished")),
     };
     let log_path = conversation.session_id.as_deref().and_then(log_path);
     let mut capture = assemble(conversation, log_path.as_deref(), &mock);
@@ -251,13 +250,6 @@ pub fn gauntlet_program() -> Option<PathBuf> {
         return Some(exe);
     }
     shipped(&name)
-}
-
-/// The program `name` shipped beside the running executable: in its folder, or the folder
-/// above (a test binary of this crate runs from `target/<profile>/deps/`).
-pub fn shipped(name: &str) -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    exe.ancestors().skip(1).take(2).map(|dir| dir.join(name)).find(|path| path.is_file())
 }
 
 /// ACP's `mcpServers` with gauntlet's MCP server: `program mcp --url URL`, relaying each call
@@ -301,11 +293,10 @@ fn spawn(
     values: &BTreeMap<&str, String>,
     home: &Path,
     workspace: &Path,
-    stderr: &Stderr,
+    stderr: &Tail,
     containment: &Containment,
 ) -> Result<Connection<StopError>, SpawnError> {
-    let mut command = Command::new(&external.program);
-    let (mark, token) = containment.env();
+    let mut command = Command::from(containment.command(&external.program));
     command
         .args(external.args.iter().map(|arg| External::expand(arg, values)))
         .env("HOME", home)
@@ -314,7 +305,6 @@ fn spawn(
         .env("XDG_CACHE_HOME", home.join(".cache"))
         .env("XDG_DATA_HOME", home.join(".local/share"))
         .envs(external.env.iter().map(|(key, value)| (key, External::expand(value, values))))
-        .env(mark, token)
         .current_dir(workspace)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -335,16 +325,17 @@ fn spawn(
     })
 }
 
-/// The end of the stderr of every agent a scenario started, read as it comes.
+/// The end of what processes wrote to their pipes (the stderr of every agent a scenario
+/// started, a version probe's stdout), read as it comes.
 #[derive(Default)]
-pub(crate) struct Stderr {
+pub(crate) struct Tail {
     kept: Arc<Mutex<Vec<u8>>>,
     readers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
-impl Stderr {
+impl Tail {
     /// Reads `pipe` to its end in the background, keeping the last [`STDERR_LIMIT`] bytes.
-    pub(crate) fn keep(&self, mut pipe: tokio::process::ChildStderr) {
+    pub(crate) fn keep(&self, mut pipe: impl tokio::io::AsyncRead + Unpin + Send + 'static) {
         let kept = self.kept.clone();
         let reader = tokio::spawn(async move {
             let mut buffer = [0u8; 4096];
@@ -395,17 +386,9 @@ impl Drop for Group {
 
 /// The processes of `group` that are still alive (not zombies), from `/proc`.
 pub fn survivors(group: i32) -> Vec<i32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    entries
-        .flatten()
-        .filter_map(|entry| {
-            let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            // `pid (comm) state ppid pgrp ...`; comm may hold spaces and parentheses.
-            let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-            let (state, pgrp): (&str, i32) = (fields.first()?, fields.get(2)?.parse().ok()?);
-            (pgrp == group && state != "Z" && state != "X").then_some(pid)
-        })
+    containment::processes()
+        .filter(|process| process.group() == Some(group) && process.is_live())
+        .map(|process| process.pid)
         .collect()
 }
 

@@ -4,15 +4,18 @@
 //! The command runs under `sh -c` in its own process group. It gets the scenario's lines on
 //! stdin, which then closes; it must write its records to stdout and exit. Whatever goes wrong
 //! (it cannot start, writes garbage, floods, hangs past the deadline, exits non-zero) is a
-//! fault of that scenario with the evidence, and the run goes on; nothing of its group survives.
+//! fault of that scenario with the evidence, and the run goes on; nothing it started survives
+//! (driver/containment.rs), and what it left running is named.
 
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
-use crate::driver::external::{Group, Stderr, stderr_evidence, stop};
+use crate::driver::containment::Containment;
+use crate::driver::external::{Group, Tail, stderr_evidence, stop};
 use gauntlet_judge::lifecycle::LifecycleScenario;
 use gauntlet_judge::lifecycle::capture::LifecycleCapture;
 
@@ -48,7 +51,8 @@ impl Adapter {
     }
 
     async fn drive(&self, scenario: &LifecycleScenario) -> LifecycleCapture {
-        let mut command = Command::new("sh");
+        let containment = Containment::new();
+        let mut command = Command::from(containment.command(Path::new("sh")));
         command
             .arg("-c")
             .arg(&self.command)
@@ -65,7 +69,7 @@ impl Adapter {
             }
         };
         let group = Group::of(&child);
-        let stderr = Stderr::default();
+        let stderr = Tail::default();
         let (Some(mut stdin), Some(stdout), Some(err)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
             return LifecycleCapture {
@@ -101,7 +105,11 @@ impl Adapter {
                 }
             }
         };
-        match tokio::time::timeout(self.deadline, read).await {
+        let read = tokio::select! {
+            read = tokio::time::timeout(self.deadline, read) => read,
+            stop = crate::interrupt::stopped() => Ok(Err(format!("gauntlet was stopped by {stop}"))),
+        };
+        match read {
             Ok(Ok(())) => {}
             Ok(Err(fault)) => faults.push(fault),
             Err(_) => faults.push(format!(
@@ -117,6 +125,7 @@ impl Adapter {
         }
         let mut capture = LifecycleCapture::from_lines(scenario, &lines);
         capture.faults.extend(faults);
+        capture.leftovers = containment.end();
         capture.stderr_tail = stderr.collect().await;
         if !capture.faults.is_empty() {
             capture.faults.extend(stderr_evidence("adapter", &capture.stderr_tail));

@@ -67,8 +67,12 @@ pub fn markdown(campaign: &Campaign) -> String {
 }
 
 fn headline(campaign: &Campaign) -> String {
+    let interrupted = match campaign.interrupted {
+        0 => String::new(),
+        n => format!(" ({n} not played: gauntlet was stopped)"),
+    };
     format!(
-        "{} generated scenarios (seed {}) on {}: {} failed, {} could not be played; {} requirements failed, {} flaky; {:.1} s",
+        "{} generated scenarios{interrupted} (seed {}) on {}: {} failed, {} could not be played; {} requirements failed, {} flaky; {:.1} s",
         campaign.count,
         campaign.seed,
         campaign.implementation,

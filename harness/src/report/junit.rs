@@ -12,7 +12,9 @@ use gauntlet_judge::verdict::VerdictKind;
 pub fn render(report: &CheckReport<'_>) -> String {
     let run = report.run;
     let failing = run.failing();
-    let skipped = run.scenarios.iter().filter(|checked| checked.verdict.kind == VerdictKind::Skipped).count();
+    // JUnit has no word for a test that was stopped: an interrupted scenario is skipped, with why.
+    let not_run = |kind| matches!(kind, VerdictKind::Skipped | VerdictKind::Interrupted);
+    let skipped = run.scenarios.iter().filter(|checked| not_run(checked.verdict.kind)).count();
     let unknown: Vec<_> = run.comparison.stale.iter().filter(|stale| stale.why == Staleness::NotInCorpus).collect();
     let total_ms: u128 = run.scenarios.iter().map(|checked| checked.verdict.elapsed_ms).sum();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -112,6 +114,8 @@ mod tests {
             implementation: "x".into(),
             origin: crate::origin::Origin::whole(None),
             isolated: true,
+            containment: crate::driver::containment::Method::PidNamespace,
+            version_leftovers: Vec::new(),
             scenarios: vec![Checked::of(bad), Checked::of(Verdict::skipped("acp/b", "lacks cancel".into()))],
             warnings: Vec::new(),
             comparison: Comparison {

@@ -123,6 +123,8 @@ mod tests {
             implementation: "x".into(),
             origin: crate::origin::Origin::whole(Some("1.0")),
             isolated: true,
+            containment: crate::driver::containment::Method::PidNamespace,
+            version_leftovers: Vec::new(),
             scenarios: verdicts.iter().map(|verdict| Checked::of(verdict.clone())).collect(),
             comparison: Default::default(),
             warnings: vec!["mask /a matched nothing".into()],

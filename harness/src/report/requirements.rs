@@ -69,7 +69,9 @@ fn about_the_log(id: &str) -> bool {
 pub fn rows(requirements: &[Requirement], verdicts: &[Verdict], logged: bool) -> Vec<Row> {
     // Only a scenario that ran to a judgement is evidence: a skipped one was not played, and
     // an `error` one (a crash, a hang, an agent on the wrong dialect) proves nothing either way.
-    let ran = |verdict: &&Verdict| !matches!(verdict.kind, VerdictKind::Skipped | VerdictKind::Error);
+    let ran = |verdict: &&Verdict| {
+        !matches!(verdict.kind, VerdictKind::Skipped | VerdictKind::Error | VerdictKind::Interrupted)
+    };
     let skipped = |verdict: &&Verdict| verdict.kind == VerdictKind::Skipped;
     // A scenario that missed what its file states without naming a requirement (an unnamed
     // expectation) charges no row, and vouches for none either.

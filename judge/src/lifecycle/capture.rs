@@ -21,6 +21,9 @@ pub struct LifecycleCapture {
     pub faults: Vec<String>,
     /// The end of the adapter's stderr (evidence only: not golden).
     pub stderr_tail: String,
+    /// Processes the adapter started and left running after it was stopped, each's command
+    /// line; the driver killed them (evidence only: not golden).
+    pub leftovers: Vec<String>,
 }
 
 impl LifecycleCapture {

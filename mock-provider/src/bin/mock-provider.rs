@@ -2,7 +2,7 @@
 //! record a real Provider's answers into a scenario file.
 
 use std::net::{Ipv4Addr, SocketAddr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,7 +26,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve FILE on 127.0.0.1 until Ctrl-C, then print the journal summary to stderr.
+    /// Serve FILE on 127.0.0.1 until Ctrl-C or SIGTERM, then print the journal summary to stderr.
     Serve {
         /// A scenario TOML (`[[turn]]` tables whose `respond` arrays feed route "root") or a
         /// script TOML (`[[routes.NAME]]` tables, one per response).
@@ -42,6 +42,11 @@ enum Command {
         /// are sent as written.
         #[arg(long, default_value_t = Speed::default(), value_name = "F", allow_negative_numbers = true)]
         speed: Speed,
+        /// Write what each session received and answered to FILE, one JSON object a line
+        /// (`{"session": ..., "report": {"journal": [...], "mismatches": [...], ...}}`), as the
+        /// session ends: when its connection closes (a client that names no session), or on exit.
+        #[arg(long, value_name = "FILE")]
+        journal: Option<PathBuf>,
     },
     /// Forward every request on 127.0.0.1 to a real Provider, stream each answer back
     /// unchanged, and on Ctrl-C write a scenario whose responses replay what it answered.
@@ -76,7 +81,9 @@ enum Command {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
-        Command::Serve { file, port, dialect, speed } => run_serve(file, port, dialect, speed).await,
+        Command::Serve { file, port, dialect, speed, journal } => {
+            run_serve(file, port, dialect, speed, journal.as_deref()).await
+        }
         Command::Record { upstream, dialect, out, port, min_gap_ms } => {
             run_record(&upstream, dialect, out, port, Duration::from_millis(min_gap_ms)).await
         }
@@ -102,20 +109,37 @@ async fn run_record(
     Ok(())
 }
 
-async fn run_serve(file: PathBuf, port: u16, dialect: Dialect, speed: Speed) -> anyhow::Result<()> {
+async fn run_serve(
+    file: PathBuf,
+    port: u16,
+    dialect: Dialect,
+    speed: Speed,
+    journal: Option<&Path>,
+) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
     let is_scenario = text.parse::<toml::Table>().is_ok_and(|table| table.contains_key("turn"));
     let script = if is_scenario { Script::from_scenario_toml(&text) } else { Script::from_toml_str(&text) }
         // Flattened: the TOML message already shows line, column and the offending key.
         .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
     // Each new session (a second editor thread, a restarted agent) plays the script from its start.
-    let provider = Arc::new(Sessions::new(script, dialect).with_speed(speed));
+    let mut sessions = Sessions::new(script, dialect).with_speed(speed);
+    if let Some(path) = journal {
+        let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        sessions = sessions.with_journal(std::io::BufWriter::new(file));
+    }
+    let provider = Arc::new(sessions);
     let server = serve(Arc::clone(&provider), SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
         .await
         .with_context(|| format!("binding 127.0.0.1:{port}"))?;
     println!("listening on {}", server.base_url());
-    tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
+    // A CI service is stopped with SIGTERM, a terminal with Ctrl-C: both end it the same way.
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        stopped = tokio::signal::ctrl_c() => stopped.context("waiting for Ctrl-C")?,
+        _ = terminate.recv() => {}
+    }
     server.shutdown();
     eprint!("{}", provider.report());
+    provider.end_all();
     Ok(())
 }

@@ -28,6 +28,7 @@ pub fn on_reference(
     dir: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
     let plan = crate::corpus::plan(cli, false)?;
+    crate::check::listen();
     let mut options = options(args, count, "reference", Space::ALL, 1, &plan.root, "gauntlet run".to_owned());
     options.shard = cli.shard;
     let campaign = play(&options, format, &campaign::on_reference);
@@ -48,7 +49,7 @@ pub fn on_agent(cli: &Cli, check: &CheckArgs, count: usize) -> anyhow::Result<Ex
     let mut options =
         options(&check.campaign, count, &profile.name, campaign::space_of(&profile), jobs, &plan.root, command);
     options.shard = cli.shard;
-    options.version = profile.probe_version();
+    options.version = profile.probe_version().version;
     options.profile_sha256 = Fingerprint::of([profile.source.as_bytes()]);
     let driver = profile.external();
     let campaign = play(&options, check.format, &campaign::on_agent(&profile, &driver));

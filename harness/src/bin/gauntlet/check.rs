@@ -15,7 +15,7 @@ use gauntlet::profile::{self, Network};
 use gauntlet::report::progress::{Format, Progress};
 use gauntlet::report::{self, CheckReport};
 use gauntlet::run::Plan;
-use gauntlet::{isolation, run};
+use gauntlet::{interrupt, isolation, run};
 use gauntlet_judge::contract;
 use gauntlet_judge::lifecycle::Family;
 use gauntlet_judge::verdict::{Layer, Verdict, VerdictKind};
@@ -119,17 +119,29 @@ fn adapter(
     Ok(Checked { run, expectations: args.expectations.clone(), known, about: Some(family), default_dir })
 }
 
-/// Moves the process into a loopback-only network namespace when `wanted`; where the kernel
-/// refuses, says so and runs on the host network.
+/// Moves the process into a loopback-only network namespace when `wanted` (where the kernel
+/// refuses, says so and runs on the host network), then hears SIGINT and SIGTERM: from then on
+/// they stop every agent and the reports are written of what finished.
 pub fn isolate(name: &str, wanted: bool) -> bool {
-    wanted
+    let isolated = wanted
         && match isolation::enter_loopback_only() {
             Ok(()) => true,
             Err(why) => {
                 eprintln!("gauntlet: warning: {why}; {name} runs on the host network");
                 false
             }
-        }
+        };
+    listen();
+    isolated
+}
+
+/// Hears SIGINT and SIGTERM ([`interrupt::listen`]); where it cannot, says so.
+pub fn listen() {
+    if let Err(error) = interrupt::listen() {
+        eprintln!(
+            "gauntlet: warning: cannot listen for SIGINT and SIGTERM ({error}): stopping gauntlet may leave agents running"
+        );
+    }
 }
 
 /// Rewrites the expectations file from this run, keeping the reasons already written.

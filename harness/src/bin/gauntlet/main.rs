@@ -16,6 +16,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use gauntlet::cli::{Cli, Command};
+use gauntlet::interrupt;
 
 /// A long conversation's capture is many small JSON values built and dropped per request; with
 /// glibc's allocator, freeing them costs more as the heap grows (chunk consolidation), so the
@@ -45,10 +46,12 @@ fn main() -> ExitCode {
         Command::Merge { reports, report_dir } => merge::merge(reports, report_dir),
         Command::Compatibility { reports, write } => compatibility::compatibility(&cli, reports, write.as_deref()),
     };
-    outcome.unwrap_or_else(|error| {
+    let code = outcome.unwrap_or_else(|error| {
         eprintln!("gauntlet: {error:#}");
         ExitCode::from(2)
-    })
+    });
+    // Stopped by a signal, the command wrote what finished; it exits as the signal would.
+    interrupt::requested().map_or(code, |stop| ExitCode::from(stop.exit_code()))
 }
 
 /// `gauntlet mcp`: serves MCP on stdio until the agent closes it.

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 
 use gauntlet::cli::Cli;
 use gauntlet::driver::reference::Reference;
+use gauntlet::interrupt;
 use gauntlet::report::progress::{Format, Progress};
 use gauntlet::{report, run as plays};
-use gauntlet_judge::verdict::VerdictKind;
+use gauntlet_judge::verdict::{Verdict, VerdictKind};
 
 /// Runs the plays whose title contains a filter (all without one); exit 0 when every one is
 /// identical to its goldens or skipped, 1 otherwise.
@@ -23,12 +24,18 @@ pub fn run(cli: &Cli, filters: &[String], bless: bool, format: Format) -> anyhow
         .filter(|(_, _, play)| filters.is_empty() || filters.iter().any(|filter| play.title.contains(filter.as_str())))
         .collect();
     plays::NothingSelected::unless(selected.len(), "scenario", &plan, filters)?;
+    crate::check::listen();
     let driver = Reference::default();
     let progress = Progress::new(format, selected.iter().map(|(_, _, play)| play.title.as_str()));
     let mut verdicts = Vec::new();
     for (idx, (name, path, play)) in selected.iter().enumerate() {
         progress.start(idx, selected.len(), &play.title);
-        let verdict = plays::run_play(&plan, &driver, name, path, play);
+        // Once gauntlet is stopped, the plays not begun are interrupted (the one in play, in
+        // process, ends first: a paused clock makes it quick).
+        let verdict = match interrupt::requested() {
+            Some(stop) => Verdict::interrupted(&play.title, &stop.to_string()),
+            None => plays::run_play(&plan, &driver, name, path, play),
+        };
         progress.finish(&verdict);
         verdicts.push(verdict);
     }
