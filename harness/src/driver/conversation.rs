@@ -14,6 +14,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use agent_client_protocol_schema::v1::AGENT_METHOD_NAMES;
+use agent_client_protocol_schema::v2;
 use gauntlet_mock_provider::provider::MockProvider;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -21,7 +22,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use crate::driver::acp_client::{AcpClient, ClientError, Settings, is_response, session_update};
 use gauntlet_judge::capture::{CANCEL_CLOSE_BOUND, QUICK_ANSWER, Reported, TornTail};
 use gauntlet_judge::judge::v1_reading;
-use gauntlet_judge::scenario::{AcpVersion, Scenario, Trigger, Turn};
+use gauntlet_judge::scenario::{AcpVersion, ClientConfig, Scenario, Trigger, Turn};
 
 /// The Session id preloaded Logs use.
 pub const PRELOADED_SESSION_ID: &str = "root";
@@ -195,12 +196,12 @@ type Client = AcpClient<Box<dyn AsyncRead + Unpin + Send>, Box<dyn AsyncWrite + 
 async fn connect<L: Error + 'static, S: Error + 'static>(
     launch: &mut Launch<'_, L, S>,
     settings: &Settings,
-    version: AcpVersion,
+    (version, declared): (AcpVersion, ClientConfig),
     transcript: &mut Vec<Value>,
 ) -> Result<(Client, Ended<S>), ConversationError<L, S>> {
     let connection = launch().map_err(ConversationError::Launch)?;
     let mut client = AcpClient::new(connection.reader, connection.writer, settings.clone());
-    let problem = match client.request("initialize", initialize_params(version)).await {
+    let problem = match client.request("initialize", initialize_params(version, declared)).await {
         Ok(answer) if answer.get("error").is_none() => {
             client.accepts_images = match version {
                 AcpVersion::V1 => {
@@ -221,9 +222,11 @@ async fn connect<L: Error + 'static, S: Error + 'static>(
 }
 
 /// What the client asks in `initialize` in `version`: no client file system or terminal (v2
-/// has neither), and in v2 who it is (v1's `clientInfo` is optional; v2's `info` is not).
-pub fn initialize_params(version: AcpVersion) -> Value {
+/// has neither), in v1 `plan` when the scenario's client declares it (v2 has no such
+/// capability), and in v2 who it is (v1's `clientInfo` is optional; v2's `info` is not).
+pub fn initialize_params(version: AcpVersion, declared: ClientConfig) -> Value {
     match version {
+        AcpVersion::V1 if declared.plan => json!({"protocolVersion": 1, "clientCapabilities": {"plan": {}}}),
         AcpVersion::V1 => json!({"protocolVersion": 1, "clientCapabilities": {}}),
         AcpVersion::V2 => json!({
             "protocolVersion": 2,
@@ -257,13 +260,13 @@ async fn live<L: Error + 'static, S: Error + 'static>(
     conversation: &mut Conversation,
 ) -> Result<(), ConversationError<L, S>> {
     let version = scenario.config.acp;
-    let (mut client, mut ended) = connect(launch, settings, version, &mut conversation.live).await?;
+    let speaks = (version, scenario.client);
+    let (mut client, mut ended) = connect(launch, settings, speaks, &mut conversation.live).await?;
     let session_id = if scenario.log.is_some() {
         conversation.torn_tail = load(&mut client, PRELOADED_SESSION_ID, workspace, version).await?;
         PRELOADED_SESSION_ID.to_owned()
     } else {
-        let answer =
-            client.request("session/new", json!({"cwd": workspace, "mcpServers": client.mcp_servers()})).await?;
+        let answer = client.request("session/new", new_session_params(&client, workspace, version)).await?;
         match answer.pointer("/result/sessionId").and_then(Value::as_str) {
             Some(session_id) => session_id.to_owned(),
             None => return Err(ConversationError::NoSessionId { answer }),
@@ -276,13 +279,8 @@ async fn live<L: Error + 'static, S: Error + 'static>(
         if turn.reload || turn.resume {
             settle_after_cancels(mock, &conversation.cancels).await;
             finish(client, ended, &mut conversation.live).await?;
-            (client, ended) = connect(launch, settings, version, &mut conversation.live).await?;
-            let reopen = if turn.resume {
-                resume(&mut client, &session_id, workspace).await
-            } else {
-                load(&mut client, &session_id, workspace, version).await
-            };
-            match reopen {
+            (client, ended) = connect(launch, settings, speaks, &mut conversation.live).await?;
+            match reopen(&mut client, turn, &session_id, workspace, version).await {
                 Ok(_) => {}
                 // A refused reload or resume is the agent's answer, in the live transcript: the
                 // conversation cannot go on, and what was observed is still judged
@@ -379,11 +377,41 @@ async fn load_only<L: Error + 'static, S: Error + 'static>(
     version: AcpVersion,
     transcript: &mut Vec<Value>,
 ) -> Result<(), ConversationError<L, S>> {
-    let (mut client, ended) = connect(launch, settings, version, transcript).await?;
+    let (mut client, ended) = connect(launch, settings, (version, ClientConfig::default()), transcript).await?;
     let loaded = load(&mut client, session_id, workspace, version).await;
     let finished = finish(client, ended, transcript).await;
     loaded?;
     Ok(finished?)
+}
+
+/// Reopens the Session in a fresh agent as the turn asks: `session/resume`, or `session/load`
+/// for a reload and for a resume with a replay (v2's `session/resume` with `replayFrom`, and
+/// v1's `session/load`, since a v1 resume never replays).
+async fn reopen(
+    client: &mut Client,
+    turn: &Turn,
+    session_id: &str,
+    workspace: &Path,
+    version: AcpVersion,
+) -> Result<Option<TornTail>, SessionLoadError> {
+    if turn.resume && turn.replay_from.is_none() {
+        resume(client, session_id, workspace).await
+    } else {
+        load(client, session_id, workspace, version).await
+    }
+}
+
+/// `session/new`'s params: v2 reads its own request, which needs only `cwd` (an empty
+/// `mcpServers` is left out, as the schema type writes it).
+fn new_session_params(client: &Client, workspace: &Path, version: AcpVersion) -> Value {
+    let servers = client.mcp_servers();
+    match version {
+        AcpVersion::V1 => json!({"cwd": workspace, "mcpServers": servers}),
+        AcpVersion::V2 => {
+            let servers: Vec<v2::McpServer> = serde_json::from_value(servers).unwrap_or_default();
+            serde_json::to_value(v2::NewSessionRequest::new(workspace).mcp_servers(servers)).unwrap_or(Value::Null)
+        }
+    }
 }
 
 /// `session/resume`: the Session reattached in this agent, without a replay.
@@ -482,6 +510,7 @@ async fn play_turn(
     };
     play.fire(Trigger::Answered).await?;
     play.await_busy_answer().await?;
+    play.retry().await?;
     Ok(reported)
 }
 
@@ -577,6 +606,31 @@ impl TurnPlay<'_, '_> {
         }
     }
 
+    /// The turn's prompt sent again with its key, as a client retries a submission it is
+    /// unsure of (`retry`), and its answer read. An agent that answers it with another message
+    /// id inserted it again (ACP-PROMPT-IDEMPOTENT judges that): the client then waits for
+    /// that turn's end too, so it is not taken for the next turn's.
+    async fn retry(&mut self) -> Result<(), ClientError> {
+        let Played { session_id, turn, .. } = self.played;
+        if !turn.retry {
+            return Ok(());
+        }
+        let first = self.client.transcript.iter().rev().find_map(|entry| {
+            let message = entry.get("message").filter(|message| entry["from"] == "agent" && is_response(message))?;
+            (message.get("id") == Some(&self.id)).then(|| message.pointer("/result/messageId").cloned()).flatten()
+        });
+        let params = prompt_params(session_id, turn, self.client.accepts_images);
+        let id = self.client.send_request(AGENT_METHOD_NAMES.session_prompt, params).await?;
+        let answer = self.client.answer_to(&id, AGENT_METHOD_NAMES.session_prompt).await?;
+        let inserted = answer.pointer("/result/messageId");
+        if inserted.is_some() && inserted != first.as_ref() {
+            let patience = self.client.patience;
+            let ends = |message: &Value| is_idle(message, session_id);
+            answer_within(self.client, patience, ends, "the end of the retried prompt's turn").await?;
+        }
+        Ok(())
+    }
+
     /// The busy prompt's answer, when it has none yet. A refusal is immediate; an agent that
     /// queued the second prompt instead runs it as a turn of its own, so once it has asked its
     /// Provider again since the prompt came, the client waits for that turn as for any other.
@@ -616,17 +670,25 @@ async fn send_prompt(client: &mut Client, played: Played<'_>) -> Result<Value, C
         let params = json!({"sessionId": session_id, "configId": "model", "value": model});
         client.request("session/set_config_option", params).await?;
     }
-    // The prompt's images follow its text, to an agent that declared it takes them; another
-    // gets the text alone, and the play is `skipped` (`Capture::images_withheld`).
-    let mut prompt = text_prompt(session_id, &turn.prompt);
-    if client.accepts_images
-        && let Some(blocks) = prompt.get_mut("prompt").and_then(Value::as_array_mut)
-    {
-        blocks.extend(
-            turn.images.iter().map(|image| json!({"type": "image", "mimeType": image.mime_type, "data": image.data})),
-        );
-    }
+    let prompt = prompt_params(session_id, turn, client.accepts_images);
     client.send_request("session/prompt", prompt).await
+}
+
+/// A turn's `session/prompt` params: its text, then its links as `resource_link` blocks, which
+/// every agent takes, then its images, to an agent that declared it takes them (another gets
+/// none, and the play is `skipped`: `Capture::images_withheld`); and its `idempotencyKey`.
+fn prompt_params(session_id: &str, turn: &Turn, accepts_images: bool) -> Value {
+    let mut prompt = text_prompt(session_id, &turn.prompt);
+    if let Some(blocks) = prompt.get_mut("prompt").and_then(Value::as_array_mut) {
+        blocks
+            .extend(turn.links.iter().map(|link| json!({"type": "resource_link", "uri": link.uri, "name": link.name})));
+        let images = turn.images.iter().filter(|_| accepts_images);
+        blocks.extend(images.map(|image| json!({"type": "image", "mimeType": image.mime_type, "data": image.data})));
+    }
+    if let Some(key) = &turn.idempotency_key {
+        prompt["idempotencyKey"] = json!(key);
+    }
+    prompt
 }
 
 /// A `session/prompt`'s params for a text prompt.
@@ -661,12 +723,19 @@ fn turn_end(message: &Value, id: &Value, played: Played<'_>) -> Option<Reported>
         AcpVersion::V2 if answers => message.get("error").map(|_| Reported::from_answer(message)),
         AcpVersion::V2 => {
             let update = session_update(message)?;
-            let idle = update.get("sessionUpdate").and_then(Value::as_str) == Some("state_update")
-                && update.get("state").and_then(Value::as_str) == Some("idle")
-                && message.pointer("/params/sessionId").and_then(Value::as_str) == Some(played.session_id);
-            idle.then(|| Reported::from_answer(&v1_reading::idle_answer(update, id.clone())))
+            is_idle(message, played.session_id)
+                .then(|| Reported::from_answer(&v1_reading::idle_answer(update, id.clone())))
         }
     }
+}
+
+/// Whether `message` says Session `session_id` is idle: a v2 `state_update`.
+fn is_idle(message: &Value, session_id: &str) -> bool {
+    session_update(message).is_some_and(|update| {
+        update.get("sessionUpdate").and_then(Value::as_str) == Some("state_update")
+            && update.get("state").and_then(Value::as_str) == Some("idle")
+            && message.pointer("/params/sessionId").and_then(Value::as_str) == Some(session_id)
+    })
 }
 
 /// How long after the end of one of the agent's requests an impatient client cancels, when no

@@ -322,11 +322,17 @@ impl Payload {
         Payload::new(EventType::UserMessage, json!({ "text": text }))
     }
     /// User input with attached images: `resources` holds each one's descriptor, never its
-    /// bytes (LOG-NO-RESOURCE-BYTES); omitted when nothing is attached.
-    pub fn user_message_with(text: &str, images: &[Image]) -> Payload {
+    /// bytes (LOG-NO-RESOURCE-BYTES); omitted when nothing is attached. `idempotency_key` is
+    /// the key the client named the submission by (ACP v2 `idempotencyKey`), kept so a retry
+    /// is recognised "for as long as it retains the message, including across connections and
+    /// Agent restarts"; omitted when there is none.
+    pub fn user_message_with(text: &str, images: &[Image], idempotency_key: Option<&str>) -> Payload {
         let mut payload = Payload::user_message(text);
         if !images.is_empty() {
             payload.data.insert("resources".into(), images.iter().map(Image::descriptor).collect());
+        }
+        if let Some(key) = idempotency_key {
+            payload.data.insert("idempotency_key".into(), json!(key));
         }
         payload
     }

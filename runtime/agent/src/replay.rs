@@ -428,7 +428,7 @@ pub(crate) mod tests {
     #[test]
     fn a_prompts_image_is_replayed_while_the_process_holds_its_bytes() {
         let image = Image::from_base64("image/png", "iVBORw0KGgo=").unwrap();
-        let events = history(vec![Payload::user_message_with("look", std::slice::from_ref(&image))]);
+        let events = history(vec![Payload::user_message_with("look", std::slice::from_ref(&image), None)]);
         let mut replay = Replay::new("m");
         replay.attach(image.clone());
         let mut items = Vec::new();

@@ -42,6 +42,17 @@ async fn race<T>(cancel: &mut CancelSignal, work: impl Future<Output = T>) -> Ra
     }
 }
 
+/// What a user's message opens a Turn with.
+#[derive(Debug, Clone, Default)]
+pub struct Prompt {
+    /// Its text (a prompt's links written into it, as the client's presenter decodes them).
+    pub text: String,
+    /// Its images.
+    pub images: Vec<Image>,
+    /// The key its client named the submission by, recorded with it so a retry is known.
+    pub idempotency_key: Option<String>,
+}
+
 impl Session {
     /// Runs one Turn to its terminal outcome with `tools`. `Err` only when the Log could not be written.
     pub async fn prompt(
@@ -50,22 +61,21 @@ impl Session {
         text: &str,
         cancel: &mut CancelSignal,
     ) -> Result<TurnOutcome, LogError> {
-        self.prompt_with(tools, text, &[], cancel).await
+        self.prompt_with(tools, &Prompt { text: text.to_owned(), ..Prompt::default() }, cancel).await
     }
 
-    /// [`Session::prompt`] with images attached: the Log records their descriptors, the
-    /// Provider requests carry them (LOG-NO-RESOURCE-BYTES).
+    /// [`Session::prompt`] with the whole of a client's prompt: the Log records its images'
+    /// descriptors, and the Provider requests carry them (LOG-NO-RESOURCE-BYTES).
     pub async fn prompt_with(
         &mut self,
         tools: &mut Toolbox,
-        text: &str,
-        images: &[Image],
+        prompt: &Prompt,
         cancel: &mut CancelSignal,
     ) -> Result<TurnOutcome, LogError> {
         self.repair_orphans("before_start_turn")?;
         tools.catch_up(self)?;
-        self.attach(images);
-        self.record(Payload::user_message_with(text, images))?;
+        self.attach(&prompt.images);
+        self.record(Payload::user_message_with(&prompt.text, &prompt.images, prompt.idempotency_key.as_deref()))?;
         let started = tokio::time::Instant::now();
         let budget = self.config.turn_timeout;
         let mut iteration = 0u32;
