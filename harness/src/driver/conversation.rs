@@ -395,7 +395,7 @@ async fn reopen(
     version: AcpVersion,
 ) -> Result<Option<TornTail>, SessionLoadError> {
     if turn.resume && turn.replay_from.is_none() {
-        resume(client, session_id, workspace).await
+        resume(client, session_id, workspace, version).await
     } else {
         load(client, session_id, workspace, version).await
     }
@@ -404,19 +404,34 @@ async fn reopen(
 /// `session/new`'s params: v2 reads its own request, which needs only `cwd` (an empty
 /// `mcpServers` is left out, as the schema type writes it).
 fn new_session_params(client: &Client, workspace: &Path, version: AcpVersion) -> Value {
-    let servers = client.mcp_servers();
     match version {
-        AcpVersion::V1 => json!({"cwd": workspace, "mcpServers": servers}),
-        AcpVersion::V2 => {
-            let servers: Vec<v2::McpServer> = serde_json::from_value(servers).unwrap_or_default();
-            serde_json::to_value(v2::NewSessionRequest::new(workspace).mcp_servers(servers)).unwrap_or(Value::Null)
-        }
+        AcpVersion::V1 => json!({"cwd": workspace, "mcpServers": client.mcp_servers()}),
+        AcpVersion::V2 => serde_json::to_value(v2::NewSessionRequest::new(workspace).mcp_servers(v2_servers(client)))
+            .unwrap_or(Value::Null),
     }
 }
 
+/// The MCP servers the client passes, as v2's type (the same shape as v1's).
+fn v2_servers(client: &Client) -> Vec<v2::McpServer> {
+    serde_json::from_value(client.mcp_servers()).unwrap_or_default()
+}
+
 /// `session/resume`: the Session reattached in this agent, without a replay.
-async fn resume(client: &mut Client, session_id: &str, workspace: &Path) -> Result<Option<TornTail>, SessionLoadError> {
-    let params = json!({"sessionId": session_id, "cwd": workspace, "mcpServers": client.mcp_servers()});
+async fn resume(
+    client: &mut Client,
+    session_id: &str,
+    workspace: &Path,
+    version: AcpVersion,
+) -> Result<Option<TornTail>, SessionLoadError> {
+    let params = match version {
+        AcpVersion::V1 => json!({"sessionId": session_id, "cwd": workspace, "mcpServers": client.mcp_servers()}),
+        // v2's own request, as its type writes it (an empty `mcpServers` left out).
+        AcpVersion::V2 => {
+            let request =
+                v2::ResumeSessionRequest::new(session_id.to_owned(), workspace).mcp_servers(v2_servers(client));
+            serde_json::to_value(request).unwrap_or(Value::Null)
+        }
+    };
     let method = AGENT_METHOD_NAMES.session_resume;
     let answer = client.request(method, params).await?;
     match answer.get("error") {
@@ -619,7 +634,7 @@ impl TurnPlay<'_, '_> {
             let message = entry.get("message").filter(|message| entry["from"] == "agent" && is_response(message))?;
             (message.get("id") == Some(&self.id)).then(|| message.pointer("/result/messageId").cloned()).flatten()
         });
-        let params = prompt_params(session_id, turn, self.client.accepts_images);
+        let params = prompt_params(session_id, turn, self.client.accepts_images, self.played.version);
         let id = self.client.send_request(AGENT_METHOD_NAMES.session_prompt, params).await?;
         let answer = self.client.answer_to(&id, AGENT_METHOD_NAMES.session_prompt).await?;
         let inserted = answer.pointer("/result/messageId");
@@ -670,14 +685,15 @@ async fn send_prompt(client: &mut Client, played: Played<'_>) -> Result<Value, C
         let params = json!({"sessionId": session_id, "configId": "model", "value": model});
         client.request("session/set_config_option", params).await?;
     }
-    let prompt = prompt_params(session_id, turn, client.accepts_images);
+    let prompt = prompt_params(session_id, turn, client.accepts_images, played.version);
     client.send_request("session/prompt", prompt).await
 }
 
 /// A turn's `session/prompt` params: its text, then its links as `resource_link` blocks, which
 /// every agent takes, then its images, to an agent that declared it takes them (another gets
-/// none, and the play is `skipped`: `Capture::images_withheld`); and its `idempotencyKey`.
-fn prompt_params(session_id: &str, turn: &Turn, accepts_images: bool) -> Value {
+/// none, and the play is `skipped`: `Capture::images_withheld`); and in v2 its
+/// `idempotencyKey` (a v1 prompt has none).
+fn prompt_params(session_id: &str, turn: &Turn, accepts_images: bool, version: AcpVersion) -> Value {
     let mut prompt = text_prompt(session_id, &turn.prompt);
     if let Some(blocks) = prompt.get_mut("prompt").and_then(Value::as_array_mut) {
         blocks
@@ -685,7 +701,7 @@ fn prompt_params(session_id: &str, turn: &Turn, accepts_images: bool) -> Value {
         let images = turn.images.iter().filter(|_| accepts_images);
         blocks.extend(images.map(|image| json!({"type": "image", "mimeType": image.mime_type, "data": image.data})));
     }
-    if let Some(key) = &turn.idempotency_key {
+    if let Some(key) = turn.idempotency_key.as_ref().filter(|_| version == AcpVersion::V2) {
         prompt["idempotencyKey"] = json!(key);
     }
     prompt

@@ -125,8 +125,9 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
         },
         transport,
         model: scenario.config.model.clone(),
-        // The models the scenario switches to are the choices its Session lists.
-        models: scenario.turns.iter().filter_map(|turn| turn.model.clone()).collect(),
+        // Its Sessions list the scenario's model alone, as the `gauntlet-agent` binary its
+        // profile starts does: a client may still choose another (any name is taken).
+        models: Vec::new(),
         turn_timeout: Duration::from_millis(scenario.config.turn_timeout_ms),
         context_window: Some(CONTEXT_WINDOW),
         compact_at_tokens: (scenario.config.compact_at_tokens > 0).then_some(scenario.config.compact_at_tokens),

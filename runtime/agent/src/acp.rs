@@ -48,16 +48,16 @@ use tokio::sync::mpsc;
 use crate::canonical;
 use crate::control::{CancelHandle, CancelSignal};
 use crate::delegation::Delegation;
+use crate::event::Prompt;
 use crate::event::{Event, EventType};
 use crate::ids::{self, Clock, IdSource};
 use crate::log::LogError;
 use crate::provider::{Provider, ProviderConfig, Transport};
 use crate::recovery;
-use crate::resource::Image;
+use crate::resource::{Image, Link};
 use crate::session::{Session, SessionConfig};
 use crate::tools::Toolbox;
 use crate::tools::plan::Plan;
-use crate::turn::Prompt;
 use lines::{Line, Lines};
 use message::{Incoming, decode};
 use projection::Projector;
@@ -717,7 +717,7 @@ impl Agent {
             if let Some(key) = &prompt.idempotency_key {
                 self.keys.entry(session_id.clone()).or_default().insert(key.clone(), message_id.clone());
             }
-            if let Some(echo) = v2::user_message(&message_id, &prompt.text) {
+            if let Some(echo) = v2::user_message(&message_id, &prompt) {
                 self.outbox.update_v2(&session_id, echo);
             }
             self.outbox.update_v2(&session_id, v2::running());
@@ -769,29 +769,26 @@ impl Agent {
     }
 }
 
-/// What a `session/prompt` asks: its text and `resource_link` blocks as one text, in order,
-/// each link written as a Markdown link naming it and its URI, so the Log's user message and
-/// the model's conversation carry it (ACP: "As a baseline, the Agent MUST support `text` and
-/// `resource_link` content blocks"; ACP-PROMPT-LINK-CARRIED); and its images, decoded before
-/// the Turn starts, so a bad one is refused with nothing recorded.
+/// What a `session/prompt` asks: its text blocks joined; the resources its `resource_link`
+/// blocks point at, which the Log keeps and the model reads (ACP: "As a baseline, the Agent
+/// MUST support `text` and `resource_link` content blocks"; ACP-PROMPT-LINK-CARRIED); and its
+/// images, decoded before the Turn starts, so a bad one is refused with nothing recorded.
 fn prompt_of(blocks: &[ContentBlock], idempotency_key: Option<String>) -> Result<Prompt, Error> {
-    let text: Vec<String> = blocks
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text(text) => Some(text.text.clone()),
-            ContentBlock::ResourceLink(link) => Some(format!("[{}]({})", link.name, link.uri)),
-            _ => None,
-        })
-        .collect();
-    let images = blocks
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Image(image) => Some(Image::from_base64(&image.mime_type, &image.data)),
-            _ => None,
-        })
-        .collect::<Result<Vec<Image>, _>>()
-        .map_err(|error| Error::invalid_params().data(json!({"reason": error.to_string()})))?;
-    Ok(Prompt { text: text.join("\n"), images, idempotency_key })
+    let mut text = Vec::new();
+    let mut links = Vec::new();
+    let mut images = Vec::new();
+    for block in blocks {
+        match block {
+            ContentBlock::Text(block) => text.push(block.text.as_str()),
+            ContentBlock::ResourceLink(link) => links.push(Link { uri: link.uri.clone(), name: link.name.clone() }),
+            ContentBlock::Image(image) => images.push(
+                Image::from_base64(&image.mime_type, &image.data)
+                    .map_err(|error| Error::invalid_params().data(json!({"reason": error.to_string()})))?,
+            ),
+            _ => {}
+        }
+    }
+    Ok(Prompt { text: text.join("\n"), images, links, idempotency_key })
 }
 
 /// Runs a Turn, forwarding its Events as updates in order; the answer goes back with the Session.
@@ -1413,8 +1410,8 @@ mod tests {
         assert!(log.contains("\"idempotency_key\":\"k\""), "{log}");
     }
 
-    /// A `resource_link` block reaches the Log's user message as a link naming it, in its
-    /// place among the text blocks; the model option is listed, the model chosen among it.
+    /// A `resource_link` block reaches the Log's user message as the link it was sent as; the
+    /// model option is listed, the model chosen among it.
     #[tokio::test]
     async fn a_prompts_link_is_written_into_its_text_and_the_model_is_an_option() {
         let workspace = tempfile::tempdir().unwrap();
@@ -1436,7 +1433,7 @@ mod tests {
         writer.shutdown().await.unwrap();
         server.await.unwrap().unwrap();
         let log = std::fs::read_to_string(workspace.path().join(".gauntlet/sessions/root.ndjson")).unwrap();
-        assert!(log.contains("\"text\":\"Summarise\\n[a.md](https://example.com/a.md)\""), "{log}");
+        assert!(log.contains("\"links\":[{\"name\":\"a.md\",\"uri\":\"https://example.com/a.md\"}]"), "{log}");
     }
 
     /// A Session open and idle on the connection is loaded as it is, replayed; one whose Turn

@@ -21,10 +21,9 @@ use serde_json::{Value, json};
 
 use crate::compaction;
 use crate::control::{CancelSignal, TurnOutcome};
-use crate::event::{Data, ErrorKind, Payload, TerminalStatus, object};
+use crate::event::{Data, ErrorKind, Payload, Prompt, TerminalStatus, object};
 use crate::log::LogError;
 use crate::provider::{Call, Delta, Finish, OutputItem, Provider, ProviderFailure, Reply, Usage, WireRequest};
-use crate::resource::Image;
 use crate::session::Session;
 use crate::tools::{Toolbox, failed};
 
@@ -40,17 +39,6 @@ async fn race<T>(cancel: &mut CancelSignal, work: impl Future<Output = T>) -> Ra
         () = cancel.cancelled() => Race::Cancelled,
         value = work => Race::Done(value),
     }
-}
-
-/// What a user's message opens a Turn with.
-#[derive(Debug, Clone, Default)]
-pub struct Prompt {
-    /// Its text (a prompt's links written into it, as the client's presenter decodes them).
-    pub text: String,
-    /// Its images.
-    pub images: Vec<Image>,
-    /// The key its client named the submission by, recorded with it so a retry is known.
-    pub idempotency_key: Option<String>,
 }
 
 impl Session {
@@ -75,7 +63,7 @@ impl Session {
         self.repair_orphans("before_start_turn")?;
         tools.catch_up(self)?;
         self.attach(&prompt.images);
-        self.record(Payload::user_message_with(&prompt.text, &prompt.images, prompt.idempotency_key.as_deref()))?;
+        self.record(Payload::user_message_of(prompt))?;
         let started = tokio::time::Instant::now();
         let budget = self.config.turn_timeout;
         let mut iteration = 0u32;

@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 use agent_client_protocol_schema::{ProtocolVersion, v1, v2};
 use serde_json::{Value, json};
 
-use crate::event::{Event, EventType};
+use crate::event::{Event, EventType, Prompt};
 
 /// The version this agent answers a client that asked for `asked`.
 pub fn negotiate(asked: Option<u64>) -> ProtocolVersion {
@@ -72,6 +72,8 @@ pub struct Upserts {
     speaking: bool,
     /// The agent messages and thoughts of the turn already created by their upsert.
     created: HashSet<String>,
+    /// The content of the user message being replayed, so far.
+    user_content: Vec<Value>,
 }
 
 impl Upserts {
@@ -84,6 +86,7 @@ impl Upserts {
             agent_messages: 0,
             speaking: false,
             created: HashSet::new(),
+            user_content: Vec::new(),
         }
     }
 
@@ -133,10 +136,18 @@ impl Upserts {
         let kind = value.get("sessionUpdate")?.as_str()?.to_owned();
         let object = value.as_object_mut()?;
         match kind.as_str() {
+            // A user message's text opens it; a block after it (a link it pointed at) is more
+            // of the same message, upserted whole.
             "user_message_chunk" => {
                 let content = object.remove("content")?;
-                let id = self.next_user();
-                return read(json!({"sessionUpdate": "user_message", "messageId": id, "content": [content]}));
+                if content["type"] == "text" || self.user_content.is_empty() {
+                    self.next_user();
+                    self.user_content.clear();
+                }
+                self.user_content.push(content);
+                return read(
+                    json!({"sessionUpdate": "user_message", "messageId": self.user, "content": self.user_content}),
+                );
             }
             // ACP's v1 update kinds, not Log types: v2 has one upsert for both.
             "tool_call" | "tool_call_update" => {
@@ -206,9 +217,12 @@ pub fn replay_complete() -> v2::SessionUpdate {
     v2::SessionUpdate::ReplayComplete(v2::ReplayComplete::new())
 }
 
-/// The v2 update a user message is echoed or replayed as.
-pub fn user_message(message_id: &str, text: &str) -> Option<v2::SessionUpdate> {
-    read(json!({"sessionUpdate": "user_message", "messageId": message_id, "content": [{"type": "text", "text": text}]}))
+/// The v2 update a prompt is echoed as when inserted: its text, then its links.
+pub fn user_message(message_id: &str, prompt: &Prompt) -> Option<v2::SessionUpdate> {
+    let text = json!({"type": "text", "text": prompt.text});
+    let links = prompt.links.iter().map(|link| json!({"type": "resource_link", "uri": link.uri, "name": link.name}));
+    let content: Vec<Value> = std::iter::once(text).chain(links).collect();
+    read(json!({"sessionUpdate": "user_message", "messageId": message_id, "content": content}))
 }
 
 /// The idle snapshot a resume sends after its replay and before its answer (v2: "Resume MUST
@@ -303,6 +317,19 @@ mod tests {
         );
     }
 
+    /// A replayed user message's link is more of the same message, upserted whole.
+    #[test]
+    fn a_replayed_link_is_part_of_its_user_message() {
+        let mut upserts = Upserts::new("s", 0);
+        let user = |block: v1::ContentBlock| v1::SessionUpdate::UserMessageChunk(v1::ContentChunk::new(block));
+        let text = said(&mut upserts, user(v1::ContentBlock::from("read")));
+        let link = v1::ContentBlock::ResourceLink(v1::ResourceLink::new("a.md", "https://e.com/a.md"));
+        let linked = said(&mut upserts, user(link));
+        assert_eq!((&text[0]["messageId"], &linked[0]["messageId"]), (&json!("s:user:1"), &json!("s:user:1")));
+        assert_eq!(linked[0]["content"].as_array().map(Vec::len), Some(2), "{linked:?}");
+        assert_eq!(said(&mut upserts, user(v1::ContentBlock::from("next")))[0]["messageId"], "s:user:2");
+    }
+
     /// A prompt's key is validated as v2 asks, and its blocks read as v1's; a retried key
     /// names the user message its first submission inserted.
     #[test]
@@ -318,7 +345,11 @@ mod tests {
         let event = |payload| crate::event::Event::stamp(payload, "s", "0".into(), "t".into(), Some(0));
         let history = [
             event(crate::event::Payload::user_message("one")),
-            event(crate::event::Payload::user_message_with("two", &[], Some("k2"))),
+            event(crate::event::Payload::user_message_of(&Prompt {
+                text: "two".into(),
+                idempotency_key: Some("k2".into()),
+                ..Prompt::default()
+            })),
         ];
         assert_eq!(submitted_keys("s", &history), HashMap::from([("k2".to_owned(), "s:user:2".to_owned())]));
     }
