@@ -263,7 +263,7 @@ async fn live<L: Error + 'static, S: Error + 'static>(
     let speaks = (version, scenario.client);
     let (mut client, mut ended) = connect(launch, settings, speaks, &mut conversation.live).await?;
     let session_id = if scenario.log.is_some() {
-        conversation.torn_tail = load(&mut client, PRELOADED_SESSION_ID, workspace, version).await?;
+        conversation.torn_tail = load_or_resume(&mut client, PRELOADED_SESSION_ID, workspace, version, true).await?;
         PRELOADED_SESSION_ID.to_owned()
     } else {
         let answer = client.request("session/new", new_session_params(&client, workspace, version)).await?;
@@ -378,15 +378,15 @@ async fn load_only<L: Error + 'static, S: Error + 'static>(
     transcript: &mut Vec<Value>,
 ) -> Result<(), ConversationError<L, S>> {
     let (mut client, ended) = connect(launch, settings, (version, ClientConfig::default()), transcript).await?;
-    let loaded = load(&mut client, session_id, workspace, version).await;
+    let loaded = load_or_resume(&mut client, session_id, workspace, version, true).await;
     let finished = finish(client, ended, transcript).await;
     loaded?;
     Ok(finished?)
 }
 
-/// Reopens the Session in a fresh agent as the turn asks: `session/resume`, or `session/load`
-/// for a reload and for a resume with a replay (v2's `session/resume` with `replayFrom`, and
-/// v1's `session/load`, since a v1 resume never replays).
+/// Reopens the Session in a fresh agent as the turn asks: `session/resume`, or as a load for
+/// a reload and for a resume with a replay (v2's `session/resume` with `replayFrom`, and v1's
+/// `session/load`, since a v1 resume never replays).
 async fn reopen(
     client: &mut Client,
     turn: &Turn,
@@ -394,11 +394,8 @@ async fn reopen(
     workspace: &Path,
     version: AcpVersion,
 ) -> Result<Option<TornTail>, SessionLoadError> {
-    if turn.resume && turn.replay_from.is_none() {
-        resume(client, session_id, workspace, version).await
-    } else {
-        load(client, session_id, workspace, version).await
-    }
+    let replay = !turn.resume || turn.replay_from.is_some();
+    load_or_resume(client, session_id, workspace, version, replay).await
 }
 
 /// `session/new`'s params: v2 reads its own request, which needs only `cwd` (an empty
@@ -416,48 +413,17 @@ fn v2_servers(client: &Client) -> Vec<v2::McpServer> {
     serde_json::from_value(client.mcp_servers()).unwrap_or_default()
 }
 
-/// `session/resume`: the Session reattached in this agent, without a replay.
-async fn resume(
+/// Reopens the Session in a fresh agent, with a replay (`session/load`; in v2, which has none,
+/// `session/resume` replaying from the start) or without (`session/resume`); returns the torn
+/// Log tail the agent reported, if any.
+async fn load_or_resume(
     client: &mut Client,
     session_id: &str,
     workspace: &Path,
     version: AcpVersion,
+    replay: bool,
 ) -> Result<Option<TornTail>, SessionLoadError> {
-    let params = match version {
-        AcpVersion::V1 => json!({"sessionId": session_id, "cwd": workspace, "mcpServers": client.mcp_servers()}),
-        // v2's own request, as its type writes it (an empty `mcpServers` left out).
-        AcpVersion::V2 => {
-            let request =
-                v2::ResumeSessionRequest::new(session_id.to_owned(), workspace).mcp_servers(v2_servers(client));
-            serde_json::to_value(request).unwrap_or(Value::Null)
-        }
-    };
-    let method = AGENT_METHOD_NAMES.session_resume;
-    let answer = client.request(method, params).await?;
-    match answer.get("error") {
-        Some(error) => Err(SessionLoadError::Refused { method, error: error.clone() }),
-        None => Ok(None),
-    }
-}
-
-/// `session/load` (in v2, which has none, `session/resume` replaying from the start); returns
-/// the torn Log tail the agent reported, if any.
-async fn load(
-    client: &mut Client,
-    session_id: &str,
-    workspace: &Path,
-    version: AcpVersion,
-) -> Result<Option<TornTail>, SessionLoadError> {
-    let (method, params) = match version {
-        AcpVersion::V1 => (
-            AGENT_METHOD_NAMES.session_load,
-            json!({"sessionId": session_id, "cwd": workspace, "mcpServers": client.mcp_servers()}),
-        ),
-        AcpVersion::V2 => (
-            AGENT_METHOD_NAMES.session_resume,
-            json!({"sessionId": session_id, "cwd": workspace, "replayFrom": {"type": "start"}}),
-        ),
-    };
+    let (method, params) = reopen_params(client, session_id, workspace, version, replay);
     let answer = client.request(method, params).await?;
     if let Some(error) = answer.get("error") {
         return Err(SessionLoadError::Refused { method, error: error.clone() });
@@ -469,6 +435,31 @@ async fn load(
             length: usize::try_from(torn.get("length")?.as_u64()?).ok()?,
         })
     }))
+}
+
+/// The method and params that reopen a Session: v1's own, and v2's `session/resume` as its
+/// type writes it (an empty `mcpServers` left out).
+fn reopen_params(
+    client: &Client,
+    session_id: &str,
+    workspace: &Path,
+    version: AcpVersion,
+    replay: bool,
+) -> (&'static str, Value) {
+    match version {
+        AcpVersion::V1 => {
+            let method = if replay { AGENT_METHOD_NAMES.session_load } else { AGENT_METHOD_NAMES.session_resume };
+            (method, json!({"sessionId": session_id, "cwd": workspace, "mcpServers": client.mcp_servers()}))
+        }
+        AcpVersion::V2 => {
+            let mut request =
+                v2::ResumeSessionRequest::new(session_id.to_owned(), workspace).mcp_servers(v2_servers(client));
+            if replay {
+                request = request.replay_from(v2::ReplayFrom::Start(v2::ReplayFromStart::new()));
+            }
+            (AGENT_METHOD_NAMES.session_resume, serde_json::to_value(request).unwrap_or(Value::Null))
+        }
+    }
 }
 
 /// The turn being played: its Session, the scenario's turn and its index, and the mock that

@@ -14,6 +14,7 @@ use crate::audit::Line;
 use crate::capture::Request;
 use crate::judge::Evidence;
 use crate::judge::conversations::Conversation;
+use crate::scenario::{Scenario, Turn};
 use crate::verdict::Violation;
 
 /// The child Sessions the root Log records as `detached`.
@@ -437,6 +438,26 @@ pub(crate) fn request_turns(evidence: &Evidence) -> Vec<Option<usize>> {
                 scenario.turns.iter().rposition(|turn| texts.iter().any(|text| text.contains(turn.prompt.as_str())))
             })
         })
+        .collect()
+}
+
+/// The turns of the scenario that `wanted` picks and that asked the Provider something, each
+/// with its index and its requests (indices into the capture's), in order.
+pub(crate) fn asking_turns<'s>(
+    evidence: &Evidence,
+    scenario: &'s Scenario,
+    wanted: impl Fn(&Turn) -> bool,
+) -> Vec<(usize, &'s Turn, Vec<usize>)> {
+    let turns = request_turns(evidence);
+    scenario
+        .turns
+        .iter()
+        .enumerate()
+        .filter(|(_, turn)| wanted(turn))
+        .map(|(turn_idx, turn)| {
+            (turn_idx, turn, (0..turns.len()).filter(|&idx| turns[idx] == Some(turn_idx)).collect())
+        })
+        .filter(|(_, _, requests): &(usize, &Turn, Vec<usize>)| !requests.is_empty())
         .collect()
 }
 

@@ -12,7 +12,7 @@
 
 use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
-use crate::judge::views::request_turns;
+use crate::judge::views::asking_turns;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "ACP-PROMPT-LINK-CARRIED",
@@ -27,11 +27,8 @@ fn check(evidence: &Evidence) -> Vec<String> {
     if scenario.turns.iter().all(|turn| turn.links.is_empty()) {
         return Vec::new();
     }
-    let turns = request_turns(evidence);
     let mut problems = Vec::new();
-    for (turn_idx, turn) in scenario.turns.iter().enumerate().filter(|(_, turn)| !turn.links.is_empty()) {
-        let requests: Vec<usize> = (0..turns.len()).filter(|&idx| turns[idx] == Some(turn_idx)).collect();
-        let Some(&first) = requests.first() else { continue };
+    for (turn_idx, turn, requests) in asking_turns(evidence, scenario, |turn| !turn.links.is_empty()) {
         // What the model read in the turn, the prompt's own words taken out.
         let read: Vec<String> = requests
             .iter()
@@ -48,7 +45,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
                     link.name,
                     link.uri,
                     requests.len(),
-                    first + 1
+                    requests[0] + 1
                 ));
             }
         }
