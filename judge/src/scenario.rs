@@ -400,6 +400,11 @@ pub struct Turn {
     /// which reattaches without replaying the conversation (ACP-RESUME-NO-REPLAY).
     #[serde(default)]
     pub resume: bool,
+    /// Before this turn, the client loads the Session again on the same connection, where it
+    /// is open and idle (`session/load`; in v2 `session/resume` with `replayFrom`), as the ACP
+    /// test kit does: the agent replays it, and the conversation goes on.
+    #[serde(default)]
+    pub reload_open: bool,
     /// With `resume`: the fresh agent replays the conversation from here before its answer
     /// (ACP v2 `replayFrom`), then marks the replay's end once (ACP-REPLAY-COMPLETE); a v1
     /// client, whose resume never replays, loads the Session with `session/load` instead.
@@ -504,7 +509,7 @@ impl Scenario {
                 needs.insert(Capability::Resume);
             }
             // A v1 client loads what a v2 client resumes with a replay.
-            if turn.replay_from.is_some() {
+            if turn.replay_from.is_some() || turn.reload_open {
                 needs.insert(Capability::Load);
             }
             if turn.model.is_some() {
@@ -784,6 +789,9 @@ fn check_session_steps(text: &str, path: &Path, scenario: &Scenario) -> Result<(
             () if turn.cancel_request == Some(Trigger::RetryWait) => {
                 Some(("cancel_request", "`retry_wait` is a moment for `cancel` only"))
             }
+            () if turn.reload_open && (turn.reload || turn.resume) => {
+                Some(("reload_open", "a turn reopens its Session one way: `reload`, `resume` or `reload_open`"))
+            }
             () if turn.replay_from.is_some() && !turn.resume => Some((
                 "replay_from",
                 "`replay_from` says where a `resume` replays from: the turn needs `resume = true`",
@@ -1026,6 +1034,8 @@ mod tests {
         assert!(empty.contains("key `idempotency_key`: an `idempotencyKey` is 1 to 255 characters"), "{empty}");
         let replay = turn("replay_from = \"start\"");
         assert!(replay.contains("key `replay_from`: `replay_from` says where a `resume` replays from"), "{replay}");
+        let twice = turn("reload = true\nreload_open = true");
+        assert!(twice.contains("key `reload_open`: a turn reopens its Session one way"), "{twice}");
         let unknown = turn("resume = true\nreplay_from = \"message\"");
         assert!(unknown.contains("key `replay_from`: unknown variant `message`"), "{unknown}");
         let keyed = "title = \"t\"\n[client]\nplan = true\n[[turn]]\nprompt = \"a\"\nidempotency_key = \"k\"\nretry = true\nresume = true\nreplay_from = \"start\"\n";

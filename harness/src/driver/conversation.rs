@@ -3,7 +3,7 @@
 //! Live: `initialize`, `session/new` (or `session/load` of a preloaded Log), then each turn's
 //! raw lines, model switch and prompt, with `session/cancel` (or `$/cancel_request`) and a
 //! refused second prompt at their triggers; a turn may first move the Session to a fresh agent
-//! by `session/load` or `session/resume`. After the last turn, `session/list` and
+//! by `session/load` or `session/resume`, or load it again where it is open. After the last turn, `session/list` and
 //! `session/close` followed by one more prompt, when the scenario asks. Then a fresh agent
 //! loads the Session and its replay is recorded apart.
 
@@ -280,6 +280,8 @@ async fn live<L: Error + 'static, S: Error + 'static>(
             settle_after_cancels(mock, &conversation.cancels).await;
             finish(client, ended, &mut conversation.live).await?;
             (client, ended) = connect(launch, settings, speaks, &mut conversation.live).await?;
+        }
+        if turn.reload || turn.resume || turn.reload_open {
             match reopen(&mut client, turn, &session_id, workspace, version).await {
                 Ok(_) => {}
                 // A refused reload or resume is the agent's answer, in the live transcript: the
@@ -384,9 +386,10 @@ async fn load_only<L: Error + 'static, S: Error + 'static>(
     Ok(finished?)
 }
 
-/// Reopens the Session in a fresh agent as the turn asks: `session/resume`, or as a load for
-/// a reload and for a resume with a replay (v2's `session/resume` with `replayFrom`, and v1's
-/// `session/load`, since a v1 resume never replays).
+/// Reopens the Session as the turn asks, in a fresh agent or (`reload_open`) on the same
+/// connection: `session/resume`, or as a load for a reload and for a resume with a replay
+/// (v2's `session/resume` with `replayFrom`, and v1's `session/load`, since a v1 resume never
+/// replays).
 async fn reopen(
     client: &mut Client,
     turn: &Turn,
