@@ -8,7 +8,8 @@
 //! `session/set_config_option` for the `model`. Protocol version 2 beside 1, as the client
 //! asks in `initialize` ([`v2`]): there the prompt's answer acknowledges it and the `idle`
 //! state update tells how the Turn ended; `session/load` is v1's, and v2's `session/resume`
-//! with `replayFrom` replays instead.
+//! with `replayFrom` replays instead, then marks the replay's end (`replay_complete`), and a v2
+//! prompt retried with its `idempotencyKey` is answered with the message it first inserted.
 //! Protocol errors are answered to the peer and the connection goes on: a malformed line gets
 //! a parse error with `id: null`, an unknown method -32601, bad params or a second prompt on a
 //! busy Session -32602 (ACP-JSONRPC-ERRORS). Only a broken pipe ends the connection. A Turn runs
