@@ -6,7 +6,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use crate::driver::conversation::initialize_params;
-use gauntlet_judge::scenario::AcpVersion;
+use gauntlet_judge::scenario::{AcpVersion, ClientConfig};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
@@ -42,7 +42,7 @@ pub enum ProbeError {
 /// The `initialize` request gauntlet's driver sends in `version`, so the draft says what a
 /// check will meet.
 fn initialize_request(version: AcpVersion) -> Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize_params(version)})
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize_params(version, ClientConfig::default())})
 }
 
 /// Starts `program` with `args` in a scratch folder, sends `initialize` in `version`, and

@@ -42,6 +42,9 @@ pub struct Scenario {
     /// (ACP-LIST-SERVED).
     #[serde(default)]
     pub list_sessions: bool,
+    /// What the client declares of itself in `initialize`.
+    #[serde(default)]
+    pub client: ClientConfig,
     /// After the last turn (and the list), the client closes the Session with `session/close`,
     /// then sends it one more prompt, which must be refused (ACP-CLOSE-REFUSES-PROMPT). That
     /// prompt is no turn: it has no script, and no Log holds it.
@@ -246,6 +249,17 @@ impl Default for Config {
     }
 }
 
+/// What gauntlet's client declares in `initialize`; by default nothing (no file system, no
+/// terminal).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClientConfig {
+    /// Declare `clientCapabilities.plan` (ACP v1): the client takes `plan_update` and
+    /// `plan_removed` (v2 declares no such capability).
+    #[serde(default)]
+    pub plan: bool,
+}
+
 /// An existing Log to resume from.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -293,6 +307,24 @@ pub struct PromptImage {
     pub data: String,
 }
 
+/// A `resource_link` block of a prompt: a resource the client points the agent at, by URI.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptLink {
+    /// Its URI, with a scheme (`https://example.com/notes.md`, `file:///etc/hosts`).
+    pub uri: String,
+    /// Its name, as the client shows it (`notes.md`).
+    pub name: String,
+}
+
+/// Where a `session/resume` replays the conversation from (ACP v2 `replayFrom`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplayFrom {
+    /// From its first message: the whole conversation.
+    Start,
+}
+
 /// What one `run_workflow` call must come to.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -323,6 +355,19 @@ pub struct Turn {
     /// an agent that declares `promptCapabilities.image` (else the play is `skipped`).
     #[serde(default)]
     pub images: Vec<PromptImage>,
+    /// Links the prompt carries after its text, as ACP `resource_link` blocks, which every
+    /// agent takes (ACP-PROMPT-LINK-CARRIED).
+    #[serde(default)]
+    pub links: Vec<PromptLink>,
+    /// The prompt's `idempotencyKey` (ACP v2; a v1 client has none, so a v1 play of a
+    /// scenario that names one is `skipped`).
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
+    /// After the turn's end, the client sends its prompt again with the same key, as a client
+    /// retries a submission it is unsure of: the agent answers it with the first one's message
+    /// id and runs nothing (ACP-PROMPT-IDEMPOTENT). Needs `idempotency_key`.
+    #[serde(default)]
+    pub retry: bool,
     /// The terminal state the Log must show for this turn.
     #[serde(default = "completed")]
     pub expect: TerminalStatus,
@@ -360,6 +405,16 @@ pub struct Turn {
     /// which reattaches without replaying the conversation (ACP-RESUME-NO-REPLAY).
     #[serde(default)]
     pub resume: bool,
+    /// Before this turn, the client loads the Session again on the same connection, where it
+    /// is open and idle (`session/load`; in v2 `session/resume` with `replayFrom`), as the ACP
+    /// test kit does: the agent replays it, and the conversation goes on.
+    #[serde(default)]
+    pub reload_open: bool,
+    /// With `resume`: the fresh agent replays the conversation from here before its answer
+    /// (ACP v2 `replayFrom`), then marks the replay's end once (ACP-REPLAY-COMPLETE); a v1
+    /// client, whose resume never replays, loads the Session with `session/load` instead.
+    #[serde(default)]
+    pub replay_from: Option<ReplayFrom>,
     /// The Provider's answers to this turn's requests, in order (retries and tool loops included).
     #[serde(default)]
     pub respond: Vec<Response>,
@@ -487,6 +542,10 @@ impl Scenario {
             if turn.resume {
                 needs.insert(Capability::Resume);
             }
+            // A v1 client loads what a v2 client resumes with a replay.
+            if turn.replay_from.is_some() || turn.reload_open {
+                needs.insert(Capability::Load);
+            }
             if turn.model.is_some() {
                 needs.insert(Capability::ModelSwitch);
             }
@@ -555,6 +614,9 @@ impl Scenario {
                 "ACP v2 answers a prompt when it is inserted: no request is left for `$/cancel_request` to cancel"
                     .to_owned(),
             );
+        }
+        if version == AcpVersion::V1 && self.turns.iter().any(|turn| turn.idempotency_key.is_some()) {
+            return Err("an ACP v1 prompt has no `idempotencyKey`".to_owned());
         }
         let mut scenario = self.clone();
         scenario.config.acp = version;
@@ -735,6 +797,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Scenario, LoadError> {
     }
     check_covers(text, path, &scenario.covers)?;
     check_images(text, path, &scenario)?;
+    check_links(text, path, &scenario)?;
     // The client watches the Provider for a retry's wait only to cancel in it.
     if let Some(turn_idx) = scenario.turns.iter().position(|turn| turn.busy_prompt == Some(Trigger::RetryWait)) {
         let steps = [Step::Key("turn"), Step::Index(turn_idx), Step::Key("busy_prompt")];
@@ -760,6 +823,19 @@ fn check_session_steps(text: &str, path: &Path, scenario: &Scenario) -> Result<(
             () if turn.cancel_request == Some(Trigger::RetryWait) => {
                 Some(("cancel_request", "`retry_wait` is a moment for `cancel` only"))
             }
+            () if turn.reload_open && (turn.reload || turn.resume) => {
+                Some(("reload_open", "a turn reopens its Session one way: `reload`, `resume` or `reload_open`"))
+            }
+            () if turn.replay_from.is_some() && !turn.resume => Some((
+                "replay_from",
+                "`replay_from` says where a `resume` replays from: the turn needs `resume = true`",
+            )),
+            () if turn.retry && turn.idempotency_key.is_none() => {
+                Some(("retry", "a prompt is retried with its key: the turn needs an `idempotency_key`"))
+            }
+            () if turn.idempotency_key.as_deref().is_some_and(|key| key.is_empty() || key.chars().count() > 255) => {
+                Some(("idempotency_key", "an `idempotencyKey` is 1 to 255 characters"))
+            }
             () => None,
         };
         if let Some((key, message)) = clash {
@@ -768,6 +844,40 @@ fn check_session_steps(text: &str, path: &Path, scenario: &Scenario) -> Result<(
         }
     }
     Ok(())
+}
+
+/// Every prompt link has a URI with a scheme and a name, as a `resource_link` block needs.
+fn check_links(text: &str, path: &Path, scenario: &Scenario) -> Result<(), LoadError> {
+    for (turn_idx, turn) in scenario.turns.iter().enumerate() {
+        for (link_idx, link) in turn.links.iter().enumerate() {
+            let problem = if !has_scheme(&link.uri) {
+                Some(("uri", format!("`{}` is no URI: it needs a scheme, as in `https://example.com/a.md`", link.uri)))
+            } else if link.name.trim().is_empty() {
+                Some(("name", "a link needs a name".to_owned()))
+            } else {
+                None
+            };
+            if let Some((key, message)) = problem {
+                let steps = [
+                    Step::Key("turn"),
+                    Step::Index(turn_idx),
+                    Step::Key("links"),
+                    Step::Index(link_idx),
+                    Step::Key(key),
+                ];
+                return Err(invalid_at(text, path, &steps, key, message));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `uri` starts with a scheme (RFC 3986: a letter, then letters, digits, `+`, `-`,
+/// `.`, then `:`).
+fn has_scheme(uri: &str) -> bool {
+    let Some((scheme, _)) = uri.split_once(':') else { return false };
+    scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
 /// Every prompt image must be an image MIME type and base64, as the reference decodes it; a
@@ -941,6 +1051,33 @@ mod tests {
             cancels.contains("key `cancel_request`: a turn is cancelled by `cancel` or `cancel_request`"),
             "{cancels}"
         );
+    }
+
+    /// A link needs a URI with a scheme and a name; a retry needs a key of 1 to 255
+    /// characters; `replay_from` needs a resume; each refused at its key.
+    #[test]
+    fn links_keys_and_replays_are_checked_at_their_keys() {
+        let turn = |keys: &str| error(&format!("title = \"t\"\n[[turn]]\nprompt = \"a\"\n{keys}\n"));
+        let no_scheme = turn("links = [{ uri = \"notes.md\", name = \"notes\" }]");
+        assert!(no_scheme.contains("x.toml:4:18: key `uri`: `notes.md` is no URI: it needs a scheme"), "{no_scheme}");
+        let no_name = turn("links = [{ uri = \"https://e.com/a\", name = \" \" }]");
+        assert!(no_name.contains("key `name`: a link needs a name"), "{no_name}");
+        let retry = turn("retry = true");
+        assert!(retry.contains("x.toml:4:9: key `retry`: a prompt is retried with its key"), "{retry}");
+        let empty = turn("idempotency_key = \"\"");
+        assert!(empty.contains("key `idempotency_key`: an `idempotencyKey` is 1 to 255 characters"), "{empty}");
+        let replay = turn("replay_from = \"start\"");
+        assert!(replay.contains("key `replay_from`: `replay_from` says where a `resume` replays from"), "{replay}");
+        let twice = turn("reload = true\nreload_open = true");
+        assert!(twice.contains("key `reload_open`: a turn reopens its Session one way"), "{twice}");
+        let unknown = turn("resume = true\nreplay_from = \"message\"");
+        assert!(unknown.contains("key `replay_from`: unknown variant `message`"), "{unknown}");
+        let keyed = "title = \"t\"\n[client]\nplan = true\n[[turn]]\nprompt = \"a\"\nidempotency_key = \"k\"\nretry = true\nresume = true\nreplay_from = \"start\"\n";
+        let scenario = parse(keyed, Path::new("x")).unwrap();
+        assert!(scenario.client.plan);
+        assert_eq!(scenario.needs(), BTreeSet::from([Capability::Resume, Capability::Load]));
+        assert!(scenario.in_acp(AcpVersion::V1).unwrap_err().contains("no `idempotencyKey`"));
+        assert!(scenario.in_acp(AcpVersion::V2).is_ok());
     }
 
     #[test]

@@ -43,6 +43,7 @@ use std::collections::BTreeMap;
 
 use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
+use gauntlet_agent::resource::links;
 use serde_json::Value;
 use toml_edit::{Array, InlineTable, Table};
 
@@ -129,6 +130,10 @@ struct Call {
 #[derive(Debug, Default)]
 struct TurnDraft {
     prompt: String,
+    /// The resources the prompt pointed at, `(uri, name)`.
+    links: Vec<(String, String)>,
+    /// The key its client submitted it by (ACP v2).
+    idempotency_key: Option<String>,
     model: Option<String>,
     responses: Vec<InlineTable>,
     expect: Option<TerminalStatus>,
@@ -275,6 +280,8 @@ fn draft_turn(
     let mut read = TurnEvents::read(events, user.at_ms);
     let mut turn = TurnDraft {
         prompt: user.line.str_field("text").unwrap_or_default().to_owned(),
+        links: user.line.data.as_object().map(links).unwrap_or_default().into_iter().map(|l| (l.uri, l.name)).collect(),
+        idempotency_key: user.line.str_field("idempotency_key").map(str::to_owned),
         model: switched_model(&read.calls, model),
         ..TurnDraft::default()
     };

@@ -31,6 +31,10 @@ struct Flags {
     /// Model of new sessions.
     #[arg(long, env = "GAUNTLET_MODEL", default_value = "gpt-5.5")]
     model: String,
+    /// Other models a client may choose, comma-separated: listed beside `--model` in each
+    /// session's `configOptions`, so a client discovers them (any model name is taken).
+    #[arg(long, env = "GAUNTLET_MODELS", value_delimiter = ',')]
+    models: Vec<String>,
     /// Retries of HTTP 429 / 5xx before any text reached the client.
     #[arg(long, env = "GAUNTLET_MAX_RETRIES", default_value_t = 2)]
     max_retries: u32,
@@ -91,6 +95,7 @@ fn main() -> ExitCode {
             },
             transport: Arc::new(HttpTransport::default()),
             model: flags.model,
+            models: flags.models,
             turn_timeout: Duration::from_millis(flags.turn_timeout_ms),
             context_window: (flags.context_window > 0).then_some(flags.context_window),
             compact_at_tokens: (flags.compact_at_tokens > 0).then_some(flags.compact_at_tokens),

@@ -3,7 +3,7 @@
 //! Live: `initialize`, `session/new` (or `session/load` of a preloaded Log), then each turn's
 //! raw lines, model switch and prompt, with `session/cancel` (or `$/cancel_request`) and a
 //! refused second prompt at their triggers; a turn may first move the Session to a fresh agent
-//! by `session/load` or `session/resume`. After the last turn, `session/list` and
+//! by `session/load` or `session/resume`, or load it again where it is open. After the last turn, `session/list` and
 //! `session/close` followed by one more prompt, when the scenario asks. Then a fresh agent
 //! loads the Session and its replay is recorded apart.
 
@@ -14,6 +14,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use agent_client_protocol_schema::v1::AGENT_METHOD_NAMES;
+use agent_client_protocol_schema::v2;
 use gauntlet_mock_provider::provider::MockProvider;
 use gauntlet_mock_provider::tool_names::SERVER_NAME;
 use serde_json::{Value, json};
@@ -22,7 +23,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use crate::driver::acp_client::{AcpClient, ClientError, Settings, is_response, session_update};
 use gauntlet_judge::capture::{CANCEL_CLOSE_BOUND, QUICK_ANSWER, Reported, TornTail};
 use gauntlet_judge::judge::v1_reading;
-use gauntlet_judge::scenario::{AcpVersion, Scenario, Trigger, Turn};
+use gauntlet_judge::scenario::{AcpVersion, ClientConfig, Scenario, Trigger, Turn};
 
 /// The Session id preloaded Logs use.
 pub const PRELOADED_SESSION_ID: &str = "root";
@@ -185,7 +186,7 @@ pub async fn converse<L: Error + 'static, S: Error + 'static>(
     let workspace = workspace.display().to_string();
     for message in conversation.live.iter_mut().chain(conversation.load.iter_mut()) {
         mask(message, &workspace);
-        mask_mcp_servers(message, &settings.mcp_servers);
+        mask_mcp_servers(message);
     }
     conversation
 }
@@ -194,14 +195,19 @@ pub async fn converse<L: Error + 'static, S: Error + 'static>(
 /// in-process driver sends it so (its command is never run), and a process driver's real
 /// command and tool server URL are recorded so.
 pub fn shown_mcp_servers() -> Value {
-    json!([{"name": SERVER_NAME, "command": "/gauntlet", "args": ["mcp"], "env": []}])
+    json!([{"name": SERVER_NAME, "command": SHOWN_COMMAND, "args": ["mcp"], "env": []}])
 }
 
-/// Records the `mcpServers` the client sent as [`shown_mcp_servers`].
-fn mask_mcp_servers(message: &mut Value, sent: &Value) {
-    let servers = message.pointer_mut("/message/params/mcpServers");
-    if let Some(servers) = servers.filter(|servers| *servers == sent && !sent.as_array().is_none_or(Vec::is_empty)) {
-        *servers = shown_mcp_servers();
+/// The command transcripts show for gauntlet's MCP server.
+const SHOWN_COMMAND: &str = "/gauntlet";
+
+/// Records gauntlet's MCP server in a message the client sent as [`shown_mcp_servers`] has it,
+/// in whichever version's shape the message carries it.
+fn mask_mcp_servers(message: &mut Value) {
+    let Some(Value::Array(servers)) = message.pointer_mut("/message/params/mcpServers") else { return };
+    for server in servers.iter_mut().filter(|server| server["name"] == SERVER_NAME) {
+        server["command"] = json!(SHOWN_COMMAND);
+        server["args"] = json!(["mcp"]);
     }
 }
 
@@ -212,12 +218,12 @@ type Client = AcpClient<Box<dyn AsyncRead + Unpin + Send>, Box<dyn AsyncWrite + 
 async fn connect<L: Error + 'static, S: Error + 'static>(
     launch: &mut Launch<'_, L, S>,
     settings: &Settings,
-    version: AcpVersion,
+    (version, declared): (AcpVersion, ClientConfig),
     transcript: &mut Vec<Value>,
 ) -> Result<(Client, Ended<S>), ConversationError<L, S>> {
     let connection = launch().map_err(ConversationError::Launch)?;
     let mut client = AcpClient::new(connection.reader, connection.writer, settings.clone());
-    let problem = match client.request("initialize", initialize_params(version)).await {
+    let problem = match client.request("initialize", initialize_params(version, declared)).await {
         Ok(answer) if answer.get("error").is_none() => {
             client.accepts_images = match version {
                 AcpVersion::V1 => {
@@ -238,9 +244,11 @@ async fn connect<L: Error + 'static, S: Error + 'static>(
 }
 
 /// What the client asks in `initialize` in `version`: no client file system or terminal (v2
-/// has neither), and in v2 who it is (v1's `clientInfo` is optional; v2's `info` is not).
-pub fn initialize_params(version: AcpVersion) -> Value {
+/// has neither), in v1 `plan` when the scenario's client declares it (v2 has no such
+/// capability), and in v2 who it is (v1's `clientInfo` is optional; v2's `info` is not).
+pub fn initialize_params(version: AcpVersion, declared: ClientConfig) -> Value {
     match version {
+        AcpVersion::V1 if declared.plan => json!({"protocolVersion": 1, "clientCapabilities": {"plan": {}}}),
         AcpVersion::V1 => json!({"protocolVersion": 1, "clientCapabilities": {}}),
         AcpVersion::V2 => json!({
             "protocolVersion": 2,
@@ -274,13 +282,13 @@ async fn live<L: Error + 'static, S: Error + 'static>(
     conversation: &mut Conversation,
 ) -> Result<(), ConversationError<L, S>> {
     let version = scenario.config.acp;
-    let (mut client, mut ended) = connect(launch, settings, version, &mut conversation.live).await?;
+    let speaks = (version, scenario.client);
+    let (mut client, mut ended) = connect(launch, settings, speaks, &mut conversation.live).await?;
     let session_id = if scenario.log.is_some() {
-        conversation.torn_tail = load(&mut client, PRELOADED_SESSION_ID, workspace, version).await?;
+        conversation.torn_tail = load_or_resume(&mut client, PRELOADED_SESSION_ID, workspace, version, true).await?;
         PRELOADED_SESSION_ID.to_owned()
     } else {
-        let answer =
-            client.request("session/new", json!({"cwd": workspace, "mcpServers": client.mcp_servers()})).await?;
+        let answer = client.request("session/new", new_session_params(&client, workspace, version)).await?;
         match answer.pointer("/result/sessionId").and_then(Value::as_str) {
             Some(session_id) => session_id.to_owned(),
             None => return Err(ConversationError::NoSessionId { answer }),
@@ -293,13 +301,10 @@ async fn live<L: Error + 'static, S: Error + 'static>(
         if turn.reload || turn.resume {
             settle_after_cancels(mock, &conversation.cancels).await;
             finish(client, ended, &mut conversation.live).await?;
-            (client, ended) = connect(launch, settings, version, &mut conversation.live).await?;
-            let reopen = if turn.resume {
-                resume(&mut client, &session_id, workspace).await
-            } else {
-                load(&mut client, &session_id, workspace, version).await
-            };
-            match reopen {
+            (client, ended) = connect(launch, settings, speaks, &mut conversation.live).await?;
+        }
+        if turn.reload || turn.resume || turn.reload_open {
+            match reopen(&mut client, turn, &session_id, workspace, version).await {
                 Ok(_) => {}
                 // A refused reload or resume is the agent's answer, in the live transcript: the
                 // conversation cannot go on, and what was observed is still judged
@@ -396,42 +401,59 @@ async fn load_only<L: Error + 'static, S: Error + 'static>(
     version: AcpVersion,
     transcript: &mut Vec<Value>,
 ) -> Result<(), ConversationError<L, S>> {
-    let (mut client, ended) = connect(launch, settings, version, transcript).await?;
-    let loaded = load(&mut client, session_id, workspace, version).await;
+    let (mut client, ended) = connect(launch, settings, (version, ClientConfig::default()), transcript).await?;
+    let loaded = load_or_resume(&mut client, session_id, workspace, version, true).await;
     let finished = finish(client, ended, transcript).await;
     loaded?;
     Ok(finished?)
 }
 
-/// `session/resume`: the Session reattached in this agent, without a replay.
-async fn resume(client: &mut Client, session_id: &str, workspace: &Path) -> Result<Option<TornTail>, SessionLoadError> {
-    let params = json!({"sessionId": session_id, "cwd": workspace, "mcpServers": client.mcp_servers()});
-    let method = AGENT_METHOD_NAMES.session_resume;
-    let answer = client.request(method, params).await?;
-    match answer.get("error") {
-        Some(error) => Err(SessionLoadError::Refused { method, error: error.clone() }),
-        None => Ok(None),
-    }
-}
-
-/// `session/load` (in v2, which has none, `session/resume` replaying from the start); returns
-/// the torn Log tail the agent reported, if any.
-async fn load(
+/// Reopens the Session as the turn asks, in a fresh agent or (`reload_open`) on the same
+/// connection: `session/resume`, or as a load for a reload and for a resume with a replay
+/// (v2's `session/resume` with `replayFrom`, and v1's `session/load`, since a v1 resume never
+/// replays).
+async fn reopen(
     client: &mut Client,
+    turn: &Turn,
     session_id: &str,
     workspace: &Path,
     version: AcpVersion,
 ) -> Result<Option<TornTail>, SessionLoadError> {
-    let (method, params) = match version {
-        AcpVersion::V1 => (
-            AGENT_METHOD_NAMES.session_load,
-            json!({"sessionId": session_id, "cwd": workspace, "mcpServers": client.mcp_servers()}),
-        ),
-        AcpVersion::V2 => (
-            AGENT_METHOD_NAMES.session_resume,
-            json!({"sessionId": session_id, "cwd": workspace, "replayFrom": {"type": "start"}}),
-        ),
-    };
+    let replay = !turn.resume || turn.replay_from.is_some();
+    load_or_resume(client, session_id, workspace, version, replay).await
+}
+
+/// `session/new`'s params: v2 reads its own request, which needs only `cwd` (an empty
+/// `mcpServers` is left out, as the schema type writes it).
+fn new_session_params(client: &Client, workspace: &Path, version: AcpVersion) -> Value {
+    match version {
+        AcpVersion::V1 => json!({"cwd": workspace, "mcpServers": client.mcp_servers()}),
+        AcpVersion::V2 => serde_json::to_value(v2::NewSessionRequest::new(workspace).mcp_servers(v2_servers(client)))
+            .unwrap_or(Value::Null),
+    }
+}
+
+/// The MCP servers the client passes, as v2's type: v1's shape, each tagged `stdio`, which
+/// v2 asks and v1 leaves implicit.
+fn v2_servers(client: &Client) -> Vec<v2::McpServer> {
+    let mut servers = client.mcp_servers();
+    for server in servers.as_array_mut().into_iter().flatten() {
+        server["type"] = json!("stdio");
+    }
+    serde_json::from_value(servers).unwrap_or_default()
+}
+
+/// Reopens the Session in a fresh agent, with a replay (`session/load`; in v2, which has none,
+/// `session/resume` replaying from the start) or without (`session/resume`); returns the torn
+/// Log tail the agent reported, if any.
+async fn load_or_resume(
+    client: &mut Client,
+    session_id: &str,
+    workspace: &Path,
+    version: AcpVersion,
+    replay: bool,
+) -> Result<Option<TornTail>, SessionLoadError> {
+    let (method, params) = reopen_params(client, session_id, workspace, version, replay);
     let answer = client.request(method, params).await?;
     if let Some(error) = answer.get("error") {
         return Err(SessionLoadError::Refused { method, error: error.clone() });
@@ -443,6 +465,31 @@ async fn load(
             length: usize::try_from(torn.get("length")?.as_u64()?).ok()?,
         })
     }))
+}
+
+/// The method and params that reopen a Session: v1's own, and v2's `session/resume` as its
+/// type writes it (an empty `mcpServers` left out).
+fn reopen_params(
+    client: &Client,
+    session_id: &str,
+    workspace: &Path,
+    version: AcpVersion,
+    replay: bool,
+) -> (&'static str, Value) {
+    match version {
+        AcpVersion::V1 => {
+            let method = if replay { AGENT_METHOD_NAMES.session_load } else { AGENT_METHOD_NAMES.session_resume };
+            (method, json!({"sessionId": session_id, "cwd": workspace, "mcpServers": client.mcp_servers()}))
+        }
+        AcpVersion::V2 => {
+            let mut request =
+                v2::ResumeSessionRequest::new(session_id.to_owned(), workspace).mcp_servers(v2_servers(client));
+            if replay {
+                request = request.replay_from(v2::ReplayFrom::Start(v2::ReplayFromStart::new()));
+            }
+            (AGENT_METHOD_NAMES.session_resume, serde_json::to_value(request).unwrap_or(Value::Null))
+        }
+    }
 }
 
 /// The turn being played: its Session, the scenario's turn and its index, and the mock that
@@ -499,6 +546,7 @@ async fn play_turn(
     };
     play.fire(Trigger::Answered).await?;
     play.await_busy_answer().await?;
+    play.retry().await?;
     Ok(reported)
 }
 
@@ -594,6 +642,31 @@ impl TurnPlay<'_, '_> {
         }
     }
 
+    /// The turn's prompt sent again with its key, as a client retries a submission it is
+    /// unsure of (`retry`), and its answer read. An agent that answers it with another message
+    /// id inserted it again (ACP-PROMPT-IDEMPOTENT judges that): the client then waits for
+    /// that turn's end too, so it is not taken for the next turn's.
+    async fn retry(&mut self) -> Result<(), ClientError> {
+        let Played { session_id, turn, .. } = self.played;
+        if !turn.retry {
+            return Ok(());
+        }
+        let first = self.client.transcript.iter().rev().find_map(|entry| {
+            let message = entry.get("message").filter(|message| entry["from"] == "agent" && is_response(message))?;
+            (message.get("id") == Some(&self.id)).then(|| message.pointer("/result/messageId").cloned()).flatten()
+        });
+        let params = prompt_params(session_id, turn, self.client.accepts_images, self.played.version);
+        let id = self.client.send_request(AGENT_METHOD_NAMES.session_prompt, params).await?;
+        let answer = self.client.answer_to(&id, AGENT_METHOD_NAMES.session_prompt).await?;
+        let inserted = answer.pointer("/result/messageId");
+        if inserted.is_some() && inserted != first.as_ref() {
+            let patience = self.client.patience;
+            let ends = |message: &Value| is_idle(message, session_id);
+            answer_within(self.client, patience, ends, "the end of the retried prompt's turn").await?;
+        }
+        Ok(())
+    }
+
     /// The busy prompt's answer, when it has none yet. A refusal is immediate; an agent that
     /// queued the second prompt instead runs it as a turn of its own, so once it has asked its
     /// Provider again since the prompt came, the client waits for that turn as for any other.
@@ -633,17 +706,26 @@ async fn send_prompt(client: &mut Client, played: Played<'_>) -> Result<Value, C
         let params = json!({"sessionId": session_id, "configId": "model", "value": model});
         client.request("session/set_config_option", params).await?;
     }
-    // The prompt's images follow its text, to an agent that declared it takes them; another
-    // gets the text alone, and the play is `skipped` (`Capture::images_withheld`).
-    let mut prompt = text_prompt(session_id, &turn.prompt);
-    if client.accepts_images
-        && let Some(blocks) = prompt.get_mut("prompt").and_then(Value::as_array_mut)
-    {
-        blocks.extend(
-            turn.images.iter().map(|image| json!({"type": "image", "mimeType": image.mime_type, "data": image.data})),
-        );
-    }
+    let prompt = prompt_params(session_id, turn, client.accepts_images, played.version);
     client.send_request("session/prompt", prompt).await
+}
+
+/// A turn's `session/prompt` params: its text, then its links as `resource_link` blocks, which
+/// every agent takes, then its images, to an agent that declared it takes them (another gets
+/// none, and the play is `skipped`: `Capture::images_withheld`); and in v2 its
+/// `idempotencyKey` (a v1 prompt has none).
+fn prompt_params(session_id: &str, turn: &Turn, accepts_images: bool, version: AcpVersion) -> Value {
+    let mut prompt = text_prompt(session_id, &turn.prompt);
+    if let Some(blocks) = prompt.get_mut("prompt").and_then(Value::as_array_mut) {
+        blocks
+            .extend(turn.links.iter().map(|link| json!({"type": "resource_link", "uri": link.uri, "name": link.name})));
+        let images = turn.images.iter().filter(|_| accepts_images);
+        blocks.extend(images.map(|image| json!({"type": "image", "mimeType": image.mime_type, "data": image.data})));
+    }
+    if let Some(key) = turn.idempotency_key.as_ref().filter(|_| version == AcpVersion::V2) {
+        prompt["idempotencyKey"] = json!(key);
+    }
+    prompt
 }
 
 /// A `session/prompt`'s params for a text prompt.
@@ -678,12 +760,19 @@ fn turn_end(message: &Value, id: &Value, played: Played<'_>) -> Option<Reported>
         AcpVersion::V2 if answers => message.get("error").map(|_| Reported::from_answer(message)),
         AcpVersion::V2 => {
             let update = session_update(message)?;
-            let idle = update.get("sessionUpdate").and_then(Value::as_str) == Some("state_update")
-                && update.get("state").and_then(Value::as_str) == Some("idle")
-                && message.pointer("/params/sessionId").and_then(Value::as_str) == Some(played.session_id);
-            idle.then(|| Reported::from_answer(&v1_reading::idle_answer(update, id.clone())))
+            is_idle(message, played.session_id)
+                .then(|| Reported::from_answer(&v1_reading::idle_answer(update, id.clone())))
         }
     }
+}
+
+/// Whether `message` says Session `session_id` is idle: a v2 `state_update`.
+fn is_idle(message: &Value, session_id: &str) -> bool {
+    session_update(message).is_some_and(|update| {
+        update.get("sessionUpdate").and_then(Value::as_str) == Some("state_update")
+            && update.get("state").and_then(Value::as_str) == Some("idle")
+            && message.pointer("/params/sessionId").and_then(Value::as_str) == Some(session_id)
+    })
 }
 
 /// How long after the end of one of the agent's requests an impatient client cancels, when no

@@ -138,6 +138,7 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
         },
         transport,
         model: scenario.config.model.clone(),
+        models: Vec::new(), // the scenario's model alone, as the binary its profile starts lists
         turn_timeout: Duration::from_millis(scenario.config.turn_timeout_ms),
         context_window: Some(CONTEXT_WINDOW),
         compact_at_tokens: (scenario.config.compact_at_tokens > 0).then_some(scenario.config.compact_at_tokens),

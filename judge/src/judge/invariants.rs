@@ -28,8 +28,10 @@ mod diagnostic_not_answer;
 mod error_data_complete;
 mod failure_evidence_complete;
 mod failure_not_end_turn;
+mod gated_updates_advertised;
 mod image_reaches_provider;
 mod jsonrpc_errors_standard;
+mod link_reaches_provider;
 mod load_matches_live;
 mod load_replays_clean_transcript;
 mod log_canonical_only;
@@ -43,11 +45,13 @@ mod no_retry_after_text;
 mod orphan_calls_repaired;
 mod partial_keeps_streamed_text;
 mod plan_whole_list;
+mod prompt_retry_not_rerun;
 mod prompts_answered;
 mod provider_script_strict;
 mod reasoning_same_model;
 mod refusal_leaves_conversation;
 mod refusal_stop_reason;
+mod replay_complete_once;
 mod resume_keeps_context;
 mod resume_no_replay;
 mod retries_bounded;
@@ -166,6 +170,10 @@ pub const ALL: &[Invariant] = &[
     plan_whole_list::INVARIANT,
     log_no_resource_bytes::INVARIANT,
     image_reaches_provider::INVARIANT,
+    link_reaches_provider::INVARIANT,
+    replay_complete_once::INVARIANT,
+    prompt_retry_not_rerun::INVARIANT,
+    gated_updates_advertised::INVARIANT,
 ];
 
 /// The invariants that need nothing but a Log ([`Scope::Log`]): `gauntlet audit` runs exactly
@@ -598,6 +606,7 @@ mod v2_transcripts {
                 request(1, "session/resume", v2::ResumeSessionRequest::new("s", "/w").replay_from(from)),
                 update(v2::SessionUpdate::UserMessage(v2::UserMessage::new("u2").content(vec![text("Name a prime.")]))),
                 update(v2::SessionUpdate::AgentMessage(v2::AgentMessage::new("a2").content(vec![text(answer)]))),
+                update(v2::SessionUpdate::ReplayComplete(v2::ReplayComplete::new())),
                 idle(v2::StopReason::EndTurn),
                 result(1, v2::ResumeSessionResponse::new()),
             ]);

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use crate::capture::{Capture, Reported};
 use crate::judge::views;
+use crate::judge::views::negotiates_v2;
 
 /// ACP's user message upsert (v2). Not a Log type.
 const USER_MESSAGE: &str = "user_message"; // ACP's update kind, not a Log type
@@ -70,16 +71,6 @@ fn answers_v2(entry: &Value) -> bool {
     entry["from"] == "agent" && entry.pointer("/message/result/protocolVersion").and_then(Value::as_u64) == Some(2)
 }
 
-/// A connection speaks v2 when the client asked for 2 (or later) and the agent answered 2: a
-/// client that asked for 1 and was answered 2 goes on in 1 or leaves ("If the Client does not
-/// support the version specified by the Agent in the `initialize` response, the Client SHOULD
-/// close the connection").
-pub(crate) fn negotiates_v2(initialize: &Value, answer: &Value) -> bool {
-    let asked = initialize.pointer("/params/protocolVersion").and_then(Value::as_u64);
-    let answered = answer.pointer("/result/protocolVersion").and_then(Value::as_u64);
-    asked.is_some_and(|asked| asked >= 2) && answered == Some(2)
-}
-
 /// What the reading knows of one connection as it goes.
 #[derive(Default)]
 struct Reader {
@@ -99,6 +90,12 @@ struct Reader {
     texts: HashMap<String, String>,
     /// Tool calls already created, by id.
     tool_calls: HashSet<String>,
+    /// Keyed prompts awaiting their acknowledgement, by request id: their Session and key.
+    keyed: HashMap<String, (String, String)>,
+    /// The `(Session, idempotencyKey)` of each prompt acknowledged so far.
+    inserted: HashSet<(String, String)>,
+    /// Retries of an inserted prompt awaiting their answer, by request id.
+    retries: HashSet<String>,
 }
 
 impl Reader {
@@ -106,7 +103,9 @@ impl Reader {
         let Some(message) = entry.get("message") else { return entry.clone() };
         let from = entry.get("from").and_then(Value::as_str).unwrap_or_default();
         if from == "client" && message["method"] == "initialize" {
-            *self = Reader { initialize: Some(message.clone()), ..Reader::default() };
+            // A new connection; the prompts inserted before it are still the Session's.
+            let inserted = std::mem::take(&mut self.inserted);
+            *self = Reader { initialize: Some(message.clone()), inserted, ..Reader::default() };
             return entry.clone();
         }
         if from == "agent"
@@ -137,6 +136,11 @@ impl Reader {
         if let Some(id) = message.get("id") {
             self.asked.insert(id.to_string(), method.to_owned());
             match method {
+                "session/prompt" if self.retries_inserted(id, message) => {
+                    return note(
+                        "v2: the retry of a prompt already inserted (its idempotencyKey), no prompt of its own",
+                    );
+                }
                 "session/prompt" => self.pending.push_back(id.clone()),
                 "session/resume" => self.resuming = Some(id.clone()),
                 _ => {}
@@ -152,6 +156,24 @@ impl Reader {
         entry.clone()
     }
 
+    /// Whether prompt `id` retries one this connection saw inserted (the same Session and
+    /// `idempotencyKey`: "A retry of a recorded insertion returns the original `messageId`
+    /// without inserting another message", `PromptRequest`), which v1 has no word for; a keyed
+    /// prompt that is none is remembered for its acknowledgement.
+    fn retries_inserted(&mut self, id: &Value, message: &Value) -> bool {
+        let session = message.pointer("/params/sessionId").and_then(Value::as_str);
+        let key = message.pointer("/params/idempotencyKey").and_then(Value::as_str);
+        let Some(keyed) = session.zip(key).map(|(session, key)| (session.to_owned(), key.to_owned())) else {
+            return false;
+        };
+        if self.inserted.contains(&keyed) {
+            self.retries.insert(id.to_string());
+            return true;
+        }
+        self.keyed.insert(id.to_string(), keyed);
+        false
+    }
+
     /// An agent's answer. A prompt's result only acknowledges it; its error is the honest
     /// pre-insertion failure, as in v1 ("A prompt failure before insertion also requires an
     /// error response to `session/prompt`", `StopReason::Error`).
@@ -163,6 +185,12 @@ impl Reader {
         let method = self.asked.get(&id.to_string()).map(String::as_str);
         if method != Some("session/prompt") {
             return entry.clone();
+        }
+        if self.retries.remove(&id.to_string()) {
+            return note("v2: the retry of a prompt already inserted, answered");
+        }
+        if let Some(keyed) = self.keyed.remove(&id.to_string()).filter(|_| message.get("result").is_some()) {
+            self.inserted.insert(keyed);
         }
         if message.get("error").is_some() {
             self.pending.retain(|pending| pending != id);
@@ -495,6 +523,29 @@ mod tests {
             (&json!("tool_call"), &json!("read"), &json!("pending"))
         );
         assert_eq!(read[5]["message"]["params"]["update"]["sessionUpdate"], "tool_call_update");
+    }
+
+    /// A prompt retried with the key of one inserted is no prompt of its own in v1's words:
+    /// its request and its answer are notes, so the turn is the first submission's alone.
+    #[test]
+    fn a_retried_prompt_reads_as_no_prompt() {
+        let keyed = |id: i64| {
+            let prompt =
+                v2::PromptRequest::new("s", vec![text("q")]).idempotency_key(v2::IdempotencyKey::new("k").unwrap());
+            request(id, "session/prompt", prompt)
+        };
+        let mut transcript = connected();
+        transcript.push(keyed(2));
+        transcript.push(result(2, v2::PromptResponse::new("u2")));
+        transcript.push(idle(v2::StopReason::EndTurn));
+        transcript.extend([keyed(3), result(3, v2::PromptResponse::new("u2"))]);
+        let read = v1_reading(&transcript);
+        assert_eq!(
+            read[7]["note"],
+            "v2: the retry of a prompt already inserted (its idempotencyKey), no prompt of its own"
+        );
+        assert_eq!(read[8]["note"], "v2: the retry of a prompt already inserted, answered");
+        assert_eq!(exchanges(&read).len(), 1);
     }
 
     /// A resume with `replayFrom` is v1's load: its replayed messages are chunks, its idle

@@ -14,6 +14,7 @@ use crate::audit::Line;
 use crate::capture::Request;
 use crate::judge::Evidence;
 use crate::judge::conversations::Conversation;
+use crate::scenario::{Scenario, Turn};
 use crate::verdict::Violation;
 
 /// The child Sessions the root Log records as `detached`.
@@ -245,14 +246,19 @@ impl<'a> Prompts<'a> {
         Prompts { lines: lines_at, last }
     }
 
-    /// The last prompt whose text `message` carries, when it is a user message.
+    /// The last prompt whose text `message` carries, when it is a user message: its whole
+    /// text, or its text up to the end of one of its last [`LINKS_READ`] lines, after which a
+    /// prompt's links may follow, a line each (ACP-PROMPT-LINK-CARRIED).
     pub(crate) fn carried_by(&self, message: &Message) -> Option<usize> {
-        match message {
-            Message::User { text } => self.last.get(text.as_str()).copied(),
-            _ => None,
-        }
+        let Message::User { text } = message else { return None };
+        let line_ends = text.rmatch_indices('\n').map(|(at, _)| at).take(LINKS_READ);
+        std::iter::once(text.len()).chain(line_ends).find_map(|end| self.last.get(&text[..end]).copied())
     }
 }
+
+/// How many lines of links after a prompt's text [`Prompts::carried_by`] reads past: a bound,
+/// so a long pasted prompt costs a few lookups, not one per line.
+const LINKS_READ: usize = 32;
 
 /// The findings of a rule that judges each carried message by itself (`judge` adds what it
 /// finds in one message, after `request N `): a message's findings hold for every request that
@@ -338,6 +344,76 @@ pub(crate) fn on_each_raw_transcript(evidence: &Evidence, judge: fn(&[Value], &s
         .collect()
 }
 
+/// A connection speaks v2 when the client asked for 2 (or later) and the agent answered 2: a
+/// client that asked for 1 and was answered 2 goes on in 1 or leaves ("If the Client does not
+/// support the version specified by the Agent in the `initialize` response, the Client SHOULD
+/// close the connection").
+pub(crate) fn negotiates_v2(initialize: &Value, answer: &Value) -> bool {
+    let asked = initialize.pointer("/params/protocolVersion").and_then(Value::as_u64);
+    let answered = answer.pointer("/result/protocolVersion").and_then(Value::as_u64);
+    asked.is_some_and(|asked| asked >= 2) && answered == Some(2)
+}
+
+/// One connection of a transcript as the agent sent it: from a client's `initialize` to the
+/// next one (a reload starts a fresh agent), and whether the two sides agreed on protocol
+/// version 2 in it ([`negotiates_v2`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Connection<'a> {
+    /// Where its `initialize` stands in the transcript.
+    pub(crate) start: usize,
+    /// Its entries, `initialize` first.
+    pub(crate) entries: &'a [Value],
+    /// The client's `initialize` request.
+    pub(crate) initialize: &'a Value,
+    /// The agent's answer to it, if it answered.
+    pub(crate) answer: Option<&'a Value>,
+    /// Both sides agreed on version 2.
+    pub(crate) v2: bool,
+}
+
+impl<'a> Connection<'a> {
+    /// Its messages, each with its number in the whole transcript (from 1) and its side.
+    pub(crate) fn messages(&self) -> impl Iterator<Item = (usize, &'a str, &'a Value)> + use<'a> {
+        let start = self.start;
+        self.entries
+            .iter()
+            .enumerate()
+            .filter_map(move |(at, entry)| Some((start + at + 1, entry.get("from")?.as_str()?, entry.get("message")?)))
+    }
+}
+
+/// The connections of `transcript` (entries before any `initialize` belong to none).
+pub(crate) fn connections(transcript: &[Value]) -> Vec<Connection<'_>> {
+    let is_initialize = |entry: &Value| {
+        entry["from"] == "client" && entry.pointer("/message/method").and_then(Value::as_str) == Some("initialize")
+    };
+    let starts: Vec<usize> = (0..transcript.len()).filter(|&at| is_initialize(&transcript[at])).collect();
+    starts
+        .iter()
+        .enumerate()
+        .map(|(n, &start)| {
+            let end = starts.get(n + 1).copied().unwrap_or(transcript.len());
+            let entries = &transcript[start..end];
+            let initialize = &entries[0]["message"];
+            let answer = entries.iter().skip(1).filter(|entry| entry["from"] == "agent").find_map(|entry| {
+                let message = entry.get("message")?;
+                (message.get("method").is_none() && message.get("id") == initialize.get("id")).then_some(message)
+            });
+            let v2 = answer.is_some_and(|answer| negotiates_v2(initialize, answer));
+            Connection { start, entries, initialize, answer, v2 }
+        })
+        .collect()
+}
+
+/// A `session/update`'s Session and kind.
+pub(crate) fn update_of(message: &Value) -> Option<(&str, &str)> {
+    if message.get("method").and_then(Value::as_str) != Some("session/update") {
+        return None;
+    }
+    let session_id = message.pointer("/params/sessionId").and_then(Value::as_str)?;
+    Some((session_id, message.pointer("/params/update/sessionUpdate").and_then(Value::as_str)?))
+}
+
 /// Which scenario turn each Provider request belongs to: the turn the client had begun when it
 /// arrived, as the driver told the mock; for a capture without that, the latest turn whose
 /// prompt the request carries as user text (a request carries every earlier prompt too).
@@ -362,6 +438,26 @@ pub(crate) fn request_turns(evidence: &Evidence) -> Vec<Option<usize>> {
                 scenario.turns.iter().rposition(|turn| texts.iter().any(|text| text.contains(turn.prompt.as_str())))
             })
         })
+        .collect()
+}
+
+/// The turns of the scenario that `wanted` picks and that asked the Provider something, each
+/// with its index and its requests (indices into the capture's), in order.
+pub(crate) fn asking_turns<'s>(
+    evidence: &Evidence,
+    scenario: &'s Scenario,
+    wanted: impl Fn(&Turn) -> bool,
+) -> Vec<(usize, &'s Turn, Vec<usize>)> {
+    let turns = request_turns(evidence);
+    scenario
+        .turns
+        .iter()
+        .enumerate()
+        .filter(|(_, turn)| wanted(turn))
+        .map(|(turn_idx, turn)| {
+            (turn_idx, turn, (0..turns.len()).filter(|&idx| turns[idx] == Some(turn_idx)).collect())
+        })
+        .filter(|(_, _, requests): &(usize, &Turn, Vec<usize>)| !requests.is_empty())
         .collect()
 }
 

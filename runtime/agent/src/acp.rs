@@ -8,7 +8,8 @@
 //! `session/set_config_option` for the `model`. Protocol version 2 beside 1, as the client
 //! asks in `initialize` ([`v2`]): there the prompt's answer acknowledges it and the `idle`
 //! state update tells how the Turn ended; `session/load` is v1's, and v2's `session/resume`
-//! with `replayFrom` replays instead.
+//! with `replayFrom` replays instead, then marks the replay's end (`replay_complete`), and a v2
+//! prompt retried with its `idempotencyKey` is answered with the message it first inserted.
 //! Protocol errors are answered to the peer and the connection goes on: a malformed line gets
 //! a parse error with `id: null`, an unknown method -32601, bad params or a second prompt on a
 //! busy Session -32602 (ACP-JSONRPC-ERRORS). Only a broken pipe ends the connection. A Turn runs
@@ -36,8 +37,8 @@ use agent_client_protocol_schema::v1::{
     ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
     NewSessionResponse, PROTOCOL_LEVEL_METHOD_NAMES, PromptCapabilities, PromptRequest, PromptResponse, RequestId,
     Response, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
-    SessionConfigOption, SessionConfigSelectOption, SessionInfo, SessionListCapabilities, SessionNotification,
-    SessionResumeCapabilities, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption, SessionInfo, SessionListCapabilities,
+    SessionNotification, SessionResumeCapabilities, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -48,12 +49,13 @@ use tokio::sync::mpsc;
 use crate::canonical;
 use crate::control::{CancelHandle, CancelSignal};
 use crate::delegation::Delegation;
+use crate::event::Prompt;
 use crate::event::{Event, EventType};
 use crate::ids::{self, Clock, IdSource};
 use crate::log::LogError;
 use crate::provider::{Provider, ProviderConfig, Transport};
 use crate::recovery;
-use crate::resource::Image;
+use crate::resource::{Image, Link};
 use crate::session::{Session, SessionConfig};
 use crate::tools::Toolbox;
 use crate::tools::mcp::{McpConnector, McpServer, McpTools};
@@ -71,6 +73,9 @@ pub struct AgentConfig {
     pub transport: Arc<dyn Transport>,
     /// The model of new Sessions.
     pub model: String,
+    /// Other models a client may choose, listed beside `model` in each Session's
+    /// `configOptions` (`session/set_config_option` takes any).
+    pub models: Vec<String>,
     /// The whole-turn budget.
     pub turn_timeout: Duration,
     /// The model's context window, reported in `usage_update`.
@@ -133,6 +138,7 @@ where
         closing: HashMap::new(),
         workspaces: BTreeSet::new(),
         version: ProtocolVersion::V1,
+        keys: HashMap::new(),
     };
     let mut read_error = None;
     loop {
@@ -191,6 +197,9 @@ async fn read_lines<R: AsyncRead + Unpin>(input: R, lines: mpsc::Sender<std::io:
     }
 }
 
+/// The methods a v2 connection reads with v2's own types, or refuses (`session/load`).
+const V2_OWN_METHODS: [&str; 4] = ["session/new", "session/load", "session/resume", "session/set_config_option"];
+
 /// Serialized JSON-RPC messages on their way out, one line each, in order.
 #[derive(Clone)]
 struct Outbox(mpsc::UnboundedSender<String>);
@@ -234,7 +243,7 @@ impl Outbox {
         match words {
             Words::V1 => self.update(session_id, update),
             Words::V2(upserts) => {
-                if let Some(update) = upserts.update(update) {
+                for update in upserts.update(update) {
                     self.update_v2(session_id, update);
                 }
             }
@@ -291,6 +300,9 @@ struct Agent {
     workspaces: BTreeSet<PathBuf>,
     /// The protocol version `initialize` agreed on.
     version: ProtocolVersion,
+    /// Per Session, the `idempotencyKey`s of the prompts it holds, each with the id of the user
+    /// message it inserted.
+    keys: HashMap<String, HashMap<String, String>>,
 }
 
 /// A Turn that ended: its Session (none when the Turn panicked and took it along), and the
@@ -363,55 +375,33 @@ impl Agent {
             return;
         }
         let Some(id) = id else { return }; // unknown notifications are ignored, as JSON-RPC asks
-        match method.as_str() {
-            "initialize" => {
-                let asked = params.get("protocolVersion").and_then(Value::as_u64);
-                if v2::negotiate(asked) == ProtocolVersion::V2 {
-                    self.initialized = true;
-                    self.version = ProtocolVersion::V2;
-                    return self.outbox.respond(id, Ok::<_, Error>(v2::initialize_response()));
-                }
-                let result = parse::<InitializeRequest>(params).map(|_| {
-                    self.initialized = true;
-                    InitializeResponse::new(ProtocolVersion::V1)
-                        // Image prompts are accepted (LOG-NO-RESOURCE-BYTES); audio and embedded
-                        // resources are not.
-                        .agent_capabilities(
-                            AgentCapabilities::new()
-                                .load_session(true)
-                                .prompt_capabilities(PromptCapabilities::new().image(true))
-                                .session_capabilities(
-                                    SessionCapabilities::new()
-                                        .list(SessionListCapabilities::new())
-                                        .resume(SessionResumeCapabilities::new())
-                                        .close(SessionCloseCapabilities::new()),
-                                ),
-                        )
-                        .agent_info(Implementation::new("gauntlet-agent", env!("CARGO_PKG_VERSION")))
-                });
-                self.outbox.respond(id, result);
-            }
+        if self.version == ProtocolVersion::V2 && V2_OWN_METHODS.contains(&method.as_str()) {
+            return self.request_v2(id, &method, params);
+        }
+        self.request(id, &method, params);
+    }
+
+    /// A request, in v1's words or in those v1 and v2 share.
+    fn request(&mut self, id: RequestId, method: &str, params: Value) {
+        match method {
+            "initialize" => self.initialize(id, params),
             "session/new" => {
-                let result = parse::<NewSessionRequest>(params).and_then(|request| {
-                    let session_id = self.config.ids.session_id();
-                    let open = self.open(&session_id, request.cwd, stdio_servers(&request.mcp_servers))?;
-                    self.sessions.insert(session_id.clone(), Slot::Idle(Box::new(open)));
-                    Ok(NewSessionResponse::new(session_id))
-                });
+                let result = parse::<NewSessionRequest>(params)
+                    .and_then(|request| self.new_session(request.cwd, stdio_servers(&request.mcp_servers)))
+                    .map(|session_id| {
+                        NewSessionResponse::new(session_id).config_options(self.config_options(&self.config.model))
+                    });
                 self.outbox.respond(id, result);
-            }
-            "session/load" if self.version == ProtocolVersion::V2 => {
-                // v2 has no `session/load`: its `session/resume` replays when asked.
-                self.outbox.respond::<Value>(id, Err(Error::method_not_found().data(json!({"method": method}))));
             }
             "session/load" => {
                 let result = parse::<LoadSessionRequest>(params).and_then(|request| self.load(request));
                 self.outbox.respond(id, result);
             }
             "session/resume" => {
-                let replay =
-                    self.version == ProtocolVersion::V2 && params.get("replayFrom").is_some_and(|from| !from.is_null());
-                let result = parse::<ResumeSessionRequest>(params).and_then(|request| self.resume(request, replay));
+                let result = parse::<ResumeSessionRequest>(params).and_then(|request| {
+                    let servers = stdio_servers(&request.mcp_servers);
+                    self.resume(request.session_id.0.to_string(), request.cwd, servers, None)
+                });
                 self.outbox.respond(id, result);
             }
             "session/list" => {
@@ -426,17 +416,85 @@ impl Agent {
                 }
             }
             "session/set_config_option" => {
-                let result = parse::<SetSessionConfigOptionRequest>(params).and_then(|request| self.configure(request));
-                self.outbox.respond(id, result);
+                let model = parse::<SetSessionConfigOptionRequest>(params).and_then(|request| self.configure(request));
+                let answer = model.map(|model| SetSessionConfigOptionResponse::new(self.config_options(&model)));
+                self.outbox.respond(id, answer);
             }
             "session/prompt" => {
-                if let Err(error) = parse::<PromptRequest>(params).and_then(|request| self.prompt(id.clone(), request))
-                {
+                let request = match self.version {
+                    ProtocolVersion::V2 => v2::prompt_request(params).map_err(invalid_params),
+                    _ => parse::<PromptRequest>(params).map(|request| (request, None)),
+                };
+                if let Err(error) = request.and_then(|(request, key)| self.prompt(id.clone(), request, key)) {
                     self.outbox.respond::<Value>(id, Err(error));
                 }
             }
             _ => self.outbox.respond::<Value>(id, Err(Error::method_not_found().data(json!({"method": method})))),
         }
+    }
+
+    /// A request v2 words its own way: each read with v2's own type (v2's `session/new` asks
+    /// only `cwd`), and `session/load`, which v2 has not (its `session/resume` replays when
+    /// asked).
+    fn request_v2(&mut self, id: RequestId, method: &str, params: Value) {
+        use agent_client_protocol_schema::v2 as schema;
+        match method {
+            "session/new" => {
+                let result = parse::<schema::NewSessionRequest>(params)
+                    .and_then(|request| self.new_session(request.cwd.0, v2::stdio_servers(&request.mcp_servers)))
+                    .map(|session_id| {
+                        let model = &self.config.model;
+                        v2::new_session_response(&session_id, v2::model_option(model, &self.models(model)))
+                    });
+                self.outbox.respond(id, result);
+            }
+            "session/resume" => {
+                let result = parse::<schema::ResumeSessionRequest>(params).and_then(|request| {
+                    let replay = v2::replays(&request)
+                        .map_err(|reason| Error::invalid_params().data(json!({"reason": reason})))?;
+                    let servers = v2::stdio_servers(&request.mcp_servers);
+                    self.resume(request.session_id.0.to_string(), request.cwd.0, servers, Some(replay))
+                });
+                self.outbox.respond(id, result);
+            }
+            "session/set_config_option" => {
+                let model = parse::<SetSessionConfigOptionRequest>(params).and_then(|request| self.configure(request));
+                let answer = model.map(|model| {
+                    schema::SetSessionConfigOptionResponse::new(vec![v2::model_option(&model, &self.models(&model))])
+                });
+                self.outbox.respond(id, answer);
+            }
+            _ => self.outbox.respond::<Value>(id, Err(Error::method_not_found().data(json!({"method": method})))),
+        }
+    }
+
+    /// `initialize`: the version asked for, if this agent speaks it (v2), else v1.
+    fn initialize(&mut self, id: RequestId, params: Value) {
+        let asked = params.get("protocolVersion").and_then(Value::as_u64);
+        if v2::negotiate(asked) == ProtocolVersion::V2 {
+            self.initialized = true;
+            self.version = ProtocolVersion::V2;
+            return self.outbox.respond(id, Ok::<_, Error>(v2::initialize_response()));
+        }
+        let result = parse::<InitializeRequest>(params).map(|_| {
+            self.initialized = true;
+            InitializeResponse::new(ProtocolVersion::V1)
+                // Image prompts are accepted (LOG-NO-RESOURCE-BYTES); audio and embedded
+                // resources are not.
+                .agent_capabilities(
+                    AgentCapabilities::new()
+                        .load_session(true)
+                        .prompt_capabilities(PromptCapabilities::new().image(true))
+                        .session_capabilities(
+                            SessionCapabilities::new()
+                                .list(SessionListCapabilities::new())
+                                .resume(SessionResumeCapabilities::new())
+                                .close(SessionCloseCapabilities::new()),
+                        ),
+                )
+                .agent_info(Implementation::new("gauntlet-agent", env!("CARGO_PKG_VERSION")))
+        });
+        self.outbox.respond(id, result);
     }
 
     /// Opens a Session with its tools: a Turn the last process left open is closed first
@@ -467,6 +525,14 @@ impl Agent {
         Ok(Open { session, tools })
     }
 
+    /// A new Session in `cwd`, idle: its id.
+    fn new_session(&mut self, cwd: PathBuf, servers: Vec<McpServer>) -> Result<String, Error> {
+        let session_id = self.config.ids.session_id();
+        let open = self.open(&session_id, cwd, servers)?;
+        self.sessions.insert(session_id.clone(), Slot::Idle(Box::new(open)));
+        Ok(session_id)
+    }
+
     /// Replays the Session's transcript from its Log, then answers (ACP-LOAD-CLEAN).
     fn load(&mut self, request: LoadSessionRequest) -> Result<LoadSessionResponse, Error> {
         let session_id = request.session_id.0.to_string();
@@ -478,13 +544,23 @@ impl Agent {
     }
 
     /// Reopens the Session from its Log without replaying it: the conversation goes on with
-    /// its History (ACP-RESUME-NO-REPLAY). In v2, asked with `replayFrom`, it replays as
-    /// `session/load` does, then says the Session is idle.
-    fn resume(&mut self, request: ResumeSessionRequest, replay: bool) -> Result<ResumeSessionResponse, Error> {
-        let session_id = request.session_id.0.to_string();
-        let open = self.reopen(&session_id, request.cwd, stdio_servers(&request.mcp_servers))?;
-        if replay {
+    /// its History (ACP-RESUME-NO-REPLAY). In v2 (`replay` is `Some`), asked with
+    /// `replayFrom`, it replays as `session/load` does and marks the replay's end
+    /// (`replay_complete`); either way it then says the Session is idle ("Resume MUST send a
+    /// current-state snapshot after any replay and before its response").
+    fn resume(
+        &mut self,
+        session_id: String,
+        cwd: PathBuf,
+        servers: Vec<McpServer>,
+        replay: Option<bool>,
+    ) -> Result<ResumeSessionResponse, Error> {
+        let open = self.reopen(&session_id, cwd, servers)?;
+        if replay == Some(true) {
             self.replay(&open.session);
+            self.outbox.update_v2(&session_id, v2::replay_complete());
+        }
+        if replay.is_some() {
             self.outbox.update_v2(&session_id, v2::settled());
         }
         let response = ResumeSessionResponse::new().meta(torn_tail_meta(&open.session));
@@ -502,17 +578,35 @@ impl Agent {
         }
     }
 
-    /// Opens a Session this agent served before, from its Log, for `session/load` and
-    /// `session/resume`.
+    /// Opens a Session for `session/load` and `session/resume`: one open and idle on this
+    /// connection as it is (ACP sets no rule against loading a Session the connection holds,
+    /// and the ACP test kit loads one so), or else one this agent served before, from its Log.
+    /// A Session whose Turn runs is refused: its History is still growing. The keys its
+    /// prompts were submitted with are known again either way.
     fn reopen(&mut self, session_id: &str, cwd: PathBuf, servers: Vec<McpServer>) -> Result<Open, Error> {
         // Only ids of the shape this agent hands out, before any path is built or file
         // touched: `../x`, `/abs`, separators and NUL never reach the file system
         // (ACP-SESSION-ID-CONFINED).
         ids::check_session_id(session_id)
             .map_err(|error| Error::invalid_params().data(json!({"reason": error.to_string()})))?;
-        if self.sessions.contains_key(session_id) {
-            return Err(Error::invalid_params().data(json!({"reason": "the session is already open"})));
-        }
+        let open = match self.sessions.remove(session_id) {
+            Some(Slot::Idle(open)) if open.session.workspace() == cwd => *open,
+            Some(slot) => {
+                let reason = match &slot {
+                    Slot::Idle(_) => "the session is open in another cwd",
+                    Slot::Busy { .. } => "a turn is running in the session",
+                };
+                self.sessions.insert(session_id.to_owned(), slot);
+                return Err(Error::invalid_params().data(json!({"reason": reason})));
+            }
+            None => self.open_logged(session_id, cwd, servers)?,
+        };
+        self.keys.insert(session_id.to_owned(), v2::submitted_keys(session_id, open.session.history()));
+        Ok(open)
+    }
+
+    /// Opens a Session this agent served before, from its Log.
+    fn open_logged(&mut self, session_id: &str, cwd: PathBuf, servers: Vec<McpServer>) -> Result<Open, Error> {
         check_cwd(&cwd)?;
         let log_path = SessionConfig::new(session_id, &cwd).log_path().map_err(log_error)?;
         if !log_path.is_file() {
@@ -570,7 +664,7 @@ impl Agent {
     }
 
     /// `session/set_config_option` for `model`, the one option this agent has.
-    fn configure(&mut self, request: SetSessionConfigOptionRequest) -> Result<SetSessionConfigOptionResponse, Error> {
+    fn configure(&mut self, request: SetSessionConfigOptionRequest) -> Result<String, Error> {
         let session_id = request.session_id.0.to_string();
         let Some(Slot::Idle(open)) = self.sessions.get_mut(&session_id) else {
             return Err(Error::invalid_params().data(json!({"reason": "no idle session with this id"})));
@@ -580,41 +674,50 @@ impl Agent {
             _ => return Err(Error::invalid_params().data(json!({"reason": "the only option is `model`"}))),
         };
         open.session.set_model(&model);
-        let choice = SessionConfigSelectOption::new(model.clone(), model.clone());
-        Ok(SetSessionConfigOptionResponse::new(vec![SessionConfigOption::select(
-            "model",
-            "Model",
-            model,
-            vec![choice],
-        )]))
+        Ok(model)
     }
 
-    fn prompt(&mut self, id: RequestId, request: PromptRequest) -> Result<(), Error> {
+    /// The models a Session lists: `current` first, then those this agent was told of, so a
+    /// client can discover the choice `session/set_config_option` takes (it takes any model
+    /// name: the Provider decides which it serves).
+    fn models(&self, current: &str) -> Vec<String> {
+        let mut models = vec![current.to_owned()];
+        for model in self.config.models.iter().chain([&self.config.model]) {
+            if !models.contains(model) {
+                models.push(model.clone());
+            }
+        }
+        models
+    }
+
+    /// A Session's config options in v1: the model, as [`Agent::models`] lists it.
+    fn config_options(&self, current: &str) -> Vec<SessionConfigOption> {
+        let choices: Vec<SessionConfigSelectOption> = self
+            .models(current)
+            .into_iter()
+            .map(|model| SessionConfigSelectOption::new(model.clone(), model))
+            .collect();
+        vec![
+            SessionConfigOption::select("model", "Model", current.to_owned(), choices)
+                .category(SessionConfigOptionCategory::Model),
+        ]
+    }
+
+    /// Starts a Turn for a prompt, or answers a v2 retry of one already inserted with the
+    /// original message id, inserting nothing (v2 `PromptRequest.idempotencyKey`: "A retry of
+    /// a recorded insertion returns the original `messageId` without inserting another
+    /// message"), even while that Turn runs.
+    fn prompt(&mut self, id: RequestId, request: PromptRequest, key: Option<String>) -> Result<(), Error> {
         let session_id = request.session_id.0.to_string();
         let slot = self.sessions.get_mut(&session_id).ok_or_else(|| Error::session_not_found(session_id.clone()))?;
+        if let Some(message_id) = key.as_ref().and_then(|key| self.keys.get(&session_id)?.get(key)) {
+            self.outbox.respond(id, Ok::<_, Error>(v2::prompt_response(message_id)));
+            return Ok(());
+        }
         if matches!(slot, Slot::Busy { .. }) {
             return Err(Error::invalid_params().data(json!({"reason": "a turn is already running in this session"})));
         }
-        let text: Vec<&str> = request
-            .prompt
-            .iter()
-            .filter_map(|block| match block {
-                ContentBlock::Text(text) => Some(text.text.as_str()),
-                _ => None,
-            })
-            .collect();
-        let text = text.join("\n");
-        // Every image block, decoded before the Turn starts, so a bad one is refused with
-        // nothing recorded.
-        let images = request
-            .prompt
-            .iter()
-            .filter_map(|block| match block {
-                ContentBlock::Image(image) => Some(Image::from_base64(&image.mime_type, &image.data)),
-                _ => None,
-            })
-            .collect::<Result<Vec<Image>, _>>()
-            .map_err(|error| Error::invalid_params().data(json!({"reason": error.to_string()})))?;
+        let prompt = prompt_of(&request.prompt, key)?;
         let (cancel, signal) = CancelSignal::pair();
         let Slot::Idle(open) = std::mem::replace(slot, Slot::Busy { cancel, prompt: id.clone() }) else {
             return Ok(());
@@ -625,7 +728,10 @@ impl Agent {
         if let Words::V2(upserts) = &mut words {
             // Inserted: echoed, running, and acknowledged before any of the Turn's updates.
             let message_id = upserts.next_user();
-            if let Some(echo) = v2::user_message(&message_id, &text) {
+            if let Some(key) = &prompt.idempotency_key {
+                self.keys.entry(session_id.clone()).or_default().insert(key.clone(), message_id.clone());
+            }
+            if let Some(echo) = v2::user_message(&message_id, &prompt) {
                 self.outbox.update_v2(&session_id, echo);
             }
             self.outbox.update_v2(&session_id, v2::running());
@@ -634,8 +740,7 @@ impl Agent {
         let outbox = self.outbox.clone();
         let done = self.done.clone();
         let context_window = self.config.context_window;
-        let turn =
-            tokio::spawn(run_turn(*open, Prompt { text, images }, signal, id.clone(), (outbox, words), context_window));
+        let turn = tokio::spawn(run_turn(*open, prompt, signal, id.clone(), (outbox, words), context_window));
         tokio::spawn(async move {
             let finished = match turn.await {
                 Ok(finished) => finished,
@@ -678,10 +783,26 @@ impl Agent {
     }
 }
 
-/// What a `session/prompt` asks: its text blocks joined, and its images.
-struct Prompt {
-    text: String,
-    images: Vec<Image>,
+/// What a `session/prompt` asks: its text blocks joined; the resources its `resource_link`
+/// blocks point at, which the Log keeps and the model reads (ACP: "As a baseline, the Agent
+/// MUST support `text` and `resource_link` content blocks"; ACP-PROMPT-LINK-CARRIED); and its
+/// images, decoded before the Turn starts, so a bad one is refused with nothing recorded.
+fn prompt_of(blocks: &[ContentBlock], idempotency_key: Option<String>) -> Result<Prompt, Error> {
+    let mut text = Vec::new();
+    let mut links = Vec::new();
+    let mut images = Vec::new();
+    for block in blocks {
+        match block {
+            ContentBlock::Text(block) => text.push(block.text.as_str()),
+            ContentBlock::ResourceLink(link) => links.push(Link { uri: link.uri.clone(), name: link.name.clone() }),
+            ContentBlock::Image(image) => images.push(
+                Image::from_base64(&image.mime_type, &image.data)
+                    .map_err(|error| Error::invalid_params().data(json!({"reason": error.to_string()})))?,
+            ),
+            _ => {}
+        }
+    }
+    Ok(Prompt { text: text.join("\n"), images, links, idempotency_key })
 }
 
 /// Runs a Turn, forwarding its Events as updates in order; the answer goes back with the Session.
@@ -722,7 +843,7 @@ async fn run_turn(
         }
     };
     let result = {
-        let turn = open.session.prompt_with(&mut open.tools, &prompt.text, &prompt.images, &mut cancel);
+        let turn = open.session.prompt_with(&mut open.tools, &prompt, &mut cancel);
         tokio::pin!(turn);
         loop {
             tokio::select! {
@@ -786,7 +907,12 @@ fn log_error(error: LogError) -> Error {
 }
 
 fn parse<T: DeserializeOwned>(params: Value) -> Result<T, Error> {
-    serde_json::from_value(params).map_err(|error| Error::invalid_params().data(json!({"reason": error.to_string()})))
+    serde_json::from_value(params).map_err(invalid_params)
+}
+
+/// Params that do not read as the method's request: -32602 with the reason.
+fn invalid_params(error: serde_json::Error) -> Error {
+    Error::invalid_params().data(json!({"reason": error.to_string()}))
 }
 
 #[cfg(test)]
@@ -801,6 +927,7 @@ mod tests {
             provider: ProviderConfig::default(),
             transport: Arc::new(HttpTransport::default()),
             model: "gpt-5.5".into(),
+            models: Vec::new(),
             turn_timeout: Duration::from_secs(60),
             context_window: None,
             compact_at_tokens: None,
@@ -1167,7 +1294,7 @@ mod tests {
         .await;
         assert!(out.iter().all(|m| m.get("method").is_none()), "a resume replayed: {out:?}");
         assert_eq!(out[1]["result"], json!({}), "{out:?}");
-        assert_eq!(error_code(&out[2]), Some(-32602), "already open: {out:?}");
+        assert_eq!(out[2]["result"], json!({}), "open and idle, resumed as it is: {out:?}");
         assert_eq!(error_code(&out[3]), Some(-32002), "{out:?}");
         assert_eq!(out[4]["result"]["sessions"][0]["sessionId"], "root", "{out:?}");
     }
@@ -1249,10 +1376,121 @@ mod tests {
         let updates: Vec<&Value> = replayed.iter().filter_map(|m| m.pointer("/params/update")).collect();
         assert_eq!(updates[0]["messageId"], "root:user:1", "{replayed:?}");
         assert_eq!(
-            updates.last().unwrap(),
-            &&json!({"sessionUpdate": "state_update", "state": "idle"}),
+            updates[updates.len() - 2..],
+            [&json!({"sessionUpdate": "replay_complete"}), &json!({"sessionUpdate": "state_update", "state": "idle"})],
             "{replayed:?}"
         );
+        writer.shutdown().await.unwrap();
+        server.await.unwrap().unwrap();
+    }
+
+    /// v2's `session/new` asks only `cwd`, and lists the model option; a prompt retried with
+    /// its `idempotencyKey` is answered with the first one's message id and runs nothing, while
+    /// the first runs and in a later process, which reads the key from the Log; an invalid key
+    /// is refused -32602. A resume without `replayFrom` replays nothing and marks no replay's
+    /// end, one with it marks it once, empty or not; an unknown cursor is refused.
+    #[tokio::test]
+    async fn version_two_runs_a_prompt_once_per_key_and_marks_each_replays_end() {
+        let workspace = tempfile::tempdir().unwrap();
+        let v2_initialize =
+            || request(0, "initialize", json!({"protocolVersion": 2, "info": {"name": "t", "version": "1"}}));
+        let (server, mut writer, mut reader) = start(AgentConfig { transport: Arc::new(Hanging), ..agent_config() });
+        until_answer(&mut writer, &mut reader, Some(v2_initialize()), 0).await;
+        let new = request(1, "session/new", json!({"cwd": workspace.path()}));
+        let created = until_answer(&mut writer, &mut reader, Some(new), 1).await;
+        assert_eq!(created[0]["result"]["sessionId"], "root", "{created:?}");
+        assert_eq!(created[0]["result"]["configOptions"][0]["configId"], "model", "{created:?}");
+        let resume = |id: u64, from: Value| {
+            request(id, "session/resume", json!({"sessionId": "root", "cwd": workspace.path(), "replayFrom": from}))
+        };
+        let empty = until_answer(&mut writer, &mut reader, Some(resume(2, json!({"type": "start"}))), 2).await;
+        let kinds = |read: &[Value]| -> Vec<String> {
+            read.iter().filter_map(|m| m.pointer("/params/update/sessionUpdate")?.as_str().map(str::to_owned)).collect()
+        };
+        assert_eq!(kinds(&empty), ["replay_complete", "state_update"], "{empty:?}");
+        let keyed = |id: u64, key: &str| {
+            let prompt =
+                json!({"sessionId": "root", "prompt": [{"type": "text", "text": "hi"}], "idempotencyKey": key});
+            request(id, "session/prompt", prompt)
+        };
+        let first = until_answer(&mut writer, &mut reader, Some(keyed(3, "k")), 3).await;
+        assert_eq!(first.last().unwrap()["result"]["messageId"], "root:user:1", "{first:?}");
+        let retried = until_answer(&mut writer, &mut reader, Some(keyed(4, "k")), 4).await;
+        assert_eq!(retried, [json!({"jsonrpc": "2.0", "id": 4, "result": {"messageId": "root:user:1"}})]);
+        let invalid = until_answer(&mut writer, &mut reader, Some(keyed(5, "")), 5).await;
+        assert_eq!(error_code(&invalid[0]), Some(-32602), "{invalid:?}");
+        let cancel = json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "root"}});
+        writer.write_all(format!("{cancel}\n").as_bytes()).await.unwrap();
+        reader.next_line().await.unwrap();
+        let plain = json!({"sessionId": "root", "cwd": workspace.path()});
+        let reattached = until_answer(&mut writer, &mut reader, Some(request(6, "session/resume", plain)), 6).await;
+        assert_eq!(kinds(&reattached), ["state_update"], "{reattached:?}");
+        let unknown = until_answer(&mut writer, &mut reader, Some(resume(7, json!({"type": "nowhere"}))), 7).await;
+        assert_eq!(error_code(&unknown[0]), Some(-32602), "{unknown:?}");
+        writer.shutdown().await.unwrap();
+        server.await.unwrap().unwrap();
+
+        let (server, mut writer, mut reader) = start(AgentConfig { transport: Arc::new(Hanging), ..agent_config() });
+        until_answer(&mut writer, &mut reader, Some(v2_initialize()), 0).await;
+        let replayed = until_answer(&mut writer, &mut reader, Some(resume(1, json!({"type": "start"}))), 1).await;
+        let replay_ends = kinds(&replayed).iter().filter(|kind| *kind == "replay_complete").count();
+        assert_eq!(replay_ends, 1, "{replayed:?}");
+        let again = until_answer(&mut writer, &mut reader, Some(keyed(2, "k")), 2).await;
+        assert_eq!(again, [json!({"jsonrpc": "2.0", "id": 2, "result": {"messageId": "root:user:1"}})]);
+        writer.shutdown().await.unwrap();
+        server.await.unwrap().unwrap();
+        let log = std::fs::read_to_string(workspace.path().join(".gauntlet/sessions/root.ndjson")).unwrap();
+        assert_eq!(log.matches("\"user_message\"").count(), 1, "{log}");
+        assert!(log.contains("\"idempotency_key\":\"k\""), "{log}");
+    }
+
+    /// A `resource_link` block reaches the Log's user message as the link it was sent as; the
+    /// model option is listed, the model chosen among it.
+    #[tokio::test]
+    async fn a_prompts_link_is_written_into_its_text_and_the_model_is_an_option() {
+        let workspace = tempfile::tempdir().unwrap();
+        let config = AgentConfig { transport: Arc::new(Panicking), models: vec!["gpt-5.4".into()], ..agent_config() };
+        let (server, mut writer, mut reader) = start(config);
+        until_answer(&mut writer, &mut reader, Some(initialize()), 0).await;
+        let new = request(1, "session/new", json!({"cwd": workspace.path(), "mcpServers": []}));
+        let created = until_answer(&mut writer, &mut reader, Some(new), 1).await;
+        let option = &created[0]["result"]["configOptions"][0];
+        assert_eq!((&option["currentValue"], &option["category"]), (&json!("gpt-5.5"), &json!("model")), "{option}");
+        let values: Vec<&Value> = option["options"].as_array().unwrap().iter().map(|choice| &choice["value"]).collect();
+        assert_eq!(values, [&json!("gpt-5.5"), &json!("gpt-5.4")]);
+        let blocks = json!([
+            {"type": "text", "text": "Summarise"},
+            {"type": "resource_link", "uri": "https://example.com/a.md", "name": "a.md"},
+        ]);
+        let prompt = request(2, "session/prompt", json!({"sessionId": "root", "prompt": blocks}));
+        until_answer(&mut writer, &mut reader, Some(prompt), 2).await;
+        writer.shutdown().await.unwrap();
+        server.await.unwrap().unwrap();
+        let log = std::fs::read_to_string(workspace.path().join(".gauntlet/sessions/root.ndjson")).unwrap();
+        assert!(log.contains("\"links\":[{\"name\":\"a.md\",\"uri\":\"https://example.com/a.md\"}]"), "{log}");
+    }
+
+    /// A Session open and idle on the connection is loaded as it is, replayed; one whose Turn
+    /// runs is refused.
+    #[tokio::test]
+    async fn an_open_idle_session_is_loaded_and_a_busy_one_refused() {
+        let workspace = tempfile::tempdir().unwrap();
+        let (server, mut writer, mut reader) = start(AgentConfig { transport: Arc::new(Hanging), ..agent_config() });
+        until_answer(&mut writer, &mut reader, Some(initialize()), 0).await;
+        let new = request(1, "session/new", json!({"cwd": workspace.path(), "mcpServers": []}));
+        until_answer(&mut writer, &mut reader, Some(new), 1).await;
+        let prompt = json!({"sessionId": "root", "prompt": [{"type": "text", "text": "hi"}]});
+        writer.write_all(format!("{}\n", request(2, "session/prompt", prompt)).as_bytes()).await.unwrap();
+        let load =
+            |id| request(id, "session/load", json!({"sessionId": "root", "cwd": workspace.path(), "mcpServers": []}));
+        let busy = until_answer(&mut writer, &mut reader, Some(load(3)), 3).await;
+        assert_eq!(error_code(busy.last().unwrap()), Some(-32602), "{busy:?}");
+        let cancel = json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "root"}});
+        writer.write_all(format!("{cancel}\n").as_bytes()).await.unwrap();
+        until_answer(&mut writer, &mut reader, None, 2).await;
+        let loaded = until_answer(&mut writer, &mut reader, Some(load(4)), 4).await;
+        assert_eq!(loaded[0]["params"]["update"]["sessionUpdate"], "user_message_chunk", "{loaded:?}");
+        assert_eq!(loaded.last().unwrap()["result"], json!({}), "{loaded:?}");
         writer.shutdown().await.unwrap();
         server.await.unwrap().unwrap();
     }

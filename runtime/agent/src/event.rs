@@ -6,7 +6,7 @@
 
 pub mod subagent;
 
-use crate::resource::Image;
+use crate::resource::{Image, Link};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -303,6 +303,19 @@ pub(crate) fn object(value: Value) -> Data {
     }
 }
 
+/// What a user's message opens a Turn with.
+#[derive(Debug, Clone, Default)]
+pub struct Prompt {
+    /// Its text.
+    pub text: String,
+    /// Its images.
+    pub images: Vec<Image>,
+    /// The resources it points at.
+    pub links: Vec<Link>,
+    /// The key its client named the submission by, recorded with it so a retry is known.
+    pub idempotency_key: Option<String>,
+}
+
 impl Payload {
     /// The event type.
     pub fn kind(&self) -> EventType {
@@ -321,12 +334,21 @@ impl Payload {
     pub fn user_message(text: &str) -> Payload {
         Payload::new(EventType::UserMessage, json!({ "text": text }))
     }
-    /// User input with attached images: `resources` holds each one's descriptor, never its
-    /// bytes (LOG-NO-RESOURCE-BYTES); omitted when nothing is attached.
-    pub fn user_message_with(text: &str, images: &[Image]) -> Payload {
-        let mut payload = Payload::user_message(text);
-        if !images.is_empty() {
-            payload.data.insert("resources".into(), images.iter().map(Image::descriptor).collect());
+    /// A user's prompt: its text; `resources`, each attached image's descriptor, never its
+    /// bytes (LOG-NO-RESOURCE-BYTES); `links`, each resource it points at by URI; and
+    /// `idempotency_key`, the key its client submitted it by (ACP v2 `idempotencyKey`), kept so
+    /// a retry is recognised "for as long as it retains the message, including across
+    /// connections and Agent restarts". Each is omitted when there is none.
+    pub fn user_message_of(prompt: &Prompt) -> Payload {
+        let mut payload = Payload::user_message(&prompt.text);
+        if !prompt.images.is_empty() {
+            payload.data.insert("resources".into(), prompt.images.iter().map(Image::descriptor).collect());
+        }
+        if !prompt.links.is_empty() {
+            payload.data.insert("links".into(), prompt.links.iter().map(Link::descriptor).collect());
+        }
+        if let Some(key) = &prompt.idempotency_key {
+            payload.data.insert("idempotency_key".into(), json!(key));
         }
         payload
     }

@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 
 use crate::canonical;
 use crate::event::{Event, EventType, LifecycleEvent};
-use crate::resource::Image;
+use crate::resource::{self, Image, Link};
 
 /// Folds History (Events in seq order) into `input` items for a request to `model`.
 pub fn fold(history: &[Event], model: &str) -> Vec<Value> {
@@ -206,7 +206,7 @@ impl Replay {
             EventType::ProviderUsage | EventType::PermissionDecision | EventType::WorkflowEvent => {}
             EventType::UserMessage => {
                 close_orphans(pending, emit);
-                let mut item = user_item(event.str_field("text").unwrap_or_default());
+                let mut item = user_item(&prompt_text(event));
                 // Each attached image whose bytes this process holds, as a Responses
                 // `input_image`; each dialect converts it to its own form.
                 let resources = data.get("resources").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
@@ -279,6 +279,16 @@ fn refused_turns(history: &[Event]) -> BTreeSet<u64> {
         refused.extend(turn);
     }
     refused
+}
+
+/// What the model reads of a user message: its text, then each resource it points at as a
+/// Markdown link, a line each (ACP-PROMPT-LINK-CARRIED).
+fn prompt_text(event: &Event) -> String {
+    let text = event.str_field("text").unwrap_or_default();
+    std::iter::once(text.to_owned())
+        .chain(resource::links(event.data()).iter().map(Link::markdown))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A user message item.
@@ -407,7 +417,7 @@ fn close_orphans(pending: &mut BTreeMap<String, String>, emit: &mut dyn FnMut(Va
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::event::{Data, ErrorKind, Payload, TerminalStatus};
+    use crate::event::{Data, ErrorKind, Payload, Prompt, TerminalStatus};
 
     /// History of `payloads`, seq from 0.
     pub(crate) fn history(payloads: Vec<Payload>) -> Vec<Event> {
@@ -428,7 +438,11 @@ pub(crate) mod tests {
     #[test]
     fn a_prompts_image_is_replayed_while_the_process_holds_its_bytes() {
         let image = Image::from_base64("image/png", "iVBORw0KGgo=").unwrap();
-        let events = history(vec![Payload::user_message_with("look", std::slice::from_ref(&image))]);
+        let events = history(vec![Payload::user_message_of(&Prompt {
+            text: "look".into(),
+            images: vec![image.clone()],
+            ..Prompt::default()
+        })]);
         let mut replay = Replay::new("m");
         replay.attach(image.clone());
         let mut items = Vec::new();
@@ -442,6 +456,21 @@ pub(crate) mod tests {
         );
         // Without the bytes (a store that lost them), the text is replayed alone.
         assert_eq!(fold(&events, "m"), [json!({"role": "user", "content": [{"type": "input_text", "text": "look"}]})]);
+    }
+
+    /// A prompt's links reach the model as Markdown links after its text, a line each.
+    #[test]
+    fn a_prompts_links_are_replayed_after_its_text() {
+        let link = crate::resource::Link { uri: "https://e.com/a.md".into(), name: "a.md".into() };
+        let events = history(vec![Payload::user_message_of(&Prompt {
+            text: "read".into(),
+            links: vec![link],
+            ..Prompt::default()
+        })]);
+        assert_eq!(
+            fold(&events, "m"),
+            [json!({"role": "user", "content": [{"type": "input_text", "text": "read\n[a.md](https://e.com/a.md)"}]})]
+        );
     }
 
     #[test]

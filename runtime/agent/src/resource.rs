@@ -1,4 +1,5 @@
-//! Session Resources: an image a prompt attaches, and the descriptor the Log keeps of it
+//! Session Resources: an image a prompt attaches, and the descriptor the Log keeps of it, and
+//! a link a prompt points at ([`Link`])
 //! (LOG-NO-RESOURCE-BYTES; seed 004 `Pixir.Event.user_message`: "Descriptors contain local
 //! identity and hashes only; raw image bytes or base64 payloads must never be placed in the
 //! Log"; ADR 0021).
@@ -76,6 +77,41 @@ impl Image {
     pub fn data_url(&self) -> String {
         format!("data:{};base64,{}", self.mime_type, self.data)
     }
+}
+
+/// A resource a prompt points at by URI (an ACP `resource_link` block), which the Log keeps
+/// as it was sent (`links` of the `user_message`) and the model reads as a Markdown link
+/// (ACP-PROMPT-LINK-CARRIED). The runtime never fetches it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// Its URI.
+    pub uri: String,
+    /// Its name, as the client shows it.
+    pub name: String,
+}
+
+impl Link {
+    /// What the Log records of it.
+    pub fn descriptor(&self) -> Value {
+        json!({"uri": self.uri, "name": self.name})
+    }
+
+    /// It read back from a `user_message`'s `links` entry.
+    pub fn from_descriptor(value: &Value) -> Option<Link> {
+        let field = |key: &str| Some(value.get(key)?.as_str()?.to_owned());
+        Some(Link { uri: field("uri")?, name: field("name")? })
+    }
+
+    /// The words the model reads for it: a Markdown link naming it and its URI.
+    pub fn markdown(&self) -> String {
+        format!("[{}]({})", self.name, self.uri)
+    }
+}
+
+/// The links a `user_message`'s data records.
+pub fn links(data: &serde_json::Map<String, Value>) -> Vec<Link> {
+    let recorded = data.get("links").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    recorded.iter().filter_map(Link::from_descriptor).collect()
 }
 
 /// The lowercase hex SHA-256 of `bytes`.

@@ -21,10 +21,9 @@ use serde_json::{Value, json};
 
 use crate::compaction;
 use crate::control::{CancelSignal, TurnOutcome};
-use crate::event::{Data, ErrorKind, Payload, TerminalStatus, object};
+use crate::event::{Data, ErrorKind, Payload, Prompt, TerminalStatus, object};
 use crate::log::LogError;
 use crate::provider::{Call, Delta, Finish, OutputItem, Provider, ProviderFailure, Reply, Usage, WireRequest};
-use crate::resource::Image;
 use crate::session::Session;
 use crate::tools::{Toolbox, failed};
 
@@ -50,23 +49,22 @@ impl Session {
         text: &str,
         cancel: &mut CancelSignal,
     ) -> Result<TurnOutcome, LogError> {
-        self.prompt_with(tools, text, &[], cancel).await
+        self.prompt_with(tools, &Prompt { text: text.to_owned(), ..Prompt::default() }, cancel).await
     }
 
-    /// [`Session::prompt`] with images attached: the Log records their descriptors, the
-    /// Provider requests carry them (LOG-NO-RESOURCE-BYTES).
+    /// [`Session::prompt`] with the whole of a client's prompt: the Log records its images'
+    /// descriptors, and the Provider requests carry them (LOG-NO-RESOURCE-BYTES).
     pub async fn prompt_with(
         &mut self,
         tools: &mut Toolbox,
-        text: &str,
-        images: &[Image],
+        prompt: &Prompt,
         cancel: &mut CancelSignal,
     ) -> Result<TurnOutcome, LogError> {
         self.repair_orphans("before_start_turn")?;
         tools.prepare().await;
         tools.catch_up(self)?;
-        self.attach(images);
-        self.record(Payload::user_message_with(text, images))?;
+        self.attach(&prompt.images);
+        self.record(Payload::user_message_of(prompt))?;
         let started = tokio::time::Instant::now();
         let budget = self.config.turn_timeout;
         let mut iteration = 0u32;

@@ -94,6 +94,18 @@ fn log_table(ndjson: &str) -> Table {
 fn turn_table(turn: &TurnDraft) -> Table {
     let mut table = Table::new();
     table.insert("prompt", value(&turn.prompt));
+    if !turn.links.is_empty() {
+        let links = turn.links.iter().map(|(uri, name)| {
+            let mut link = InlineTable::new();
+            link.insert("uri", uri.into());
+            link.insert("name", name.into());
+            link
+        });
+        table.insert("links", value(Array::from_iter(links)));
+    }
+    if let Some(key) = &turn.idempotency_key {
+        table.insert("idempotency_key", value(key));
+    }
     if let Some(status) = turn.expect {
         table.insert("expect", value(status.as_str()));
     }

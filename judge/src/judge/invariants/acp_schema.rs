@@ -14,8 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{Invariant, Scope, Violation};
-use crate::judge::v1_reading::negotiates_v2;
-use crate::judge::views::on_each_raw_transcript;
+use crate::judge::views::{negotiates_v2, on_each_raw_transcript};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "ACP-SCHEMA",

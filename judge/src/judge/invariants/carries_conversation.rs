@@ -16,7 +16,8 @@
 //! it carries; it must then equal the fold of the Log up to some point of that turn (the
 //! request of a tool loop carries the calls and results recorded so far). Reasoning items are
 //! left out on both sides (REPLAY-REASONING-SAME-MODEL judges them), and so are a prompt's
-//! images (REPLAY-CARRIES-IMAGE). After a turn the model refused (a content filter's stop), a
+//! images (REPLAY-CARRIES-IMAGE); a prompt's links are carried after its text, each by its URI
+//! in any form (ACP-PROMPT-LINK-CARRIED). After a turn the model refused (a content filter's stop), a
 //! request may carry the conversation with that turn or without it
 //! (ACP-REFUSAL-LEAVES-CONVERSATION says which an agent that answered `refusal` owes). Seed 000
 //! says a completed Subagent "May be folded into parent Provider context": a request that
@@ -58,6 +59,9 @@ const REFERENCE: &str = "SUB-REF-DETAILS";
 #[derive(Debug, Clone)]
 enum Item<'a> {
     User(Cow<'a, str>),
+    /// A prompt that pointed at resources (its Log `links`): a user message of its text, then
+    /// each link's URI in any form (the reference writes a Markdown link per line).
+    Linked(&'a str, Vec<&'a str>),
     /// A compaction's or branch's summary: a message that contains it (the reference sends it
     /// as user content, pixir.md 3.2; seed 000 says only that it is replayed).
     Summary(&'a str),
@@ -74,6 +78,7 @@ impl std::fmt::Display for Item<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Item::User(text) => write!(f, "user {text:?}"),
+            Item::Linked(text, uris) => write!(f, "user {text:?} with the links {uris:?}"),
             Item::Summary(text) => write!(f, "a message with the summary {text:?}"),
             Item::Assistant(text) => write!(f, "assistant {text:?}"),
             Item::Call(id, name, args) => write!(f, "call `{id}` of {name} with {args}"),
@@ -95,6 +100,10 @@ impl PartialEq for Item<'_> {
             }
             (Item::Summary(a), Item::Summary(b)) => a == b,
             (Item::User(a), Item::User(b)) => a == b,
+            (Item::Linked(text, uris), Item::User(sent)) | (Item::User(sent), Item::Linked(text, uris)) => {
+                sent.strip_prefix(*text).is_some_and(|links| uris.iter().all(|uri| links.contains(uri)))
+            }
+            (Item::Linked(a, x), Item::Linked(b, y)) => a == b && x == y,
             (Item::Assistant(a), Item::Assistant(b)) => a == b,
             (Item::Call(a, b, c), Item::Call(x, y, z)) => a == x && b == y && same_arguments(c, z),
             (Item::Result(a, b), Item::Result(x, y)) => a == x && b == y,
@@ -196,7 +205,14 @@ impl<'a> Epoch<'a> {
             Some(EventType::ProviderUsage | EventType::PermissionDecision | EventType::WorkflowEvent) => {}
             Some(EventType::UserMessage) => {
                 self.close();
-                self.items.push(Item::User(Cow::Borrowed(line.str_field("text").unwrap_or_default())));
+                let text = line.str_field("text").unwrap_or_default();
+                let links = line.data.get("links").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+                let uris: Vec<&str> = links.iter().filter_map(|link| link.get("uri")?.as_str()).collect();
+                self.items.push(if uris.is_empty() {
+                    Item::User(Cow::Borrowed(text))
+                } else {
+                    Item::Linked(text, uris)
+                });
             }
             Some(EventType::AssistantMessage) => {
                 self.close();

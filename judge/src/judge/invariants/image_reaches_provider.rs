@@ -14,7 +14,7 @@ use gauntlet_mock_provider::Message;
 
 use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
-use crate::judge::views::request_turns;
+use crate::judge::views::asking_turns;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-CARRIES-IMAGE",
@@ -29,11 +29,8 @@ fn check(evidence: &Evidence) -> Vec<String> {
     if evidence.capture.images_withheld || scenario.turns.iter().all(|turn| turn.images.is_empty()) {
         return Vec::new();
     }
-    let turns = request_turns(evidence);
     let mut problems = Vec::new();
-    for (turn_idx, turn) in scenario.turns.iter().enumerate().filter(|(_, turn)| !turn.images.is_empty()) {
-        let requests: Vec<usize> = (0..turns.len()).filter(|&idx| turns[idx] == Some(turn_idx)).collect();
-        let Some(&first) = requests.first() else { continue };
+    for (turn_idx, turn, requests) in asking_turns(evidence, scenario, |turn| !turn.images.is_empty()) {
         let carries_image = requests
             .iter()
             .filter_map(|&idx| evidence.conversations.get(idx))
@@ -44,7 +41,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
                 turn_idx + 1,
                 turn.images.len(),
                 requests.len(),
-                first + 1
+                requests[0] + 1
             ));
         }
     }

@@ -9,12 +9,13 @@
 use std::path::{Component, Path};
 
 use agent_client_protocol_schema::v1::{
-    ContentBlock, ContentChunk, SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
+    ContentBlock, ContentChunk, ResourceLink, SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 use serde_json::Value;
 
 use crate::event::{Event, EventType, LifecycleEvent, SubagentStatus, subagent};
+use crate::resource;
 
 /// What the projection needs besides the Event.
 #[derive(Debug, Clone)]
@@ -46,20 +47,23 @@ impl Projector<'_> {
         }
     }
 
-    /// The transcript replayed on `session/load`, rebuilt from History.
+    /// The transcript replayed on `session/load`, rebuilt from History: a user message is its
+    /// text, then each link it pointed at as the `resource_link` block it was sent as.
     pub fn replay(&self, history: &[Event]) -> Vec<SessionUpdate> {
-        history
-            .iter()
-            .filter_map(|event| match event.kind() {
-                EventType::UserMessage => Some(SessionUpdate::UserMessageChunk(chunk(event.str_field("text")?))),
-                // An empty answer showed nothing live, so its replay shows nothing either.
-                EventType::AssistantMessage if !event.is_partial_assistant() => {
-                    let text = event.str_field("text").filter(|text| !text.is_empty())?;
-                    Some(SessionUpdate::AgentMessageChunk(chunk(text)))
-                }
-                _ => self.tool(event),
-            })
-            .collect()
+        history.iter().flat_map(|event| self.replayed(event).into_iter().chain(links(event))).collect()
+    }
+
+    /// The update an Event is replayed as, if it has one.
+    fn replayed(&self, event: &Event) -> Option<SessionUpdate> {
+        match event.kind() {
+            EventType::UserMessage => Some(SessionUpdate::UserMessageChunk(chunk(event.str_field("text")?))),
+            // An empty answer showed nothing live, so its replay shows nothing either.
+            EventType::AssistantMessage if !event.is_partial_assistant() => {
+                let text = event.str_field("text").filter(|text| !text.is_empty())?;
+                Some(SessionUpdate::AgentMessageChunk(chunk(text)))
+            }
+            _ => self.tool(event),
+        }
     }
 
     /// Tool calls and results, and each Subagent as one stable tool item: the same live and
@@ -123,6 +127,20 @@ impl Projector<'_> {
             _ => None,
         }
     }
+}
+
+/// The `resource_link` blocks a user message pointed at, each a user chunk of its own.
+fn links(event: &Event) -> Vec<SessionUpdate> {
+    if event.kind() != EventType::UserMessage {
+        return Vec::new();
+    }
+    resource::links(event.data())
+        .into_iter()
+        .map(|link| {
+            let block = ContentBlock::ResourceLink(ResourceLink::new(link.name, link.uri));
+            SessionUpdate::UserMessageChunk(ContentChunk::new(block))
+        })
+        .collect()
 }
 
 /// A `subagent_event` as its one stable tool item (pixir.md 5.1): `queued` opens it as a
