@@ -245,10 +245,11 @@ impl Containment {
                 break;
             }
             for process in left {
-                let _ = kill(Pid::from_raw(process.pid), Signal::SIGKILL);
+                // Named before it dies: a dead process's command line reads empty.
                 if !killed.iter().any(|(pid, _)| *pid == process.pid) {
                     killed.push((process.pid, process.command()));
                 }
+                let _ = kill(Pid::from_raw(process.pid), Signal::SIGKILL);
             }
             std::thread::sleep(Duration::from_millis(1));
         }

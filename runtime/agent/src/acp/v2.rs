@@ -267,6 +267,23 @@ fn read(value: Value) -> Option<v2::SessionUpdate> {
     serde_json::from_value(value).ok()
 }
 
+/// The stdio servers of a v2 request's `mcpServers` (its command an absolute path); HTTP and
+/// SSE servers, which this agent does not declare, are not started.
+pub fn stdio_servers(servers: &[v2::McpServer]) -> Vec<crate::tools::mcp::McpServer> {
+    servers
+        .iter()
+        .filter_map(|server| match server {
+            v2::McpServer::Stdio(stdio) => Some(crate::tools::mcp::McpServer {
+                name: stdio.name.clone(),
+                command: stdio.command.0.clone(),
+                args: stdio.args.clone(),
+                env: stdio.env.iter().map(|variable| (variable.name.clone(), variable.value.clone())).collect(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,21 +393,4 @@ mod tests {
         let done = serde_json::to_value(idle(&Ok(v1::PromptResponse::new(v1::StopReason::EndTurn)))).unwrap();
         assert_eq!((done["state"].as_str(), done["stopReason"].as_str()), (Some("idle"), Some("end_turn")));
     }
-}
-
-/// The stdio servers of a v2 request's `mcpServers` (its command an absolute path); HTTP and
-/// SSE servers, which this agent does not declare, are not started.
-pub fn stdio_servers(servers: &[v2::McpServer]) -> Vec<crate::tools::mcp::McpServer> {
-    servers
-        .iter()
-        .filter_map(|server| match server {
-            v2::McpServer::Stdio(stdio) => Some(crate::tools::mcp::McpServer {
-                name: stdio.name.clone(),
-                command: stdio.command.0.clone(),
-                args: stdio.args.clone(),
-                env: stdio.env.iter().map(|variable| (variable.name.clone(), variable.value.clone())).collect(),
-            }),
-            _ => None,
-        })
-        .collect()
 }
