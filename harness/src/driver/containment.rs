@@ -451,8 +451,9 @@ mod tests {
             .env(name, value)
             .spawn()
             .unwrap_or_else(|error| panic!("{error}"));
+        // Bounded, so that it is gone soon whatever becomes of this test.
         let mut unmarked =
-            std::process::Command::new("sleep").arg("322").spawn().unwrap_or_else(|error| panic!("{error}"));
+            std::process::Command::new("sleep").arg("20").spawn().unwrap_or_else(|error| panic!("{error}"));
         let mark = containment.mark();
         // setsid forks when it leads a group already; wait until the sleep itself bears the mark.
         for _ in 0..100 {
