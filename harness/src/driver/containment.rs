@@ -5,10 +5,10 @@
 //! starts through `gauntlet-contain` ([`helper`]), which puts all it starts where gauntlet can
 //! end it at once, the best way this machine allows ([`Method`]):
 //!
-//! - a PID namespace of its own (root, or unprivileged user namespaces): the started program
-//!   keeps its pid and its place in gauntlet's process tree, and everything it starts lives in
-//!   a namespace whose init is a reaper of gauntlet's; killing that init kills every process in
-//!   it, and no process leaves a PID namespace;
+//! - a PID namespace of its own (root, or unprivileged user namespaces), with its own `/proc`:
+//!   the program and everything it starts live in a namespace whose init is a reaper of
+//!   gauntlet's; killing that init kills every process in it, and no process leaves a PID
+//!   namespace;
 //! - else a cgroup v2 of the scenario's own, ended whole through `cgroup.kill`;
 //! - else the mark every process of a scenario carries in its environment,
 //!   `GAUNTLET_CONTAINMENT=<token>`, swept from `/proc` until no marked process remains (a
@@ -245,7 +245,7 @@ impl Containment {
                 break;
             }
             for process in left {
-                // Named before it dies: a dead process's command line reads empty.
+                // Named before it is killed: a dying process's command line reads empty.
                 if !killed.iter().any(|(pid, _)| *pid == process.pid) {
                     killed.push((process.pid, process.command()));
                 }
@@ -410,6 +410,21 @@ mod tests {
         }
     }
 
+    /// In a PID namespace, `/proc` is the namespace's: a process's own pid names its entry
+    /// (an agent that reads `/proc/<its pid>` reads itself, not the host's process of that pid).
+    #[test]
+    fn a_process_in_a_pid_namespace_finds_itself_in_proc() {
+        let containment = Containment::with(Method::PidNamespace);
+        if containment.method() != Method::PidNamespace || host().namespace.is_none() {
+            eprintln!("no PID namespace here: not tried");
+            return;
+        }
+        let output = containment.command(Path::new("/bin/sh")).args(["-c", "cat /proc/$$/comm"]).output();
+        let comm = output.map(|output| String::from_utf8_lossy(&output.stdout).into_owned()).unwrap_or_default();
+        assert_eq!(comm.trim(), "sh");
+        assert!(containment.end().is_empty());
+    }
+
     /// The sweep goes on until no marked process is left: a marked daemon that keeps forking
     /// is gone when it returns.
     #[test]
@@ -438,8 +453,9 @@ mod tests {
             .env(name, value)
             .spawn()
             .unwrap_or_else(|error| panic!("{error}"));
+        // Bounded, so that it is gone soon whatever becomes of this test.
         let mut unmarked =
-            std::process::Command::new("sleep").arg("322").spawn().unwrap_or_else(|error| panic!("{error}"));
+            std::process::Command::new("sleep").arg("20").spawn().unwrap_or_else(|error| panic!("{error}"));
         let mark = containment.mark();
         // setsid forks when it leads a group already; wait until the sleep itself bears the mark.
         for _ in 0..500 {
@@ -449,11 +465,11 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         let killed = containment.end();
-        assert_eq!(killed, ["sleep 321"]);
-        let _ = detached.wait();
-        assert!(processes().all(|process| !(process.bears(&mark) && process.is_live())));
-        assert!(unmarked.try_wait().ok().flatten().is_none(), "an unmarked process was killed");
+        let spared = unmarked.try_wait().ok().flatten().is_none();
         let _ = unmarked.kill();
-        let _ = unmarked.wait();
+        let _ = (unmarked.wait(), detached.wait());
+        assert_eq!(killed, ["sleep 321"]);
+        assert!(processes().all(|process| !(process.bears(&mark) && process.is_live())));
+        assert!(spared, "an unmarked process was killed");
     }
 }

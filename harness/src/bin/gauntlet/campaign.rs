@@ -44,6 +44,7 @@ pub fn on_agent(cli: &Cli, check: &CheckArgs, count: usize) -> anyhow::Result<Ex
     let profile = profile::load(path)?;
     profile.startable()?;
     isolate(&profile.name, profile.network == Network::Loopback && !check.no_isolation);
+    crate::check::listen();
     let jobs = crate::check::jobs(check);
     let command = format!("gauntlet check --impl {}", path.display());
     let mut options =

@@ -92,6 +92,7 @@ fn agent(
     // An agent that cannot start is one error, not one fault per scenario.
     profile.startable()?;
     let isolated = isolate(&profile.name, profile.network == Network::Loopback && !args.no_isolation);
+    listen();
     let expectations = args.expectations.clone().unwrap_or_else(|| known_failures::path_for(path));
     let known = known_failures::load(&expectations)?;
     let run = check::check_jobs(plan, &profile, &known, &args.filters, isolated, jobs, progress)?;
@@ -108,6 +109,7 @@ fn adapter(
     progress: &mut check::Progress<'_>,
 ) -> anyhow::Result<Checked> {
     let isolated = isolate("the adapter", !args.no_isolation);
+    listen();
     let known = match &args.expectations {
         Some(path) => known_failures::load(path)?,
         None => KnownFailures::default(),
@@ -119,23 +121,22 @@ fn adapter(
     Ok(Checked { run, expectations: args.expectations.clone(), known, about: Some(family), default_dir })
 }
 
-/// Moves the process into a loopback-only network namespace when `wanted` (where the kernel
-/// refuses, says so and runs on the host network), then hears SIGINT and SIGTERM: from then on
-/// they stop every agent and the reports are written of what finished.
+/// Moves the process into a loopback-only network namespace when `wanted`; where the kernel
+/// refuses, says so and runs on the host network.
 pub fn isolate(name: &str, wanted: bool) -> bool {
-    let isolated = wanted
+    wanted
         && match isolation::enter_loopback_only() {
             Ok(()) => true,
             Err(why) => {
                 eprintln!("gauntlet: warning: {why}; {name} runs on the host network");
                 false
             }
-        };
-    listen();
-    isolated
+        }
 }
 
-/// Hears SIGINT and SIGTERM ([`interrupt::listen`]); where it cannot, says so.
+/// Hears SIGINT and SIGTERM ([`interrupt::listen`]), once the process is in its namespaces:
+/// from then on they stop every agent, and the reports are written of what finished; where it
+/// cannot, says so.
 pub fn listen() {
     if let Err(error) = interrupt::listen() {
         eprintln!(
@@ -183,6 +184,7 @@ fn probe(plan: &Plan, args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let profile = profile::load(path)?;
     profile.startable()?;
     let isolated = isolate(&profile.name, profile.network == Network::Loopback && !args.no_isolation);
+    listen();
     let filters = [SCENARIO.to_owned()];
     let run = check::check(plan, &profile, &KnownFailures::default(), &filters, isolated, &mut |_, _, _, _| {})?;
     let checked = run.scenarios.first().context("the clean completion is not in this shard")?;

@@ -1,6 +1,6 @@
 //! `gauntlet`: parses the flags and calls one function per command, each in its own module,
 //! then maps the outcome to an exit code (0 all identical or clean, 1 something is not,
-//! 2 gauntlet itself failed).
+//! 2 gauntlet itself failed, 130 or 143 stopped by SIGINT or SIGTERM).
 
 mod audit;
 mod campaign;

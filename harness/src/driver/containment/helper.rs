@@ -2,9 +2,9 @@
 //! end all the program starts at once.
 //!
 //! - `pid-namespace -- PROGRAM ARGS...` (`user-namespace` without root: inside a user
-//!   namespace that maps the caller's own ids): the program runs in a new PID namespace,
-//!   beside its init, this helper's `reap` mode, started first. Killing the init kills every
-//!   process of the namespace, and none can leave it. A process that made a PID namespace for
+//!   namespace that maps the caller's own ids): the program runs in a new PID namespace, and a
+//!   mount namespace whose `/proc` shows it, beside its init, this helper's `reap` mode, started
+//!   first. Killing the init kills every process of the namespace, and none can leave it. A process that made a PID namespace for
 //!   its children can start no thread, so the helper stays the program's parent: it keeps the
 //!   pid gauntlet started and its process group, passes on nothing but the program's end (its
 //!   exit code, or the signal that killed it), and leaves the signals sent to the group to the
@@ -22,6 +22,7 @@ use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 
 use nix::errno::Errno;
+use nix::mount::{MsFlags, mount};
 use nix::sched::{CloneFlags, unshare};
 use nix::sys::signal::{SigSet, Signal, raise};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
@@ -47,7 +48,7 @@ pub enum HelperError {
     #[error("usage: gauntlet-contain (pid-namespace | user-namespace | cgroup DIR) -- PROGRAM [ARGS...] | probe [DIR]")]
     Usage,
     /// The kernel refused the namespace.
-    #[error("cannot create a PID namespace: {0}")]
+    #[error("cannot create a PID namespace and a mount namespace: {0}")]
     Unshare(Errno),
     /// A file of `/proc` or of the cgroup could not be written.
     #[error("cannot write {path}: {source}")]
@@ -110,33 +111,45 @@ fn probe(cgroup: Option<&Path>) -> String {
     format!("{namespace} {joined}")
 }
 
-/// Makes every child of this process start in a new PID namespace, and starts its init.
+/// Makes every child of this process start in a new PID namespace, and starts its init, which
+/// mounts the namespace's own `/proc` before the program starts.
 fn enter(user: bool) -> Result<(), HelperError> {
     unshare_pid(user)?;
+    // A mount namespace of the program's own, whose mounts never reach the host's.
+    let private = MsFlags::MS_REC | MsFlags::MS_PRIVATE;
+    mount(None::<&str>, "/", None::<&str>, private, None::<&str>).map_err(HelperError::Unshare)?;
     // The first child is the namespace's init: in a group of its own, so the signals sent to
     // the program's group spare it, and holding none of the program's pipes.
-    Command::new("/proc/self/exe")
+    let mut init = Command::new("/proc/self/exe")
         .arg0("gauntlet-contain")
         .arg(REAP)
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .current_dir("/")
         .process_group(0)
         .spawn()
-        .map(drop)
-        .map_err(HelperError::Init)
+        .map_err(HelperError::Init)?;
+    // It says when `/proc` shows the namespace (or that it could not mount it: the program
+    // still runs contained, seeing the host's).
+    let mut ready = String::new();
+    if let Some(out) = init.stdout.take() {
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut ready);
+    }
+    Ok(())
 }
 
-/// Makes every child of this process start in a new PID namespace; without root, in a new user
-/// namespace too (`user`), which maps the caller's own ids.
+/// Makes every child of this process start in a new PID namespace, and this process enter a
+/// new mount namespace; without root, in a new user namespace too (`user`), which maps the
+/// caller's own ids.
 fn unshare_pid(user: bool) -> Result<(), HelperError> {
+    let namespaces = CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWNS;
     if !user {
-        return unshare(CloneFlags::CLONE_NEWPID).map_err(HelperError::Unshare);
+        return unshare(namespaces).map_err(HelperError::Unshare);
     }
     let ids = std::fs::metadata("/proc/self").map(|meta| (meta.uid(), meta.gid()));
     let (uid, gid) = ids.map_err(|source| HelperError::Write { path: "/proc/self".to_owned(), source })?;
-    unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWPID).map_err(HelperError::Unshare)?;
+    unshare(CloneFlags::CLONE_NEWUSER | namespaces).map_err(HelperError::Unshare)?;
     write("/proc/self/setgroups", "deny")?;
     write("/proc/self/uid_map", &format!("{uid} {uid} 1"))?;
     write("/proc/self/gid_map", &format!("{gid} {gid} 1"))
@@ -185,9 +198,17 @@ fn parent_of(command: &[OsString]) -> Result<ExitCode, HelperError> {
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }
 
-/// The namespace's init: reaps every process that ends in it, until it is killed (and the
-/// namespace with it). As a namespace's init it ignores every signal its members send.
+/// The namespace's init: mounts the namespace's `/proc` (so a process's pid names its own
+/// `/proc` entry), says so on its stdout, then reaps every process that ends in it, until it is
+/// killed (and the namespace with it). As a namespace's init it ignores every signal its
+/// members send.
 fn reap() -> Result<ExitCode, HelperError> {
+    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+    let mounted = mount(Some("proc"), "/proc", Some("proc"), flags, None::<&str>);
+    println!("{}", if mounted.is_ok() { "ready" } else { "no /proc of its own" });
+    if let Ok(null) = std::fs::File::options().write(true).open("/dev/null") {
+        let _ = dup2_stdout(&null);
+    }
     let mut children = SigSet::empty();
     children.add(Signal::SIGCHLD);
     // Blocked, a child's end waits for `wait` below, never lost between two calls.
