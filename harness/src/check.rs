@@ -196,17 +196,17 @@ fn judged_by(what: &[u8], known: &KnownFailures) -> Fingerprint {
 }
 
 /// What changes no verdict but a user should know, from the run: each mask that matched
-/// nothing, each model never passed, each process left running, and a containment weaker than
-/// a PID namespace.
+/// nothing, each model never passed, each process left running, and a containment that a
+/// process can escape by clearing its environment (neither a cgroup nor a PID namespace).
 fn warnings(run: &CheckRun) -> Vec<String> {
     let masks = run
         .unmatched_masks
         .iter()
         .map(|(file, pointer)| format!("the mask `{pointer}` on {file} matched nothing in the whole run"));
     let probe = (!run.version_leftovers.is_empty()).then(|| leftovers("the version command", &run.version_leftovers));
-    let containment = (run.containment != Method::PidNamespace).then(|| {
+    let containment = (run.containment == Method::MarkedSweep).then(|| {
         format!(
-            "no PID namespace could be made here (root, or unprivileged user namespaces, and gauntlet-contain beside gauntlet): processes were contained with {}, which {}",
+            "neither a cgroup nor a PID namespace could be made here (cgroup v2 writable, or root or unprivileged user namespaces, and gauntlet-contain beside gauntlet): processes were contained with {}, which {}",
             run.containment.describe(),
             run.containment.weakness()
         )

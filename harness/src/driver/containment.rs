@@ -72,9 +72,12 @@ impl Method {
 
     /// The containment this machine allows, found once per process.
     pub fn here() -> Method {
+        // A cgroup first: it holds every process without changing what the agent sees, where a
+        // PID namespace with its own /proc kept codex-acp from stopping when its input closed
+        // (measured: every scenario ended with it killed).
         match host() {
-            Host { namespace: Some(_), .. } => Method::PidNamespace,
             Host { cgroup: Some(_), .. } => Method::Cgroup,
+            Host { namespace: Some(_), .. } => Method::PidNamespace,
             _ => Method::MarkedSweep,
         }
     }
