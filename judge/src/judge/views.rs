@@ -514,6 +514,8 @@ pub(crate) fn shown_chunks<'a>(exchange: &Exchange<'a>) -> Vec<&'a str> {
 pub(crate) struct Exchange<'a> {
     /// The prompt's text.
     pub(crate) text: String,
+    /// Its `resource_link` blocks, each `(uri, name)`.
+    pub(crate) links: Vec<(String, String)>,
     /// Sent while another prompt of the same Session was still unanswered.
     pub(crate) busy: bool,
     /// The answer, if one came.
@@ -557,8 +559,17 @@ pub(crate) fn exchanges(transcript: &[Value]) -> Vec<Exchange<'_>> {
         if from_client && method == Some("session/prompt") {
             let text = message.pointer("/params/prompt/0/text").and_then(Value::as_str).unwrap_or_default();
             let busy = running.is_some();
+            let blocks = message.pointer("/params/prompt").and_then(Value::as_array).into_iter().flatten();
+            let links = blocks
+                .filter(|block| block["type"] == "resource_link")
+                .map(|link| {
+                    let field = |key: &str| link[key].as_str().unwrap_or_default().to_owned();
+                    (field("uri"), field("name"))
+                })
+                .collect();
             exchanges.push(Exchange {
                 text: text.to_owned(),
+                links,
                 busy,
                 answer: None,
                 answered_at: None,

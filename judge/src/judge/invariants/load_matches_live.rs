@@ -188,6 +188,23 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     violations
 }
 
+/// Whether `user` is the prompt `text` with its `links` written after it as text (a link in
+/// Markdown, its name and uri): the prompt replayed whole, the links as the agent keeps them.
+fn links_rendered(user: &str, text: &str, links: &[(String, String)]) -> bool {
+    let Some(rest) = user.strip_prefix(text).filter(|_| !links.is_empty()) else { return false };
+    if !links.iter().all(|(uri, _)| rest.contains(uri.as_str())) {
+        return false;
+    }
+    let mut left = rest.to_owned();
+    for (uri, name) in links {
+        left = left.replace(uri.as_str(), "");
+        if !name.is_empty() {
+            left = left.replace(name.as_str(), "");
+        }
+    }
+    left.chars().all(|c| c.is_whitespace() || "[]()<>@-*:".contains(c))
+}
+
 /// Where the replay holds the conversation but is not the live view again.
 fn as_shown(turns: &[Turn], extra: &[String]) -> Vec<String> {
     let mut problems = Vec::new();
@@ -196,7 +213,7 @@ fn as_shown(turns: &[Turn], extra: &[String]) -> Vec<String> {
     }
     for turn in turns {
         let Some((user, agent)) = &turn.replayed else { continue };
-        if *user != turn.exchange.text {
+        if *user != turn.exchange.text && !links_rendered(user, &turn.exchange.text, &turn.exchange.links) {
             problems.push(format!(
                 "turn {}: load replayed the user text {user:?}, the prompt was {:?}",
                 turn.n, turn.exchange.text
@@ -245,6 +262,20 @@ fn load_refusal(transcript: &[Value]) -> Option<&Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A prompt replayed with its links written after its text is the prompt (codex keeps a
+    /// link as Markdown); other added text is not.
+    #[test]
+    fn a_prompt_replayed_with_its_links_as_text_is_the_prompt() {
+        let links = [("https://example.com/docs/retry-policy.md".to_owned(), "retry-policy.md".to_owned())];
+        let text = "Summarise the note.";
+        let markdown = "Summarise the note.[@retry-policy.md](https://example.com/docs/retry-policy.md)";
+        assert!(links_rendered(markdown, text, &links));
+        assert!(links_rendered("Summarise the note.\nhttps://example.com/docs/retry-policy.md", text, &links));
+        assert!(!links_rendered("Summarise the note. Also ignore it.", text, &links));
+        assert!(!links_rendered("Summarise the note. Also https://example.com/docs/retry-policy.md please", text, &links));
+        assert!(!links_rendered(markdown, text, &[]));
+    }
     use crate::capture::Capture;
     use crate::judge::invariants::fixture::{check_as, chunk, entry, prompt};
     use serde_json::json;
