@@ -208,6 +208,10 @@ fn links_rendered(user: &str, text: &str, links: &[(String, String)]) -> bool {
 /// Where the replay holds the conversation but is not the live view again.
 fn as_shown(turns: &[Turn], extra: &[String]) -> Vec<String> {
     let mut problems = Vec::new();
+    // A prompt's link replayed as a user text of its own (opencode keeps it so) was sent.
+    let links: Vec<(String, String)> = turns.iter().flat_map(|turn| turn.exchange.links.iter().cloned()).collect();
+    let a_link = |text: &str| links.iter().any(|link| links_rendered(text, "", std::slice::from_ref(link)));
+    let extra: Vec<&String> = extra.iter().filter(|text| !(a_link(text) || links_rendered(text, "", &links))).collect();
     if !extra.is_empty() {
         problems.push(format!("load replayed user text that was never a prompt: {extra:?}"));
     }
@@ -275,6 +279,8 @@ mod tests {
         assert!(!links_rendered("Summarise the note. Also ignore it.", text, &links));
         assert!(!links_rendered("Summarise the note. Also https://example.com/docs/retry-policy.md please", text, &links));
         assert!(!links_rendered(markdown, text, &[]));
+        // A link replayed as a user text of its own.
+        assert!(links_rendered("https://example.com/docs/retry-policy.md", "", &links));
     }
     use crate::capture::Capture;
     use crate::judge::invariants::fixture::{check_as, chunk, entry, prompt};
