@@ -277,7 +277,11 @@ mod tests {
         assert!(links_rendered(markdown, text, &links));
         assert!(links_rendered("Summarise the note.\nhttps://example.com/docs/retry-policy.md", text, &links));
         assert!(!links_rendered("Summarise the note. Also ignore it.", text, &links));
-        assert!(!links_rendered("Summarise the note. Also https://example.com/docs/retry-policy.md please", text, &links));
+        assert!(!links_rendered(
+            "Summarise the note. Also https://example.com/docs/retry-policy.md please",
+            text,
+            &links
+        ));
         assert!(!links_rendered(markdown, text, &[]));
         // A link replayed as a user text of its own.
         assert!(links_rendered("https://example.com/docs/retry-policy.md", "", &links));
