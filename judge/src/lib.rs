@@ -14,6 +14,8 @@
 //!   invariant, of either family, is a [`rule::Invariant`].
 //! - [`contract`]: the requirement registry in docs/contract.md.
 //! - [`tool_map`] maps the corpus's abstract tools to an agent's own.
+//! - [`published_schema`]: the ACP JSON schema as published, vendored, and a message read
+//!   against it.
 //!
 //! **Architecture invariant:** no IO but reading files, no async runtime, no HTTP, no process
 //! control: a third party judges its own captures with this crate alone. Drivers, checks,
@@ -27,6 +29,7 @@ pub mod judge;
 pub mod lifecycle;
 pub mod locate;
 pub mod log_file;
+pub mod published_schema;
 pub mod rule;
 pub mod scenario;
 pub mod tool_map;

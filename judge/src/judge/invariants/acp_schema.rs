@@ -5,6 +5,12 @@
 //! fails, so an agent whose content block carries a wrongly typed field no longer passes because
 //! gauntlet reads only the fields it needs (acp-tck's ACP-SCHEMA-001).
 //!
+//! Each message is then read against the published JSON schema of the same version (vendored,
+//! [`crate::published_schema`]), as acp-tck and any client built on it read it: the crate reads
+//! many optional fields leniently and drops a wrongly typed one (`"annotations": "none"`), the
+//! published schema names it. A field the schema marks lenient for receivers is said so in the
+//! finding and held to its type all the same: the leniency is a receiver's, not a sender's.
+//!
 //! What the schema leaves open is no finding: a method the crate does not know (an extension,
 //! `_`-prefixed or not yet in the crate), and an enum value it does not know (`_`-prefixed
 //! extensions, or a value from a protocol newer than the crate).
@@ -15,6 +21,7 @@ use serde_json::Value;
 
 use super::{Invariant, Scope, Violation};
 use crate::judge::views::{negotiates_v2, on_each_raw_transcript};
+use crate::published_schema::{self, Sent};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "ACP-SCHEMA",
@@ -52,21 +59,51 @@ fn transcript(entries: &[Value], which: &str) -> Vec<String> {
         if method.is_none() && answers == Some("initialize") {
             schema = if negotiates_v2(initialize, message) { &V2 } else { &V1 };
         }
-        let failure = match (method, id) {
-            (Some(method), Some(_)) => agent_request(schema, method, message.get("params")),
-            (Some(method), None) => notification(schema, method, message.get("params")),
-            (None, Some(_)) => match (message.get("result"), message.get("error")) {
-                (Some(result), _) => answers.and_then(|method| response(schema, method, result)),
-                (None, Some(error)) => (schema.error)(error).map(|why| ("the error".to_owned(), why)),
-                (None, None) => None,
-            },
-            (None, None) => None,
-        };
+        let failure = typed(schema, message, method, id.is_some(), answers)
+            .or_else(|| published(schema.published, message, method, answers));
         if let Some((what, why)) = failure {
             problems.push(format!("message {} of {which} ({what}) breaks the ACP schema: {why}", at + 1));
         }
     }
     problems
+}
+
+/// The message read as the schema crate's type for what it is.
+fn typed(
+    schema: &Schema,
+    message: &Value,
+    method: Option<&str>,
+    has_id: bool,
+    answers: Option<&str>,
+) -> Option<(String, String)> {
+    match (method, has_id) {
+        (Some(method), true) => agent_request(schema, method, message.get("params")),
+        (Some(method), false) => notification(schema, method, message.get("params")),
+        (None, true) => match (message.get("result"), message.get("error")) {
+            (Some(result), _) => answers.and_then(|method| response(schema, method, result)),
+            (None, Some(error)) => (schema.error)(error).map(|why| ("the error".to_owned(), why)),
+            (None, None) => None,
+        },
+        (None, false) => None,
+    }
+}
+
+/// The message read against the published JSON schema, as a client built on it reads it: what
+/// the crate's lenient reading lets through (a wrongly typed optional field it drops).
+fn published(
+    version: published_schema::Version,
+    message: &Value,
+    method: Option<&str>,
+    answers: Option<&str>,
+) -> Option<(String, String)> {
+    let (what, sent, value) = match (method, message.get("result"), message.get("error")) {
+        (Some(method), ..) => (format!("`{method}`"), Sent::Call(method), message.get("params")?),
+        (None, Some(result), _) => (format!("the answer to `{}`", answers?), Sent::Answer(answers?), result),
+        (None, None, Some(error)) => ("the error".to_owned(), Sent::Error, error),
+        (None, None, None) => return None,
+    };
+    let breach = published_schema::breach(version, sent, value)?;
+    Some((what, breach.to_string()))
 }
 
 /// One protocol version's types, each as a reading: why a value is not that type, if it is
@@ -84,6 +121,8 @@ struct Schema {
     response: fn(&str, &Value) -> Option<String>,
     /// A JSON-RPC error.
     error: fn(&Value) -> Option<String>,
+    /// The same version's published JSON schema.
+    published: published_schema::Version,
 }
 
 const V1: Schema = Schema {
@@ -111,6 +150,7 @@ const V1: Schema = Schema {
         _ => None,
     },
     error: read::<v1::Error>,
+    published: published_schema::Version::V1,
 };
 
 /// v2 as the crate's `unstable_protocol_v2` types have it (where the Preview and the crate
@@ -145,6 +185,7 @@ const V2: Schema = Schema {
         _ => None,
     },
     error: read::<v2::Error>,
+    published: published_schema::Version::V2,
 };
 
 /// A notification of the agent's, read as its method's type.
@@ -274,12 +315,37 @@ mod tests {
         );
     }
 
+    /// acp-tck's case: a text block whose `annotations` is `"none"` deserializes as the crate's
+    /// type, which drops it, and still breaks the published schema: a finding naming the
+    /// message and the field, in both versions (issue 44).
+    #[test]
+    fn a_field_the_crate_drops_breaks_the_published_schema() {
+        let mut update = chunk("agent_message_chunk", "hi");
+        update["params"]["update"]["content"]["annotations"] = json!("none");
+        let found = check(INVARIANT, &transcript(vec![update]));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].starts_with(
+                "message 2 of the live transcript (`session/update`) breaks the ACP schema: at `update.content.annotations`: \"none\" is not of type \"object\""
+            ),
+            "{found:?}"
+        );
+        assert!(found[0].contains("x-deserialize-default-on-error"), "{found:?}");
+
+        use crate::judge::v1_reading::v2_fixture::one_turn;
+        let mut acp = one_turn("q", &["hi"], agent_client_protocol_schema::v2::StopReason::EndTurn);
+        acp[8]["message"]["params"]["update"]["content"]["annotations"] = json!("none");
+        let found = check(INVARIANT, &Capture { acp, ..Capture::default() });
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("at `update.content.annotations`"), "{found:?}");
+    }
+
     /// An extension method, and an update kind the schema does not know, are no finding.
     #[test]
     fn extensions_and_unknown_values_pass() {
         let extension = json!({"jsonrpc": "2.0", "method": "_zed/status", "params": {"anything": [1, 2]}});
         let mut newer = chunk("agent_message_chunk", "hi");
         newer["params"]["update"]["sessionUpdate"] = json!("_my_update");
-        assert!(check(INVARIANT, &transcript(vec![extension, newer])).is_empty());
+        assert_eq!(check(INVARIANT, &transcript(vec![extension, newer])), Vec::<String>::new());
     }
 }
