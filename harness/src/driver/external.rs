@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use gauntlet_mock_provider::provider::MockProvider;
 use gauntlet_mock_provider::server;
-use gauntlet_mock_provider::{Dialect, SideRequest};
+use gauntlet_mock_provider::{Dialect, Script, SideRequest};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::AsyncReadExt;
@@ -149,15 +149,7 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
         return fault(error.to_string());
     }
     let dialect = external.dialect.unwrap_or(scenario.config.dialect);
-    // The script's abstract tool calls become calls of the agent's own tools (its profile's
-    // `[tools]`), with the scratch locations filled in.
-    let mut script = scenario.script();
-    let locations = BTreeMap::from([
-        ("workspace", workspace.display().to_string()),
-        ("home", home.display().to_string()),
-        ("tmp", home.join("tmp").display().to_string()),
-    ]);
-    let mut mapped_calls = tool_map::render_script(&scenario.tools, &mut script, &locations, scenario.time_scale);
+    let (script, mut mapped_calls) = rendered_script(scenario, &home, &workspace);
     // An agent with tools of its own is given the server only where the scenario scripts a
     // tool's answer, as the reference in process is.
     let served = external.mcp.is_some() && (external.mcp_calls == McpCalls::All || scenario.serves_mcp());
@@ -193,15 +185,7 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
     let mut launch = || spawn(external, &values, &home, &workspace, &stderr, &containment);
     let settings = Settings { patience: external.patience, permission: external.permission, mcp_servers };
     let converse = conversation::converse(scenario, &workspace, &mut launch, &settings, external.load, &mock);
-    // Dropping the conversation (a deadline, gauntlet stopped) drops every agent it started,
-    // and with it their groups.
-    let fault = |fault: String| Conversation { faults: vec![fault], ..Conversation::default() };
-    let conversation = tokio::select! {
-        played = tokio::time::timeout(external.deadline, converse) => played.unwrap_or_else(|_| {
-            fault(format!("the scenario did not finish within its deadline of {} ms", external.deadline.as_millis()))
-        }),
-        stop = interrupt::stopped() => fault(format!("gauntlet was stopped by {stop} before the scenario finished")),
-    };
+    let conversation = within_deadline(external.deadline, converse).await;
     let log_path = conversation.session_id.as_deref().and_then(log_path);
     let mut capture = assemble(conversation, log_path.as_deref(), &mock);
     capture.acp_version = scenario.config.acp;
@@ -217,6 +201,32 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
         capture.faults.extend(stderr_evidence("agent", &capture.stderr_tail));
     }
     capture
+}
+
+/// The scenario's script with its abstract tool calls made calls of the agent's own tools
+/// (its profile's `[tools]`), the scratch locations filled in; and the calls so mapped.
+fn rendered_script(scenario: &Scenario, home: &Path, workspace: &Path) -> (Script, Vec<MappedCall>) {
+    let mut script = scenario.script();
+    let locations = BTreeMap::from([
+        ("workspace", workspace.display().to_string()),
+        ("home", home.display().to_string()),
+        ("tmp", home.join("tmp").display().to_string()),
+    ]);
+    let mapped_calls = tool_map::render_script(&scenario.tools, &mut script, &locations, scenario.time_scale);
+    (script, mapped_calls)
+}
+
+/// Plays `converse` until the scenario's deadline or until gauntlet is stopped, whichever
+/// comes first. Dropping the conversation then drops every agent it started, and with it
+/// their groups.
+async fn within_deadline(deadline: Duration, converse: impl Future<Output = Conversation>) -> Conversation {
+    let fault = |fault: String| Conversation { faults: vec![fault], ..Conversation::default() };
+    tokio::select! {
+        played = tokio::time::timeout(deadline, converse) => played.unwrap_or_else(|_| {
+            fault(format!("the scenario did not finish within its deadline of {} ms", deadline.as_millis()))
+        }),
+        stop = interrupt::stopped() => fault(format!("gauntlet was stopped by {stop} before the scenario finished")),
+    }
 }
 
 /// The scratch `HOME` (with its `tmp`, `.config` and `.cache`) and workspace under `scratch`.
