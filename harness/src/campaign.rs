@@ -295,100 +295,17 @@ fn play_toml(play: &Play<'_>, name: &str, toml: &str) -> BTreeMap<String, String
 /// confirms and shrinks one failure per requirement.
 pub fn run(options: &Options, play: &Play<'_>, progress: &mut Progress<'_>) -> Campaign {
     let started = Instant::now();
-    let generated: Vec<Generated> =
-        trees(options.space, options.seed, options.count).iter().map(ValueTree::current).collect();
-    let title = |index: usize| format!("Generated (seed {}, scenario {index})", options.seed);
-    let selected: Vec<(String, String)> = generated
-        .iter()
-        .enumerate()
-        .map(|(index, generated)| (name(options.seed, index), generated.toml(&title(index))))
-        .collect();
+    let selected = generate(options);
     let covers: Vec<Vec<String>> = selected
         .iter()
         .map(|(name, toml)| scenario_of(name, toml).map(|scenario| scenario.covers).unwrap_or_default())
         .collect();
-    // This shard's scenarios only; every index stays the campaign's, so a name, a title or a
-    // reproduction is the same whichever machine played it.
-    let mine: Vec<usize> =
-        (0..selected.len()).filter(|index| options.shard.is_none_or(|shard| shard.holds(*index))).collect();
-    let results = check::each_parallel(
-        mine.iter().map(|&index| selected[index].clone()).collect(),
-        options.jobs,
-        progress,
-        |name, toml: String| Checked::of(verdict_of(play, name, &toml)),
-    );
-    // A scenario gauntlet was stopped before it played is in no tally.
-    let (mut played, mut ran) = (vec![BTreeMap::new(); selected.len()], Vec::new());
-    for (&index, checked) in mine.iter().zip(&results) {
-        if checked.verdict.kind != VerdictKind::Interrupted {
-            played[index] = broken(&checked.verdict);
-            ran.push(index);
-        }
-    }
-    let (interrupted, mine) = (mine.len() - ran.len(), ran);
-
-    let mut requirements: BTreeMap<String, Tally> = BTreeMap::new();
-    let mut failures: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for &index in &mine {
-        let broken = &played[index];
-        for requirement in &covers[index] {
-            requirements.entry(requirement.clone()).or_default().exercised += 1;
-        }
-        for requirement in broken.keys() {
-            let tally = requirements.entry(requirement.clone()).or_default();
-            if !covers[index].contains(requirement) {
-                tally.exercised += 1;
-            }
-            tally.failed += 1;
-            failures.entry(requirement.clone()).or_default().push(index);
-        }
-    }
-
-    // Each failing requirement is confirmed and shrunk on its own, `jobs` at a time, against
-    // one deadline; the results keep the requirements' order.
-    let deadline = Instant::now() + options.shrink_budget;
-    let reproduce = |requirement: &String, indices: &Vec<usize>| -> (Option<Reproduction>, Vec<Flaky>) {
-        let mut flaky = Vec::new();
-        // The smallest scenario (by its file) whose failure comes again, so shrinking starts
-        // nearest the end; at most three tries per requirement.
-        let mut smallest = indices.clone();
-        smallest.sort_by_key(|&index| selected[index].1.len());
-        for &index in smallest.iter().take(3) {
-            let (name, toml) = &selected[index];
-            let again = play_toml(play, name, toml);
-            if interrupt::requested().is_some() {
-                break;
-            }
-            if !again.contains_key(requirement) {
-                let finding = played[index].get(requirement).cloned().unwrap_or_default();
-                flaky.push(Flaky { requirement: requirement.clone(), scenario: index, finding });
-                continue;
-            }
-            // The scenario's own tree, generated again: shrinking walks it.
-            let Some(tree) = trees(options.space, options.seed, index + 1).pop() else { break };
-            let mut reproduction = shrink(options, play, requirement, index, tree, &title(index), deadline);
-            reproduction.path = write(options, &mut reproduction);
-            return (Some(reproduction), flaky);
-        }
-        (None, flaky)
-    };
+    let Shard { played, ran: mine, interrupted } = play_shard(options, play, progress, &selected);
+    let (requirements, failures) = tally(&mine, &played, &covers);
     // A stopped campaign confirms and shrinks nothing: what it found is reported as found.
     let failures: Vec<(&String, &Vec<usize>)> =
         if interrupt::requested().is_some() { Vec::new() } else { failures.iter().collect() };
-    // A reproduction that panicked (gauntlet's bug) leaves its requirement unreproduced.
-    let results = crate::pool::map_in_order(
-        failures,
-        options.jobs,
-        |_, (requirement, indices)| {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| reproduce(requirement, indices))).ok()
-        },
-        |_, _| {},
-    );
-    let (mut reproductions, mut flaky) = (Vec::new(), Vec::new());
-    for (reproduction, seen) in results.into_iter().flatten() {
-        reproductions.extend(reproduction);
-        flaky.extend(seen);
-    }
+    let (reproductions, flaky) = reproduce_all(options, play, &selected, &played, failures);
     let failed = played.iter().filter(|broken| !broken.is_empty()).count();
     let errors = played.iter().filter(|broken| broken.contains_key(ERROR)).count();
     // Every shard generates every scenario: their files are the campaign's corpus.
@@ -411,6 +328,147 @@ pub fn run(options: &Options, play: &Play<'_>, progress: &mut Progress<'_>) -> C
         reproductions,
         flaky,
     }
+}
+
+/// The title of campaign scenario `index`.
+fn title(seed: u64, index: usize) -> String {
+    format!("Generated (seed {seed}, scenario {index})")
+}
+
+/// Every scenario of the campaign, as its name and file.
+fn generate(options: &Options) -> Vec<(String, String)> {
+    let generated: Vec<Generated> =
+        trees(options.space, options.seed, options.count).iter().map(ValueTree::current).collect();
+    generated
+        .iter()
+        .enumerate()
+        .map(|(index, generated)| (name(options.seed, index), generated.toml(&title(options.seed, index))))
+        .collect()
+}
+
+/// What this shard played.
+struct Shard {
+    /// What each campaign scenario broke (nothing for one this shard did not play).
+    played: Vec<BTreeMap<String, String>>,
+    /// The campaign indices of the scenarios it played through.
+    ran: Vec<usize>,
+    /// How many of its scenarios were stopped before they played.
+    interrupted: usize,
+}
+
+/// Plays this shard's scenarios of `selected`, `jobs` at a time.
+fn play_shard(options: &Options, play: &Play<'_>, progress: &mut Progress<'_>, selected: &[(String, String)]) -> Shard {
+    // This shard's scenarios only; every index stays the campaign's, so a name, a title or a
+    // reproduction is the same whichever machine played it.
+    let mine: Vec<usize> =
+        (0..selected.len()).filter(|index| options.shard.is_none_or(|shard| shard.holds(*index))).collect();
+    let results = check::each_parallel(
+        mine.iter().map(|&index| selected[index].clone()).collect(),
+        options.jobs,
+        progress,
+        |name, toml: String| Checked::of(verdict_of(play, name, &toml)),
+    );
+    // A scenario gauntlet was stopped before it played is in no tally.
+    let (mut played, mut ran) = (vec![BTreeMap::new(); selected.len()], Vec::new());
+    for (&index, checked) in mine.iter().zip(&results) {
+        if checked.verdict.kind != VerdictKind::Interrupted {
+            played[index] = broken(&checked.verdict);
+            ran.push(index);
+        }
+    }
+    Shard { played, interrupted: mine.len() - ran.len(), ran }
+}
+
+/// Per requirement, how often the scenarios `mine` exercised and failed it, and which of them
+/// failed it.
+fn tally(
+    mine: &[usize],
+    played: &[BTreeMap<String, String>],
+    covers: &[Vec<String>],
+) -> (BTreeMap<String, Tally>, BTreeMap<String, Vec<usize>>) {
+    let mut requirements: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut failures: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for &index in mine {
+        let broken = &played[index];
+        for requirement in &covers[index] {
+            requirements.entry(requirement.clone()).or_default().exercised += 1;
+        }
+        for requirement in broken.keys() {
+            let tally = requirements.entry(requirement.clone()).or_default();
+            if !covers[index].contains(requirement) {
+                tally.exercised += 1;
+            }
+            tally.failed += 1;
+            failures.entry(requirement.clone()).or_default().push(index);
+        }
+    }
+    (requirements, failures)
+}
+
+/// Confirms and shrinks each failing requirement on its own, `jobs` at a time, against one
+/// deadline; the results keep the requirements' order.
+fn reproduce_all(
+    options: &Options,
+    play: &Play<'_>,
+    selected: &[(String, String)],
+    played: &[BTreeMap<String, String>],
+    failures: Vec<(&String, &Vec<usize>)>,
+) -> (Vec<Reproduction>, Vec<Flaky>) {
+    let deadline = Instant::now() + options.shrink_budget;
+    // A reproduction that panicked (gauntlet's bug) leaves its requirement unreproduced.
+    let results = crate::pool::map_in_order(
+        failures,
+        options.jobs,
+        |_, (requirement, indices)| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                reproduce(options, play, selected, played, deadline, requirement, indices)
+            }))
+            .ok()
+        },
+        |_, _| {},
+    );
+    let (mut reproductions, mut flaky) = (Vec::new(), Vec::new());
+    for (reproduction, seen) in results.into_iter().flatten() {
+        reproductions.extend(reproduction);
+        flaky.extend(seen);
+    }
+    (reproductions, flaky)
+}
+
+/// Confirms `requirement`'s failure on the scenarios `indices` and shrinks the first that
+/// fails again; those that pass are flaky.
+fn reproduce(
+    options: &Options,
+    play: &Play<'_>,
+    selected: &[(String, String)],
+    played: &[BTreeMap<String, String>],
+    deadline: Instant,
+    requirement: &String,
+    indices: &[usize],
+) -> (Option<Reproduction>, Vec<Flaky>) {
+    let mut flaky = Vec::new();
+    // The smallest scenario (by its file) whose failure comes again, so shrinking starts
+    // nearest the end; at most three tries per requirement.
+    let mut smallest = indices.to_vec();
+    smallest.sort_by_key(|&index| selected[index].1.len());
+    for &index in smallest.iter().take(3) {
+        let (name, toml) = &selected[index];
+        let again = play_toml(play, name, toml);
+        if interrupt::requested().is_some() {
+            break;
+        }
+        if !again.contains_key(requirement) {
+            let finding = played[index].get(requirement).cloned().unwrap_or_default();
+            flaky.push(Flaky { requirement: requirement.clone(), scenario: index, finding });
+            continue;
+        }
+        // The scenario's own tree, generated again: shrinking walks it.
+        let Some(tree) = trees(options.space, options.seed, index + 1).pop() else { break };
+        let mut reproduction = shrink(options, play, requirement, index, tree, &title(options.seed, index), deadline);
+        reproduction.path = write(options, &mut reproduction);
+        return (Some(reproduction), flaky);
+    }
+    (None, flaky)
 }
 
 /// Shrinks campaign scenario `index` (its value `tree`), which failed `requirement` twice, to

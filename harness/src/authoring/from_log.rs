@@ -501,38 +501,10 @@ fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut 
     let detail = |key: &str| failed.data.pointer(&format!("/details/{key}"));
     let number = |key: &str| detail(key).and_then(Value::as_u64);
     let attempts = number("attempts").unwrap_or(1);
-    // Where a frame the runtime counted lands in the mock's stream is the mock's to say (its
-    // beats): each text chunk is one beat, so the chunks to script are the frames before the
-    // fault less the rest of a one-chunk stream up to the message's end.
-    let chunks_from = |frames_with_text: Option<u64>, extra: u64| {
-        let rest = to_u64(mock_response(call, 1).beats_through_message()).saturating_sub(1);
-        frames_with_text.map_or(1, |frames| frames.saturating_sub(rest + extra).max(1))
-    };
     let retried = |response: InlineTable| vec![response; usize::try_from(attempts.saturating_sub(1)).unwrap_or(0)];
-    let ending = |then: toml_edit::Value, chunks: u64| {
-        let mut response = output(call, chunks);
-        response.insert("then", then);
-        response
-    };
-    let long_pause = |ms: u64, chunks: u64| {
-        let after = to_u64(mock_response(call, chunks).beats_through_text());
-        let mut response = output(call, chunks);
-        response.insert("pause", pause(after, ms));
-        response
-    };
     match failed.str_field("error_kind").unwrap_or_default() {
         "rate_limited" | "provider_http_error" if number("status").is_some() => {
-            let code = number("status").unwrap_or(500);
-            let mut response = status(code);
-            if let Some(seconds) = number("retry_after_s") {
-                response.insert("retry_after", int(seconds));
-            }
-            // The runtime gave up after these attempts: exactly this many retries (of a status
-            // it retries at all: 429 and 5xx).
-            if code == 429 || code >= 500 {
-                config.max_retries = u32::try_from(attempts.saturating_sub(1)).unwrap_or(u32::MAX);
-            }
-            vec![response; usize::try_from(attempts).unwrap_or(1)]
+            status_responses(number("status").unwrap_or(500), number("retry_after_s"), attempts, config)
         }
         "provider_http_error" => {
             let code = failed.data.pointer("/details/code").and_then(Value::as_str).unwrap_or("server_error");
@@ -542,25 +514,29 @@ fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut 
             };
             let mut responses = retried(status(500));
             // The error frame follows the text's done frames (text, part, item).
-            responses.push(ending(inline([(frame, code.into())]).into(), chunks_from(number("frame_index"), 1)));
+            responses.push(ending(
+                call,
+                inline([(frame, code.into())]).into(),
+                chunks_from(call, number("frame_index"), 1),
+            ));
             responses
         }
         "network" => {
             let mut responses = retried(inline([("then", "disconnect".into())]));
-            responses.push(ending("disconnect".into(), 1));
+            responses.push(ending(call, "disconnect".into(), 1));
             responses
         }
         "incomplete_stream" => {
             let mut responses = retried(status(500));
-            responses.push(ending("eof".into(), chunks_from(number("frames"), 0)));
+            responses.push(ending(call, "eof".into(), chunks_from(call, number("frames"), 0)));
             responses
         }
-        "invalid_response" => vec![ending("malformed".into(), 1)],
+        "invalid_response" => vec![ending(call, "malformed".into(), 1)],
         "stream_idle_timeout" => {
             let timeout = number("timeout_ms").unwrap_or(config.stream_idle_timeout_ms);
             config.stream_idle_timeout_ms = timeout;
             let mut responses = retried(status(500));
-            responses.push(long_pause(timeout.saturating_mul(2), 1));
+            responses.push(long_pause(call, timeout.saturating_mul(2), 1));
             responses
         }
         "turn_timeout" => {
@@ -569,7 +545,7 @@ fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut 
             if config.stream_idle_timeout_ms <= timeout {
                 config.stream_idle_timeout_ms = timeout.saturating_mul(2);
             }
-            vec![long_pause(timeout, 1)]
+            vec![long_pause(call, timeout, 1)]
         }
         // Nothing the Provider sent reached the Log (a cancel while the runtime waited to
         // retry, say): the client cancels as it sends the prompt, and no response is scripted.
@@ -579,10 +555,49 @@ fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut 
         }
         "cancelled" => {
             turn.cancel = Some(if call.text.is_some() { Trigger::FirstDelta } else { Trigger::Sent });
-            vec![long_pause(3_600_000, 1)]
+            vec![long_pause(call, 3_600_000, 1)]
         }
-        _ => vec![ending(inline([("error", "server_error".into())]).into(), 1)],
+        _ => vec![ending(call, inline([("error", "server_error".into())]).into(), 1)],
     }
+}
+
+/// The responses of a call whose every attempt answered HTTP `code` (a 429 waits
+/// `retry_after_s`); the runtime gave up after `attempts`.
+fn status_responses(code: u64, retry_after_s: Option<u64>, attempts: u64, config: &mut Config) -> Vec<InlineTable> {
+    let mut response = status(code);
+    if let Some(seconds) = retry_after_s {
+        response.insert("retry_after", int(seconds));
+    }
+    // The runtime gave up after these attempts: exactly this many retries (of a status it
+    // retries at all: 429 and 5xx).
+    if code == 429 || code >= 500 {
+        config.max_retries = u32::try_from(attempts.saturating_sub(1)).unwrap_or(u32::MAX);
+    }
+    vec![response; usize::try_from(attempts).unwrap_or(1)]
+}
+
+/// The text chunks to script before a fault the runtime saw after `frames_with_text` frames.
+/// Where a frame lands in the mock's stream is the mock's to say (its beats): each text chunk
+/// is one beat, so the chunks are the frames before the fault less the rest of a one-chunk
+/// stream up to the message's end.
+fn chunks_from(call: &Call, frames_with_text: Option<u64>, extra: u64) -> u64 {
+    let rest = to_u64(mock_response(call, 1).beats_through_message()).saturating_sub(1);
+    frames_with_text.map_or(1, |frames| frames.saturating_sub(rest + extra).max(1))
+}
+
+/// The call's output in `chunks` pieces, then `then`.
+fn ending(call: &Call, then: toml_edit::Value, chunks: u64) -> InlineTable {
+    let mut response = output(call, chunks);
+    response.insert("then", then);
+    response
+}
+
+/// The call's output in `chunks` pieces, pausing `ms` after its text.
+fn long_pause(call: &Call, ms: u64, chunks: u64) -> InlineTable {
+    let after = to_u64(mock_response(call, chunks).beats_through_text());
+    let mut response = output(call, chunks);
+    response.insert("pause", pause(after, ms));
+    response
 }
 
 /// A response holding a call's output: its `reasoning`, `text` and `calls`, the text in

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use gauntlet_mock_provider::provider::MockProvider;
 use gauntlet_mock_provider::server;
-use gauntlet_mock_provider::{Dialect, SideRequest};
+use gauntlet_mock_provider::{Dialect, Script, SideRequest};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::AsyncReadExt;
@@ -138,12 +138,10 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
         Ok(dir) => dir,
         Err(error) => return fault(format!("cannot create a scratch folder: {error}")),
     };
-    let (home, workspace) = (scratch.path().join("home"), scratch.path().join("workspace"));
-    for folder in [&home, &workspace, &home.join("tmp"), &home.join(".config"), &home.join(".cache")] {
-        if let Err(error) = std::fs::create_dir_all(folder) {
-            return fault(format!("cannot create {}: {error}", folder.display()));
-        }
-    }
+    let (home, workspace) = match scratch_folders(scratch.path()) {
+        Ok(folders) => folders,
+        Err(message) => return fault(message),
+    };
     let log_path = |session_id: &str| {
         external.log.as_ref().map(|pattern| workspace.join(pattern.replace("{session_id}", session_id)))
     };
@@ -151,15 +149,7 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
         return fault(error.to_string());
     }
     let dialect = external.dialect.unwrap_or(scenario.config.dialect);
-    // The script's abstract tool calls become calls of the agent's own tools (its profile's
-    // `[tools]`), with the scratch locations filled in.
-    let mut script = scenario.script();
-    let locations = BTreeMap::from([
-        ("workspace", workspace.display().to_string()),
-        ("home", home.display().to_string()),
-        ("tmp", home.join("tmp").display().to_string()),
-    ]);
-    let mut mapped_calls = tool_map::render_script(&scenario.tools, &mut script, &locations, scenario.time_scale);
+    let (script, mut mapped_calls) = rendered_script(scenario, &home, &workspace);
     // An agent with tools of its own is given the server only where the scenario scripts a
     // tool's answer, as the reference in process is.
     let served = external.mcp.is_some() && (external.mcp_calls == McpCalls::All || scenario.serves_mcp());
@@ -185,45 +175,17 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
         (Some(program), Some(tool_server)) => mcp_servers(program, &tool_server.base_url()),
         _ => json!([]),
     };
-    let config = &scenario.config;
-    let values = BTreeMap::from([
-        ("provider_url", format!("http://{}", server.local_addr())),
-        ("home", home.display().to_string()),
-        ("workspace", workspace.display().to_string()),
-        ("model", config.model.clone()),
-        ("max_retries", config.max_retries.to_string()),
-        ("stream_idle_timeout_ms", config.stream_idle_timeout_ms.to_string()),
-        ("turn_timeout_ms", config.turn_timeout_ms.to_string()),
-        ("compact_at_tokens", config.compact_at_tokens.to_string()),
-        ("tmp", home.join("tmp").display().to_string()),
-        ("profile_dir", external.profile_dir.display().to_string()),
-        ("dialect", dialect.key().to_owned()),
-        // When the scenario starts, on the system clock: for agents that want a fresh timestamp
-        // in a config file (RFC 3339, and milliseconds since the Unix epoch).
-        ("now", gauntlet_agent::ids::Clock::System.timestamp()),
-        ("now_ms", now_ms().to_string()),
-    ]);
-    for (path, content) in &external.files {
-        let path = PathBuf::from(External::expand(path, &values));
-        let written = path.parent().map_or(Ok(()), std::fs::create_dir_all);
-        if let Err(error) = written.and_then(|()| std::fs::write(&path, External::expand(content, &values))) {
-            return fault(format!("cannot write the profile's file {}: {error}", path.display()));
-        }
+    let provider_url = format!("http://{}", server.local_addr());
+    let values = placeholder_values(external, scenario, provider_url, &home, &workspace, dialect);
+    if let Err(message) = write_profile_files(external, &values) {
+        return fault(message);
     }
     let stderr = Tail::default();
     let containment = Containment::new();
     let mut launch = || spawn(external, &values, &home, &workspace, &stderr, &containment);
     let settings = Settings { patience: external.patience, permission: external.permission, mcp_servers };
     let converse = conversation::converse(scenario, &workspace, &mut launch, &settings, external.load, &mock);
-    // Dropping the conversation (a deadline, gauntlet stopped) drops every agent it started,
-    // and with it their groups.
-    let fault = |fault: String| Conversation { faults: vec![fault], ..Conversation::default() };
-    let conversation = tokio::select! {
-        played = tokio::time::timeout(external.deadline, converse) => played.unwrap_or_else(|_| {
-            fault(format!("the scenario did not finish within its deadline of {} ms", external.deadline.as_millis()))
-        }),
-        stop = interrupt::stopped() => fault(format!("gauntlet was stopped by {stop} before the scenario finished")),
-    };
+    let conversation = within_deadline(external.deadline, converse).await;
     let log_path = conversation.session_id.as_deref().and_then(log_path);
     let mut capture = assemble(conversation, log_path.as_deref(), &mock);
     capture.acp_version = scenario.config.acp;
@@ -239,6 +201,84 @@ async fn drive(external: &External, scenario: &Scenario) -> Capture {
         capture.faults.extend(stderr_evidence("agent", &capture.stderr_tail));
     }
     capture
+}
+
+/// The scenario's script with its abstract tool calls made calls of the agent's own tools
+/// (its profile's `[tools]`), the scratch locations filled in; and the calls so mapped.
+fn rendered_script(scenario: &Scenario, home: &Path, workspace: &Path) -> (Script, Vec<MappedCall>) {
+    let mut script = scenario.script();
+    let locations = BTreeMap::from([
+        ("workspace", workspace.display().to_string()),
+        ("home", home.display().to_string()),
+        ("tmp", home.join("tmp").display().to_string()),
+    ]);
+    let mapped_calls = tool_map::render_script(&scenario.tools, &mut script, &locations, scenario.time_scale);
+    (script, mapped_calls)
+}
+
+/// Plays `converse` until the scenario's deadline or until gauntlet is stopped, whichever
+/// comes first. Dropping the conversation then drops every agent it started, and with it
+/// their groups.
+async fn within_deadline(deadline: Duration, converse: impl Future<Output = Conversation>) -> Conversation {
+    let fault = |fault: String| Conversation { faults: vec![fault], ..Conversation::default() };
+    tokio::select! {
+        played = tokio::time::timeout(deadline, converse) => played.unwrap_or_else(|_| {
+            fault(format!("the scenario did not finish within its deadline of {} ms", deadline.as_millis()))
+        }),
+        stop = interrupt::stopped() => fault(format!("gauntlet was stopped by {stop} before the scenario finished")),
+    }
+}
+
+/// The scratch `HOME` (with its `tmp`, `.config` and `.cache`) and workspace under `scratch`.
+fn scratch_folders(scratch: &Path) -> Result<(PathBuf, PathBuf), String> {
+    let (home, workspace) = (scratch.join("home"), scratch.join("workspace"));
+    for folder in [&home, &workspace, &home.join("tmp"), &home.join(".config"), &home.join(".cache")] {
+        if let Err(error) = std::fs::create_dir_all(folder) {
+            return Err(format!("cannot create {}: {error}", folder.display()));
+        }
+    }
+    Ok((home, workspace))
+}
+
+/// The values of the placeholders of the profile's arguments, environment and files.
+fn placeholder_values(
+    external: &External,
+    scenario: &Scenario,
+    provider_url: String,
+    home: &Path,
+    workspace: &Path,
+    dialect: Dialect,
+) -> BTreeMap<&'static str, String> {
+    let config = &scenario.config;
+    BTreeMap::from([
+        ("provider_url", provider_url),
+        ("home", home.display().to_string()),
+        ("workspace", workspace.display().to_string()),
+        ("model", config.model.clone()),
+        ("max_retries", config.max_retries.to_string()),
+        ("stream_idle_timeout_ms", config.stream_idle_timeout_ms.to_string()),
+        ("turn_timeout_ms", config.turn_timeout_ms.to_string()),
+        ("compact_at_tokens", config.compact_at_tokens.to_string()),
+        ("tmp", home.join("tmp").display().to_string()),
+        ("profile_dir", external.profile_dir.display().to_string()),
+        ("dialect", dialect.key().to_owned()),
+        // When the scenario starts, on the system clock: for agents that want a fresh timestamp
+        // in a config file (RFC 3339, and milliseconds since the Unix epoch).
+        ("now", gauntlet_agent::ids::Clock::System.timestamp()),
+        ("now_ms", now_ms().to_string()),
+    ])
+}
+
+/// Writes the profile's files, their paths and contents expanded.
+fn write_profile_files(external: &External, values: &BTreeMap<&str, String>) -> Result<(), String> {
+    for (path, content) in &external.files {
+        let path = PathBuf::from(External::expand(path, values));
+        let written = path.parent().map_or(Ok(()), std::fs::create_dir_all);
+        if let Err(error) = written.and_then(|()| std::fs::write(&path, External::expand(content, values))) {
+            return Err(format!("cannot write the profile's file {}: {error}", path.display()));
+        }
+    }
+    Ok(())
 }
 
 /// The `gauntlet` program, which serves `gauntlet mcp`: this process when it is `gauntlet`,

@@ -104,18 +104,12 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
         mock = mock.with_mcp_tool_names(McpCalls::Scripted);
     }
     let mock = Arc::new(mock);
-    let (transport, base_url, _server): (Arc<dyn Transport>, String, _) = match wire {
-        Wire::InProcess => (Arc::new(InProcess(mock.clone())), "http://mock.invalid".to_owned(), None),
-        Wire::Http => match server::serve(mock.clone(), SocketAddr::from(([127, 0, 0, 1], 0))).await {
-            Ok(handle) => {
-                let url = format!("http://{}", handle.local_addr());
-                (Arc::new(HttpTransport::default()), url, Some(handle))
-            }
-            Err(error) => {
-                capture.faults.push(format!("cannot start the mock provider: {error}"));
-                return capture;
-            }
-        },
+    let (transport, base_url, _server) = match provider_transport(&mock, wire).await {
+        Ok(provider) => provider,
+        Err(fault) => {
+            capture.faults.push(fault);
+            return capture;
+        }
     };
     let preload_path = match SessionConfig::new(PRELOADED_SESSION_ID, workspace.path()).log_path() {
         Ok(path) => path,
@@ -128,51 +122,8 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
         capture.faults.push(error.to_string());
         return capture;
     }
-    let config = AgentConfig {
-        provider: ProviderConfig {
-            base_url,
-            dialect: runtime_dialect(dialect),
-            max_retries: scenario.config.max_retries,
-            stream_idle_timeout: Duration::from_millis(scenario.config.stream_idle_timeout_ms),
-            ..ProviderConfig::default()
-        },
-        transport,
-        model: scenario.config.model.clone(),
-        models: Vec::new(), // the scenario's model alone, as the binary its profile starts lists
-        turn_timeout: Duration::from_millis(scenario.config.turn_timeout_ms),
-        context_window: Some(CONTEXT_WINDOW),
-        compact_at_tokens: (scenario.config.compact_at_tokens > 0).then_some(scenario.config.compact_at_tokens),
-        // One id source for every agent of the run, so a reloaded Session continues its ids.
-        ids: Arc::new(Sequential::default()),
-        clock: Clock::virtual_from_now(),
-        // The Turn corpus's requests offer the workspace tools only; scenarios that delegate
-        // get the delegation tools too, and scenarios that keep a to-do list the `plan` tool.
-        delegation: scenario.delegates(),
-        delegate: scenario.calls("delegate"),
-        max_subagents: scenario.config.max_subagents,
-        plans: scenario.plans(),
-        mcp: match &tools {
-            Some(tools) => Arc::new(InProcessMcp(tools.clone())),
-            None => Arc::new(Processes),
-        },
-    };
-    let mut launch = || -> Result<Connection<InProcessStopError>, Infallible> {
-        let (client, agent) = tokio::io::duplex(64 * 1024);
-        let (agent_reader, agent_writer) = tokio::io::split(agent);
-        let (client_reader, client_writer) = tokio::io::split(client);
-        let task = tokio::spawn(acp::serve(agent_reader, agent_writer, config.clone()));
-        Ok(Connection {
-            reader: Box::new(client_reader),
-            writer: Box::new(client_writer),
-            ended: Box::pin(async move {
-                match task.await {
-                    Ok(Ok(())) => Ok(()),
-                    Ok(Err(source)) => Err(InProcessStopError::Serve { source }),
-                    Err(source) => Err(InProcessStopError::Task { source }),
-                }
-            }),
-        })
-    };
+    let config = agent_config(scenario, base_url, transport, tools.as_ref());
+    let mut launch = || launch_in_process(&config);
     let patience = Duration::from_millis(scenario.config.turn_timeout_ms.saturating_add(60_000));
     let mcp_servers = match tools {
         // Connected in process: the command is never run.
@@ -195,6 +146,82 @@ async fn drive(scenario: &Scenario, wire: Wire) -> Capture {
         capture.mapped_calls = mock.report().renamed.into_iter().filter_map(MappedCall::served).collect();
     }
     capture
+}
+
+/// How the agent reaches the mock: through [`InProcess`], or over loopback HTTP to the mock's
+/// server (kept alive by the handle returned with it); and the base URL it is told.
+async fn provider_transport(
+    mock: &Arc<MockProvider>,
+    wire: Wire,
+) -> Result<(Arc<dyn Transport>, String, Option<server::ServerHandle>), String> {
+    match wire {
+        Wire::InProcess => Ok((Arc::new(InProcess(mock.clone())), "http://mock.invalid".to_owned(), None)),
+        Wire::Http => match server::serve(mock.clone(), SocketAddr::from(([127, 0, 0, 1], 0))).await {
+            Ok(handle) => {
+                let url = format!("http://{}", handle.local_addr());
+                Ok((Arc::new(HttpTransport::default()), url, Some(handle)))
+            }
+            Err(error) => Err(format!("cannot start the mock provider: {error}")),
+        },
+    }
+}
+
+/// The reference agent's configuration for `scenario`, its Provider at `base_url`; `tools` is
+/// gauntlet's MCP server when the scenario scripts one.
+fn agent_config(
+    scenario: &Scenario,
+    base_url: String,
+    transport: Arc<dyn Transport>,
+    tools: Option<&Arc<ToolServer>>,
+) -> AgentConfig {
+    let dialect = scenario.config.dialect;
+    AgentConfig {
+        provider: ProviderConfig {
+            base_url,
+            dialect: runtime_dialect(dialect),
+            max_retries: scenario.config.max_retries,
+            stream_idle_timeout: Duration::from_millis(scenario.config.stream_idle_timeout_ms),
+            ..ProviderConfig::default()
+        },
+        transport,
+        model: scenario.config.model.clone(),
+        models: Vec::new(), // the scenario's model alone, as the binary its profile starts lists
+        turn_timeout: Duration::from_millis(scenario.config.turn_timeout_ms),
+        context_window: Some(CONTEXT_WINDOW),
+        compact_at_tokens: (scenario.config.compact_at_tokens > 0).then_some(scenario.config.compact_at_tokens),
+        // One id source for every agent of the run, so a reloaded Session continues its ids.
+        ids: Arc::new(Sequential::default()),
+        clock: Clock::virtual_from_now(),
+        // The Turn corpus's requests offer the workspace tools only; scenarios that delegate
+        // get the delegation tools too, and scenarios that keep a to-do list the `plan` tool.
+        delegation: scenario.delegates(),
+        delegate: scenario.calls("delegate"),
+        max_subagents: scenario.config.max_subagents,
+        plans: scenario.plans(),
+        mcp: match tools {
+            Some(tools) => Arc::new(InProcessMcp(tools.clone())),
+            None => Arc::new(Processes),
+        },
+    }
+}
+
+/// Starts the reference agent on an in-memory duplex, as the client's connection to it.
+fn launch_in_process(config: &AgentConfig) -> Result<Connection<InProcessStopError>, Infallible> {
+    let (client, agent) = tokio::io::duplex(64 * 1024);
+    let (agent_reader, agent_writer) = tokio::io::split(agent);
+    let (client_reader, client_writer) = tokio::io::split(client);
+    let task = tokio::spawn(acp::serve(agent_reader, agent_writer, config.clone()));
+    Ok(Connection {
+        reader: Box::new(client_reader),
+        writer: Box::new(client_writer),
+        ended: Box::pin(async move {
+            match task.await {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(source)) => Err(InProcessStopError::Serve { source }),
+                Err(source) => Err(InProcessStopError::Task { source }),
+            }
+        }),
+    })
 }
 
 /// gauntlet's MCP server for an agent in process: its relay on an in-memory pipe, asking the

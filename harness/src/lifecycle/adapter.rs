@@ -12,7 +12,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::Command;
+use tokio::process::{ChildStdout, Command};
 
 use crate::driver::containment::Containment;
 use crate::driver::external::{Group, Tail, stderr_evidence, stop};
@@ -50,8 +50,9 @@ impl Adapter {
         }
     }
 
-    async fn drive(&self, scenario: &LifecycleScenario) -> LifecycleCapture {
-        let containment = Containment::new();
+    /// The command line under `sh -c`, contained, in its own process group, its stdin, stdout
+    /// and stderr piped.
+    fn contained_command(&self, containment: &Containment) -> Command {
         let mut command = Command::from(containment.command(Path::new("sh")));
         command
             .arg("-c")
@@ -61,7 +62,12 @@ impl Adapter {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
-        let mut child = match command.spawn() {
+        command
+    }
+
+    async fn drive(&self, scenario: &LifecycleScenario) -> LifecycleCapture {
+        let containment = Containment::new();
+        let mut child = match self.contained_command(&containment).spawn() {
             Ok(child) => child,
             Err(error) => {
                 let fault = format!("cannot start `{}`: {error}", self.command);
@@ -86,27 +92,8 @@ impl Adapter {
         });
         let mut lines = Vec::new();
         let mut faults = Vec::new();
-        let read = async {
-            // At most one byte past the limit is ever read, so a single endless line is
-            // flooding too, in bounded memory.
-            let mut reader = BufReader::new(stdout.take(OUTPUT_LIMIT as u64 + 1)).lines();
-            let mut n_bytes = 0;
-            loop {
-                match reader.next_line().await {
-                    Ok(Some(line)) => {
-                        n_bytes += line.len() + 1;
-                        if n_bytes > OUTPUT_LIMIT {
-                            return Err(format!("more than {OUTPUT_LIMIT} bytes of output (flooding)"));
-                        }
-                        lines.push(line);
-                    }
-                    Ok(None) => return Ok(()),
-                    Err(error) => return Err(format!("unreadable output after line {}: {error}", lines.len())),
-                }
-            }
-        };
         let read = tokio::select! {
-            read = tokio::time::timeout(self.deadline, read) => read,
+            read = tokio::time::timeout(self.deadline, read_output(stdout, &mut lines)) => read,
             stop = crate::interrupt::stopped() => Ok(Err(format!("gauntlet was stopped by {stop}"))),
         };
         match read {
@@ -131,5 +118,27 @@ impl Adapter {
             capture.faults.extend(stderr_evidence("adapter", &capture.stderr_tail));
         }
         capture
+    }
+}
+
+/// Reads the adapter's output into `lines` until it ends; `Err` when it floods or is not
+/// readable text.
+async fn read_output(stdout: ChildStdout, lines: &mut Vec<String>) -> Result<(), String> {
+    // At most one byte past the limit is ever read, so a single endless line is flooding too,
+    // in bounded memory.
+    let mut reader = BufReader::new(stdout.take(OUTPUT_LIMIT as u64 + 1)).lines();
+    let mut n_bytes = 0;
+    loop {
+        match reader.next_line().await {
+            Ok(Some(line)) => {
+                n_bytes += line.len() + 1;
+                if n_bytes > OUTPUT_LIMIT {
+                    return Err(format!("more than {OUTPUT_LIMIT} bytes of output (flooding)"));
+                }
+                lines.push(line);
+            }
+            Ok(None) => return Ok(()),
+            Err(error) => return Err(format!("unreadable output after line {}: {error}", lines.len())),
+        }
     }
 }

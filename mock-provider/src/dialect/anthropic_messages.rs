@@ -266,14 +266,7 @@ pub fn http_error_json(status: u16) -> Value {
 /// message as separate blocks.
 pub fn read(body: &Value) -> Result<Conversation, ViewError> {
     let body = body.as_object().ok_or_else(|| ViewError("a Messages request body is a JSON object".to_owned()))?;
-    let system = match body.get("system") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::String(text)) => vec![text.clone()],
-        Some(Value::Array(blocks)) => {
-            blocks.iter().filter_map(|block| block.get("text")?.as_str().map(str::to_owned)).collect()
-        }
-        Some(other) => return Err(ViewError(format!("`system` is neither a string nor blocks: {other}"))),
-    };
+    let system = read_system(body.get("system"))?;
     let messages = body
         .get("messages")
         .and_then(Value::as_array)
@@ -307,37 +300,7 @@ pub fn read(body: &Value) -> Result<Conversation, ViewError> {
             if let Some(text) = text.take() {
                 read.push(said(text));
             }
-            let field = |name: &str| block.get(name).and_then(Value::as_str).unwrap_or_default().to_owned();
-            read.push(match kind {
-                "thinking" => Message::Reasoning {
-                    text: field("thinking"),
-                    opaque: block.get("signature").and_then(Value::as_str).map(str::to_owned),
-                },
-                "redacted_thinking" => Message::Reasoning {
-                    text: String::new(),
-                    opaque: block.get("data").and_then(Value::as_str).map(str::to_owned),
-                },
-                "tool_use" => Message::ToolCall {
-                    call_id: field("id"),
-                    name: field("name"),
-                    args: block.get("input").cloned().unwrap_or(Value::Null),
-                },
-                // A base64 source as its `data:` URL, a `url` source as its URL.
-                "image" => Message::Image {
-                    url: match block.pointer("/source/type").and_then(Value::as_str) {
-                        Some("base64") => crate::conversation::data_url(
-                            block.pointer("/source/media_type").and_then(Value::as_str).unwrap_or_default(),
-                            block.pointer("/source/data").and_then(Value::as_str).unwrap_or_default(),
-                        ),
-                        _ => block.pointer("/source/url").and_then(Value::as_str).unwrap_or_default().to_owned(),
-                    },
-                },
-                "tool_result" => Message::ToolResult {
-                    call_id: field("tool_use_id"),
-                    output: crate::conversation::content_text(block.get("content")),
-                },
-                other => Message::Other { kind: other.to_owned() },
-            });
+            read.push(read_block(block, kind));
         }
         if let Some(text) = text {
             read.push(said(text));
@@ -345,6 +308,53 @@ pub fn read(body: &Value) -> Result<Conversation, ViewError> {
     }
     let model = body.get("model").and_then(Value::as_str).map(str::to_owned);
     Ok(Conversation { model, system, messages: read })
+}
+
+/// The `system` of a Messages body: a string, or the texts of its blocks.
+fn read_system(system: Option<&Value>) -> Result<Vec<String>, ViewError> {
+    match system {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::String(text)) => Ok(vec![text.clone()]),
+        Some(Value::Array(blocks)) => {
+            Ok(blocks.iter().filter_map(|block| block.get("text")?.as_str().map(str::to_owned)).collect())
+        }
+        Some(other) => Err(ViewError(format!("`system` is neither a string nor blocks: {other}"))),
+    }
+}
+
+/// A message block other than text, of type `kind`, as the message it stands for.
+fn read_block(block: &Value, kind: &str) -> Message {
+    let field = |name: &str| block.get(name).and_then(Value::as_str).unwrap_or_default().to_owned();
+    match kind {
+        "thinking" => Message::Reasoning {
+            text: field("thinking"),
+            opaque: block.get("signature").and_then(Value::as_str).map(str::to_owned),
+        },
+        "redacted_thinking" => Message::Reasoning {
+            text: String::new(),
+            opaque: block.get("data").and_then(Value::as_str).map(str::to_owned),
+        },
+        "tool_use" => Message::ToolCall {
+            call_id: field("id"),
+            name: field("name"),
+            args: block.get("input").cloned().unwrap_or(Value::Null),
+        },
+        // A base64 source as its `data:` URL, a `url` source as its URL.
+        "image" => Message::Image {
+            url: match block.pointer("/source/type").and_then(Value::as_str) {
+                Some("base64") => crate::conversation::data_url(
+                    block.pointer("/source/media_type").and_then(Value::as_str).unwrap_or_default(),
+                    block.pointer("/source/data").and_then(Value::as_str).unwrap_or_default(),
+                ),
+                _ => block.pointer("/source/url").and_then(Value::as_str).unwrap_or_default().to_owned(),
+            },
+        },
+        "tool_result" => Message::ToolResult {
+            call_id: field("tool_use_id"),
+            output: crate::conversation::content_text(block.get("content")),
+        },
+        other => Message::Other { kind: other.to_owned() },
+    }
 }
 
 #[cfg(test)]

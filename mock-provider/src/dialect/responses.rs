@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::{Answer, Asked, Beat, EncodeContext, Encoder, Step, error_answer, play, sse_answer};
 use crate::conversation::{Conversation, Message, ViewError, content_text};
-use crate::script::{Ending, Response, Usage};
+use crate::script::{Ending, Reasoning, Response, Usage};
 
 /// `created_at` of every response, fixed so bytes are deterministic.
 pub const CREATED_AT: u64 = 1_700_000_000;
@@ -91,22 +91,45 @@ impl Writer<'_> {
     }
 }
 
+/// Where a reasoning summary event of output `index` belongs: its item, output and part.
+fn reasoning_at(ctx: &EncodeContext, index: usize) -> Value {
+    json!({ "item_id": format!("rs_{}", ctx.item_base + index), "output_index": index, "summary_index": 0 })
+}
+
+/// A reasoning summary part holding `text`.
+fn summary_part(text: &str) -> Value {
+    json!({ "type": "summary_text", "text": text })
+}
+
+/// The finished reasoning item of output `index`, with its encrypted content when scripted.
+fn reasoning_item(ctx: &EncodeContext, index: usize, reasoning: &Reasoning) -> Value {
+    let id = format!("rs_{}", ctx.item_base + index);
+    let item = json!({ "type": "reasoning", "id": id, "summary": [summary_part(&reasoning.summary.concat())] });
+    match &reasoning.encrypted {
+        Some(encrypted) => merge(item, json!({ "encrypted_content": encrypted })),
+        None => item,
+    }
+}
+
+/// The message's content part holding `text`. A refusal is the message's `refusal` part,
+/// streamed as `response.refusal.*` events.
+fn message_part(refuses: bool, text: &str) -> Value {
+    match refuses {
+        true => json!({ "type": "refusal", "refusal": text }),
+        false => json!({ "type": "output_text", "text": text, "annotations": [] }),
+    }
+}
+
 impl Encoder for Writer<'_> {
     fn beat(&mut self, beat: &Beat<'_>) -> Vec<Bytes> {
         let ctx = self.ctx;
         let shell = || json!({ "response": response_object(ctx, "in_progress", Vec::new()) });
-        let reasoning_at = |index: usize| json!({ "item_id": format!("rs_{}", ctx.item_base + index), "output_index": index, "summary_index": 0 });
-        let summary = |text: &str| json!({ "type": "summary_text", "text": text });
         let message_index = self.message_index();
         let message_id = format!("msg_{}", ctx.item_base + message_index);
         let text_at = json!({ "item_id": message_id, "output_index": message_index, "content_index": 0 });
         let text = self.response.message().concat();
         let refuses = self.response.refuses();
-        // A refusal is the message's `refusal` part, streamed as `response.refusal.*` events.
-        let part = |text: &str| match refuses {
-            true => json!({ "type": "refusal", "refusal": text }),
-            false => json!({ "type": "output_text", "text": text, "annotations": [] }),
-        };
+        let part = |text: &str| message_part(refuses, text);
         let message = |status: &str, content: Value| json!({ "type": "message", "id": message_id, "role": "assistant", "status": status, "content": content });
         let event = match *beat {
             Beat::Created => Event::new("response.created", shell()),
@@ -116,29 +139,23 @@ impl Encoder for Writer<'_> {
                     json!({ "type": "reasoning", "id": format!("rs_{}", ctx.item_base + index), "summary": [] });
                 Event::new("response.output_item.added", json!({ "output_index": index, "item": added }))
             }
-            Beat::ReasoningPartAdded { index } => {
-                scoped("response.reasoning_summary_part.added", &reasoning_at(index), json!({ "part": summary("") }))
-            }
+            Beat::ReasoningPartAdded { index } => scoped(
+                "response.reasoning_summary_part.added",
+                &reasoning_at(ctx, index),
+                json!({ "part": summary_part("") }),
+            ),
             Beat::ReasoningDelta { index, delta } => {
-                scoped("response.reasoning_summary_text.delta", &reasoning_at(index), json!({ "delta": delta }))
+                scoped("response.reasoning_summary_text.delta", &reasoning_at(ctx, index), json!({ "delta": delta }))
             }
             Beat::ReasoningTextDone { index, reasoning } => {
                 let done = json!({ "text": reasoning.summary.concat() });
-                scoped("response.reasoning_summary_text.done", &reasoning_at(index), done)
+                scoped("response.reasoning_summary_text.done", &reasoning_at(ctx, index), done)
             }
             Beat::ReasoningPartDone { index, reasoning } => {
-                let done = json!({ "part": summary(&reasoning.summary.concat()) });
-                scoped("response.reasoning_summary_part.done", &reasoning_at(index), done)
+                let done = json!({ "part": summary_part(&reasoning.summary.concat()) });
+                scoped("response.reasoning_summary_part.done", &reasoning_at(ctx, index), done)
             }
-            Beat::ReasoningDone { index, reasoning } => {
-                let id = format!("rs_{}", ctx.item_base + index);
-                let mut item =
-                    json!({ "type": "reasoning", "id": id, "summary": [summary(&reasoning.summary.concat())] });
-                if let Some(encrypted) = &reasoning.encrypted {
-                    item = merge(item, json!({ "encrypted_content": encrypted }));
-                }
-                Event::item_done(index, item)
-            }
+            Beat::ReasoningDone { index, reasoning } => Event::item_done(index, reasoning_item(ctx, index, reasoning)),
             Beat::MessageAdded => {
                 let added = json!({ "output_index": message_index, "item": message("in_progress", json!([])) });
                 Event::new("response.output_item.added", added)

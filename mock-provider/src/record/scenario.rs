@@ -19,7 +19,7 @@ use crate::conversation::Message;
 use crate::dialect::{Asked, Dialect};
 use crate::record::draft::Recorded;
 use crate::record::secrets::Secrets;
-use crate::script::{Ending, Response};
+use crate::script::{Call, Ending, Response};
 
 /// One request the recorder forwarded and what its answer replays as.
 #[derive(Debug, Clone)]
@@ -186,18 +186,7 @@ fn response_table(response: &Response, notes: &mut Vec<String>) -> InlineTable {
         table.insert("refusal", strings(&response.refusal).into());
     }
     if !response.calls.is_empty() {
-        let calls = response.calls.iter().map(|call| {
-            let mut item = InlineTable::new();
-            item.insert("name", call.name.as_str().into());
-            match &call.raw_args {
-                Some(text) => item.insert("raw_args", text.as_str().into()),
-                None => item.insert("args", toml_of(&call.args, notes)),
-            };
-            if let Some(call_id) = &call.call_id {
-                item.insert("call_id", call_id.as_str().into());
-            }
-            item
-        });
+        let calls = response.calls.iter().map(|call| call_table(call, notes));
         table.insert("calls", calls.collect::<Array>().into());
     }
     if let Some(usage) = response.usage {
@@ -209,16 +198,7 @@ fn response_table(response: &Response, notes: &mut Vec<String>) -> InlineTable {
         }
         table.insert("usage", item.into());
     }
-    let then: Option<toml_edit::Value> = match &response.then {
-        Ending::Completed => None,
-        Ending::Incomplete(reason) => Some(keyed("incomplete", reason)),
-        Ending::Error(code) => Some(keyed("error", code)),
-        Ending::Failed(code) => Some(keyed("failed", code)),
-        Ending::Disconnect => Some("disconnect".into()),
-        Ending::Eof => Some("eof".into()),
-        Ending::Malformed => Some("malformed".into()),
-    };
-    if let Some(then) = then {
+    if let Some(then) = then_value(&response.then) {
         table.insert("then", then);
     }
     let pauses = response.pause.iter().map(|pause| {
@@ -245,6 +225,34 @@ fn response_table(response: &Response, notes: &mut Vec<String>) -> InlineTable {
         }
     }
     table
+}
+
+/// One scripted call as an inline table: its name, its arguments (raw when they are not
+/// JSON) and its id when the script gives one.
+fn call_table(call: &Call, notes: &mut Vec<String>) -> InlineTable {
+    let mut item = InlineTable::new();
+    item.insert("name", call.name.as_str().into());
+    match &call.raw_args {
+        Some(text) => item.insert("raw_args", text.as_str().into()),
+        None => item.insert("args", toml_of(&call.args, notes)),
+    };
+    if let Some(call_id) = &call.call_id {
+        item.insert("call_id", call_id.as_str().into());
+    }
+    item
+}
+
+/// A response's `then`; none for the default, a completed response.
+fn then_value(then: &Ending) -> Option<toml_edit::Value> {
+    match then {
+        Ending::Completed => None,
+        Ending::Incomplete(reason) => Some(keyed("incomplete", reason)),
+        Ending::Error(code) => Some(keyed("error", code)),
+        Ending::Failed(code) => Some(keyed("failed", code)),
+        Ending::Disconnect => Some("disconnect".into()),
+        Ending::Eof => Some("eof".into()),
+        Ending::Malformed => Some("malformed".into()),
+    }
 }
 
 /// `{ key = text }`.

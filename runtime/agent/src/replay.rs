@@ -179,20 +179,7 @@ impl Replay {
                 emit(call_item(event));
                 pending.insert(call_id.to_owned(), name.to_owned());
             }
-            EventType::ToolResult => {
-                let call_id = event.str_field("call_id").unwrap_or_default();
-                if let Some((name, item)) = self.compacted.remove(call_id) {
-                    emit(item);
-                    pending.insert(call_id.to_owned(), name);
-                }
-                if pending.remove(call_id).is_some() {
-                    emit(json!({
-                        "type": "function_call_output",
-                        "call_id": call_id,
-                        "output": tool_output(event),
-                    }));
-                }
-            }
+            EventType::ToolResult => self.fold_tool_result(event, emit),
             // A terminal Subagent summary is model-visible, unless it was recorded while a
             // call was pending (SUB-REPLAY-TERMINAL-ONLY).
             EventType::SubagentEvent => {
@@ -204,21 +191,7 @@ impl Replay {
             }
             // Transparent while a call is pending, and never model input themselves.
             EventType::ProviderUsage | EventType::PermissionDecision | EventType::WorkflowEvent => {}
-            EventType::UserMessage => {
-                close_orphans(pending, emit);
-                let mut item = user_item(&prompt_text(event));
-                // Each attached image whose bytes this process holds, as a Responses
-                // `input_image`; each dialect converts it to its own form.
-                let resources = data.get("resources").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-                let images = resources
-                    .iter()
-                    .filter_map(|resource| self.images.get(resource.get("sha256")?.as_str()?))
-                    .map(|image| json!({"type": "input_image", "image_url": image.data_url()}));
-                if let Some(content) = item.get_mut("content").and_then(Value::as_array_mut) {
-                    content.extend(images);
-                }
-                emit(item);
-            }
+            EventType::UserMessage => self.fold_user_message(event, emit),
             // A fork's summary of its parent's prefix is conversation where it stands.
             EventType::BranchSummary => {
                 close_orphans(pending, emit);
@@ -247,6 +220,40 @@ impl Replay {
             }
             _ => close_orphans(pending, emit),
         }
+    }
+    /// A tool result: its call first when compaction held the call back, then its output if
+    /// the call is still pending.
+    fn fold_tool_result(&mut self, event: &Event, emit: &mut dyn FnMut(Value)) {
+        let call_id = event.str_field("call_id").unwrap_or_default();
+        if let Some((name, item)) = self.compacted.remove(call_id) {
+            emit(item);
+            self.pending.insert(call_id.to_owned(), name);
+        }
+        if self.pending.remove(call_id).is_some() {
+            emit(json!({
+                "type": "function_call_output",
+                "call_id": call_id,
+                "output": tool_output(event),
+            }));
+        }
+    }
+
+    /// A user message, after closing the calls still pending, with its attached images.
+    fn fold_user_message(&mut self, event: &Event, emit: &mut dyn FnMut(Value)) {
+        close_orphans(&mut self.pending, emit);
+        let mut item = user_item(&prompt_text(event));
+        // Each attached image whose bytes this process holds, as a Responses
+        // `input_image`; each dialect converts it to its own form.
+        let data = event.data();
+        let resources = data.get("resources").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        let images = resources
+            .iter()
+            .filter_map(|resource| self.images.get(resource.get("sha256")?.as_str()?))
+            .map(|image| json!({"type": "input_image", "image_url": image.data_url()}));
+        if let Some(content) = item.get_mut("content").and_then(Value::as_array_mut) {
+            content.extend(images);
+        }
+        emit(item);
     }
 }
 

@@ -99,47 +99,68 @@ impl Session {
             if has_calls && !reply.text.is_empty() {
                 self.record(Payload::assistant_message(&reply.text, Data::new()))?;
             }
-            let mut items = std::mem::take(&mut reply.items);
-            let repeated = rename_repeated_call_ids(&mut items);
-            for item in &items {
-                match item {
-                    OutputItem::Reasoning(item) => {
-                        let model = self.config.model.clone();
-                        self.record(Payload::reasoning(item.clone(), &model))?;
-                    }
-                    OutputItem::Call { call_id, name, args } => {
-                        if let Some(given) = repeated.get(call_id) {
-                            self.refuse_repeated_call(call_id, given, name, args)?;
-                            continue;
-                        }
-                        self.record(Payload::tool_call(call_id, name, args.clone()))?;
-                        match race(cancel, tools.execute(self, name, args)).await {
-                            Race::Done(result) => self.record(Payload::tool_result(call_id, result?))?,
-                            Race::Cancelled => return self.fail(cancelled(), "", started),
-                        }
-                    }
-                }
+            let items = std::mem::take(&mut reply.items);
+            if let Race::Cancelled = self.record_output_items(tools, items, cancel).await? {
+                return self.fail(cancelled(), "", started);
             }
             if has_calls {
                 continue;
             }
-            let truncation = match &reply.finish {
-                Finish::Completed => None,
-                Finish::Incomplete(reason) => Some(reason.clone()),
-            };
-            let metadata = truncation.as_ref().map_or_else(Data::new, |reason| {
-                object(json!({"output_truncation": {"status": "truncated", "reason": reason}}))
-            });
-            self.record(Payload::assistant_message(&reply.text, metadata))?;
-            self.publish(Payload::status("done"));
-            return Ok(TurnOutcome {
-                status: TerminalStatus::Completed,
-                error_kind: None,
-                message: None,
-                next_actions: Vec::new(),
-                truncation,
-            });
+            return self.complete(&reply);
         }
+    }
+
+    /// Records a reply's reasoning and runs its tool calls in order, each call's result
+    /// recorded before the next starts; a call id the reply already gave is refused, not run.
+    /// `Cancelled` when a cancel interrupts a call.
+    async fn record_output_items(
+        &mut self,
+        tools: &mut Toolbox,
+        mut items: Vec<OutputItem>,
+        cancel: &mut CancelSignal,
+    ) -> Result<Race<()>, LogError> {
+        let repeated = rename_repeated_call_ids(&mut items);
+        for item in &items {
+            match item {
+                OutputItem::Reasoning(item) => {
+                    let model = self.config.model.clone();
+                    self.record(Payload::reasoning(item.clone(), &model))?;
+                }
+                OutputItem::Call { call_id, name, args } => {
+                    if let Some(given) = repeated.get(call_id) {
+                        self.refuse_repeated_call(call_id, given, name, args)?;
+                        continue;
+                    }
+                    self.record(Payload::tool_call(call_id, name, args.clone()))?;
+                    match race(cancel, tools.execute(self, name, args)).await {
+                        Race::Done(result) => self.record(Payload::tool_result(call_id, result?))?,
+                        Race::Cancelled => return Ok(Race::Cancelled),
+                    }
+                }
+            }
+        }
+        Ok(Race::Done(()))
+    }
+
+    /// Records the reply with no tool call as the Turn's answer, marked when the Provider
+    /// truncated it, and completes the Turn.
+    fn complete(&mut self, reply: &Reply) -> Result<TurnOutcome, LogError> {
+        let truncation = match &reply.finish {
+            Finish::Completed => None,
+            Finish::Incomplete(reason) => Some(reason.clone()),
+        };
+        let metadata = truncation.as_ref().map_or_else(Data::new, |reason| {
+            object(json!({"output_truncation": {"status": "truncated", "reason": reason}}))
+        });
+        self.record(Payload::assistant_message(&reply.text, metadata))?;
+        self.publish(Payload::status("done"));
+        Ok(TurnOutcome {
+            status: TerminalStatus::Completed,
+            error_kind: None,
+            message: None,
+            next_actions: Vec::new(),
+            truncation,
+        })
     }
 
     /// Asks the model for a summary of the range `due` names and records it with the call's

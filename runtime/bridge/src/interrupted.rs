@@ -160,67 +160,31 @@ pub fn decide(markers: &mut Markers, snapshot: &Snapshot, now_ms: u64, observer_
     let deferrable = is_deferrable(snapshot);
     let empty = deferrable && !snapshot.has_meaningful_signal();
     let hot_poll_interval_ms = hot_poll_ms(observer_poll_ms);
-    let mut decision = GateDecision {
-        action: GateAction::Accept,
-        reason: GateReason::MissingThreadOrTurn,
-        thread_id: key.thread_id.clone(),
-        turn_id: key.turn_id.clone(),
-        empty_interrupted: empty,
-        deferrable_interrupted: deferrable,
-        explicit_interrupt: markers.explicit_interrupt.contains(&key),
-        grace_ms: grace_ms(observer_poll_ms),
-        first_seen_at_ms: None,
-        last_seen_at_ms: None,
-        expires_at_ms: None,
-        hot_poll: false,
-        next_poll_after_ms: None,
-        defer_state: None,
-        defer_marked: false,
-        explicit_marked: false,
-    };
-    let finish = |mut decision: GateDecision, markers: &Markers| {
-        decision.defer_state = markers.deferred.get(&key).cloned();
-        decision.defer_marked = decision.defer_state.is_some();
-        decision.explicit_marked = markers.explicit_interrupt.contains(&key);
-        if let Some(state) = &decision.defer_state {
-            decision.first_seen_at_ms = Some(state.first_seen_at_ms);
-            decision.last_seen_at_ms = Some(state.last_seen_at_ms);
-            decision.expires_at_ms = Some(state.expires_at_ms);
-        }
-        decision
-    };
+    let mut decision = GateDecision::accepted(&key, deferrable, empty, markers, grace_ms(observer_poll_ms));
     if key.thread_id.is_empty() || key.turn_id.is_empty() {
-        return finish(decision, markers);
+        return decision.with_markers(markers, &key);
     }
     if !deferrable {
         if let Some(existing) = markers.deferred.remove(&key) {
-            decision.action = GateAction::Recover;
-            decision.reason = GateReason::SnapshotRecovered;
-            decision.hot_poll = looks_active(&snapshot.thread_status, &snapshot.active_turn_id)
-                || snapshot.latest_turn_status == "inProgress"
-                || snapshot.waiting_on_approval
-                || snapshot.waiting_on_reply;
-            if decision.hot_poll {
-                decision.next_poll_after_ms = Some(now_ms.saturating_add(hot_poll_interval_ms));
-            }
+            let decision = decision.recovered(snapshot, now_ms, hot_poll_interval_ms);
             // As upstream: first sighting and expiry from the cleared marker, last sighting now.
-            let mut decision = finish(decision, markers);
+            let mut decision = decision.with_markers(markers, &key);
             decision.first_seen_at_ms = Some(existing.first_seen_at_ms);
             decision.last_seen_at_ms = Some(now_ms);
             decision.expires_at_ms = Some(existing.expires_at_ms);
             return decision;
         }
         decision.reason = GateReason::NotDeferrableInterrupted;
-        return finish(decision, markers);
+        return decision.with_markers(markers, &key);
     }
     if decision.explicit_interrupt {
         markers.deferred.remove(&key);
         decision.reason = GateReason::ExplicitInterrupt;
-        return finish(decision, markers);
+        return decision.with_markers(markers, &key);
     }
     if !markers.telegram_origin.contains(&key) {
         decision.reason = GateReason::NotTelegramOrigin;
-        return finish(decision, markers);
+        return decision.with_markers(markers, &key);
     }
     let reason = if empty {
         GateReason::EmptyInterrupted
@@ -229,34 +193,99 @@ pub fn decide(markers: &mut Markers, snapshot: &Snapshot, now_ms: u64, observer_
     } else {
         GateReason::PartialInterrupted
     };
-    let state = markers.deferred.entry(key.clone()).or_insert(GateState {
-        first_seen_at_ms: now_ms,
-        last_seen_at_ms: now_ms,
-        expires_at_ms: now_ms.saturating_add(decision.grace_ms),
-        next_poll_after_ms: None,
-        hot_poll_interval_ms,
-        seen_count: 0,
-        last_decision: GateAction::Defer,
-        last_reason: reason,
-    });
-    state.last_seen_at_ms = now_ms;
-    state.seen_count = state.seen_count.saturating_add(1);
-    if now_ms >= state.expires_at_ms {
-        state.last_decision = GateAction::Accept;
-        state.last_reason = GateReason::GraceExpired;
-        decision.reason = GateReason::GraceExpired;
-    } else {
-        let next_poll_after_ms = now_ms.saturating_add(hot_poll_interval_ms);
-        state.next_poll_after_ms = Some(next_poll_after_ms);
-        state.hot_poll_interval_ms = hot_poll_interval_ms;
-        state.last_decision = GateAction::Defer;
-        state.last_reason = reason;
-        decision.action = GateAction::Defer;
-        decision.reason = reason;
-        decision.hot_poll = true;
-        decision.next_poll_after_ms = Some(next_poll_after_ms);
+    decision.defer_or_expire(markers, &key, reason, now_ms, hot_poll_interval_ms);
+    decision.with_markers(markers, &key)
+}
+
+impl GateDecision {
+    /// The decision before any rule applies: accept, for a missing thread or turn.
+    fn accepted(key: &TurnRef, deferrable: bool, empty: bool, markers: &Markers, grace_ms: u64) -> GateDecision {
+        GateDecision {
+            action: GateAction::Accept,
+            reason: GateReason::MissingThreadOrTurn,
+            thread_id: key.thread_id.clone(),
+            turn_id: key.turn_id.clone(),
+            empty_interrupted: empty,
+            deferrable_interrupted: deferrable,
+            explicit_interrupt: markers.explicit_interrupt.contains(key),
+            grace_ms,
+            first_seen_at_ms: None,
+            last_seen_at_ms: None,
+            expires_at_ms: None,
+            hot_poll: false,
+            next_poll_after_ms: None,
+            defer_state: None,
+            defer_marked: false,
+            explicit_marked: false,
+        }
     }
-    finish(decision, markers)
+
+    /// The decision with the markers of `key` as they are after it.
+    fn with_markers(mut self, markers: &Markers, key: &TurnRef) -> GateDecision {
+        self.defer_state = markers.deferred.get(key).cloned();
+        self.defer_marked = self.defer_state.is_some();
+        self.explicit_marked = markers.explicit_interrupt.contains(key);
+        if let Some(state) = &self.defer_state {
+            self.first_seen_at_ms = Some(state.first_seen_at_ms);
+            self.last_seen_at_ms = Some(state.last_seen_at_ms);
+            self.expires_at_ms = Some(state.expires_at_ms);
+        }
+        self
+    }
+
+    /// A deferred turn that is no longer interrupted: recover it, polling again soon while it
+    /// still looks busy.
+    fn recovered(mut self, snapshot: &Snapshot, now_ms: u64, hot_poll_interval_ms: u64) -> GateDecision {
+        self.action = GateAction::Recover;
+        self.reason = GateReason::SnapshotRecovered;
+        self.hot_poll = looks_active(&snapshot.thread_status, &snapshot.active_turn_id)
+            || snapshot.latest_turn_status == "inProgress"
+            || snapshot.waiting_on_approval
+            || snapshot.waiting_on_reply;
+        if self.hot_poll {
+            self.next_poll_after_ms = Some(now_ms.saturating_add(hot_poll_interval_ms));
+        }
+        self
+    }
+
+    /// Marks `key` deferred (first sighting starts its grace window) and defers it, or accepts
+    /// it once its grace window has expired.
+    fn defer_or_expire(
+        &mut self,
+        markers: &mut Markers,
+        key: &TurnRef,
+        reason: GateReason,
+        now_ms: u64,
+        hot_poll_interval_ms: u64,
+    ) {
+        let state = markers.deferred.entry(key.clone()).or_insert(GateState {
+            first_seen_at_ms: now_ms,
+            last_seen_at_ms: now_ms,
+            expires_at_ms: now_ms.saturating_add(self.grace_ms),
+            next_poll_after_ms: None,
+            hot_poll_interval_ms,
+            seen_count: 0,
+            last_decision: GateAction::Defer,
+            last_reason: reason,
+        });
+        state.last_seen_at_ms = now_ms;
+        state.seen_count = state.seen_count.saturating_add(1);
+        if now_ms >= state.expires_at_ms {
+            state.last_decision = GateAction::Accept;
+            state.last_reason = GateReason::GraceExpired;
+            self.reason = GateReason::GraceExpired;
+        } else {
+            let next_poll_after_ms = now_ms.saturating_add(hot_poll_interval_ms);
+            state.next_poll_after_ms = Some(next_poll_after_ms);
+            state.hot_poll_interval_ms = hot_poll_interval_ms;
+            state.last_decision = GateAction::Defer;
+            state.last_reason = reason;
+            self.action = GateAction::Defer;
+            self.reason = reason;
+            self.hot_poll = true;
+            self.next_poll_after_ms = Some(next_poll_after_ms);
+        }
+    }
 }
 
 #[cfg(test)]

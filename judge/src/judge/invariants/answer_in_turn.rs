@@ -19,6 +19,7 @@ use serde_json::Value;
 use super::{Invariant, Scope, Violation};
 use crate::judge::views::{Streamed, chunk_text, shown_chunks, shown_text, streamed_per_turn};
 use crate::judge::{Evidence, LastAnswer};
+use crate::scenario::Scenario;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-ANSWER-IN-TURN", also: &[SHOWN], name: "answer_in_turn", applies: Scope::Run, check };
@@ -36,13 +37,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     let streamed = streamed_per_turn(evidence);
     let driven = evidence.driven_turns(scenario.turns.len());
     // Every scripted text, read once: a turn's check may look through all of them.
-    let scripted: Vec<String> = scenario
-        .turns
-        .iter()
-        .flat_map(|turn| turn.respond.iter().chain(&turn.busy_respond).chain(&turn.continue_respond))
-        .map(|response| response.visible_text())
-        .filter(|text| !text.is_empty())
-        .collect();
+    let scripted = scripted_texts(scenario);
     let mut problems = Vec::new();
     for (idx, pieces) in streamed.iter().enumerate() {
         // A prompt never sent or never answered is the run's fault, not this rule's.
@@ -69,22 +64,8 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             continue;
         }
         let n = idx + 1;
-        let own = |text: &str| pieces.iter().any(|piece| piece.text.contains(text));
-        let other = scenario.turns.iter().enumerate().filter(|(other, _)| *other != idx).find_map(|(other, turn)| {
-            turn.respond
-                .iter()
-                .map(|response| response.visible_text())
-                .find(|text| !text.is_empty() && shown.contains(text.as_str()) && !own(text))
-                .map(|text| (other + 1, text))
-        });
-        // The answer to a prompt the client sent while a turn ran, streamed before that turn
-        // was answered (an agent that queued the prompt and ran it first).
-        let busy = scenario
-            .turns
-            .iter()
-            .flat_map(|turn| turn.busy_respond.iter())
-            .map(|response| response.visible_text())
-            .find(|text| !text.is_empty() && shown.contains(text.as_str()) && !own(text));
+        let other = other_turns_answer(scenario, idx, &shown, pieces);
+        let busy = busy_answer(scenario, &shown, pieces);
         let streamed_text: Vec<&str> = pieces.iter().map(|piece| piece.text.as_str()).collect();
         if let Some((other, text)) = other {
             let message = format!(
@@ -113,6 +94,45 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
         problems.push(Violation::in_turn(n, problem).of(SHOWN));
     }
     problems
+}
+
+/// The visible text of every response the scenario scripts, the empty ones left out.
+fn scripted_texts(scenario: &Scenario) -> Vec<String> {
+    scenario
+        .turns
+        .iter()
+        .flat_map(|turn| turn.respond.iter().chain(&turn.busy_respond).chain(&turn.continue_respond))
+        .map(|response| response.visible_text())
+        .filter(|text| !text.is_empty())
+        .collect()
+}
+
+/// Whether `text` is in what the script streamed for the turn itself.
+fn own(pieces: &[Streamed], text: &str) -> bool {
+    pieces.iter().any(|piece| piece.text.contains(text))
+}
+
+/// The first answer scripted for a turn other than turn `idx` (0-based) that `shown` holds and
+/// the turn's own streamed text does not, with that turn's number (from 1).
+fn other_turns_answer(scenario: &Scenario, idx: usize, shown: &str, pieces: &[Streamed]) -> Option<(usize, String)> {
+    scenario.turns.iter().enumerate().filter(|(other, _)| *other != idx).find_map(|(other, turn)| {
+        turn.respond
+            .iter()
+            .map(|response| response.visible_text())
+            .find(|text| !text.is_empty() && shown.contains(text.as_str()) && !own(pieces, text))
+            .map(|text| (other + 1, text))
+    })
+}
+
+/// The answer to a prompt the client sent while a turn ran, when `shown` holds it before that
+/// turn was answered (an agent that queued the prompt and ran it first).
+fn busy_answer(scenario: &Scenario, shown: &str, pieces: &[Streamed]) -> Option<String> {
+    scenario
+        .turns
+        .iter()
+        .flat_map(|turn| turn.busy_respond.iter())
+        .map(|response| response.visible_text())
+        .find(|text| !text.is_empty() && shown.contains(text.as_str()) && !own(pieces, text))
 }
 
 /// Why an earlier answer shows during a prompt, when the updates say: a `user_message_chunk`

@@ -13,7 +13,8 @@ use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
 use super::{Invariant, Scope, Violation};
-use crate::judge::views::{Exchange, chunk_text, shown_text, streamed_per_turn};
+use crate::capture::Capture;
+use crate::judge::views::{Exchange, Streamed, chunk_text, shown_text, streamed_per_turn};
 use crate::judge::{Evidence, LastAnswer};
 
 pub const INVARIANT: Invariant =
@@ -66,18 +67,8 @@ impl Turn<'_> {
 pub(super) fn read<'e>(evidence: &'e Evidence) -> Result<(Vec<Turn<'e>>, Vec<String>), String> {
     let capture = evidence.capture;
     // A reload mid-conversation is in the live transcript, the final replay in its own.
-    if let Some(refusal) = load_refusal(&capture.acp).or_else(|| load_refusal(&capture.acp_load)) {
-        let advertised = capture.acp.iter().chain(&capture.acp_load).any(|entry| {
-            entry.pointer("/message/result/agentCapabilities/loadSession").and_then(Value::as_bool) == Some(true)
-        });
-        let claim = if advertised {
-            "an agent that advertises `loadSession`"
-        } else {
-            "an agent whose profile declares `load`"
-        };
-        return Err(format!(
-            "session/load of the Session it had just served was refused, by {claim}, so nothing of the conversation was replayed: {refusal}"
-        ));
+    if let Some(finding) = refused_load(capture) {
+        return Err(finding);
     }
     // A busy prompt the agent ran as a turn of its own is a turn of the Session; one it refused
     // is not.
@@ -93,50 +84,20 @@ pub(super) fn read<'e>(evidence: &'e Evidence) -> Result<(Vec<Turn<'e>>, Vec<Str
     let streamed = streamed_per_turn(evidence);
     let first_scenario = n_plain.saturating_sub(streamed.len());
     let first_audited = evidence.audit.turns.len().saturating_sub(n_plain);
-    // Each prompt at the first replayed user text from the last match on that holds it.
-    let mut at = 0;
-    let mut starts: Vec<Option<usize>> = Vec::new();
-    for exchange in &live {
-        let found = replayed[at..].iter().position(|(user, _)| user.contains(exchange.text.trim()));
-        starts.push(found.map(|offset| at + offset));
-        at = found.map_or(at, |offset| at + offset + 1);
-    }
+    let starts = prompt_starts(&live, &replayed);
     let matched: Vec<usize> = starts.iter().flatten().copied().collect();
     let mut turns = Vec::new();
     let mut extra = Vec::new();
     let mut plain: usize = 0;
     for (exchange, start) in live.into_iter().zip(&starts) {
-        let replayed = start.map(|start| {
-            let end = matched.iter().copied().find(|next| *next > start).unwrap_or(replayed.len());
-            let mut agent = String::new();
-            for (offset, (user, text)) in replayed[start..end].iter().enumerate() {
-                agent.push_str(text);
-                // A busy prompt the agent took into the running turn is replayed inside it.
-                let merged_prompt = merged.iter().any(|busy| busy.text == *user);
-                if offset > 0 && !merged_prompt {
-                    extra.push(user.clone());
-                }
-            }
-            (replayed[start].0.clone(), agent)
-        });
+        let replayed = start.map(|start| replayed_from(&replayed, start, &matched, &merged, &mut extra));
         // A busy prompt's turn: judged only on its prompt being replayed.
         let idx = (!exchange.busy).then(|| {
             plain += 1;
             plain - 1
         });
         let pieces = idx.and_then(|idx| idx.checked_sub(first_scenario)).and_then(|turn| streamed.get(turn));
-        let clean: Vec<String> = pieces
-            .into_iter()
-            .flatten()
-            .filter(|piece| piece.clean && !piece.text.is_empty())
-            .map(|piece| piece.text.clone())
-            .collect();
-        let partial: Vec<String> = pieces
-            .into_iter()
-            .flatten()
-            .filter(|piece| !piece.clean && !piece.text.trim().is_empty())
-            .map(|piece| piece.text.clone())
-            .collect();
+        let (clean, partial) = clean_and_partial(pieces);
         let answer = pieces.and_then(|pieces| pieces.iter().rfind(|piece| piece.clean)).map(|piece| piece.text.clone());
         let driven = idx.and_then(|idx| driven.get(idx));
         let (status, invented) =
@@ -149,6 +110,73 @@ pub(super) fn read<'e>(evidence: &'e Evidence) -> Result<(Vec<Turn<'e>>, Vec<Str
     // What is replayed before the first live prompt is the Session's earlier history (a
     // preloaded Log), which the live view of this run never showed.
     Ok((turns, extra))
+}
+
+/// The finding when `session/load` of the Session just served was refused, in the live
+/// transcript (a reload mid-conversation) or the final replay's.
+fn refused_load(capture: &Capture) -> Option<String> {
+    let refusal = load_refusal(&capture.acp).or_else(|| load_refusal(&capture.acp_load))?;
+    let advertised = capture.acp.iter().chain(&capture.acp_load).any(|entry| {
+        entry.pointer("/message/result/agentCapabilities/loadSession").and_then(Value::as_bool) == Some(true)
+    });
+    let claim =
+        if advertised { "an agent that advertises `loadSession`" } else { "an agent whose profile declares `load`" };
+    Some(format!(
+        "session/load of the Session it had just served was refused, by {claim}, so nothing of the conversation was replayed: {refusal}"
+    ))
+}
+
+/// Where each live prompt's replay starts: the first replayed user text, from the last match
+/// on, that holds the prompt; `None` for a prompt none holds.
+fn prompt_starts(live: &[&Exchange], replayed: &[(String, String)]) -> Vec<Option<usize>> {
+    let mut at = 0;
+    let mut starts: Vec<Option<usize>> = Vec::new();
+    for exchange in live {
+        let found = replayed[at..].iter().position(|(user, _)| user.contains(exchange.text.trim()));
+        starts.push(found.map(|offset| at + offset));
+        at = found.map_or(at, |offset| at + offset + 1);
+    }
+    starts
+}
+
+/// The replayed user text at `start` and the assistant text replayed from it to the next
+/// matched prompt's; the user texts between that are no prompt go to `extra`.
+fn replayed_from(
+    replayed: &[(String, String)],
+    start: usize,
+    matched: &[usize],
+    merged: &[&Exchange],
+    extra: &mut Vec<String>,
+) -> (String, String) {
+    let end = matched.iter().copied().find(|next| *next > start).unwrap_or(replayed.len());
+    let mut agent = String::new();
+    for (offset, (user, text)) in replayed[start..end].iter().enumerate() {
+        agent.push_str(text);
+        // A busy prompt the agent took into the running turn is replayed inside it.
+        let merged_prompt = merged.iter().any(|busy| busy.text == *user);
+        if offset > 0 && !merged_prompt {
+            extra.push(user.clone());
+        }
+    }
+    (replayed[start].0.clone(), agent)
+}
+
+/// The texts of a turn's responses that completed cleanly (non-empty), and of those that did
+/// not (not blank).
+fn clean_and_partial(pieces: Option<&Vec<Streamed>>) -> (Vec<String>, Vec<String>) {
+    let clean: Vec<String> = pieces
+        .into_iter()
+        .flatten()
+        .filter(|piece| piece.clean && !piece.text.is_empty())
+        .map(|piece| piece.text.clone())
+        .collect();
+    let partial: Vec<String> = pieces
+        .into_iter()
+        .flatten()
+        .filter(|piece| !piece.clean && !piece.text.trim().is_empty())
+        .map(|piece| piece.text.clone())
+        .collect();
+    (clean, partial)
 }
 
 fn check(evidence: &Evidence) -> Vec<Violation> {

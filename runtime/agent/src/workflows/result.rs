@@ -201,94 +201,17 @@ impl StepOutcome {
 
 /// The result of a run: the `workflow` object of the `run_workflow` tool result.
 pub fn result(spec: &Spec, outcomes: &[StepOutcome], waves: &[Vec<String>], workflow_timed_out: bool) -> Value {
-    let ids = |pick: &dyn Fn(&StepOutcome) -> bool| -> Vec<&str> {
-        outcomes.iter().filter(|outcome| pick(outcome)).map(|outcome| outcome.step_id.as_str()).collect()
-    };
-    let with = |status: CheckpointStatus| ids(&|outcome: &StepOutcome| outcome.checkpoint_status == status);
-    let ready = with(CheckpointStatus::CheckpointReady);
-    let held = with(CheckpointStatus::Held);
-    let failed = with(CheckpointStatus::Failed);
-    let partial = with(CheckpointStatus::Partial);
-    let needs_orchestrator = with(CheckpointStatus::NeedsOrchestrator);
-    let timed_out = ids(&|outcome: &StepOutcome| outcome.status() == "timed_out");
+    let lists = StepLists::of(outcomes);
     let status = WorkflowStatus::of(outcomes, spec.steps.len(), workflow_timed_out);
     let complete = status == WorkflowStatus::Completed;
-    let mut safe_next_actions = Vec::new();
-    if failed.len() > timed_out.len() {
-        safe_next_actions.push("retry_failed_steps");
-    }
-    if !timed_out.is_empty() || workflow_timed_out {
-        safe_next_actions.push("inspect_timed_out_steps_or_retry_with_larger_timeout");
-    }
-    if !complete && (!ready.is_empty() || !partial.is_empty()) {
-        safe_next_actions.push("synthesize_from_usable_checkpoints_or_retry");
-    }
-    if !held.is_empty() {
-        safe_next_actions.push("rerun_after_dependencies_checkpoint_ready");
-    }
-    if !needs_orchestrator.is_empty() {
-        safe_next_actions.push("ask_user_or_orchestrator");
-    }
-    // The proof trail ends in what the workflow can honestly claim: a failed workflow has no
-    // outcome ready at all.
-    let mut proof_states = vec![
-        "intent_declared",
-        "workflow_validated",
-        "subagents_scheduled",
-        "dependencies_resolved",
-        "conflicts_serialized",
-        "summaries_collected",
-    ];
-    match status {
-        WorkflowStatus::Completed => proof_states.push("completion_ready"),
-        WorkflowStatus::Failed => {}
-        _ => proof_states.push("partial_outcome_ready"),
-    }
-    let steps: Vec<Value> = outcomes
-        .iter()
-        .map(|outcome| {
-            let step = spec.step(&outcome.step_id);
-            let mut value = json!({
-                "id": outcome.step_id,
-                "step_id": outcome.step_id,
-                "agent_id": outcome.agent_id,
-                "child_session_id": outcome.child_session_id,
-                "agent": step.map(|step| step.agent.as_str()),
-                "status": outcome.status(),
-                "subagent_status": outcome.subagent_status.map(SubagentStatus::as_str),
-                "checkpoint_status": outcome.checkpoint_status.as_str(),
-                "summary": outcome.summary,
-                "wave": outcome.wave,
-                "posture": step.map(|step| step.posture.as_str()),
-                "read_set": step.map(|step| step.read_set.clone()),
-                "write_set": step.map(|step| step.write_set.clone()),
-                "checkpoint": outcome.bundle(),
-                "safe_next_actions": outcome.checkpoint_status.safe_next_actions(outcome.timed_out),
-            });
-            if outcome.wave.is_some() {
-                value["elapsed_ms"] = json!(outcome.elapsed_ms);
-            }
-            if let Some(kind) = outcome.error_kind() {
-                value["error"] = json!({"kind": kind, "details": outcome.summary});
-            }
-            if let Some(reason) = &outcome.reason {
-                let key = if outcome.checkpoint_status == CheckpointStatus::Held { "held_reason" } else { "reason" };
-                value[key] = json!(reason);
-            }
-            if outcome.timed_out && outcome.subagent_status.is_some() {
-                value["timeout_ms"] = json!(spec.timeout_ms.min(outcome.step_timeout_ms));
-                value["workflow_timeout_ms"] = json!(spec.timeout_ms);
-                value["step_timeout_ms"] = json!(outcome.step_timeout_ms);
-                value["next_actions"] = json!(["inspect_child_session_log", "retry_failed_step"]);
-            }
-            value
-        })
-        .collect();
+    let safe_next_actions = lists.safe_next_actions(complete, workflow_timed_out);
+    let steps: Vec<Value> = outcomes.iter().map(|outcome| step_json(spec, outcome)).collect();
     let usable: Vec<Value> = outcomes
         .iter()
         .filter(|outcome| outcome.checkpoint_status == CheckpointStatus::CheckpointReady)
         .map(StepOutcome::bundle)
         .collect();
+    let StepLists { ready, held, failed, partial, needs_orchestrator, timed_out } = lists;
     json!({
         "ok": complete,
         "mode": "run",
@@ -296,7 +219,7 @@ pub fn result(spec: &Spec, outcomes: &[StepOutcome], waves: &[Vec<String>], work
         "name": spec.name,
         "status": status.as_str(),
         "timed_out": workflow_timed_out,
-        "proof_states": proof_states,
+        "proof_states": proof_states(status),
         "waves": waves,
         "steps": steps,
         "usable_checkpoints": usable,
@@ -318,6 +241,113 @@ pub fn result(spec: &Spec, outcomes: &[StepOutcome], waves: &[Vec<String>], work
             "needs_orchestrator_steps": needs_orchestrator.len(),
         },
     })
+}
+
+/// The ids of the steps in each checkpoint status, and of those that timed out, in outcome
+/// order.
+struct StepLists<'a> {
+    ready: Vec<&'a str>,
+    held: Vec<&'a str>,
+    failed: Vec<&'a str>,
+    partial: Vec<&'a str>,
+    needs_orchestrator: Vec<&'a str>,
+    timed_out: Vec<&'a str>,
+}
+
+impl<'a> StepLists<'a> {
+    fn of(outcomes: &'a [StepOutcome]) -> StepLists<'a> {
+        let ids = |pick: &dyn Fn(&StepOutcome) -> bool| -> Vec<&'a str> {
+            outcomes.iter().filter(|outcome| pick(outcome)).map(|outcome| outcome.step_id.as_str()).collect()
+        };
+        let with = |status: CheckpointStatus| ids(&|outcome: &StepOutcome| outcome.checkpoint_status == status);
+        StepLists {
+            ready: with(CheckpointStatus::CheckpointReady),
+            held: with(CheckpointStatus::Held),
+            failed: with(CheckpointStatus::Failed),
+            partial: with(CheckpointStatus::Partial),
+            needs_orchestrator: with(CheckpointStatus::NeedsOrchestrator),
+            timed_out: ids(&|outcome: &StepOutcome| outcome.status() == "timed_out"),
+        }
+    }
+
+    /// What the caller can safely do next with a run that ended like this.
+    fn safe_next_actions(&self, complete: bool, workflow_timed_out: bool) -> Vec<&'static str> {
+        let mut actions = Vec::new();
+        if self.failed.len() > self.timed_out.len() {
+            actions.push("retry_failed_steps");
+        }
+        if !self.timed_out.is_empty() || workflow_timed_out {
+            actions.push("inspect_timed_out_steps_or_retry_with_larger_timeout");
+        }
+        if !complete && (!self.ready.is_empty() || !self.partial.is_empty()) {
+            actions.push("synthesize_from_usable_checkpoints_or_retry");
+        }
+        if !self.held.is_empty() {
+            actions.push("rerun_after_dependencies_checkpoint_ready");
+        }
+        if !self.needs_orchestrator.is_empty() {
+            actions.push("ask_user_or_orchestrator");
+        }
+        actions
+    }
+}
+
+/// The proof trail, ending in what the workflow can honestly claim: a failed workflow has no
+/// outcome ready at all.
+fn proof_states(status: WorkflowStatus) -> Vec<&'static str> {
+    let mut proof_states = vec![
+        "intent_declared",
+        "workflow_validated",
+        "subagents_scheduled",
+        "dependencies_resolved",
+        "conflicts_serialized",
+        "summaries_collected",
+    ];
+    match status {
+        WorkflowStatus::Completed => proof_states.push("completion_ready"),
+        WorkflowStatus::Failed => {}
+        _ => proof_states.push("partial_outcome_ready"),
+    }
+    proof_states
+}
+
+/// One entry of the result's `steps`.
+fn step_json(spec: &Spec, outcome: &StepOutcome) -> Value {
+    let step = spec.step(&outcome.step_id);
+    let mut value = json!({
+        "id": outcome.step_id,
+        "step_id": outcome.step_id,
+        "agent_id": outcome.agent_id,
+        "child_session_id": outcome.child_session_id,
+        "agent": step.map(|step| step.agent.as_str()),
+        "status": outcome.status(),
+        "subagent_status": outcome.subagent_status.map(SubagentStatus::as_str),
+        "checkpoint_status": outcome.checkpoint_status.as_str(),
+        "summary": outcome.summary,
+        "wave": outcome.wave,
+        "posture": step.map(|step| step.posture.as_str()),
+        "read_set": step.map(|step| step.read_set.clone()),
+        "write_set": step.map(|step| step.write_set.clone()),
+        "checkpoint": outcome.bundle(),
+        "safe_next_actions": outcome.checkpoint_status.safe_next_actions(outcome.timed_out),
+    });
+    if outcome.wave.is_some() {
+        value["elapsed_ms"] = json!(outcome.elapsed_ms);
+    }
+    if let Some(kind) = outcome.error_kind() {
+        value["error"] = json!({"kind": kind, "details": outcome.summary});
+    }
+    if let Some(reason) = &outcome.reason {
+        let key = if outcome.checkpoint_status == CheckpointStatus::Held { "held_reason" } else { "reason" };
+        value[key] = json!(reason);
+    }
+    if outcome.timed_out && outcome.subagent_status.is_some() {
+        value["timeout_ms"] = json!(spec.timeout_ms.min(outcome.step_timeout_ms));
+        value["workflow_timeout_ms"] = json!(spec.timeout_ms);
+        value["step_timeout_ms"] = json!(outcome.step_timeout_ms);
+        value["next_actions"] = json!(["inspect_child_session_log", "retry_failed_step"]);
+    }
+    value
 }
 
 /// Each dependency edge whose dependency was not decided `checkpoint_ready`, in spec order

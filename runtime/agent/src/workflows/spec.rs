@@ -130,57 +130,67 @@ pub fn parse(spec: &Value, ordinal: usize) -> Result<Spec, ToolFailure> {
         Some(Value::Array(steps)) if !steps.is_empty() => steps,
         _ => return Err(invalid("`steps` must be a non-empty array", json!({"field": "steps"}))),
     };
-    let mut steps = Vec::new();
-    for (index, raw) in raw_steps.iter().enumerate() {
-        if !raw.is_object() {
-            return Err(invalid(format!("`steps[{index}]` must be an object"), json!({"step": index})));
-        }
-        let id = raw.get("id").and_then(Value::as_str).map_or_else(|| format!("step_{}", index + 1), str::to_owned);
-        if !safe_id(&id) {
-            return Err(invalid(format!("step id `{id}` is not safe"), json!({"step": index, "field": "id"})));
-        }
-        let Some(task) = raw.get("task").and_then(Value::as_str).filter(|task| !task.trim().is_empty()) else {
-            return Err(invalid(format!("step `{id}` needs a `task`"), json!({"step": id, "field": "task"})));
-        };
-        let agent = raw.get("agent").and_then(Value::as_str).unwrap_or("default").to_owned();
-        let posture = match raw.get("posture").and_then(Value::as_str) {
-            Some("read_only") => Posture::ReadOnly,
-            Some("writer") => Posture::Writer,
-            None if agent == "explorer" => Posture::ReadOnly,
-            None => Posture::Writer,
-            Some(other) => {
-                return Err(invalid(
-                    format!("step `{id}` has posture `{other}`; expected read_only or writer"),
-                    json!({"step": id, "field": "posture"}),
-                ));
-            }
-        };
-        let read_set = strings(raw, "read_set", index)?;
-        let write_set = strings(raw, "write_set", index)?;
-        if posture == Posture::ReadOnly && write_set.as_ref().is_some_and(|set| !set.is_empty()) {
+    let steps =
+        raw_steps.iter().enumerate().map(|(index, raw)| parse_step(raw, index)).collect::<Result<Vec<_>, _>>()?;
+    check_dependencies(&steps)?;
+    Ok(Spec { id, name, max_concurrency, timeout_ms, steps })
+}
+
+/// Parses and validates step `index` of a spec: its id, task, posture and sets.
+fn parse_step(raw: &Value, index: usize) -> Result<Step, ToolFailure> {
+    if !raw.is_object() {
+        return Err(invalid(format!("`steps[{index}]` must be an object"), json!({"step": index})));
+    }
+    let id = raw.get("id").and_then(Value::as_str).map_or_else(|| format!("step_{}", index + 1), str::to_owned);
+    if !safe_id(&id) {
+        return Err(invalid(format!("step id `{id}` is not safe"), json!({"step": index, "field": "id"})));
+    }
+    let Some(task) = raw.get("task").and_then(Value::as_str).filter(|task| !task.trim().is_empty()) else {
+        return Err(invalid(format!("step `{id}` needs a `task`"), json!({"step": id, "field": "task"})));
+    };
+    let agent = raw.get("agent").and_then(Value::as_str).unwrap_or("default").to_owned();
+    let posture = match raw.get("posture").and_then(Value::as_str) {
+        Some("read_only") => Posture::ReadOnly,
+        Some("writer") => Posture::Writer,
+        None if agent == "explorer" => Posture::ReadOnly,
+        None => Posture::Writer,
+        Some(other) => {
             return Err(invalid(
-                format!("step `{id}` is read_only but has a write_set"),
-                json!({"step": id, "field": "write_set"}),
+                format!("step `{id}` has posture `{other}`; expected read_only or writer"),
+                json!({"step": id, "field": "posture"}),
             ));
         }
-        let (read_set, write_set) = match posture {
-            Posture::ReadOnly => (read_set.unwrap_or_else(|| vec!["**/*".to_owned()]), Vec::new()),
-            Posture::Writer => (
-                read_set.unwrap_or_default(),
-                write_set.filter(|set| !set.is_empty()).unwrap_or_else(|| vec!["**/*".to_owned()]),
-            ),
-        };
-        steps.push(Step {
-            id,
-            task: task.to_owned(),
-            agent,
-            depends_on: strings(raw, "depends_on", index)?.unwrap_or_default(),
-            posture,
-            read_set,
-            write_set,
-            timeout_ms: positive(raw, "timeout_ms", DEFAULT_TIMEOUT_MS)?,
-        });
+    };
+    let read_set = strings(raw, "read_set", index)?;
+    let write_set = strings(raw, "write_set", index)?;
+    if posture == Posture::ReadOnly && write_set.as_ref().is_some_and(|set| !set.is_empty()) {
+        return Err(invalid(
+            format!("step `{id}` is read_only but has a write_set"),
+            json!({"step": id, "field": "write_set"}),
+        ));
     }
+    let (read_set, write_set) = match posture {
+        Posture::ReadOnly => (read_set.unwrap_or_else(|| vec!["**/*".to_owned()]), Vec::new()),
+        Posture::Writer => (
+            read_set.unwrap_or_default(),
+            write_set.filter(|set| !set.is_empty()).unwrap_or_else(|| vec!["**/*".to_owned()]),
+        ),
+    };
+    Ok(Step {
+        id,
+        task: task.to_owned(),
+        agent,
+        depends_on: strings(raw, "depends_on", index)?.unwrap_or_default(),
+        posture,
+        read_set,
+        write_set,
+        timeout_ms: positive(raw, "timeout_ms", DEFAULT_TIMEOUT_MS)?,
+    })
+}
+
+/// Checks the steps' ids are unique and their dependencies name steps of the workflow
+/// without a cycle.
+fn check_dependencies(steps: &[Step]) -> Result<(), ToolFailure> {
     let mut seen = BTreeSet::new();
     let duplicates: BTreeSet<&str> = steps.iter().map(|step| step.id.as_str()).filter(|id| !seen.insert(*id)).collect();
     if !duplicates.is_empty() {
@@ -198,10 +208,10 @@ pub fn parse(spec: &Value, ordinal: usize) -> Result<Spec, ToolFailure> {
     if !missing.is_empty() {
         return Err(invalid("a step depends on a step the workflow does not have", json!({"missing": missing})));
     }
-    if let Some(cycle) = find_cycle(&steps) {
+    if let Some(cycle) = find_cycle(steps) {
         return Err(invalid(format!("the dependencies form a cycle: {}", cycle.join(" -> ")), json!({"cycle": cycle})));
     }
-    Ok(Spec { id, name, max_concurrency, timeout_ms, steps })
+    Ok(())
 }
 
 /// A dependency cycle, as the ids along it (first repeated at the end), if any.

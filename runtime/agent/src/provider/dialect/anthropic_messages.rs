@@ -163,75 +163,9 @@ impl Decode for Decoder {
         }
         match kind {
             "message_start" => self.usage = Some(read_usage(&event["message"]["usage"], Usage::default())),
-            "content_block_start" => {
-                let index = self.index(&event, &frame.data)?;
-                let block = &event["content_block"];
-                let open = match block.get("type").and_then(Value::as_str) {
-                    Some("text") => {
-                        self.text_delta(block["text"].as_str().unwrap_or_default(), on_delta);
-                        Block::Text
-                    }
-                    Some("thinking") => Block::Thinking {
-                        text: block["thinking"].as_str().unwrap_or_default().to_owned(),
-                        signature: block["signature"].as_str().unwrap_or_default().to_owned(),
-                    },
-                    Some("tool_use") => {
-                        let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str()) else {
-                            return Err(ProviderFailure::invalid("a tool_use block without id or name", &frame.data));
-                        };
-                        Block::ToolUse { id: id.to_owned(), name: name.to_owned(), json: String::new() }
-                    }
-                    // Blocks the runtime does not use (redacted thinking, server tools) are skipped.
-                    _ => return Ok(None),
-                };
-                self.open.insert(index, open);
-            }
-            "content_block_delta" => {
-                let index = self.index(&event, &frame.data)?;
-                let delta = &event["delta"];
-                let field = |name: &str| delta.get(name).and_then(Value::as_str).unwrap_or_default().to_owned();
-                match (self.open.get_mut(&index), delta.get("type").and_then(Value::as_str)) {
-                    (Some(Block::Text), Some("text_delta")) => self.text_delta(&field("text"), on_delta),
-                    (Some(Block::Thinking { text, .. }), Some("thinking_delta")) => {
-                        let chunk = field("thinking");
-                        text.push_str(&chunk);
-                        on_delta(Delta::Reasoning(chunk));
-                    }
-                    (Some(Block::Thinking { signature, .. }), Some("signature_delta")) => {
-                        signature.push_str(&field("signature"));
-                    }
-                    (Some(Block::ToolUse { json, .. }), Some("input_json_delta")) => {
-                        json.push_str(&field("partial_json"))
-                    }
-                    (None, _) => {
-                        return Err(ProviderFailure::invalid(
-                            &format!("a delta for block {index}, which is not open"),
-                            &frame.data,
-                        ));
-                    }
-                    (Some(_), other) => {
-                        let other = other.unwrap_or("none");
-                        return Err(ProviderFailure::invalid(
-                            &format!("a `{other}` delta does not fit block {index}"),
-                            &frame.data,
-                        ));
-                    }
-                }
-            }
-            "content_block_stop" => {
-                let index = self.index(&event, &frame.data)?;
-                match self.open.remove(&index) {
-                    Some(Block::Thinking { text, signature }) => {
-                        self.items.push(OutputItem::Reasoning(reasoning::item(&text, Some(&signature))));
-                    }
-                    Some(Block::ToolUse { id, name, json }) => {
-                        // No `input_json_delta` leaves the block's `input: {}` as it started.
-                        let arguments = if json.trim().is_empty() { "{}" } else { json.as_str() };
-                        self.items.push(OutputItem::call(&id, &name, arguments));
-                    }
-                    Some(Block::Text) | None => {}
-                }
-            }
+            "content_block_start" => self.read_content_block_start(&event, &frame.data, on_delta)?,
+            "content_block_delta" => self.read_content_block_delta(&event, &frame.data, on_delta)?,
+            "content_block_stop" => self.read_content_block_stop(&event, &frame.data)?,
             "message_delta" => {
                 if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
                     self.stop_reason = Some(reason.to_owned());
@@ -239,21 +173,8 @@ impl Decode for Decoder {
                 let before = self.usage.unwrap_or_default();
                 self.usage = Some(read_usage(&event["usage"], before));
             }
-            "message_stop" => {
-                return Ok(Some(Reply {
-                    text: std::mem::take(&mut self.text),
-                    items: std::mem::take(&mut self.items),
-                    usage: self.usage,
-                    finish: finish(self.stop_reason.as_deref()),
-                    attempts: 1,
-                }));
-            }
-            "error" => {
-                let error_type = event.pointer("/error/type").and_then(Value::as_str).unwrap_or("unknown");
-                let message = event.pointer("/error/message").and_then(Value::as_str).unwrap_or("no message");
-                // A type the OpenAI vocabulary has no code for is named as the wire names it.
-                return Err(ProviderFailure::reported(openai_code(error_type).unwrap_or(error_type), message));
-            }
+            "message_stop" => return Ok(Some(self.reply())),
+            "error" => return Err(reported_error(&event)),
             // `ping`, and events added to the API later, carry nothing the runtime needs.
             _ => {}
         }
@@ -261,7 +182,108 @@ impl Decode for Decoder {
     }
 }
 
+/// The failure an `event: error` reports.
+fn reported_error(event: &Value) -> ProviderFailure {
+    let error_type = event.pointer("/error/type").and_then(Value::as_str).unwrap_or("unknown");
+    let message = event.pointer("/error/message").and_then(Value::as_str).unwrap_or("no message");
+    // A type the OpenAI vocabulary has no code for is named as the wire names it.
+    ProviderFailure::reported(openai_code(error_type).unwrap_or(error_type), message)
+}
+
 impl Decoder {
+    /// Opens the block of a `content_block_start`; a text block's first text is a delta.
+    fn read_content_block_start(
+        &mut self,
+        event: &Value,
+        data: &str,
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+    ) -> Result<(), ProviderFailure> {
+        let index = self.index(event, data)?;
+        let block = &event["content_block"];
+        let open = match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                self.text_delta(block["text"].as_str().unwrap_or_default(), on_delta);
+                Block::Text
+            }
+            Some("thinking") => Block::Thinking {
+                text: block["thinking"].as_str().unwrap_or_default().to_owned(),
+                signature: block["signature"].as_str().unwrap_or_default().to_owned(),
+            },
+            Some("tool_use") => {
+                let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str()) else {
+                    return Err(ProviderFailure::invalid("a tool_use block without id or name", data));
+                };
+                Block::ToolUse { id: id.to_owned(), name: name.to_owned(), json: String::new() }
+            }
+            // Blocks the runtime does not use (redacted thinking, server tools) are skipped.
+            _ => return Ok(()),
+        };
+        self.open.insert(index, open);
+        Ok(())
+    }
+
+    /// Adds a `content_block_delta` to its open block; a delta for no open block, or of a
+    /// kind its block does not take, is invalid.
+    fn read_content_block_delta(
+        &mut self,
+        event: &Value,
+        data: &str,
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+    ) -> Result<(), ProviderFailure> {
+        let index = self.index(event, data)?;
+        let delta = &event["delta"];
+        let field = |name: &str| delta.get(name).and_then(Value::as_str).unwrap_or_default().to_owned();
+        match (self.open.get_mut(&index), delta.get("type").and_then(Value::as_str)) {
+            (Some(Block::Text), Some("text_delta")) => self.text_delta(&field("text"), on_delta),
+            (Some(Block::Thinking { text, .. }), Some("thinking_delta")) => {
+                let chunk = field("thinking");
+                text.push_str(&chunk);
+                on_delta(Delta::Reasoning(chunk));
+            }
+            (Some(Block::Thinking { signature, .. }), Some("signature_delta")) => {
+                signature.push_str(&field("signature"));
+            }
+            (Some(Block::ToolUse { json, .. }), Some("input_json_delta")) => json.push_str(&field("partial_json")),
+            (None, _) => {
+                return Err(ProviderFailure::invalid(&format!("a delta for block {index}, which is not open"), data));
+            }
+            (Some(_), other) => {
+                let other = other.unwrap_or("none");
+                return Err(ProviderFailure::invalid(&format!("a `{other}` delta does not fit block {index}"), data));
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the block of a `content_block_stop`: a thinking or tool-use block becomes an
+    /// output item.
+    fn read_content_block_stop(&mut self, event: &Value, data: &str) -> Result<(), ProviderFailure> {
+        let index = self.index(event, data)?;
+        match self.open.remove(&index) {
+            Some(Block::Thinking { text, signature }) => {
+                self.items.push(OutputItem::Reasoning(reasoning::item(&text, Some(&signature))));
+            }
+            Some(Block::ToolUse { id, name, json }) => {
+                // No `input_json_delta` leaves the block's `input: {}` as it started.
+                let arguments = if json.trim().is_empty() { "{}" } else { json.as_str() };
+                self.items.push(OutputItem::call(&id, &name, arguments));
+            }
+            Some(Block::Text) | None => {}
+        }
+        Ok(())
+    }
+
+    /// The reply read so far, at `message_stop`.
+    fn reply(&mut self) -> Reply {
+        Reply {
+            text: std::mem::take(&mut self.text),
+            items: std::mem::take(&mut self.items),
+            usage: self.usage,
+            finish: finish(self.stop_reason.as_deref()),
+            attempts: 1,
+        }
+    }
+
     fn index(&self, event: &Value, data: &str) -> Result<u64, ProviderFailure> {
         event
             .get("index")
