@@ -10,6 +10,7 @@
 //! turn ended `end_turn` is ACP-FAILURE-IS-ERROR's.
 
 use gauntlet_agent::EventType;
+use gauntlet_agent::TerminalStatus;
 use gauntlet_mock_provider::Message;
 use gauntlet_mock_provider::dialect::failure_message;
 use serde_json::Value;
@@ -19,19 +20,29 @@ use crate::judge::Evidence;
 use crate::judge::views::{judge_messages, request_turns, served, shown_chunks};
 use crate::verdict::At;
 
-pub const INVARIANT: Invariant =
-    Invariant { id: "REPLAY-NO-DIAGNOSTIC", also: &[], name: "diagnostic_not_answer", applies: Scope::Replay, check };
+pub const INVARIANT: Invariant = Invariant {
+    id: "REPLAY-NO-DIAGNOSTIC",
+    also: &["REPLAY-MODEL-WORDS"],
+    name: "diagnostic_not_answer",
+    applies: Scope::Replay,
+    check,
+};
 
 /// An agent's error message shorter than this is a generic word ("Internal error"), too
 /// common to be evidence when it turns up in text.
 const NOTICE_MIN: usize = 24;
 
+/// Text the model never said, carried as its own, shorter than this (after whitespace is
+/// collapsed) is a separator or a placeholder ("(no content)"), not words put in its mouth.
+const INVENTED_MIN: usize = 12;
+
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let diagnostics = diagnostics(evidence);
+    let mut problems = invented(evidence, &diagnostics);
     if diagnostics.is_empty() {
-        return Vec::new();
+        return problems;
     }
-    let mut problems: Vec<Violation> = evidence
+    let mut found: Vec<Violation> = evidence
         .lines
         .iter()
         .filter(|line| line.kind == EventType::AssistantMessage && !line.is_partial_assistant())
@@ -46,8 +57,8 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             );
             Some(Violation::placed(found.turn.map(At::Turn), message))
         })
-        .collect();
-    problems.extend(judge_messages(evidence, |_, message, found| {
+        .collect::<Vec<_>>();
+    found.extend(judge_messages(evidence, |_, message, found| {
         let Message::Assistant { text } = message else { return };
         if let Some(diagnostic) = diagnostics.iter().find(|diagnostic| text.contains(diagnostic.text.as_str())) {
             let message =
@@ -55,7 +66,84 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             found.push(Violation::placed(diagnostic.turn.map(At::Turn), message));
         }
     }));
+    problems.extend(found);
     problems
+}
+
+/// Assistant content carried to the model that the model never said: gauntlet scripted every
+/// word its model says, so what remains of an assistant message once every scripted text (or a
+/// prefix of one, as a cut stream leaves it) is taken out is the agent's own, whether it showed
+/// it or not (issue 45). In a turn the scenario does not complete it is a failure notice passed
+/// off as an answer, REPLAY-NO-DIAGNOSTIC; elsewhere REPLAY-MODEL-WORDS, a MAY: no source forbids
+/// an agent its own words in a conversation that went well. A text already found as a known
+/// diagnostic above is not found twice.
+fn invented(evidence: &Evidence, diagnostics: &[Diagnostic]) -> Vec<Violation> {
+    let Some(scenario) = evidence.scenario else { return Vec::new() };
+    let said = said(scenario);
+    let turns = request_turns(evidence);
+    let requests = &evidence.capture.requests;
+    judge_messages(evidence, |request, message, found| {
+        let Message::Assistant { text } = message else { return };
+        if diagnostics.iter().any(|diagnostic| text.contains(diagnostic.text.as_str())) {
+            return;
+        }
+        let Some(words) = unsaid(text, &said) else { return };
+        // The message answers the request before this one on its route: that request's turn.
+        let at = requests.iter().position(|known| std::ptr::eq(known, request)).unwrap_or_default();
+        let before = requests[..at].iter().rposition(|earlier| earlier.route == request.route);
+        let turn = turns.get(before.unwrap_or(at)).copied().flatten();
+        let failed =
+            turn.and_then(|turn| scenario.turns.get(turn)).filter(|turn| turn.expect != TerminalStatus::Completed);
+        let violation = Violation::placed(
+            turn.map(|turn| At::Turn(turn + 1)),
+            match failed {
+                Some(_) => format!(
+                    "carries text the model never said back to it as assistant content, in a turn that did not complete: the agent's own failure notice passed off as an answer: {words:?}"
+                ),
+                None => format!("carries text the model never said back to it as assistant content: {words:?}"),
+            },
+        );
+        found.push(if failed.is_some() { violation } else { violation.of("REPLAY-MODEL-WORDS") });
+    })
+}
+
+/// Every text the scenario's model says, on every route (answers, refusals, reasoning
+/// summaries), and every answer of a Log it preloads (said in an earlier life of the Session),
+/// whitespace collapsed, longest first.
+fn said(scenario: &crate::scenario::Scenario) -> Vec<String> {
+    let scripted = scenario.script().routes.into_values().flatten().flat_map(|response| {
+        let reasoning = response.reasoning.iter().map(|reasoning| reasoning.summary.concat()).collect::<Vec<_>>();
+        [response.visible_text(), response.refusal.concat()].into_iter().chain(reasoning)
+    });
+    let preloaded = scenario.log.iter().flat_map(|log| log.ndjson.lines()).filter_map(|line| {
+        let event: Value = serde_json::from_str(line).ok()?;
+        let answer = event.get("type")? == EventType::AssistantMessage.as_str();
+        answer.then(|| event.pointer("/data/text")?.as_str().map(str::to_owned))?
+    });
+    let mut said: Vec<String> =
+        scripted.chain(preloaded).map(|text| collapsed(&text)).filter(|text| !text.is_empty()).collect();
+    said.sort_by_key(|text| std::cmp::Reverse(text.len()));
+    said.dedup();
+    said
+}
+
+/// The first stretch of `text` the model never said, once every text it said is taken out:
+/// words, not a separator, and not part of anything it said (a cut stream's prefix).
+fn unsaid(text: &str, said: &[String]) -> Option<String> {
+    let mut rest = collapsed(text);
+    for words in said {
+        rest = rest.replace(words.as_str(), "\u{0}");
+    }
+    rest.split('\u{0}').map(str::trim).find_map(|piece| {
+        let own = piece.chars().count() >= INVENTED_MIN
+            && piece.chars().any(char::is_alphabetic)
+            && !said.iter().any(|words| words.contains(piece));
+        own.then(|| piece.to_owned())
+    })
+}
+
+fn collapsed(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A failure's text, where it came from, and the turn (1-based) it was the failure of, when
@@ -161,7 +249,8 @@ mod tests {
         // Both are turn 1's failure passed off as an answer: one behaviour with its other lies.
         let placed = (INVARIANT.check)(&Evidence::of_scenario(&capture, &scenario));
         assert!(placed.iter().all(|violation| violation.at == Some(At::Turn(1))), "{placed:#?}");
-        let (capture, scenario) = failed_then_asked("{ error = \"server_error\" }", "A real answer.", None);
+        // What the model said carried back is no diagnostic (turn 2's own answer, here).
+        let (capture, scenario) = failed_then_asked("{ error = \"server_error\" }", "Done.", None);
         assert!(check_played(INVARIANT, &capture, &scenario).is_empty());
     }
 
@@ -178,9 +267,60 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:#?}");
         assert!(found[0].contains("the agent's error notice for prompt 1"), "{found:#?}");
 
+        // A generic notice is too common to be evidence as a match, but the model never said
+        // it: carried back for the failed turn, it is still the agent's words in its mouth.
         let (mut generic, scenario) = failed_then_asked("\"disconnect\"", "Internal error", None);
         generic.acp = answered("Internal error");
-        assert!(check_played(INVARIANT, &generic, &scenario).is_empty());
+        let found = check_played(INVARIANT, &generic, &scenario);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(
+            found[0].contains("text the model never said") && found[0].contains("\"Internal error\""),
+            "{found:#?}"
+        );
+    }
+
+    /// Issue 45: after a dropped stream an agent sends the model, as its own assistant content,
+    /// a notice it never showed the client ("I hit an internal error ..."), and answers the turn
+    /// `refusal`: no known diagnostic matches, but the model never said it. In the turn that
+    /// did not complete it is REPLAY-NO-DIAGNOSTIC's; a prefix of what the model did say (a cut
+    /// stream's) is not invented (that is REPLAY-NO-PARTIAL's).
+    #[test]
+    fn words_the_model_never_said_in_a_failed_turn_are_a_diagnostic() {
+        let notice = "I hit an internal error while calling the model: Connection error.";
+        let (capture, scenario) = failed_then_asked("\"disconnect\"", notice, None);
+        let placed = (INVARIANT.check)(&Evidence::of_scenario(&capture, &scenario));
+        assert_eq!(placed.len(), 1, "{placed:#?}");
+        assert_eq!(placed[0].requirement, None, "{placed:#?}");
+        assert_eq!(placed[0].at, Some(At::Turn(1)));
+        assert!(placed[0].message.contains("in a turn that did not complete"), "{placed:#?}");
+        assert!(placed[0].message.contains(notice), "{placed:#?}");
+
+        let (capture, scenario) = failed_then_asked("\"disconnect\"", "Do", None);
+        assert!(check_played(INVARIANT, &capture, &scenario).is_empty());
+    }
+
+    /// Words the model never said in a turn that completed: REPLAY-MODEL-WORDS, a MAY; the
+    /// model's own text with whitespace changed is its own.
+    #[test]
+    fn words_the_model_never_said_in_a_completed_turn_are_a_may() {
+        let scenario = scenario(
+            "title = \"t\"\n[[turn]]\nprompt = \"Summarise\"\nrespond = [{ text = [\"The log \", \"is short.\"] }]\n\
+             [[turn]]\nprompt = \"Again\"\nrespond = [{ text = [\"Done.\"] }]\n",
+        );
+        let asked = |answer: &str| {
+            let mut capture = capture(
+                &[],
+                &[body(vec![user("Summarise")]), body(vec![user("Summarise"), assistant(answer), user("Again")])],
+            );
+            capture.requests[0].response_index = Some(0);
+            capture.requests[1].response_index = Some(1);
+            (INVARIANT.check)(&Evidence::of_scenario(&capture, &scenario))
+        };
+        assert_eq!(asked("The log\nis short."), Vec::new());
+        let found = asked("The log is short. (Answer checked by the agent.)");
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].requirement, Some("REPLAY-MODEL-WORDS"));
+        assert!(found[0].message.contains("\"(Answer checked by the agent.)\""), "{found:#?}");
     }
 
     /// What the agent showed in its own words for a turn it answered with an error is a
