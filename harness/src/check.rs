@@ -31,7 +31,7 @@ use gauntlet_judge::capture::Capture;
 use gauntlet_judge::judge;
 use gauntlet_judge::lifecycle::{self, Family, Kind};
 use gauntlet_judge::locate::LoadError;
-use gauntlet_judge::scenario::Scenario;
+use gauntlet_judge::scenario::{Capability, Scenario};
 use gauntlet_judge::verdict::{Finding, Layer, Verdict, VerdictKind};
 
 /// One scenario's verdict, and the evidence behind it.
@@ -50,6 +50,10 @@ pub struct Checked {
     /// Processes the agent left running after it was stopped, which gauntlet killed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub leftovers: Vec<String>,
+    /// For a skipped scenario, what it needed that an agent declares at `initialize` and the
+    /// profile does not list: read against what the agent declared once the run is over.
+    #[serde(skip)]
+    pub undeclared: Vec<Capability>,
 }
 
 impl Checked {
@@ -61,6 +65,7 @@ impl Checked {
             masks_matched: BTreeSet::new(),
             other_models: BTreeSet::new(),
             leftovers: Vec::new(),
+            undeclared: Vec::new(),
         }
     }
 }
@@ -181,6 +186,8 @@ pub fn check_jobs(
         corpus_sha256: fingerprint,
         profile_sha256: judged_by(profile.source.as_bytes(), known),
     };
+    let mut scenarios = scenarios;
+    name_undeclared(&mut scenarios);
     let mut run = finish(profile.name.clone(), origin, isolated, scenarios, known, &corpus);
     run.unmatched_masks = unmatched_masks(profile, &run.scenarios);
     run.logged = profile.log.is_some();
@@ -466,6 +473,59 @@ pub(crate) fn unplayable(name: &str, why: String) -> Checked {
     Checked::of(Verdict::from_findings(name, Vec::new(), vec![Finding::new(Layer::Fault, None, why)]))
 }
 
+/// Says, for each skipped scenario that needed what an agent declares at `initialize`, whether
+/// this agent declared it (the profile's to list, then) or not (the agent's limit), as its
+/// first played scenario's `initialize` answer has it (issue 42).
+fn name_undeclared(scenarios: &mut [Checked]) {
+    let Some(declared) = scenarios.iter().find_map(|checked| declared(checked.evidence.as_ref()?)) else { return };
+    for checked in scenarios.iter_mut().filter(|checked| !checked.undeclared.is_empty()) {
+        let (listed, lacked): (Vec<Capability>, Vec<Capability>) =
+            checked.undeclared.iter().partition(|capability| declared.contains(capability));
+        let names = |capabilities: &[Capability]| {
+            capabilities.iter().map(|capability| format!("`{}`", capability.as_str())).collect::<Vec<_>>().join(", ")
+        };
+        let mut why = Vec::new();
+        if !listed.is_empty() {
+            why.push(format!(
+                "the agent declares {} at `initialize`, the profile's `capabilities` does not list it",
+                names(&listed)
+            ));
+        }
+        if !lacked.is_empty() {
+            why.push(format!("the agent does not declare {} at `initialize`", names(&lacked)));
+        }
+        if let Some(skipped) = checked.verdict.skipped.as_mut() {
+            skipped.push_str(&format!(" ({})", why.join("; ")));
+        }
+    }
+}
+
+/// What an agent declared at `initialize`, of the capabilities a profile lists, from a played
+/// scenario's live transcript: v1's `loadSession` and `sessionCapabilities`; v2 serves
+/// `session/resume`, `close` and `list` to every client.
+fn declared(evidence: &Value) -> Option<BTreeSet<Capability>> {
+    let transcript = evidence.pointer("/files/acp.jsonl")?.as_array()?;
+    let answer = transcript.iter().find(|entry| {
+        entry.get("from").and_then(Value::as_str) == Some("agent")
+            && entry.pointer("/message/result/protocolVersion").is_some()
+    })?;
+    let capabilities = answer.pointer("/message/result/agentCapabilities")?;
+    let v2 = answer.pointer("/message/result/protocolVersion").and_then(Value::as_u64) == Some(2);
+    let session = capabilities.get("sessionCapabilities");
+    let has = |key: &str| v2 || session.and_then(|session| session.get(key)).is_some_and(|value| !value.is_null());
+    let mut declared = BTreeSet::new();
+    if capabilities.get("loadSession").and_then(Value::as_bool) == Some(true) {
+        declared.insert(Capability::Load);
+    }
+    for (key, capability) in [("resume", Capability::Resume), ("close", Capability::Close), ("list", Capability::List)]
+    {
+        if has(key) {
+            declared.insert(capability);
+        }
+    }
+    Some(declared)
+}
+
 /// The run's verdicts gathered into a [`CheckRun`] and compared with the expectations file;
 /// skipped scenarios count as not run, so their expectations are not stale, but an expectation
 /// naming no scenario of the `corpus` is.
@@ -526,7 +586,10 @@ fn check_one(plan: &Plan, profile: &Profile, driver: &dyn Driver, name: &str, lo
     };
     let (scenario, capture) = match play(profile, driver, &scenario) {
         Ok(played) => played,
-        Err(why) => return Checked::of(Verdict::skipped(name, why)),
+        Err(why) => {
+            let undeclared = profile.undeclared(&scenario);
+            return Checked { undeclared, ..Checked::of(Verdict::skipped(name, why)) };
+        }
     };
     // Known only once the agent answered `initialize`: a prompt's image was not sent, so the
     // scenario was not played as written, and nothing of it is judged.
@@ -545,7 +608,14 @@ fn check_one(plan: &Plan, profile: &Profile, driver: &dyn Driver, name: &str, lo
     verdict.elapsed_ms = started.elapsed().as_millis();
     let other_models = if profile.passes_model() { other_models(&scenario, &capture) } else { BTreeSet::new() };
     let leftovers = capture.leftovers.clone();
-    Checked { verdict, evidence: Some(evidence(&capture)), masks_matched, other_models, leftovers }
+    Checked {
+        verdict,
+        evidence: Some(evidence(&capture)),
+        masks_matched,
+        other_models,
+        leftovers,
+        undeclared: Vec::new(),
+    }
 }
 
 /// The models `capture`'s requests named that `scenario` never told the agent to use (its
@@ -644,6 +714,36 @@ fn evidence(capture: &Capture) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A skip for want of what the agent declares at `initialize` says so, and names the
+    /// profile's omission apart from the agent's limit (issue 42).
+    #[test]
+    fn a_skip_says_whether_the_agent_declares_what_it_needed() {
+        let initialize = json!({"from": "agent", "message": {"jsonrpc": "2.0", "id": 1, "result": {
+            "protocolVersion": 1,
+            "agentCapabilities": {"loadSession": true, "sessionCapabilities": {"resume": {}, "close": null}},
+        }}});
+        let played = Checked {
+            evidence: Some(json!({"files": {"acp.jsonl": [initialize]}})),
+            ..Checked::of(Verdict::skipped("played", "-".to_owned()))
+        };
+        let skipped = |undeclared: Vec<Capability>| Checked {
+            undeclared,
+            ..Checked::of(Verdict::skipped("s", "agent lacks resume, list, close".to_owned()))
+        };
+        let mut scenarios = vec![played, skipped(vec![Capability::Resume, Capability::List, Capability::Close])];
+        name_undeclared(&mut scenarios);
+        assert_eq!(
+            scenarios[1].verdict.skipped.as_deref(),
+            Some(
+                "agent lacks resume, list, close (the agent declares `resume` at `initialize`, the profile's `capabilities` does not list it; the agent does not declare `list`, `close` at `initialize`)"
+            )
+        );
+        // Without a played scenario nothing is known of the agent: the reason stays.
+        let mut alone = vec![skipped(vec![Capability::Resume])];
+        name_undeclared(&mut alone);
+        assert_eq!(alone[0].verdict.skipped.as_deref(), Some("agent lacks resume, list, close"));
+    }
 
     /// An agent that calls a model of its own (a default it falls back to) is named with the
     /// scenarios where it did, once per model (issue 31).

@@ -460,6 +460,18 @@ impl Profile {
         missing
     }
 
+    /// What `scenario` needs of what an agent declares at `initialize` (`session/load`,
+    /// `resume`, `close`, `list`) that this profile does not list: a skip the report then says
+    /// is the agent's limit or the profile's omission.
+    pub fn undeclared(&self, scenario: &Scenario) -> Vec<Capability> {
+        let declarable = [Capability::Load, Capability::Resume, Capability::Close, Capability::List];
+        scenario
+            .needs()
+            .into_iter()
+            .filter(|capability| declarable.contains(capability) && !self.capabilities.contains(capability))
+            .collect()
+    }
+
     /// Whether the profile hands `text` (a `{placeholder}`) to the agent: in its command, its
     /// arguments, its environment or a file it writes.
     /// Whether the agent is told which model to call (`{model}`): then a request naming another
