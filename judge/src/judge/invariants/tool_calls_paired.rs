@@ -5,7 +5,9 @@
 //!
 //! Also REPLAY-CALL-ID-UNIQUE ([`UNIQUE`]): no two calls of a request share a call id, so no
 //! result pairs with two calls (a model that repeats an id within one response is the
-//! agent's to tell apart; the Anthropic Messages API refuses repeated `tool_use` ids).
+//! agent's to tell apart; the Anthropic Messages API refuses repeated `tool_use` ids). That the
+//! agent then keeps both calls is the reference's choice ([`BOTH_KEPT`], a MAY): an agent that
+//! merges them into one keeps ids unique and pairs correctly, and no source asks more.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -17,7 +19,7 @@ use crate::judge::views::{read_new_messages, served};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-TOOL-PAIRING",
-    also: &["REPLAY-COMPACTION-KEEPS-PAIRS", UNIQUE],
+    also: &["REPLAY-COMPACTION-KEEPS-PAIRS", UNIQUE, BOTH_KEPT],
     name: "tool_calls_paired",
     applies: Scope::Replay,
     check,
@@ -25,6 +27,10 @@ pub const INVARIANT: Invariant = Invariant {
 
 /// What a request breaks when two of its calls share a call id.
 const UNIQUE: &str = "REPLAY-CALL-ID-UNIQUE";
+
+/// What a request that carries fewer calls than a response with a repeated id made departs
+/// from: the reference's way of telling them apart.
+const BOTH_KEPT: &str = "REPLAY-CALL-ID-BOTH-KEPT";
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let mut runs: BTreeMap<usize, Pairing> = BTreeMap::new();
@@ -35,14 +41,14 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     for (request_idx, (request, conversation, new)) in read_new_messages(evidence).enumerate() {
         let n = request_idx + 1;
         // An agent that collapses two calls of one id into one tells the model of one call
-        // and one result only: it did not tell them apart.
+        // and one result only: unique ids, paired, but not the reference's way.
         if let Some((made, id)) = owed.remove(&conversation.run) {
             let carried = new.iter().filter(|message| matches!(message, Message::ToolCall { .. })).count();
             if carried < made {
                 let message = format!(
                     "request {n} carries {carried} of the {made} calls the model gave, two of them with the id `{id}`: a call and its result are gone from the conversation"
                 );
-                problems.push(Violation::new(message).of(UNIQUE));
+                problems.push(Violation::new(message).of(BOTH_KEPT));
             }
         }
         if let Some(response) = served(evidence, request)
@@ -143,9 +149,10 @@ mod tests {
     }
 
     /// Two calls the model gave one id, collapsed into one call and one result in the next
-    /// request (opencode's shape: the model is told of one read only).
+    /// request (opencode's shape: the model is told of one read only): ids unique and paired,
+    /// so not REPLAY-CALL-ID-UNIQUE's, but not the reference's way either (issue 45).
     #[test]
-    fn two_calls_of_one_id_collapsed_into_one_are_caught() {
+    fn two_calls_of_one_id_collapsed_into_one_are_a_may() {
         let scenario = crate::judge::invariants::fixture::scenario(
             "title = \"t\"\n[[turn]]\nprompt = \"p\"\nrespond = [{ calls = [{ name = \"read\", args = { path = \"a\" }, call_id = \"c1\" }, \
              { name = \"read\", args = { path = \"b\" }, call_id = \"c1\" }] }, { text = [\"x\"] }]\n",
@@ -158,6 +165,10 @@ mod tests {
         }
         assert_eq!(
             crate::judge::invariants::fixture::check_played_as(INVARIANT, UNIQUE, &collapsed, &scenario),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            crate::judge::invariants::fixture::check_played_as(INVARIANT, BOTH_KEPT, &collapsed, &scenario),
             [
                 "request 2 carries 1 of the 2 calls the model gave, two of them with the id `c1`: a call and its result are gone from the conversation"
             ]
