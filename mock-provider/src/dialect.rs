@@ -22,7 +22,7 @@ use serde_json::Value;
 pub use crate::beat::{Beat, arguments, beats};
 use crate::body::Body;
 use crate::conversation::{Conversation, ViewError};
-use crate::script::{Ending, Pause, Response};
+use crate::script::{Ending, Pause, Response, Usage};
 
 pub mod anthropic_messages;
 pub mod chat_completions;
@@ -116,6 +116,32 @@ impl Dialect {
             Dialect::ChatCompletions => chat_completions::model(asked),
             Dialect::AnthropicMessages => anthropic_messages::model(asked),
             Dialect::Gemini => gemini::model(asked),
+        }
+    }
+
+    /// The most output tokens a request body allows the model, in the dialect's field:
+    /// `max_output_tokens` (Responses), `max_completion_tokens` or `max_tokens` (Chat
+    /// Completions), `max_tokens` (Anthropic Messages), `generationConfig.maxOutputTokens`
+    /// (Gemini).
+    pub fn max_output(self, body: &Value) -> Option<u64> {
+        let field = |pointer: &str| body.pointer(pointer).and_then(Value::as_u64);
+        match self {
+            Dialect::Responses => field("/max_output_tokens"),
+            Dialect::ChatCompletions => field("/max_completion_tokens").or_else(|| field("/max_tokens")),
+            Dialect::AnthropicMessages => field("/max_tokens"),
+            Dialect::Gemini => field("/generationConfig/maxOutputTokens"),
+        }
+    }
+
+    /// The usage reported with `response` as an answer to `body`: the scripted one, else a
+    /// cut by the output limit reports the output tokens the request allowed (usage that agrees
+    /// with the ending it comes with, so an agent reading usage takes the cut for the model's
+    /// limit reached, not a Provider's clamp: issue 45), else [`Usage::DEFAULT`].
+    pub fn reported_usage(self, response: &Response, body: Option<&Value>) -> Usage {
+        let cut = matches!(&response.then, Ending::Incomplete(reason) if reason == "max_output_tokens");
+        match (response.usage, body.and_then(|body| self.max_output(body))) {
+            (None, Some(limit)) if cut => Usage { output: limit, ..Usage::DEFAULT },
+            _ => response.effective_usage(),
         }
     }
 

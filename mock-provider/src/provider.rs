@@ -1,5 +1,6 @@
 //! The mock provider: the single place that decides how each request is answered.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -341,6 +342,15 @@ impl MockProvider {
         self.answer(state, response, &asked, end)
     }
 
+    /// `response` with the usage its ending and the request call for ([`Dialect::reported_usage`]).
+    fn usage_at_the_limit<'r>(&self, response: Cow<'r, Response>, asked: &Asked<'_>) -> Cow<'r, Response> {
+        let usage = self.dialect.reported_usage(&response, asked.body.json());
+        if usage == response.effective_usage() {
+            return response;
+        }
+        Cow::Owned(Response { usage: Some(usage), ..response.into_owned() })
+    }
+
     /// The answer to a request that is no call of the model, outside the script and the
     /// journal: a `HEAD` is a reachability probe (claude-agent-acp sends `HEAD /` to its base
     /// URL), answered 200 with no body; a side request its canned reply, encoded with the
@@ -451,10 +461,11 @@ impl MockProvider {
         let response = match renamed {
             Some((renamed, calls)) => {
                 state.renamed.extend(calls);
-                std::borrow::Cow::Owned(renamed)
+                Cow::Owned(renamed)
             }
-            None => std::borrow::Cow::Borrowed(response),
+            None => Cow::Borrowed(response),
         };
+        let response = self.usage_at_the_limit(response, asked);
         drop(state);
         reply(self.dialect.answer(&response, &ctx, asked), end)
     }
@@ -919,6 +930,49 @@ mod tests {
         chat.respond(post("/v1/chat/completions", r#"{"model":"m"}"#));
         let statuses: Vec<_> = chat.report().journal.iter().map(|entry| entry.status).collect();
         assert_eq!(statuses, [Some(200), Some(500), Some(500)]);
+    }
+
+    /// A response cut by the output limit reports the output tokens the request allowed, in
+    /// each dialect's field (issue 45); scripted usage and a request that names no limit keep
+    /// theirs.
+    #[test]
+    fn a_cut_by_the_output_limit_reports_the_limit_as_its_output() {
+        use crate::script::Ending;
+        let cut = Response {
+            text: vec!["x".into()],
+            then: Ending::Incomplete("max_output_tokens".into()),
+            ..Response::default()
+        };
+        let served = |dialect: Dialect, path: &str, body: &str, response: &Response| {
+            let provider = MockProvider::new(Script::root(vec![response.clone()])).with_dialect(dialect);
+            format!("{:?}", provider.respond(post(path, body)).steps)
+        };
+        let cases = [
+            (Dialect::Responses, "/v1/responses", r#"{"max_output_tokens":16384}"#, "output_tokens\\\":16384"),
+            (
+                Dialect::ChatCompletions,
+                "/v1/chat/completions",
+                r#"{"max_tokens":16384}"#,
+                "completion_tokens\\\":16384",
+            ),
+            (Dialect::AnthropicMessages, "/v1/messages", r#"{"max_tokens":16384}"#, "output_tokens\\\":16384"),
+            (
+                Dialect::Gemini,
+                "/v1beta/models/m:streamGenerateContent",
+                r#"{"generationConfig":{"maxOutputTokens":16384}}"#,
+                "candidatesTokenCount\\\":16384",
+            ),
+        ];
+        for (dialect, path, body, reported) in cases {
+            let shown = served(dialect, path, body, &cut);
+            assert!(shown.contains(reported), "{dialect:?}: {shown}");
+            assert!(!served(dialect, path, "{}", &cut).contains("16384"), "{dialect:?}");
+        }
+        let scripted =
+            Response { usage: Some(crate::script::Usage { output: 7, ..crate::script::Usage::DEFAULT }), ..cut };
+        assert!(
+            !served(Dialect::Responses, "/v1/responses", r#"{"max_output_tokens":16384}"#, &scripted).contains("16384")
+        );
     }
 
     /// A child's retry of its fault meets the fault again, up to the cap, as a turn's does:

@@ -7,6 +7,7 @@
 //! numbers is caught, not only one whose Log golden differs.
 
 use gauntlet_agent::EventType;
+use gauntlet_mock_provider::increment::Chain;
 use gauntlet_mock_provider::{StreamEnd, Usage};
 use serde_json::Value;
 
@@ -37,15 +38,20 @@ fn check(evidence: &Evidence) -> Vec<String> {
     // Each clean response, and whether the provider saw its body read to the end (`Finished`):
     // one the client closed may still have been read whole (a client may drop the connection
     // after the terminal event), so it may have its usage, but need not.
+    // The usage the mock reported depends on the request too (a cut by the output limit
+    // reports the limit it allowed), so each request's whole body is read back.
+    let mut chain = Chain::default();
     let clean: Vec<_> = evidence
         .capture
         .requests
         .iter()
         .enumerate()
         .filter_map(|(idx, request)| {
+            let body = chain.apply(&request.route, &request.body).clone();
             let response = served(evidence, request).filter(|response| !response.fails())?;
             let ended = evidence.capture.timings.get(idx)?.ended?.how;
-            Some((idx + 1, response.effective_usage(), ended == StreamEnd::Finished))
+            let usage = evidence.capture.dialect.reported_usage(response, Some(&body));
+            Some((idx + 1, usage, ended == StreamEnd::Finished))
         })
         .collect();
     let mut required_after = clean.iter().filter(|(_, _, read_whole)| *read_whole).count();

@@ -12,6 +12,10 @@ pub mod chat_completions;
 pub mod gemini;
 pub mod responses;
 
+/// The most output tokens each call allows the model, named in every dialect (Anthropic's
+/// Messages API requires it), so a cut by that limit is the same call on every wire.
+pub const MAX_OUTPUT_TOKENS: u64 = 32_000;
+
 use std::fmt;
 use std::str::FromStr;
 

@@ -26,8 +26,6 @@ use crate::provider::{Call, Delta, Finish, OutputItem, ProviderFailure, Reply, U
 pub const PATH: &str = "/v1/messages";
 /// The API version every request names in `anthropic-version`.
 pub const API_VERSION: &str = "2023-06-01";
-/// `max_tokens`, which the Messages API requires.
-pub const MAX_TOKENS: u64 = 32_000;
 /// The extended-thinking budget asked for (below `max_tokens`, at least 1024).
 pub const THINKING_BUDGET: u64 = 16_000;
 
@@ -45,7 +43,7 @@ pub(crate) fn envelope(call: &Call) -> Envelope {
         .collect();
     let fields = json!({
         "model": call.model,
-        "max_tokens": MAX_TOKENS,
+        "max_tokens": super::MAX_OUTPUT_TOKENS,
         "system": call.instructions,
         "tools": tools,
         "tool_choice": {"type": "auto"},

@@ -38,6 +38,7 @@ pub(crate) fn envelope(call: &Call) -> Envelope {
         "tools": tools,
         "tool_choice": "auto",
         "parallel_tool_calls": true,
+        "max_completion_tokens": super::MAX_OUTPUT_TOKENS,
         "stream": true,
         "stream_options": {"include_usage": true},
         "prompt_cache_key": call.cache_key,

@@ -42,7 +42,7 @@ pub(crate) fn envelope(call: &Call) -> Envelope {
         "systemInstruction": {"parts": [{"text": call.instructions}]},
         "tools": [{"functionDeclarations": declarations}],
         "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
-        "generationConfig": {"thinkingConfig": {"includeThoughts": true}},
+        "generationConfig": {"maxOutputTokens": super::MAX_OUTPUT_TOKENS, "thinkingConfig": {"includeThoughts": true}},
     });
     Envelope::new(path(&call.model), sse_headers(), fields, "contents")
 }

@@ -18,6 +18,7 @@ pub(crate) fn envelope(call: &Call) -> Envelope {
         "tools": call.tools,
         "tool_choice": "auto",
         "parallel_tool_calls": true,
+        "max_output_tokens": super::MAX_OUTPUT_TOKENS,
         "store": false,
         "stream": true,
         "include": ["reasoning.encrypted_content"],
