@@ -104,6 +104,8 @@ fn main() {
     let root = plan.root.clone();
     trials.push(Trial::test("check/skips-images-undeclared", move || skips_images(&root)).with_kind("check"));
     let root = plan.root.clone();
+    trials.push(Trial::test("check/delegation-honest", move || delegation_honest(&root)).with_kind("check"));
+    let root = plan.root.clone();
     trials.push(Trial::test("check/contains-a-detached-daemon", move || contains_daemon(&root)).with_kind("check"));
     for (name, in_probe) in
         [("check/contains-a-daemon-that-clears-its-environment", false), ("check/contains-the-version-probe", true)]
@@ -480,7 +482,7 @@ struct Bug {
     evidence: &'static str,
 }
 
-const BUGS: [Bug; 13] = [
+const BUGS: [Bug; 14] = [
     Bug {
         name: "late",
         scenario: "turn/two-turn-conversation",
@@ -554,6 +556,12 @@ const BUGS: [Bug; 13] = [
         evidence: "does not list Session `buggy-1`, which the agent served in that workspace",
     },
     Bug {
+        name: "delegate-lies",
+        scenario: "subagent/delegate-fails-after-partial",
+        requirement: "SUB-ACP-ITEM",
+        evidence: "(`delegate` as `task`) ends `completed` in ACP, but its child ended `failed`",
+    },
+    Bug {
         name: "drops-image",
         scenario: "acp/image-prompt",
         requirement: "REPLAY-CARRIES-IMAGE",
@@ -597,6 +605,26 @@ fn buggy_check(root: &Path, bug: &Bug) -> Result<(), Failed> {
             )
             .into());
         }
+    }
+    Ok(())
+}
+
+/// The delegating agent of `delegate-lies`, in its honest mode, is judged on the same
+/// delegation without a SUB finding: the rule reads what the agent reported, not that it
+/// delegated (issue 42).
+fn delegation_honest(root: &Path) -> Result<(), Failed> {
+    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
+    let profile = profile::load(&root.join("harness/tests/fixtures/agents/delegate-honest.toml"))?;
+    let filters = ["subagent/delegate-fails-after-partial".to_owned()];
+    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet)?;
+    let [checked] = &run.scenarios[..] else { return Err(format!("{:#?}", run.verdicts()).into()) };
+    let sub = checked
+        .verdict
+        .findings
+        .iter()
+        .any(|finding| ["SUB-ACP-ITEM", "SUB-WAIT-OUTCOME"].iter().any(|id| finding.evidence_for(id).is_some()));
+    if checked.verdict.kind == VerdictKind::Skipped || sub {
+        return Err(format!("the honest delegation was not judged clean: {:#?}", checked.verdict).into());
     }
     Ok(())
 }
