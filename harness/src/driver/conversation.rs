@@ -298,12 +298,18 @@ async fn live<L: Error + 'static, S: Error + 'static>(
     let mut outcome = Ok(());
     let mut reopened = true;
     for (turn_idx, turn) in scenario.turns.iter().enumerate() {
-        if turn.reload || turn.resume {
+        // A v1 resume of a Session nothing was said in yet has nothing to carry or replay (v1's
+        // resume never replays; only v2's `replayFrom` marks even an empty replay complete), and
+        // an agent that stores a Session from its first prompt on knows none yet (codex-acp:
+        // "Resource not found"): the first turn is played where the Session was made.
+        let empty_v1_resume =
+            turn.resume && !turn.reload && turn_idx == 0 && scenario.log.is_none() && version == AcpVersion::V1;
+        if (turn.reload || turn.resume) && !empty_v1_resume {
             settle_after_cancels(mock, &conversation.cancels).await;
             finish(client, ended, &mut conversation.live).await?;
             (client, ended) = connect(launch, settings, speaks, &mut conversation.live).await?;
         }
-        if turn.reload || turn.resume || turn.reload_open {
+        if (turn.reload || turn.resume || turn.reload_open) && !empty_v1_resume {
             match reopen(&mut client, turn, &session_id, workspace, version).await {
                 Ok(_) => {}
                 // A refused reload or resume is the agent's answer, in the live transcript: the
