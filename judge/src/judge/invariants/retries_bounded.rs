@@ -38,9 +38,13 @@ fn check(evidence: &Evidence) -> Vec<String> {
         // A kind of fault the profile says its budget does not govern has a budget unknown here.
         let governed = scenario.knobs.is_none_or(|knobs| kind.is_none_or(|kind| knobs.governs(kind)));
         let over_budget = governed && limit.is_some_and(|limit| longest > limit as usize);
+        // A cancel the client sent stopped the agent: it says nothing of whether the agent
+        // would have stopped by itself (issue 45).
+        let cancelled = evidence.capture.cancels.iter().any(|cancel| cancel.turn == idx);
         if longest > RETRY_CAP {
+            let stopped = if cancelled { "until the client cancelled the turn" } else { "and never stopped by itself" };
             problems.push(format!(
-                "turn {}: the agent retried a fault {longest} times in a row and never stopped by itself (the mock stops repeating a fault after {RETRY_CAP})",
+                "turn {}: the agent retried a fault {longest} times in a row {stopped} (the mock stops repeating a fault after {RETRY_CAP})",
                 idx + 1
             ));
         } else if over_budget {
@@ -249,5 +253,17 @@ mod tests {
         let problems = check_played(INVARIANT, &never_stopping(RETRY_CAP + 2), &unbounded);
         assert_eq!(problems.len(), 1);
         assert!(problems[0].contains("never stopped by itself"), "{problems:?}");
+        // The client's cancel stopped it: whether it would have stopped is not known.
+        let mut cancelled = never_stopping(RETRY_CAP + 2);
+        cancelled.cancels = vec![crate::capture::Cancel {
+            turn: 0,
+            sent: std::time::Duration::ZERO,
+            impatient: true,
+            by_request: false,
+        }];
+        let problems = check_played(INVARIANT, &cancelled, &unbounded);
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0].contains("until the client cancelled the turn"), "{problems:?}");
+        assert!(!problems[0].contains("by itself"), "{problems:?}");
     }
 }
