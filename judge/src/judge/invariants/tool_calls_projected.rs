@@ -98,7 +98,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             }
             Some(_) => {}
         }
-        if let Some(status) = replayed_otherwise(&loaded, call_id, expected) {
+        if let Some(status) = replayed_otherwise(evidence, &loaded, call_id, expected) {
             problems.push(Violation::in_load(format!(
                 "session/load replays the tool call `{call_id}` as `{status}`, but its tool_result at seq {seq} supports `{expected}`"
             )));
@@ -139,7 +139,7 @@ fn from_the_wire(evidence: &Evidence, shown: &Items, loaded: &Items) -> Vec<Viol
             }
             Some(_) => {}
         }
-        if let Some(status) = replayed_otherwise(loaded, id, expected) {
+        if let Some(status) = replayed_otherwise(evidence, loaded, id, expected) {
             problems.push(contradiction(Violation::in_load(format!(
                 "session/load replays the tool call `{id}` (`{tool}` as `{name}`) as `{status}`, but {}, so `{expected}`: {:?}",
                 result.reading(),
@@ -150,10 +150,19 @@ fn from_the_wire(evidence: &Evidence, shown: &Items, loaded: &Items) -> Vec<Viol
     problems
 }
 
-/// The status `session/load` replays call `call_id` closed with, when its result supports the
-/// other one.
-fn replayed_otherwise<'a>(loaded: &Items<'a>, call_id: &str, expected: &str) -> Option<&'a str> {
-    loaded.of(call_id).map(|(_, status)| status).filter(|status| !is_open(status) && *status != expected)
+/// A status `session/load` replays call `call_id` closed with, at any point of the replay, when
+/// its result supports the other one: a replay that shows a failed call `completed` and then
+/// `failed` has shown it `completed` all the same, judged in order as a live status is (issue 45).
+fn replayed_otherwise<'e>(evidence: &'e Evidence, loaded: &Items, call_id: &str, expected: &str) -> Option<&'e str> {
+    let (item, _) = loaded.of(call_id)?;
+    evidence
+        .capture
+        .acp_load
+        .iter()
+        .filter_map(|entry| entry.pointer("/message/params/update"))
+        .filter(|update| update.get("toolCallId").and_then(Value::as_str) == Some(item))
+        .filter_map(|update| update.get("status").and_then(Value::as_str))
+        .find(|status| !is_open(status) && *status != expected)
 }
 
 /// Whether call `call_id` is shown `completed`: live, or else by the `session/load` replay
@@ -504,6 +513,12 @@ mod tests {
         );
         capture.acp_load = vec![update("tool_call", "c1", "failed")];
         assert_eq!(check(INVARIANT, &capture), Vec::<String>::new());
+        // Shown `completed`, then set right: the client was shown the lie all the same.
+        capture.acp_load = vec![update("tool_call", "c1", "completed"), update("tool_call_update", "c1", "failed")];
+        assert_eq!(
+            check(INVARIANT, &capture),
+            ["session/load replays the tool call `c1` as `completed`, but its tool_result at seq 1 supports `failed`"]
+        );
     }
 
     /// ACP leaves a tool item's id to the agent: one that names the call after its own prefix
