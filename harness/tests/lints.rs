@@ -24,6 +24,34 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
+/// The judge's promise, "no IO but reading files, no async runtime, no HTTP, no process
+/// control" (judge/src/lib.rs), in its dependency tree as cargo resolves it for the judge
+/// alone: none of the crates that would break it, whatever a new dependency pulls in.
+#[test]
+fn the_judge_depends_on_no_runtime_http_or_process_crate() -> Result<(), Failed> {
+    const FORBIDDEN: [&str; 8] = ["tokio", "hyper", "reqwest", "ureq", "mio", "rmcp", "nix", "async-std"];
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["tree", "-p", "gauntlet-judge", "-e", "normal", "--prefix", "none", "--locked", "--offline"])
+        .current_dir(root())
+        .output()?;
+    if !output.status.success() {
+        return Err(format!("cargo tree failed: {}", String::from_utf8_lossy(&output.stderr)).into());
+    }
+    let tree = String::from_utf8(output.stdout)?;
+    let crates: Vec<&str> = tree.lines().filter_map(|line| line.split_whitespace().next()).collect();
+    if !crates.contains(&"gauntlet-judge") {
+        return Err(format!("cargo tree did not list the judge:\n{tree}").into());
+    }
+    let found: Vec<&&str> = FORBIDDEN.iter().filter(|name| crates.contains(name)).collect();
+    if !found.is_empty() {
+        return Err(format!(
+            "the judge depends on {found:?}; `cargo tree -p gauntlet-judge -i <crate>` says through what"
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// Every MUST of docs/contract.md has a check, and every check it names exists (`coverage`).
 #[test]
 fn contract_is_covered() -> Result<(), Failed> {
