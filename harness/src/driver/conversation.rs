@@ -298,18 +298,13 @@ async fn live<L: Error + 'static, S: Error + 'static>(
     let mut outcome = Ok(());
     let mut reopened = true;
     for (turn_idx, turn) in scenario.turns.iter().enumerate() {
-        // A v1 resume of a Session nothing was said in yet has nothing to carry or replay (v1's
-        // resume never replays; only v2's `replayFrom` marks even an empty replay complete), and
-        // an agent that stores a Session from its first prompt on knows none yet (codex-acp:
-        // "Resource not found"): the first turn is played where the Session was made.
-        let empty_v1_resume =
-            turn.resume && !turn.reload && turn_idx == 0 && scenario.log.is_none() && version == AcpVersion::V1;
-        if (turn.reload || turn.resume) && !empty_v1_resume {
+        let (fresh_agent, reopens) = opening(scenario, turn_idx, turn);
+        if fresh_agent {
             settle_after_cancels(mock, &conversation.cancels).await;
             finish(client, ended, &mut conversation.live).await?;
             (client, ended) = connect(launch, settings, speaks, &mut conversation.live).await?;
         }
-        if (turn.reload || turn.resume || turn.reload_open) && !empty_v1_resume {
+        if reopens {
             match reopen(&mut client, turn, &session_id, workspace, version).await {
                 Ok(_) => {}
                 // A refused reload or resume is the agent's answer, in the live transcript: the
@@ -355,6 +350,19 @@ async fn live<L: Error + 'static, S: Error + 'static>(
     let finished = finish(client, ended, &mut conversation.live).await;
     outcome?;
     Ok(finished?)
+}
+
+/// How turn `index` begins: in a fresh agent (a reload or a resume), and whether the Session is
+/// reopened first (those, and a reload on the same connection). A v1 resume of a Session nothing
+/// was said in yet has nothing to carry or replay (v1's resume never replays; only v2's
+/// `replayFrom` marks even an empty replay complete), and an agent that stores a Session from
+/// its first prompt on knows none yet (codex-acp: "Resource not found"): that first turn is
+/// played where the Session was made.
+fn opening(scenario: &Scenario, index: usize, turn: &Turn) -> (bool, bool) {
+    let empty_v1_resume =
+        turn.resume && !turn.reload && index == 0 && scenario.log.is_none() && scenario.config.acp == AcpVersion::V1;
+    let fresh_agent = (turn.reload || turn.resume) && !empty_v1_resume;
+    (fresh_agent, fresh_agent || (turn.reload_open && !empty_v1_resume))
 }
 
 /// What the client does with the Session once its turns are played: `session/list` filtered by
