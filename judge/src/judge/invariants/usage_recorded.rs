@@ -47,10 +47,10 @@ fn check(evidence: &Evidence) -> Vec<String> {
         .iter()
         .enumerate()
         .filter_map(|(idx, request)| {
-            let body = chain.apply(&request.route, &request.body).clone();
+            let body = chain.apply(&request.route, &request.body);
             let response = served(evidence, request).filter(|response| !response.fails())?;
             let ended = evidence.capture.timings.get(idx)?.ended?.how;
-            let usage = evidence.capture.dialect.reported_usage(response, Some(&body));
+            let usage = evidence.capture.dialect.reported_usage(response, Some(body));
             Some((idx + 1, usage, ended == StreamEnd::Finished))
         })
         .collect();
