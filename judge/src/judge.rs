@@ -6,8 +6,11 @@
 
 pub mod conversations;
 pub mod expectations;
+#[cfg(test)]
+pub(crate) mod fixture;
 pub mod invariants;
 pub mod lifecycle;
+pub mod turn_rule;
 pub mod v1_reading;
 pub mod views;
 
@@ -536,13 +539,13 @@ pub fn judge(name: &str, scenario: &Scenario, capture: &Capture, golden: Vec<Fin
 mod tests {
     use super::*;
     use crate::capture::Request;
-    use crate::judge::invariants::fixture::{body, scenario, user};
+    use crate::judge::fixture::{body, scenario, user};
 
     /// A call id the model gives again in a later turn has a result of its own: a run's
     /// requests are read once each, so what an id has had is kept between them.
     #[test]
     fn a_call_id_given_again_in_a_later_request_has_its_own_result() {
-        use crate::judge::invariants::fixture::{mapped, requests};
+        use crate::judge::fixture::{mapped, requests};
         let (mut capture, scenario) = mapped(&[], Vec::new());
         let call = serde_json::json!({"type": "function_call", "call_id": "c1", "name": "exec_command", "arguments": "{\"cmd\":\"cat a.txt\"}"});
         let output = |text: &str| serde_json::json!({"type": "function_call_output", "call_id": "c1", "output": text});

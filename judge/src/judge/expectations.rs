@@ -248,7 +248,7 @@ fn mapped_reads(scenario: &Scenario, evidence: &Evidence) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::mapped;
+    use crate::judge::fixture::mapped;
 
     #[test]
     fn a_mapped_read_of_a_seeded_file_must_return_it() {

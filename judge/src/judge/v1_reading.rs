@@ -354,7 +354,7 @@ pub(crate) mod v2_fixture {
     use serde::Serialize;
     use serde_json::{Value, json};
 
-    use crate::judge::invariants::fixture::entry;
+    use crate::judge::fixture::entry;
 
     fn to(value: impl Serialize) -> Value {
         serde_json::to_value(value).unwrap()
@@ -439,7 +439,7 @@ mod tests {
 
     use super::v2_fixture::{connected, failed, idle, one_turn, request, result, text, update};
     use super::*;
-    use crate::judge::invariants::fixture::{chunk, entry, prompt};
+    use crate::judge::fixture::{chunk, entry, prompt};
     use crate::judge::views::{exchanges, shown_text};
 
     /// A v1 transcript is its own reading, not a copy.

@@ -683,7 +683,7 @@ mod tests {
     /// own updates; a queued prompt never answered does not make the next prompt busy.
     #[test]
     fn a_queued_prompt_gets_the_updates_after_the_running_answer() {
-        use crate::judge::invariants::fixture::{chunk, entry, prompt};
+        use crate::judge::fixture::{chunk, entry, prompt};
         let answer = |id: i64| serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"stopReason": "end_turn"}});
         let queued = [
             entry("client", prompt(1, "one")),
@@ -715,7 +715,7 @@ mod tests {
     /// ACP-ANSWER-SHOWN when the fourth permission of a turn took id 3).
     #[test]
     fn an_agent_request_with_a_prompt_id_does_not_answer_the_prompt() {
-        use crate::judge::invariants::fixture::{chunk, entry, prompt};
+        use crate::judge::fixture::{chunk, entry, prompt};
         let permission = serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "session/request_permission",
             "params": {"sessionId": "s", "toolCall": {"toolCallId": "c"}, "options": []}});
         let answer = serde_json::json!({"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "end_turn"}});

@@ -19,7 +19,7 @@ use agent_client_protocol_schema::{v1, v2};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{negotiates_v2, on_each_raw_transcript};
 use crate::published_schema::{self, Sent};
 
@@ -235,7 +235,7 @@ fn read<T: DeserializeOwned>(value: &Value) -> Option<String> {
 mod tests {
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{check, chunk, entry, prompt};
+    use crate::judge::fixture::{check, chunk, entry, prompt};
     use serde_json::json;
 
     fn transcript(agent: Vec<Value>) -> Capture {

@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{Streamed, chunk_text, shown_chunks, shown_text, streamed_per_turn};
 use crate::judge::{Evidence, LastAnswer};
 use crate::scenario::Scenario;
@@ -218,9 +218,7 @@ fn common_prefix(a: &str, b: &str) -> usize {
 mod tests {
     use super::*;
     use crate::capture::{Capture, Request};
-    use crate::judge::invariants::fixture::{
-        assistant, body, check_played_as, chunk, entry, prompt, requests, scenario, user,
-    };
+    use crate::judge::fixture::{assistant, body, check_played_as, chunk, entry, prompt, requests, scenario, user};
     use serde_json::json;
 
     const FAILED_SECOND: &str = "title = \"t\"\n[[turn]]\nprompt = \"Name a prime.\"\nrespond = [{ text = [\"Seven.\"] }]\n[[turn]]\nprompt = \"Another one?\"\nexpect = \"failed\"\nrespond = [{ status = 500 }]\n";

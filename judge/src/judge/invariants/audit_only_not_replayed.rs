@@ -9,8 +9,8 @@
 use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::judge_messages;
 
 pub const INVARIANT: Invariant =
@@ -42,7 +42,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::{body, capture, check, user};
+    use crate::judge::fixture::{body, capture, check, user};
     use serde_json::json;
 
     #[test]

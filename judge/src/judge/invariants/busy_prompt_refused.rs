@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "ACP-BUSY-REFUSED",
@@ -36,7 +36,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{check, entry, prompt};
+    use crate::judge::fixture::{check, entry, prompt};
     use serde_json::json;
 
     #[test]

@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use gauntlet_mock_provider::Timing;
 
-use super::{Invariant, Scope, Violation};
 use crate::capture::{CANCEL_CLOSE_BOUND, Cancel};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::request_turns;
 
 pub const INVARIANT: Invariant = Invariant {
@@ -80,7 +80,7 @@ mod tests {
 
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{body, check, check_played, requests, scenario, user};
+    use crate::judge::fixture::{body, check, check_played, requests, scenario, user};
 
     fn ms(ms: u64) -> Duration {
         Duration::from_millis(ms)

@@ -8,10 +8,10 @@
 
 use gauntlet_agent::TerminalStatus;
 
-use super::{Invariant, Scope, Violation};
 use crate::capture::REQUEST_CANCELLED;
 use crate::judge::Evidence;
 use crate::judge::invariants::stop_reason_matches_log::describe;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "ACP-CANCEL-REQUEST-ANSWER",
@@ -69,7 +69,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
 mod tests {
     use super::*;
     use crate::capture::{Cancel, Capture, Reported};
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
     use serde_json::json;
 
     fn cut(answer: Reported) -> Capture {

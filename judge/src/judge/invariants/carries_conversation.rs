@@ -32,8 +32,8 @@ use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::audit::Line;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{Prompts, read_new_messages};
 use crate::judge::{Evidence, LogRole};
 
@@ -540,7 +540,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::judge::invariants::fixture::{assistant, body, capture, check, user};
+    use crate::judge::fixture::{assistant, body, capture, check, user};
 
     fn log() -> Vec<(&'static str, Value)> {
         vec![
@@ -600,7 +600,7 @@ mod tests {
     /// reference's choice (issue 31).
     #[test]
     fn a_request_without_a_subagent_summary_differs_from_the_reference_only() {
-        use crate::judge::invariants::fixture::{body, capture, check_as, user};
+        use crate::judge::fixture::{body, capture, check_as, user};
         let events = [
             ("user_message", json!({"text": "fan out"})),
             (

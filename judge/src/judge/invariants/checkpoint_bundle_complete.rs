@@ -15,8 +15,8 @@ use std::collections::BTreeSet;
 use gauntlet_agent::EventType;
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{text, workflow_runs};
 
 pub const INVARIANT: Invariant = Invariant {
@@ -175,7 +175,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
 
     #[test]
     fn a_partial_bundle_marked_dependent_safe_is_caught() {
@@ -211,7 +211,7 @@ mod tests {
     /// differs from the reference only (issue 31).
     #[test]
     fn a_bundle_in_other_words_is_the_references_difference() {
-        use crate::judge::invariants::fixture::check_as;
+        use crate::judge::fixture::check_as;
         let bundle = json!({"version": 1, "step_id": "a", "agent_id": "sub_1", "child_session_id": "c",
             "dependent_safe": false, "known_limitations": ["tests not run"], "summary": "half"});
         let step = json!({"step_id": "a", "agent_id": "sub_1", "child_session_id": "c", "checkpoint_status": "partial",

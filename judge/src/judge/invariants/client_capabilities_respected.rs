@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::on_each_transcript;
 
 pub const INVARIANT: Invariant = Invariant {
@@ -61,7 +61,7 @@ mod tests {
 
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{check, entry};
+    use crate::judge::fixture::{check, entry};
 
     fn asked(capabilities: Value, method: &str) -> Capture {
         let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",

@@ -4,8 +4,8 @@
 //! case is partial text passed off as part of a final answer. A turn answered with an error or
 //! `cancelled` shows the failure, repeats and all (issue 31).
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{chunk_text, request_turns, served};
 
 pub const INVARIANT: Invariant =
@@ -46,7 +46,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
 mod tests {
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{body, check_played, chunk, entry, prompt, requests, scenario, user};
+    use crate::judge::fixture::{body, check_played, chunk, entry, prompt, requests, scenario, user};
 
     fn shown(chunks: &[&str]) -> Capture {
         let mut acp = vec![entry("client", prompt(1, "Summarise"))];

@@ -6,9 +6,9 @@
 //! `session_not_found` error is for a Session that "does not exist or is not active". That a
 //! freed Session refuses prompts is gauntlet's reading).
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
 use crate::judge::invariants::stop_reason_matches_log::describe;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{answer_to, sent};
 
 pub const INVARIANT: Invariant =
@@ -65,7 +65,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
 mod tests {
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{check, entry, prompt};
+    use crate::judge::fixture::{check, entry, prompt};
     use serde_json::{Value, json};
 
     fn closed(close_answer: Value, prompt_answer: Option<Value>) -> Capture {

@@ -3,8 +3,8 @@
 //! prompt: the text of the scenario turn the request belongs to, in a user message. Judged on
 //! the wire, so an agent without a Log is held to it the same way.
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{read_requests, request_turns, rewrites};
 
 pub const INVARIANT: Invariant = Invariant {
@@ -36,10 +36,10 @@ fn check(evidence: &Evidence) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{assistant, body, check_played, requests, scenario};
+    use crate::judge::fixture::{assistant, body, check_played, requests, scenario};
 
     fn played(after: Vec<serde_json::Value>) -> Vec<String> {
-        use crate::judge::invariants::fixture::user;
+        use crate::judge::fixture::user;
         let text = "title = \"t\"\n[[turn]]\nprompt = \"one\"\nrespond = [{ text = [\"a\"] }]\n[[turn]]\nprompt = \"two\"\nrespond = [{ text = [\"s\"] }, { text = [\"b\"] }]\n";
         let bodies = vec![
             body(vec![user("one")]),
@@ -56,7 +56,7 @@ mod tests {
 
     #[test]
     fn a_compacted_request_without_the_latest_prompt_is_caught() {
-        use crate::judge::invariants::fixture::user;
+        use crate::judge::fixture::user;
         assert_eq!(played(vec![user("Summary: s"), user("two")]), Vec::<String>::new());
         assert_eq!(
             played(vec![user("Summary: s")]),

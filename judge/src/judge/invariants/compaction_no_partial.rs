@@ -12,8 +12,8 @@ use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
 use super::no_partial_text_replayed::{Partial, partial_texts};
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{read_new_messages, read_requests, rewrites};
 
 pub const INVARIANT: Invariant = Invariant {
@@ -88,7 +88,7 @@ fn first_judged(evidence: &Evidence) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::{assistant, body, capture, check, user};
+    use crate::judge::fixture::{assistant, body, capture, check, user};
     use serde_json::json;
 
     fn log(summary: &str) -> Vec<(&'static str, serde_json::Value)> {

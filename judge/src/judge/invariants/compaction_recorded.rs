@@ -7,8 +7,8 @@
 use gauntlet_agent::EventType;
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "LOG-COMPACTION-RECORD",
@@ -48,7 +48,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
     use serde_json::json;
 
     #[test]

@@ -8,8 +8,8 @@
 use gauntlet_agent::TerminalStatus;
 use gauntlet_mock_provider::After;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{request_turns, served};
 
 pub const INVARIANT: Invariant = Invariant {
@@ -80,7 +80,7 @@ mod tests {
 
     use super::*;
     use crate::capture::{Capture, Reported};
-    use crate::judge::invariants::fixture::{body, capture, check_played, requests, scenario, user};
+    use crate::judge::fixture::{body, capture, check_played, requests, scenario, user};
 
     const EOF: &str = "title = \"t\"\n[[turn]]\nprompt = \"Summarise\"\nexpect = \"failed\"\nrespond = [{ text = [\"Half\"], then = \"eof\" }]\n";
 

@@ -18,8 +18,8 @@ use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 /// ACP's `sessionUpdate` that opens a tool call's item.
 const TOOL_CALL_UPDATE: &str = "tool_call"; // ACP's name, not a Log type
@@ -192,7 +192,7 @@ fn lived(evidence: &Evidence) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check, entry};
+    use crate::judge::fixture::{capture, check, entry};
     use serde_json::json;
 
     fn update(id: &str, status: &str) -> Value {
@@ -296,7 +296,7 @@ mod tests {
             ]
         );
         // The seed's MUST is the truth of the end; the item's shape is the reference's (issue 31).
-        use crate::judge::invariants::fixture::check_as;
+        use crate::judge::fixture::check_as;
         assert_eq!(
             check_as(INVARIANT, INVARIANT.id, &capture),
             ["ACP shows sub_1 failed, but the Log ends it `completed`"]
@@ -312,7 +312,7 @@ mod tests {
                 &[],
             );
             capture.acp = vec![update("gauntlet:s:subagent:sub_1", shown)];
-            let found = crate::judge::invariants::fixture::check_as(INVARIANT, INVARIANT.id, &capture);
+            let found = crate::judge::fixture::check_as(INVARIANT, INVARIANT.id, &capture);
             assert_eq!(found, Vec::<String>::new(), "{shown}");
         }
     }

@@ -12,8 +12,8 @@ use gauntlet_agent::event::SubagentStatus;
 use gauntlet_mock_provider::Response;
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::scenario::ChildScript;
 use crate::tool_map::AbstractTool;
 
@@ -88,7 +88,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::judge::invariants::fixture::{check_played_as, entry};
+    use crate::judge::fixture::{check_played_as, entry};
 
     /// An agent that hands its model a failed child's partial text as a result and shows the
     /// delegation `completed` is caught on both counts; shown `failed`, with a failure
@@ -121,7 +121,7 @@ respond = [{ text = ["Version 2 ", "adds"], then = { error = "server_error" } }]
                 json!({"type": "function_call", "call_id": "c1", "name": "Task", "arguments": rendered.to_string()}),
                 json!({"type": "function_call_output", "call_id": "c1", "output": output}),
             ];
-            let mut capture = crate::judge::invariants::fixture::capture(
+            let mut capture = crate::judge::fixture::capture(
                 &[],
                 &[json!({"input": [{"role": "user", "content": "q"}]}), json!({"input": input})],
             );

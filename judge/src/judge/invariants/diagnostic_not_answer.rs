@@ -15,8 +15,8 @@ use gauntlet_mock_provider::Message;
 use gauntlet_mock_provider::dialect::failure_message;
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{judge_messages, request_turns, served, shown_chunks};
 use crate::verdict::At;
 
@@ -209,7 +209,7 @@ pub(super) fn diagnostics(evidence: &Evidence) -> Vec<Diagnostic> {
 mod tests {
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{assistant, body, capture, check_played, entry, prompt, scenario, user};
+    use crate::judge::fixture::{assistant, body, capture, check_played, entry, prompt, scenario, user};
     use crate::scenario::Scenario;
     use serde_json::json;
 
@@ -328,7 +328,7 @@ mod tests {
     /// internal error while calling the model: ..." as assistant content).
     #[test]
     fn the_agents_own_shown_notice_carried_back_is_caught() {
-        use crate::judge::invariants::fixture::chunk;
+        use crate::judge::fixture::chunk;
         let notice = "I hit an internal error while calling the model: Connection error";
         let (mut capture, scenario) = failed_then_asked("\"disconnect\"", notice, None);
         let error = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "m"}});

@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-ERROR-DATA", also: &[], name: "error_data_complete", applies: Scope::Run, check };
@@ -44,7 +44,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
 mod tests {
     use super::*;
     use crate::capture::Reported;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
     use serde_json::json;
 
     #[test]

@@ -13,9 +13,9 @@ use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::audit::Line;
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "TURN-FAILED-EVIDENCE",
@@ -127,7 +127,7 @@ fn partial_text_missing(before: &[Line], at: u64) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
     use serde_json::json;
 
     #[test]
@@ -141,7 +141,7 @@ mod tests {
     /// What no seed sentence asks in so many words is the SHOULD's, never the MUST's (issue 31).
     #[test]
     fn elapsed_time_and_a_timeout_recorded_failed_are_the_shoulds() {
-        use crate::judge::invariants::fixture::check_as;
+        use crate::judge::fixture::check_as;
         let failed = json!({"terminal_status": "failed", "error_kind": "stream_idle_timeout", "details": {}});
         let capture = capture(&[("user_message", json!({})), ("turn_failed", failed)], &[]);
         assert_eq!(check_as(INVARIANT, INVARIANT.id, &capture), Vec::<String>::new());

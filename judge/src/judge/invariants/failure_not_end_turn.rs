@@ -5,8 +5,9 @@
 //! is ACP-STOP-REASON's. When what the client was shown as the answer holds a failure's text
 //! (the Provider's error message), the finding says so: seed 000's diagnostics are not answers.
 
-use super::{Invariant, Scope, Violation, diagnostic_not_answer};
+use super::diagnostic_not_answer;
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::shown_text;
 
 pub const INVARIANT: Invariant =
@@ -45,7 +46,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
 mod tests {
     use super::*;
     use crate::capture::Reported;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
     use serde_json::json;
 
     #[test]

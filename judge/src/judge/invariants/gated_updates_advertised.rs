@@ -14,7 +14,7 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{Connection, connections, on_each_raw_transcript, update_of};
 
 pub const INVARIANT: Invariant = Invariant {
@@ -81,7 +81,7 @@ mod tests {
 
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{check, entry};
+    use crate::judge::fixture::{check, entry};
 
     /// A v1 connection whose client declared `capabilities`, then one update of `kind`.
     fn sent(capabilities: Value, kind: &str) -> Capture {

@@ -12,8 +12,8 @@
 
 use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::asking_turns;
 
 pub const INVARIANT: Invariant = Invariant {

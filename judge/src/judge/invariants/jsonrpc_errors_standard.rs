@@ -9,9 +9,9 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::capture::QUICK_ANSWER;
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "ACP-JSONRPC-ERRORS",
@@ -104,7 +104,7 @@ fn unanswered_raw_lines(transcript: &[Value]) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{check, entry};
+    use crate::judge::fixture::{check, entry};
     use serde_json::json;
 
     /// JSON-RPC 2.0 leaves every integer outside its reserved range to the application, so an

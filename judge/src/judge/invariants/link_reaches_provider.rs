@@ -10,8 +10,8 @@
 //! dialect and placed in turns ([`crate::judge::views::request_turns`]), so with or without a
 //! Log.
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::asking_turns;
 
 pub const INVARIANT: Invariant = Invariant {
@@ -56,7 +56,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::{body, capture, check_played, scenario, user};
+    use crate::judge::fixture::{body, capture, check_played, scenario, user};
 
     fn linked() -> crate::scenario::Scenario {
         scenario(

@@ -12,8 +12,8 @@
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::capture::Capture;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{Exchange, Streamed, chunk_text, shown_text, streamed_per_turn};
 use crate::judge::{Evidence, LastAnswer};
 
@@ -315,7 +315,7 @@ mod tests {
         assert!(links_rendered("https://example.com/docs/retry-policy.md", "", &links));
     }
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{check_as, chunk, entry, prompt};
+    use crate::judge::fixture::{check_as, chunk, entry, prompt};
     use serde_json::json;
 
     fn two_turns(replay: &[(&str, &[&str])]) -> Capture {
@@ -332,7 +332,7 @@ mod tests {
         }
         let reported = vec![crate::capture::Reported { stop_reason: Some("end_turn".into()), error: None }; 2];
         // A Log of two completed turns, for the terminal states.
-        let mut capture = crate::judge::invariants::fixture::capture(
+        let mut capture = crate::judge::fixture::capture(
             &[
                 ("user_message", json!({"text": "Name a prime."})),
                 ("assistant_message", json!({"text": "Seven."})),

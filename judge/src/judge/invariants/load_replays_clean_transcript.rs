@@ -11,8 +11,8 @@
 //! of a presenter, and is no finding here (issue 31).
 
 use super::load_matches_live::read;
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-LOAD-CLEAN", also: &[], name: "load_replays_clean_transcript", applies: Scope::Run, check };
@@ -72,7 +72,7 @@ const PART_MIN_CHARS: usize = 8;
 mod tests {
     use super::*;
     use crate::capture::{Capture, Reported};
-    use crate::judge::invariants::fixture::{capture, check, chunk, entry, prompt};
+    use crate::judge::fixture::{capture, check, chunk, entry, prompt};
     use serde_json::json;
 
     fn partial_failed(load_chunks: &[&str]) -> Capture {
@@ -113,7 +113,7 @@ mod tests {
     /// replay that text: it is no partial evidence. Its failed response's text is.
     #[test]
     fn a_failed_turns_clean_commentary_may_be_replayed_but_not_its_partial() {
-        use crate::judge::invariants::fixture::{body, check_played, requests, scenario, user};
+        use crate::judge::fixture::{body, check_played, requests, scenario, user};
         let played = scenario(
             "title = \"t\"\n[[turn]]\nprompt = \"Summarise\"\nexpect = \"partial_failed\"\n\
              respond = [{ text = [\"Reading it.\"], calls = [{ name = \"read\", args = {} }] }, { text = [\"Useful\"], then = \"eof\" }]\n",

@@ -3,8 +3,8 @@
 use gauntlet_agent::EventType;
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "LOG-NO-EPHEMERAL",
@@ -47,7 +47,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
 
     #[test]
     fn accepts_canonical_events() {

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "LOG-UNIQUE-ID",
@@ -30,7 +30,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
     use serde_json::json;
 
     #[test]

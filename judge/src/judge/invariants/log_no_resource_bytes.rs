@@ -10,8 +10,8 @@
 
 use gauntlet_agent::EventType;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "LOG-NO-RESOURCE-BYTES",
@@ -67,7 +67,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
 
     #[test]
     fn a_descriptor_passes() {

@@ -2,8 +2,8 @@
 //! the reference's (Pixir's) own stamping, beyond the monotonic seq seed 004 asks for
 //! (LOG-SEQ-MONOTONIC).
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "LOG-SEQ-GAPLESS",
@@ -27,7 +27,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
     use serde_json::json;
 
     #[test]

@@ -3,8 +3,8 @@
 //! seq"). Starting at 0 and growing by exactly one is the reference's (Pixir's) own choice,
 //! LOG-SEQ-GAPLESS.
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "LOG-SEQ-MONOTONIC",
@@ -31,7 +31,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
     use serde_json::json;
 
     #[test]

@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, HashMap};
 use gauntlet_mock_provider::Message;
 
 use super::no_partial_text_replayed::partial_texts;
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{read_new_messages, served};
 
 pub const INVARIANT: Invariant = Invariant {
@@ -65,7 +65,7 @@ struct Carried<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::{assistant, body, capture, check, user};
+    use crate::judge::fixture::{assistant, body, capture, check, user};
 
     #[test]
     fn an_answer_replayed_twice_is_caught() {

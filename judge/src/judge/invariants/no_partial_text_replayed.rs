@@ -9,8 +9,8 @@ use std::collections::HashSet;
 use gauntlet_agent::EventType;
 use gauntlet_mock_provider::{Message, StreamEnd};
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{judge_messages, request_turns, served};
 use crate::verdict::At;
 
@@ -158,7 +158,7 @@ fn from_script(evidence: &Evidence) -> (Vec<String>, Vec<Partial>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::{assistant, body, capture, check, user};
+    use crate::judge::fixture::{assistant, body, capture, check, user};
     use serde_json::json;
 
     fn partial_then_retry(second_request: Vec<serde_json::Value>) -> Vec<String> {
@@ -212,7 +212,7 @@ mod tests {
     #[test]
     fn without_a_log_the_script_says_what_was_partial() {
         use crate::capture::Capture;
-        use crate::judge::invariants::fixture::{check_played, requests, scenario};
+        use crate::judge::fixture::{check_played, requests, scenario};
         let text = "title = \"t\"\n[[turn]]\nprompt = \"Summarise\"\nexpect = \"partial_failed\"\nrespond = [{ text = [\"Useful partial\"], then = \"disconnect\" }]\n[[turn]]\nprompt = \"Try again\"\nrespond = [{ text = [\"Done.\"] }]\n";
         let replayed = vec![user("Summarise"), assistant("Useful partial"), user("Try again")];
         let capture =
@@ -231,7 +231,7 @@ mod tests {
     #[test]
     fn a_resume_in_its_own_turn_is_no_replay_but_keeping_it_for_the_next_turn_is() {
         use crate::capture::Capture;
-        use crate::judge::invariants::fixture::{check_played, requests, scenario};
+        use crate::judge::fixture::{check_played, requests, scenario};
         let text = "title = \"t\"\n[[turn]]\nprompt = \"Summarise\"\nexpect = \"partial_failed\"\n\
                     respond = [{ text = [\"Useful partial\"], then = \"disconnect\" }]\n\
                     [[turn]]\nprompt = \"Try again\"\nrespond = [{ text = [\"Done.\"] }]\n";
@@ -263,7 +263,7 @@ mod tests {
     #[test]
     fn a_cancelled_turns_text_sent_back_is_caught() {
         use crate::capture::Capture;
-        use crate::judge::invariants::fixture::{check_played, requests, scenario};
+        use crate::judge::fixture::{check_played, requests, scenario};
         use gauntlet_mock_provider::journal::{Ended, Timing};
         use std::time::Duration;
         let text = "title = \"t\"\n[[turn]]\nprompt = \"Build\"\ncancel = \"sent\"\nexpect = \"interrupted\"\n\

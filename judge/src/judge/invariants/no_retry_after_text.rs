@@ -13,8 +13,8 @@
 
 use gauntlet_mock_provider::journal::StreamEnd;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{request_turns, served};
 
 pub const INVARIANT: Invariant =
@@ -65,7 +65,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
 mod tests {
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{body, check_played, requests, scenario, user};
+    use crate::judge::fixture::{body, check_played, requests, scenario, user};
 
     const PARTIAL: &str = "title = \"t\"\n[[turn]]\nprompt = \"Summarise\"\nexpect = \"partial_failed\"\nrespond = [{ text = [\"Useful \", \"partial\"], then = \"eof\" }, { text = [\"Useful partial answer\"] }]\n";
 
@@ -125,7 +125,7 @@ mod tests {
     /// faulted request's, so it is no retry (issue 31).
     #[test]
     fn a_continuation_is_no_retry() {
-        use crate::judge::invariants::fixture::assistant;
+        use crate::judge::fixture::assistant;
         let resumed = body(vec![user("Summarise"), assistant("Useful "), user("Resume directly where you stopped.")]);
         let capture =
             Capture { requests: requests(vec![body(vec![user("Summarise")]), resumed]), ..Capture::default() };

@@ -11,9 +11,9 @@
 use gauntlet_agent::EventType;
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::audit::Line;
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "TURN-ORPHAN-REPAIR",
@@ -108,7 +108,7 @@ mod tests {
 
     use super::*;
     use crate::capture::Reported;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
 
     fn orphan(call_id: &str, reason: &str) -> Value {
         json!({"call_id": call_id, "ok": false, "error": {"kind": "orphan_tool_call", "message": "m",
@@ -153,7 +153,7 @@ mod tests {
     /// only the order is missed (issue 31: the order is design.md's, a SHOULD).
     #[test]
     fn a_repair_after_turn_failed_is_the_shoulds() {
-        use crate::judge::invariants::fixture::check_as;
+        use crate::judge::fixture::check_as;
         let capture = capture(
             &[
                 ("user_message", json!({"text": "q"})),

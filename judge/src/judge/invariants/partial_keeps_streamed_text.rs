@@ -8,8 +8,8 @@
 
 use gauntlet_agent::TerminalStatus;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{request_turns, served};
 
 pub const INVARIANT: Invariant = Invariant {
@@ -73,7 +73,7 @@ mod tests {
 
     use super::*;
     use crate::capture::{Capture, Reported};
-    use crate::judge::invariants::fixture::{body, capture, check_played, requests, scenario, user};
+    use crate::judge::fixture::{body, capture, check_played, requests, scenario, user};
 
     const PARTIAL: &str = "title = \"t\"\n[[turn]]\nprompt = \"Summarise\"\nexpect = \"partial_failed\"\nrespond = [{ text = [\"Useful \", \"partial\"], then = { error = \"server_error\" } }]\n";
 

@@ -19,8 +19,8 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "ACP-PLAN-WHOLE-LIST",

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{Connection, connections, on_each_raw_transcript, update_of};
 
 pub const INVARIANT: Invariant = Invariant {
@@ -137,7 +137,7 @@ mod tests {
 
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{check, entry};
+    use crate::judge::fixture::{check, entry};
     use crate::judge::v1_reading::v2_fixture::{connected, result, text, update};
 
     /// A v2 connection whose agent advertises `capabilities.session`.

@@ -9,8 +9,8 @@
 //! a prompt only once the last completed, so what an agent does with one sent earlier is
 //! gauntlet's reading.
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "ACP-ONE-TURN",
@@ -68,7 +68,7 @@ fn after_running(evidence: &Evidence) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{check, entry, prompt};
+    use crate::judge::fixture::{check, entry, prompt};
     use serde_json::json;
 
     fn answer(id: u64) -> serde_json::Value {

@@ -4,8 +4,8 @@
 //! place are reported as what they are by MOCK-UNPLACED (`unplaced_requests`), and fail only
 //! the rule their behaviour breaks (a retry past its budget: WIRE-RETRY-BOUNDED).
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "MOCK-STRICT",
@@ -37,7 +37,7 @@ pub(super) fn unplaced(evidence: &Evidence) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{check, check_played, scenario};
+    use crate::judge::fixture::{check, check_played, scenario};
     use crate::scenario::Knobs;
 
     #[test]

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope, Violation};
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{Prompts, read_new_messages};
 use crate::judge::{Evidence, LogRole};
 
@@ -137,7 +137,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::judge::invariants::fixture::{assistant, capture, check, user};
+    use crate::judge::fixture::{assistant, capture, check, user};
 
     fn log() -> Vec<(&'static str, Value)> {
         vec![

@@ -8,8 +8,8 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::request_turns;
 use crate::scenario::AcpVersion;
 
@@ -60,7 +60,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::{assistant, body, capture, check_played, entry, prompt, scenario, user};
+    use crate::judge::fixture::{assistant, body, capture, check_played, entry, prompt, scenario, user};
     use serde_json::json;
 
     const REFUSED: &str = "title = \"t\"\n[[turn]]\nprompt = \"Do the forbidden thing\"\nstop_reason = \"refusal\"\n\

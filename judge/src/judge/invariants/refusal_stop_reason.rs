@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::streamed_per_turn;
 
 pub const INVARIANT: Invariant =
@@ -41,7 +41,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::judge::invariants::fixture::{body, capture, check_played, entry, prompt, scenario, user};
+    use crate::judge::fixture::{body, capture, check_played, entry, prompt, scenario, user};
 
     /// A refusal answered `end_turn` is caught; `refusal` and an error pass.
     #[test]

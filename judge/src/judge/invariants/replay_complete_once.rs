@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{Connection, connections, on_each_raw_transcript, update_of};
 
 pub const INVARIANT: Invariant = Invariant {
@@ -121,7 +121,7 @@ mod tests {
 
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::check;
+    use crate::judge::fixture::check;
     use crate::judge::v1_reading::v2_fixture::{connected, request, result, text, update};
 
     fn complete() -> Value {

@@ -7,8 +7,8 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{answer_to, request_turns, sent};
 
 pub const INVARIANT: Invariant =
@@ -59,7 +59,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::{body, capture, check, check_played, entry, scenario, user};
+    use crate::judge::fixture::{body, capture, check, check_played, entry, scenario, user};
     use serde_json::json;
 
     const RESUMED: &str = "title = \"t\"\n[[turn]]\nprompt = \"Remember 7\"\nrespond = [{ text = [\"Noted.\"] }]\n\

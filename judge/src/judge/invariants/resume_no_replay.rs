@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{answer_to, sent};
 
 pub const INVARIANT: Invariant =
@@ -43,7 +43,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
 mod tests {
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{check, chunk, entry};
+    use crate::judge::fixture::{check, chunk, entry};
     use serde_json::json;
 
     fn resumed(updates: Vec<Value>) -> Capture {

@@ -8,8 +8,8 @@
 
 use gauntlet_mock_provider::{After, RETRY_CAP, ROOT, StreamEnd};
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{request_turns, served};
 use crate::scenario::{FaultKind, RetryBudget};
 
@@ -128,7 +128,7 @@ fn longest_runs(evidence: &Evidence, turns: &[Option<usize>], n_turns: usize) ->
 mod tests {
     use super::*;
     use crate::capture::{Capture, Request};
-    use crate::judge::invariants::fixture::{body, check_played, scenario, user};
+    use crate::judge::fixture::{body, check_played, scenario, user};
     use crate::scenario::Knobs;
 
     const FAULT_THEN_ANSWER: &str = "title = \"t\"\nconfig = { max_retries = 2 }\n[[turn]]\nprompt = \"a\"\n\

@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{answer_to, sent, served_sessions};
 
 pub const INVARIANT: Invariant =
@@ -63,7 +63,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
 mod tests {
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{check, check_as, entry};
+    use crate::judge::fixture::{check, check_as, entry};
     use serde_json::json;
 
     fn listed(sessions: Value) -> Capture {

@@ -10,7 +10,7 @@
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::{Evidence, LastAnswer};
 
 pub const INVARIANT: Invariant =
@@ -91,7 +91,7 @@ pub(super) fn describe(stop_reason: Option<&str>, error: Option<&Value>) -> Stri
 mod tests {
     use super::*;
     use crate::capture::Reported;
-    use crate::judge::invariants::fixture::{capture, check, truncated_answer};
+    use crate::judge::fixture::{capture, check, truncated_answer};
     use serde_json::json;
 
     fn partial_failed_log() -> crate::capture::Capture {
@@ -140,7 +140,7 @@ mod tests {
     /// names no state the turn was in.
     #[test]
     fn an_empty_answer_may_be_answered_with_an_error() {
-        use crate::judge::invariants::fixture::{check_played, scenario};
+        use crate::judge::fixture::{check_played, scenario};
         let answered_error = crate::capture::Capture {
             reported: vec![Reported {
                 stop_reason: None,
@@ -185,7 +185,7 @@ mod tests {
         use gauntlet_mock_provider::{Ended, StreamEnd, Timing};
 
         use crate::capture::{Capture, Request};
-        use crate::judge::invariants::fixture::{body, check_played, scenario, user};
+        use crate::judge::fixture::{body, check_played, scenario, user};
         use crate::scenario::Knobs;
 
         let mut stall = scenario(

@@ -4,8 +4,8 @@
 //! time when available"; the elapsed time is SUB-ELAPSED-TIME's). A child that ended with
 //! nothing to show is not a completion the parent can build on.
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
 
@@ -39,7 +39,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
 
     #[test]
     fn a_completion_without_summary_or_checkpoint_is_caught() {

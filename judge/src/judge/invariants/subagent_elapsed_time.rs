@@ -9,8 +9,8 @@ use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{text, workflow_runs};
 
 pub const INVARIANT: Invariant = Invariant {
@@ -44,7 +44,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check, failed_workflow};
+    use crate::judge::fixture::{capture, check, failed_workflow};
 
     #[test]
     fn a_completion_or_a_step_without_elapsed_time_is_caught() {

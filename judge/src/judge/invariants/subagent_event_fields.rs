@@ -9,8 +9,8 @@ use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
 
 use super::subagent_terminal_evidence::missing;
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "SUB-EVENT-FIELDS",
@@ -65,7 +65,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
 
     #[test]
     fn pixirs_keys_and_the_childs_own_log_are_asked() {

@@ -11,9 +11,9 @@ use std::collections::BTreeSet;
 use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
-use super::{Invariant, Scope, Violation};
 use crate::audit::subagents::is_replayed_event;
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::judge_messages;
 
 pub const INVARIANT: Invariant = Invariant {
@@ -93,7 +93,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::{body, capture, check, user};
+    use crate::judge::fixture::{body, capture, check, user};
     use serde_json::json;
 
     /// Pixir leaves out a summary recorded while a call is pending (a quirk, pixir.md 11.4):
@@ -118,7 +118,7 @@ mod tests {
                 "request 1 (root) carries the subagent_event at seq 2, which is recorded while a tool call was pending: \"Subagent sub_1 (worker) completed: done\""
             ]
         );
-        assert!(crate::judge::invariants::fixture::check_as(INVARIANT, INVARIANT.id, &leaky).is_empty());
+        assert!(crate::judge::fixture::check_as(INVARIANT, INVARIANT.id, &leaky).is_empty());
     }
 
     #[test]

@@ -13,8 +13,8 @@ use gauntlet_agent::TerminalStatus;
 use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "SUB-TERMINAL-EVIDENCE",
@@ -105,7 +105,7 @@ pub(super) fn missing<'k>(data: &Value, keys: &[&'k str]) -> Vec<&'k str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
     use serde_json::json;
 
     #[test]
@@ -139,7 +139,7 @@ mod tests {
     /// Seed 000 asks the child's identity; the transition table is Pixir's (issue 31).
     #[test]
     fn an_event_without_its_child_id_is_caught_and_a_transition_is_the_references() {
-        use crate::judge::invariants::fixture::check_as;
+        use crate::judge::fixture::check_as;
         let event = |status: &str, id: &str| {
             ("subagent_event", json!({"status": status, "subagent_id": id, "child_session_id": "c"}))
         };

@@ -5,8 +5,8 @@
 //! short is TURN-RESTART-RECOVERY's (`turns_terminated`). Whether the agent's answer agrees
 //! with the evidence is ACP-STOP-REASON (`stop_reason_matches_log`).
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use gauntlet_agent::EventType;
 
 pub const INVARIANT: Invariant = Invariant {
@@ -50,7 +50,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::capture::Reported;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
     use serde_json::json;
 
     #[test]

@@ -13,8 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use gauntlet_mock_provider::{Message, Response};
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{read_new_messages, served};
 
 pub const INVARIANT: Invariant = Invariant {
@@ -124,7 +124,7 @@ impl<'a> Pairing<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::{body, capture, check};
+    use crate::judge::fixture::{body, capture, check};
     use serde_json::json;
 
     /// Two calls sharing an id, each answered in turn, look paired one by one; the id still
@@ -136,7 +136,7 @@ mod tests {
         let one_by_one =
             capture(&[], &[body(vec![call("{}"), output.clone(), call("{\"path\":\"b\"}"), output.clone()])]);
         assert_eq!(
-            crate::judge::invariants::fixture::check_as(INVARIANT, UNIQUE, &one_by_one),
+            crate::judge::fixture::check_as(INVARIANT, UNIQUE, &one_by_one),
             ["request 1: call id `c1` names 2 calls, so a result pairs with more than one"]
         );
         // Both calls, then both results (codex-acp's shape): the one finding, not a second one
@@ -153,7 +153,7 @@ mod tests {
     /// so not REPLAY-CALL-ID-UNIQUE's, but not the reference's way either (issue 45).
     #[test]
     fn two_calls_of_one_id_collapsed_into_one_are_a_may() {
-        let scenario = crate::judge::invariants::fixture::scenario(
+        let scenario = crate::judge::fixture::scenario(
             "title = \"t\"\n[[turn]]\nprompt = \"p\"\nrespond = [{ calls = [{ name = \"read\", args = { path = \"a\" }, call_id = \"c1\" }, \
              { name = \"read\", args = { path = \"b\" }, call_id = \"c1\" }] }, { text = [\"x\"] }]\n",
         );
@@ -164,11 +164,11 @@ mod tests {
             request.response_index = Some(index);
         }
         assert_eq!(
-            crate::judge::invariants::fixture::check_played_as(INVARIANT, UNIQUE, &collapsed, &scenario),
+            crate::judge::fixture::check_played_as(INVARIANT, UNIQUE, &collapsed, &scenario),
             Vec::<String>::new()
         );
         assert_eq!(
-            crate::judge::invariants::fixture::check_played_as(INVARIANT, BOTH_KEPT, &collapsed, &scenario),
+            crate::judge::fixture::check_played_as(INVARIANT, BOTH_KEPT, &collapsed, &scenario),
             [
                 "request 2 carries 1 of the 2 calls the model gave, two of them with the id `c1`: a call and its result are gone from the conversation"
             ]

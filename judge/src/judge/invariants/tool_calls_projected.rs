@@ -28,8 +28,8 @@ use serde_json::Value;
 
 use super::plan_whole_list::plan_updates;
 use super::tool_calls_paired::repeated_id;
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{read_new_messages, served};
 use crate::tool_map::AbstractTool;
 use crate::verdict::At;
@@ -420,7 +420,7 @@ mod tests {
 
     use super::*;
     use crate::capture::Reported;
-    use crate::judge::invariants::fixture::{capture, check, entry};
+    use crate::judge::fixture::{capture, check, entry};
 
     fn update(kind: &str, id: &str, status: &str) -> Value {
         entry(
@@ -569,7 +569,7 @@ mod tests {
 
     #[test]
     fn without_a_log_results_are_read_through_the_profile_mapping() {
-        use crate::judge::invariants::fixture::{check_played_as, mapped};
+        use crate::judge::fixture::{check_played_as, mapped};
         let acp = vec![update("tool_call", "c1", "in_progress"), update("tool_call_update", "c1", "completed")];
         let (capture, scenario) = mapped(&["Process exited with code 0\nOutput:\nalpha"], acp);
         assert_eq!(check_played_as(INVARIANT, INVARIANT.id, &capture, &scenario), Vec::<String>::new());
@@ -601,7 +601,7 @@ mod tests {
     /// agent's result text says: a failure shown `completed` contradicts ACP-TOOL-STATUS.
     #[test]
     fn through_gauntlets_mcp_server_the_journal_is_the_truth() {
-        use crate::judge::invariants::fixture::{check_played_as, mapped};
+        use crate::judge::fixture::{check_played_as, mapped};
         use gauntlet_mock_provider::tool_server::{Answer, CallEnd, ToolCall};
         let acp = vec![update("tool_call", "c1", "in_progress"), update("tool_call_update", "c1", "completed")];
         // The agent's text reads as a success through the map; the server answered an error.
@@ -634,7 +634,7 @@ mod tests {
     /// (issue 31: both passed unremarked).
     #[test]
     fn an_update_before_its_item_and_a_status_going_back_are_caught() {
-        use crate::judge::invariants::fixture::{entry, prompt};
+        use crate::judge::fixture::{entry, prompt};
         let update = |kind: &str, id: &str, status: &str| {
             entry(
                 "agent",
@@ -653,7 +653,7 @@ mod tests {
             ],
             ..crate::capture::Capture::default()
         };
-        let found = crate::judge::invariants::fixture::check_as(INVARIANT, SHOWN, &capture);
+        let found = crate::judge::fixture::check_as(INVARIANT, SHOWN, &capture);
         assert_eq!(
             found,
             [
@@ -667,7 +667,7 @@ mod tests {
     /// REPLAY-CALL-ID-UNIQUE's, not also a status going back.
     #[test]
     fn an_item_reopened_for_a_repeated_call_id_is_not_a_status_going_back() {
-        let scenario = crate::judge::invariants::fixture::scenario(
+        let scenario = crate::judge::fixture::scenario(
             "title = \"t\"\n[[turn]]\nprompt = \"Read both.\"\nrespond = [\n  { calls = [{ name = \"read\", args = { path = \"a\" }, call_id = \"same\" }, { name = \"read\", args = { path = \"b\" }, call_id = \"same\" }] },\n  { text = [\"done\"] },\n]\n",
         );
         let mut capture = capture(&[], &[]);
@@ -677,7 +677,7 @@ mod tests {
             update("tool_call_update", "same", "in_progress"),
             update("tool_call_update", "same", "completed"),
         ];
-        let found = crate::judge::invariants::fixture::check_played_as(INVARIANT, SHOWN, &capture, &scenario);
+        let found = crate::judge::fixture::check_played_as(INVARIANT, SHOWN, &capture, &scenario);
         assert_eq!(found, Vec::<String>::new());
     }
 
@@ -685,7 +685,7 @@ mod tests {
     /// `completed` claims a run no tool could have made; shown `failed`, it tells the truth.
     #[test]
     fn a_call_whose_arguments_do_not_parse_is_never_completed() {
-        let scenario = crate::judge::invariants::fixture::scenario(
+        let scenario = crate::judge::fixture::scenario(
             "title = \"t\"\n[[turn]]\nprompt = \"Read it.\"\nrespond = [\n  { calls = [{ name = \"read\", raw_args = '{\"path\": \"a', call_id = \"c1\" }] },\n  { text = [\"no\"] },\n]\n",
         );
         let ended = |status: &str| {
@@ -694,7 +694,7 @@ mod tests {
                 request.response_index = Some(index);
             }
             capture.acp = vec![update("tool_call", "c1", "in_progress"), update("tool_call_update", "c1", status)];
-            crate::judge::invariants::fixture::check_played_as(INVARIANT, INVALID, &capture, &scenario)
+            crate::judge::fixture::check_played_as(INVARIANT, INVALID, &capture, &scenario)
         };
         assert_eq!(
             ended("completed"),
@@ -711,18 +711,18 @@ mod tests {
     #[test]
     fn a_call_to_a_tool_never_offered_is_never_completed() {
         let offered = |input: Vec<Value>| {
-            let mut body = crate::judge::invariants::fixture::body(input);
+            let mut body = crate::judge::fixture::body(input);
             body["tools"] = json!([{"type": "function", "name": "read", "parameters": {}}]);
             body
         };
         let call = json!({"type": "function_call", "call_id": "c1", "name": "deploy", "arguments": "{}"});
         let output = json!({"type": "function_call_output", "call_id": "c1", "output": "done"});
-        let user = crate::judge::invariants::fixture::user("Deploy it.");
+        let user = crate::judge::fixture::user("Deploy it.");
         let ended = |status: &str| {
             let mut capture =
                 capture(&[], &[offered(vec![user.clone()]), offered(vec![user.clone(), call.clone(), output.clone()])]);
             capture.acp = vec![update("tool_call", "c1", "in_progress"), update("tool_call_update", "c1", status)];
-            crate::judge::invariants::fixture::check_as(INVARIANT, UNKNOWN, &capture)
+            crate::judge::fixture::check_as(INVARIANT, UNKNOWN, &capture)
         };
         assert_eq!(
             ended("completed"),

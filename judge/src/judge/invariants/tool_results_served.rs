@@ -6,7 +6,7 @@
 
 use gauntlet_agent::EventType;
 
-use super::{Invariant, Scope, Violation};
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::{Evidence, Served};
 
 pub const INVARIANT: Invariant =
@@ -49,7 +49,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
     use crate::tool_map::{AbstractTool, MappedCall};
 
     #[test]

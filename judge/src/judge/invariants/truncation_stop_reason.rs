@@ -14,8 +14,8 @@
 use super::stop_reason_matches_log::{describe, truncation_stop_reason};
 use gauntlet_mock_provider::After;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::request_turns;
 
 pub const INVARIANT: Invariant = Invariant {
@@ -72,7 +72,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
 mod tests {
     use super::*;
     use crate::capture::Reported;
-    use crate::judge::invariants::fixture::{check, truncated_answer};
+    use crate::judge::fixture::{check, truncated_answer};
 
     #[test]
     fn a_truncated_answer_answered_end_turn_is_caught_and_max_tokens_passes() {
@@ -112,7 +112,7 @@ mod tests {
     #[test]
     fn end_turn_after_a_continuation_passes() {
         use crate::capture::Request;
-        use crate::judge::invariants::fixture::{body, check_played, scenario, user};
+        use crate::judge::fixture::{body, check_played, scenario, user};
         let played = scenario(
             "title = \"t\"\n[[turn]]\nprompt = \"q\"\nrespond = [{ text = [\"a\"], then = { incomplete = \"max_output_tokens\" } }]\n",
         );

@@ -3,8 +3,8 @@
 //! its Session resumes, before the next prompt, so the model never gets two user messages in
 //! a row and no reader takes the open Turn for anything.
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "TURN-RESTART-RECOVERY",
@@ -33,7 +33,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
     use serde_json::json;
 
     #[test]

@@ -6,8 +6,8 @@
 //! anything, is another rule's to say.
 
 use super::provider_script_strict::unplaced;
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "MOCK-UNPLACED",
@@ -28,7 +28,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{check_played, scenario};
+    use crate::judge::fixture::{check_played, scenario};
     use crate::scenario::Knobs;
 
     #[test]

@@ -11,8 +11,8 @@ use gauntlet_mock_provider::increment::Chain;
 use gauntlet_mock_provider::{StreamEnd, Usage};
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::served;
 
 pub const INVARIANT: Invariant = Invariant {
@@ -123,7 +123,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::judge::invariants::fixture::{body, capture, check_played, requests, scenario, user};
+    use crate::judge::fixture::{body, capture, check_played, requests, scenario, user};
 
     const TWO: &str = "title = \"t\"\n[[turn]]\nprompt = \"Go\"\nrespond = [{ calls = [{ name = \"list\", args = {} }] }, { text = [\"Done.\"], usage = { input = 7, output = 3 } }]\n";
 

@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::on_each_transcript;
 
 pub const INVARIANT: Invariant = Invariant {
@@ -73,7 +73,7 @@ mod tests {
 
     use super::*;
     use crate::capture::Capture;
-    use crate::judge::invariants::fixture::{check, entry};
+    use crate::judge::fixture::{check, entry};
 
     fn negotiated(answered: u64, session: Value) -> Capture {
         let acp = vec![
@@ -105,7 +105,7 @@ mod tests {
     fn an_agent_asked_for_2_that_answers_1_then_speaks_2_is_caught() {
         use agent_client_protocol_schema::v2;
 
-        use crate::judge::invariants::fixture::prompt;
+        use crate::judge::fixture::prompt;
         use crate::judge::v1_reading::v2_fixture::{connected, one_turn};
         let mut acp = one_turn("q", &["a"], v2::StopReason::EndTurn);
         acp[1]["message"]["result"]["protocolVersion"] = json!(1);

@@ -19,8 +19,8 @@ use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::strings;
 
 pub const INVARIANT: Invariant =
@@ -179,7 +179,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
 
     fn waited(outcome: Value) -> Vec<String> {
         check(INVARIANT, &waited_on(outcome))
@@ -214,7 +214,7 @@ mod tests {
     /// (issue 31).
     #[test]
     fn only_a_claimed_success_is_the_musts() {
-        use crate::judge::invariants::fixture::check_as;
+        use crate::judge::fixture::check_as;
         let claimed = waited_on(outcome(&["sub_1"], &["sub_2"], "completed", true));
         assert_eq!(check_as(INVARIANT, INVARIANT.id, &claimed).len(), 2);
         let mut miscounted = outcome(&["sub_1"], &["sub_2"], "partial", false);

@@ -6,9 +6,9 @@
 use gauntlet_agent::EventType;
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::audit::WorkflowTerminal;
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "WF-OK-ONLY-COMPLETE",
@@ -71,7 +71,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
     use serde_json::json;
 
     /// The hand-made capture of the acceptance criteria: a partial workflow reporting ok.

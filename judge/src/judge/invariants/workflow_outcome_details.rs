@@ -12,8 +12,8 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{WorkflowRun, strings, text, workflow_runs};
 
 pub const INVARIANT: Invariant = Invariant {
@@ -147,7 +147,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::judge::invariants::fixture::{check, failed_workflow};
+    use crate::judge::fixture::{check, failed_workflow};
 
     #[test]
     fn the_reference_details_hold_on_an_honest_result() {

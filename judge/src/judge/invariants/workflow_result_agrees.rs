@@ -17,9 +17,9 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::audit::WorkflowTerminal;
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{WorkflowRun, strings, text, workflow_runs};
 
 pub const INVARIANT: Invariant = Invariant {
@@ -185,7 +185,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::judge::invariants::fixture::{check, failed_workflow};
+    use crate::judge::fixture::{check, failed_workflow};
 
     fn result(edit: impl FnOnce(&mut Value)) -> Vec<String> {
         check(INVARIANT, &failed_workflow(edit))
@@ -207,7 +207,7 @@ mod tests {
     /// reference names and the result does not, is judged by its tier (issue 31).
     #[test]
     fn a_status_that_also_holds_and_an_unnamed_list_are_the_references_difference() {
-        use crate::judge::invariants::fixture::check_as;
+        use crate::judge::fixture::check_as;
         let needs_decision = failed_workflow(|result| {
             result["workflow"]["steps"][1]["checkpoint_status"] = json!("needs_orchestrator");
             result["workflow"]["held_steps"] = json!([]);

@@ -12,8 +12,8 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{WorkflowRun, text, workflow_runs};
 
 pub const INVARIANT: Invariant = Invariant {
@@ -113,7 +113,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::judge::invariants::fixture::{check, failed_workflow};
+    use crate::judge::fixture::{check, failed_workflow};
 
     fn step_a(edit: impl FnOnce(&mut Value)) -> Vec<String> {
         check(INVARIANT, &failed_workflow(|result| edit(&mut result["workflow"]["steps"][0])))

@@ -11,8 +11,8 @@
 
 use serde_json::Value;
 
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::{WorkflowRun, text, workflow_runs};
 
 pub const INVARIANT: Invariant =
@@ -113,7 +113,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
 
     #[test]
     fn a_closed_step_reported_completed_and_a_hold_without_its_reason_are_caught() {
@@ -147,7 +147,7 @@ mod tests {
             ]
         );
         // The deadline's close is pixir.md 8's: none of it is the seed's MUST (issue 31).
-        let found = crate::judge::invariants::fixture::check_as(INVARIANT, INVARIANT.id, &capture);
+        let found = crate::judge::fixture::check_as(INVARIANT, INVARIANT.id, &capture);
         assert_eq!(found, Vec::<String>::new());
     }
 }

@@ -9,8 +9,8 @@ use gauntlet_agent::EventType;
 use serde_json::Value;
 
 use super::workflow_schedule_safe::{GraphStep, graph};
-use super::{Invariant, Scope, Violation};
 use crate::judge::Evidence;
+use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "WF-WAVES",
@@ -74,7 +74,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::invariants::fixture::{capture, check};
+    use crate::judge::fixture::{capture, check};
     use serde_json::json;
 
     #[test]
