@@ -10,6 +10,7 @@ pub mod expectations;
 pub(crate) mod fixture;
 pub mod invariants;
 pub mod lifecycle;
+pub mod transcript;
 pub mod turn_rule;
 pub mod v1_reading;
 pub mod views;
@@ -71,7 +72,7 @@ pub struct Evidence<'a> {
     /// indexed by a request's `response_index`: looked up per request, never counted to.
     root_responses: Vec<&'a Response>,
     /// The live transcript's prompts, read once for every rule that reads them.
-    exchanges: std::cell::OnceCell<Vec<views::Exchange<'a>>>,
+    exchanges: std::cell::OnceCell<Vec<transcript::Exchange<'a>>>,
 }
 
 /// How one turn the client drove ended, and who says so.
@@ -156,8 +157,8 @@ impl<'a> Evidence<'a> {
     }
 
     /// The prompts of the live ACP transcript, each with its answer and updates.
-    pub(crate) fn exchanges(&self) -> &[views::Exchange<'a>] {
-        self.exchanges.get_or_init(|| views::exchanges(&self.capture.acp))
+    pub(crate) fn exchanges(&self) -> &[transcript::Exchange<'a>] {
+        self.exchanges.get_or_init(|| transcript::exchanges(&self.capture.acp))
     }
 
     /// The scripted root response at `index` of the script's order, if there is one.

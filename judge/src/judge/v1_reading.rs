@@ -20,8 +20,8 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use serde_json::{Value, json};
 
 use crate::capture::{Capture, Reported};
-use crate::judge::views;
-use crate::judge::views::negotiates_v2;
+use crate::judge::transcript;
+use crate::judge::transcript::negotiates_v2;
 
 /// ACP's user message upsert (v2). Not a Log type.
 const USER_MESSAGE: &str = "user_message"; // ACP's update kind, not a Log type
@@ -52,7 +52,7 @@ pub fn of_capture(capture: &Capture) -> Cow<'_, Capture> {
 /// The driver's answers, one per scenario turn (its last prompts not sent while another ran),
 /// each replaced by that prompt's answer in the reading when it has one.
 fn reported(reading: &[Value], driver: &[Reported]) -> Vec<Reported> {
-    let exchanges = views::exchanges(reading);
+    let exchanges = transcript::exchanges(reading);
     let plain: Vec<_> = exchanges.iter().filter(|exchange| !exchange.busy).collect();
     let first = plain.len().saturating_sub(driver.len());
     let offset = driver.len().saturating_sub(plain.len());
@@ -440,7 +440,7 @@ mod tests {
     use super::v2_fixture::{connected, failed, idle, one_turn, request, result, text, update};
     use super::*;
     use crate::judge::fixture::{chunk, entry, prompt};
-    use crate::judge::views::{exchanges, shown_text};
+    use crate::judge::transcript::{exchanges, shown_text};
 
     /// A v1 transcript is its own reading, not a copy.
     #[test]

@@ -19,8 +19,9 @@ use agent_client_protocol_schema::{v1, v2};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::judge::transcript::negotiates_v2;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{negotiates_v2, on_each_raw_transcript};
+use crate::judge::views::on_each_raw_transcript;
 use crate::published_schema::{self, Sent};
 
 pub const INVARIANT: Invariant = Invariant {

@@ -16,8 +16,9 @@ use std::collections::BTreeSet;
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
+use crate::judge::transcript::{chunk_text, shown_chunks, shown_text};
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{Streamed, chunk_text, shown_chunks, shown_text, streamed_per_turn};
+use crate::judge::views::{Streamed, streamed_per_turn};
 use crate::judge::{Evidence, LastAnswer};
 use crate::scenario::Scenario;
 
@@ -138,7 +139,7 @@ fn busy_answer(scenario: &Scenario, shown: &str, pieces: &[Streamed]) -> Option<
 /// Why an earlier answer shows during a prompt, when the updates say: a `user_message_chunk`
 /// during a live prompt is a replay of the conversation, which ACP has an agent stream before
 /// it answers `session/load` (gemini-cli streams it after, into the next prompt).
-fn replayed_late(exchange: &crate::judge::views::Exchange) -> &'static str {
+fn replayed_late(exchange: &crate::judge::transcript::Exchange) -> &'static str {
     let replay = exchange.updates.iter().any(|update| chunk_text(update, "user_message_chunk").is_some());
     if replay {
         " (a replay of the conversation, user_message_chunk and all, arrived during the prompt: \

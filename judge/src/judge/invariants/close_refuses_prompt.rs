@@ -8,8 +8,8 @@
 
 use crate::judge::Evidence;
 use crate::judge::invariants::stop_reason_matches_log::describe;
+use crate::judge::transcript::{answer_to, sent};
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{answer_to, sent};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-CLOSE-REFUSES-PROMPT", also: &[], name: "close_refuses_prompt", applies: Scope::Run, check };

@@ -7,8 +7,8 @@
 
 use super::diagnostic_not_answer;
 use crate::judge::Evidence;
+use crate::judge::transcript::shown_text;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::shown_text;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-FAILURE-IS-ERROR", also: &[], name: "failure_not_end_turn", applies: Scope::Run, check };

@@ -13,8 +13,9 @@ use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
 use crate::capture::Capture;
+use crate::judge::transcript::{Exchange, chunk_text, shown_text};
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{Exchange, Streamed, chunk_text, shown_text, streamed_per_turn};
+use crate::judge::views::{Streamed, streamed_per_turn};
 use crate::judge::{Evidence, LastAnswer};
 
 pub const INVARIANT: Invariant =

@@ -15,8 +15,9 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use crate::judge::transcript::{Connection, connections, update_of};
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{Connection, connections, on_each_raw_transcript, update_of};
+use crate::judge::views::on_each_raw_transcript;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "ACP-PROMPT-IDEMPOTENT",

@@ -6,8 +6,8 @@
 use serde_json::Value;
 
 use crate::judge::Evidence;
+use crate::judge::transcript::{answer_to, sent};
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{answer_to, sent};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-RESUME-NO-REPLAY", also: &[], name: "resume_no_replay", applies: Scope::Run, check };

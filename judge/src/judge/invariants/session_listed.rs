@@ -7,8 +7,8 @@
 use serde_json::Value;
 
 use crate::judge::Evidence;
+use crate::judge::transcript::{answer_to, sent, served_sessions};
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{answer_to, sent, served_sessions};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-LIST-SERVED", also: &["ACP-LIST-CWD"], name: "session_listed", applies: Scope::Run, check };
