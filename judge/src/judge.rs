@@ -425,7 +425,7 @@ impl Evidence<'_> {
         let mut seen: HashSet<(&str, usize)> = HashSet::new();
         let mut runs: HashMap<usize, Pairing> = HashMap::new();
         let mut served = Served::of(self.capture);
-        for (idx, (_, conversation, new)) in views::read_new_messages(self).enumerate() {
+        for (idx, (_, conversation, new)) in views::requests::read_new_messages(self).enumerate() {
             // Within a run, the k-th result of an id answers the k-th call of that id.
             let Pairing { open, answered } = runs.entry(conversation.run).or_default();
             for message in new {

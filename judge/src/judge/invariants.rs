@@ -85,7 +85,7 @@ mod workflow_waves;
 
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope};
-use crate::judge::views::detached_children;
+use crate::judge::views::log::detached_children;
 use crate::verdict::Finding;
 
 /// Every invariant, checked on every capture.

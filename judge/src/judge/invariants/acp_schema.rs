@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::judge::transcript::negotiates_v2;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::on_each_raw_transcript;
+use crate::judge::views::acp::on_each_raw_transcript;
 use crate::published_schema::{self, Sent};
 
 pub const INVARIANT: Invariant = Invariant {

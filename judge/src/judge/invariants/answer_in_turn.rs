@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::judge::transcript::{chunk_text, shown_chunks, shown_text};
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{Streamed, streamed_per_turn};
+use crate::judge::views::requests::{Streamed, streamed_per_turn};
 use crate::judge::{Evidence, LastAnswer};
 use crate::scenario::Scenario;
 

@@ -11,7 +11,7 @@ use gauntlet_mock_provider::Message;
 
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::judge_messages;
+use crate::judge::views::requests::judge_messages;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "REPLAY-AUDIT-ONLY", also: &[], name: "audit_only_not_replayed", applies: Scope::Replay, check };

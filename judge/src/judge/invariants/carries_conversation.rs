@@ -34,7 +34,7 @@ use serde_json::Value;
 
 use crate::audit::Line;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{Prompts, read_new_messages};
+use crate::judge::views::requests::{Prompts, read_new_messages};
 use crate::judge::{Evidence, LogRole};
 
 pub const INVARIANT: Invariant = Invariant {

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{text, workflow_runs};
+use crate::judge::views::log::{text, workflow_runs};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "WF-CHECKPOINT-BUNDLE",

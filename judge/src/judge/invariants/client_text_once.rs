@@ -7,7 +7,7 @@
 use crate::judge::Evidence;
 use crate::judge::transcript::chunk_text;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{request_turns, served};
+use crate::judge::views::requests::{request_turns, served};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "WIRE-TEXT-ONCE", also: &[], name: "client_text_once", applies: Scope::Run, check };

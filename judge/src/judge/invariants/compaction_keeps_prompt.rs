@@ -5,7 +5,7 @@
 
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{read_requests, request_turns, rewrites};
+use crate::judge::views::requests::{read_requests, request_turns, rewrites};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-COMPACTION-KEEPS-PROMPT",

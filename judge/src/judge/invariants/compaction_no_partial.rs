@@ -14,7 +14,7 @@ use gauntlet_mock_provider::Message;
 use super::no_partial_text_replayed::{Partial, partial_texts};
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{read_new_messages, read_requests, rewrites};
+use crate::judge::views::requests::{read_new_messages, read_requests, rewrites};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-COMPACTION-NO-PARTIAL",

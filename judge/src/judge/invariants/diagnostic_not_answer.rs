@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::judge::Evidence;
 use crate::judge::transcript::shown_chunks;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{judge_messages, request_turns, served};
+use crate::judge::views::requests::{judge_messages, request_turns, served};
 use crate::verdict::At;
 
 pub const INVARIANT: Invariant = Invariant {

@@ -5,7 +5,7 @@
 //! question about a picture it never showed its model.
 //!
 //! Evidence: the scenario's prompt images and each request's images, read by the mock in the
-//! capture's dialect, placed in turns ([`crate::judge::views::request_turns`]). An image the agent resized or
+//! capture's dialect, placed in turns ([`crate::judge::views::requests::request_turns`]). An image the agent resized or
 //! re-encoded is still an image: the rule asks for one, not for the same bytes. A play whose
 //! images were not sent (`Capture::images_withheld`) and a turn that asked nothing are not
 //! judged.
@@ -14,7 +14,7 @@ use gauntlet_mock_provider::Message;
 
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::asking_turns;
+use crate::judge::views::requests::asking_turns;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-CARRIES-IMAGE",

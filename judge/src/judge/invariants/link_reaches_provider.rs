@@ -7,12 +7,12 @@
 //! error (a refused prompt asks no model, and is not judged).
 //!
 //! Evidence: the scenario's prompt links and each request's messages, read in the capture's
-//! dialect and placed in turns ([`crate::judge::views::request_turns`]), so with or without a
+//! dialect and placed in turns ([`crate::judge::views::requests::request_turns`]), so with or without a
 //! Log.
 
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::asking_turns;
+use crate::judge::views::requests::asking_turns;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "ACP-PROMPT-LINK-CARRIED",

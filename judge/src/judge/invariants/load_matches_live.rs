@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::capture::Capture;
 use crate::judge::transcript::{Exchange, chunk_text, shown_text};
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{Streamed, streamed_per_turn};
+use crate::judge::views::requests::{Streamed, streamed_per_turn};
 use crate::judge::{Evidence, LastAnswer};
 
 pub const INVARIANT: Invariant =

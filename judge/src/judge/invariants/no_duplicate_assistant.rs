@@ -10,7 +10,7 @@ use gauntlet_mock_provider::Message;
 use super::no_partial_text_replayed::partial_texts;
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{read_new_messages, served};
+use crate::judge::views::requests::{read_new_messages, served};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-NO-DUPLICATE",

@@ -11,7 +11,7 @@ use gauntlet_mock_provider::{Message, StreamEnd};
 
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{judge_messages, request_turns, served};
+use crate::judge::views::requests::{judge_messages, request_turns, served};
 use crate::verdict::At;
 
 pub const INVARIANT: Invariant =

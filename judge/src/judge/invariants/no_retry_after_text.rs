@@ -15,7 +15,7 @@ use gauntlet_mock_provider::journal::StreamEnd;
 
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{request_turns, served};
+use crate::judge::views::requests::{request_turns, served};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "WIRE-NO-RETRY-AFTER-TEXT", also: &[], name: "no_retry_after_text", applies: Scope::Run, check };

@@ -11,7 +11,7 @@ use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{Prompts, read_new_messages};
+use crate::judge::views::requests::{Prompts, read_new_messages};
 use crate::judge::{Evidence, LogRole};
 
 pub const INVARIANT: Invariant = Invariant {

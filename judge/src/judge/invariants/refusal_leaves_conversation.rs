@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::request_turns;
+use crate::judge::views::requests::request_turns;
 use crate::scenario::AcpVersion;
 
 pub const INVARIANT: Invariant = Invariant {

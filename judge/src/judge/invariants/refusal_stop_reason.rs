@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::streamed_per_turn;
+use crate::judge::views::requests::streamed_per_turn;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-REFUSAL-STOP-REASON", also: &[], name: "refusal_stop_reason", applies: Scope::Run, check };

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::judge::transcript::{Connection, connections, update_of};
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::on_each_raw_transcript;
+use crate::judge::views::acp::on_each_raw_transcript;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "ACP-REPLAY-COMPLETE",

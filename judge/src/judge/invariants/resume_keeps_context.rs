@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::judge::Evidence;
 use crate::judge::transcript::{answer_to, sent};
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::request_turns;
+use crate::judge::views::requests::request_turns;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-RESUME-KEEPS-CONTEXT", also: &[], name: "resume_keeps_context", applies: Scope::Run, check };

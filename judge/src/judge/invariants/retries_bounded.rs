@@ -10,7 +10,7 @@ use gauntlet_mock_provider::{After, RETRY_CAP, ROOT, StreamEnd};
 
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{request_turns, served};
+use crate::judge::views::requests::{request_turns, served};
 use crate::scenario::{FaultKind, RetryBudget};
 
 pub const INVARIANT: Invariant = Invariant {

@@ -14,7 +14,7 @@ use gauntlet_mock_provider::Message;
 use crate::audit::subagents::is_replayed_event;
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::judge_messages;
+use crate::judge::views::requests::judge_messages;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "SUB-REPLAY-TERMINAL-ONLY",

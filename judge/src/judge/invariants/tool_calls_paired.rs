@@ -15,7 +15,7 @@ use gauntlet_mock_provider::{Message, Response};
 
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{read_new_messages, served};
+use crate::judge::views::requests::{read_new_messages, served};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-TOOL-PAIRING",

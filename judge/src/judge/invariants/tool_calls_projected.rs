@@ -30,7 +30,7 @@ use super::plan_whole_list::plan_updates;
 use super::tool_calls_paired::repeated_id;
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{read_new_messages, served};
+use crate::judge::views::requests::{read_new_messages, served};
 use crate::tool_map::AbstractTool;
 use crate::verdict::At;
 

@@ -16,7 +16,7 @@ use gauntlet_mock_provider::After;
 
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::request_turns;
+use crate::judge::views::requests::request_turns;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "ACP-TRUNCATION-STOP-REASON",

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::served;
+use crate::judge::views::requests::served;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "TURN-USAGE-EVIDENCE",

@@ -11,7 +11,7 @@
 use serde_json::Value;
 
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::on_each_transcript;
+use crate::judge::views::acp::on_each_transcript;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "ACP-VERSION-NEGOTIATION",

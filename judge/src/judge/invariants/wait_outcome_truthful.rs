@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::strings;
+use crate::judge::views::log::strings;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "SUB-WAIT-OUTCOME", also: &[REFERENCE], name: "wait_outcome_truthful", applies: Scope::Log, check };

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::judge::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::{WorkflowRun, text, workflow_runs};
+use crate::judge::views::log::{WorkflowRun, text, workflow_runs};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "WF-TIMEOUT", also: &[REFERENCE], name: "workflow_timeout_evidence", applies: Scope::Log, check };
