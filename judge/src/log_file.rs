@@ -13,7 +13,8 @@ use serde_json::Value;
 
 use crate::audit::{Audit, Diagnostic, Line, diagnostics::diagnostics};
 use crate::capture::{Capture, TornTail};
-use crate::judge::{self, Evidence};
+use crate::judge;
+use crate::judge::evidence::Evidence;
 use crate::verdict::Finding;
 
 /// Why a file is not a Log at all (exit 2), as opposed to a Log with findings.

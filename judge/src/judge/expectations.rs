@@ -4,7 +4,7 @@
 //! reported: a runtime that says `completed` over failure evidence fails here and in the
 //! TURN-TERMINAL-EVIDENCE invariant.
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::scenario::{PlanEntryExpect, Scenario};
 use crate::tool_map::AbstractTool;
 use crate::verdict::{Finding, Layer};

@@ -3,8 +3,9 @@
 use serde_json::{Value, json};
 
 use crate::capture::{Capture, Request};
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Violation};
-use crate::judge::{Evidence, v1_reading};
+use crate::judge::v1_reading;
 
 /// A Log of one Turn whose clean answer the Provider cut short for `reason`.
 pub fn truncated_answer(reason: &str) -> Capture {

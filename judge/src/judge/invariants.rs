@@ -83,7 +83,7 @@ mod workflow_step_outcomes;
 mod workflow_timeout_evidence;
 mod workflow_waves;
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope};
 use crate::judge::views::log::detached_children;
 use crate::verdict::Finding;

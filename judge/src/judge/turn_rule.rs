@@ -2,7 +2,7 @@
 //! ([`Invariant`]), what it returns ([`Violation`]) and how it runs into findings. Every rule of
 //! `invariants/` imports these from here, so no rule reaches up to the registry.
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 pub use crate::verdict::Violation;
 use crate::verdict::{Finding, Layer};
 

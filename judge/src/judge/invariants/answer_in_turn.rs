@@ -16,10 +16,10 @@ use std::collections::BTreeSet;
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
+use crate::judge::evidence::{Evidence, LastAnswer};
 use crate::judge::transcript::{chunk_text, shown_chunks, shown_text};
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::{Streamed, streamed_per_turn};
-use crate::judge::{Evidence, LastAnswer};
 use crate::scenario::Scenario;
 
 pub const INVARIANT: Invariant =

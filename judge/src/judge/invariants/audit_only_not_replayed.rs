@@ -9,7 +9,7 @@
 use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::judge_messages;
 

@@ -14,7 +14,7 @@ use std::time::Duration;
 use gauntlet_mock_provider::Timing;
 
 use crate::capture::{CANCEL_CLOSE_BOUND, Cancel};
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::request_turns;
 

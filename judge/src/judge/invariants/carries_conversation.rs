@@ -33,9 +33,9 @@ use gauntlet_mock_provider::Message;
 use serde_json::Value;
 
 use crate::audit::Line;
+use crate::judge::evidence::{Evidence, LogRole};
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::{Prompts, read_new_messages};
-use crate::judge::{Evidence, LogRole};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-CARRIES-CONVERSATION",

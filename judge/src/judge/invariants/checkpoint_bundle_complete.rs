@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use gauntlet_agent::EventType;
 use serde_json::Value;
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::log::{text, workflow_runs};
 

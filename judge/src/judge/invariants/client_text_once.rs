@@ -4,7 +4,7 @@
 //! case is partial text passed off as part of a final answer. A turn answered with an error or
 //! `cancelled` shows the failure, repeats and all (issue 31).
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::transcript::chunk_text;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::{request_turns, served};

@@ -6,7 +6,7 @@
 //! `session_not_found` error is for a Session that "does not exist or is not active". That a
 //! freed Session refuses prompts is gauntlet's reading).
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::invariants::stop_reason_matches_log::describe;
 use crate::judge::transcript::{answer_to, sent};
 use crate::judge::turn_rule::{Invariant, Scope, Violation};

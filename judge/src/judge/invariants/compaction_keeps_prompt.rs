@@ -3,7 +3,7 @@
 //! prompt: the text of the scenario turn the request belongs to, in a user message. Judged on
 //! the wire, so an agent without a Log is held to it the same way.
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::{read_requests, request_turns, rewrites};
 

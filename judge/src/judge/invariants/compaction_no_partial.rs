@@ -12,7 +12,7 @@ use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
 use super::no_partial_text_replayed::{Partial, partial_texts};
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::{read_new_messages, read_requests, rewrites};
 

@@ -8,7 +8,7 @@
 use gauntlet_agent::TerminalStatus;
 use gauntlet_mock_provider::After;
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::{request_turns, served};
 

@@ -12,7 +12,7 @@ use gauntlet_agent::event::SubagentStatus;
 use gauntlet_mock_provider::Response;
 use serde_json::Value;
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::scenario::ChildScript;
 use crate::tool_map::AbstractTool;

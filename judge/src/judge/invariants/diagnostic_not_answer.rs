@@ -15,7 +15,7 @@ use gauntlet_mock_provider::Message;
 use gauntlet_mock_provider::dialect::failure_message;
 use serde_json::Value;
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::transcript::shown_chunks;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::{judge_messages, request_turns, served};

@@ -14,7 +14,7 @@ use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
 use crate::audit::Line;
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {

@@ -6,7 +6,7 @@
 //! (the Provider's error message), the finding says so: seed 000's diagnostics are not answers.
 
 use super::diagnostic_not_answer;
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::transcript::shown_text;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 

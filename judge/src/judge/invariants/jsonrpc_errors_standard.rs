@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use crate::capture::QUICK_ANSWER;
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {

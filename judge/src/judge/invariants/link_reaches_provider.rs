@@ -10,7 +10,7 @@
 //! dialect and placed in turns ([`crate::judge::views::requests::request_turns`]), so with or without a
 //! Log.
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::asking_turns;
 

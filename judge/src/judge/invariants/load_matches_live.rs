@@ -13,10 +13,10 @@ use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
 use crate::capture::Capture;
+use crate::judge::evidence::{Evidence, LastAnswer};
 use crate::judge::transcript::{Exchange, chunk_text, shown_text};
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::{Streamed, streamed_per_turn};
-use crate::judge::{Evidence, LastAnswer};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-LOAD-MATCHES-LIVE", also: &[AS_SHOWN], name: "load_matches_live", applies: Scope::Run, check };

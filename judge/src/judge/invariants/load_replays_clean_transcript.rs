@@ -11,7 +11,7 @@
 //! of a presenter, and is no finding here (issue 31).
 
 use super::load_matches_live::read;
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant =

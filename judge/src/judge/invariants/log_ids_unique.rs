@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {

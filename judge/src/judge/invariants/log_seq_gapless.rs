@@ -2,7 +2,7 @@
 //! the reference's (Pixir's) own stamping, beyond the monotonic seq seed 004 asks for
 //! (LOG-SEQ-MONOTONIC).
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {

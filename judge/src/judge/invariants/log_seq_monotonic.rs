@@ -3,7 +3,7 @@
 //! seq"). Starting at 0 and growing by exactly one is the reference's (Pixir's) own choice,
 //! LOG-SEQ-GAPLESS.
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {

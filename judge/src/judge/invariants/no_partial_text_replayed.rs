@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use gauntlet_agent::EventType;
 use gauntlet_mock_provider::{Message, StreamEnd};
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::{judge_messages, request_turns, served};
 use crate::verdict::At;

@@ -13,7 +13,7 @@
 
 use gauntlet_mock_provider::journal::StreamEnd;
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::{request_turns, served};
 

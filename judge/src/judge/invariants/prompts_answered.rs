@@ -9,7 +9,7 @@
 //! a prompt only once the last completed, so what an agent does with one sent earlier is
 //! gauntlet's reading.
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {

@@ -4,7 +4,7 @@
 //! place are reported as what they are by MOCK-UNPLACED (`unplaced_requests`), and fail only
 //! the rule their behaviour breaks (a retry past its budget: WIRE-RETRY-BOUNDED).
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {

@@ -10,9 +10,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
+use crate::judge::evidence::{Evidence, LogRole};
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::{Prompts, read_new_messages};
-use crate::judge::{Evidence, LogRole};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-REASONING-SAME-MODEL",

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::streamed_per_turn;
 

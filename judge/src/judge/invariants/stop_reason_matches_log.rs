@@ -10,8 +10,8 @@
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
+use crate::judge::evidence::{Evidence, LastAnswer};
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::{Evidence, LastAnswer};
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-STOP-REASON", also: &[], name: "stop_reason_matches_log", applies: Scope::Run, check };

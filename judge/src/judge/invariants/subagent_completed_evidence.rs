@@ -4,7 +4,7 @@
 //! time when available"; the elapsed time is SUB-ELAPSED-TIME's). A child that ended with
 //! nothing to show is not a completion the parent can build on.
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;

@@ -9,7 +9,7 @@ use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
 
 use super::subagent_terminal_evidence::missing;
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {

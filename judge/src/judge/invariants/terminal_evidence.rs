@@ -5,7 +5,7 @@
 //! short is TURN-RESTART-RECOVERY's (`turns_terminated`). Whether the agent's answer agrees
 //! with the evidence is ACP-STOP-REASON (`stop_reason_matches_log`).
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use gauntlet_agent::EventType;
 

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use gauntlet_mock_provider::{Message, Response};
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::{read_new_messages, served};
 

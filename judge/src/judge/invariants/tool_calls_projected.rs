@@ -28,7 +28,7 @@ use serde_json::Value;
 
 use super::plan_whole_list::plan_updates;
 use super::tool_calls_paired::repeated_id;
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::{read_new_messages, served};
 use crate::tool_map::AbstractTool;

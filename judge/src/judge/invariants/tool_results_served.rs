@@ -6,8 +6,9 @@
 
 use gauntlet_agent::EventType;
 
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::{Evidence, Served};
+use crate::judge::views::tool_results::Served;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "LOG-TOOL-RESULT-TRUE", also: &[], name: "tool_results_served", applies: Scope::Log, check };

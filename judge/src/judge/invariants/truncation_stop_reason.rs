@@ -14,7 +14,7 @@
 use super::stop_reason_matches_log::{describe, truncation_stop_reason};
 use gauntlet_mock_provider::After;
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::request_turns;
 

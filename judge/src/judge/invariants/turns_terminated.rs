@@ -3,7 +3,7 @@
 //! its Session resumes, before the next prompt, so the model never gets two user messages in
 //! a row and no reader takes the open Turn for anything.
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {

@@ -6,7 +6,7 @@
 //! anything, is another rule's to say.
 
 use super::provider_script_strict::unplaced;
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {

@@ -11,7 +11,7 @@ use gauntlet_mock_provider::increment::Chain;
 use gauntlet_mock_provider::{StreamEnd, Usage};
 use serde_json::Value;
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::served;
 

@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use crate::audit::WorkflowTerminal;
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::log::{WorkflowRun, strings, text, workflow_runs};
 

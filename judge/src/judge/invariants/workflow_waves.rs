@@ -9,7 +9,7 @@ use gauntlet_agent::EventType;
 use serde_json::Value;
 
 use super::workflow_schedule_safe::{GraphStep, graph};
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 
 /// A rule over one ACP transcript, judged on the live transcript and on the `session/load` one,
 /// each named in what it finds.

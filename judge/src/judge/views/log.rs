@@ -8,7 +8,7 @@ use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
 
-use crate::judge::Evidence;
+use crate::judge::evidence::Evidence;
 
 /// The child Sessions the root Log records as `detached`.
 pub(crate) fn detached_children<'a>(evidence: &'a Evidence) -> Vec<&'a str> {

@@ -10,8 +10,8 @@ use gauntlet_mock_provider::{Message, Response};
 
 use crate::audit::Line;
 use crate::capture::Request;
-use crate::judge::Evidence;
 use crate::judge::conversations::Conversation;
+use crate::judge::evidence::Evidence;
 use crate::scenario::{Scenario, Turn};
 use crate::verdict::Violation;
 
