@@ -252,6 +252,20 @@ pub(crate) fn chunk_text<'a>(update: &'a Value, kind: &str) -> Option<&'a str> {
         .flatten()
 }
 
+/// The stop reason ACP has for a clean answer the Provider cut short for `reason`.
+pub(crate) fn truncation_stop_reason(reason: &str) -> &'static str {
+    if reason == "content_filter" { "refusal" } else { "max_tokens" }
+}
+
+/// How the agent answered a prompt, for a finding: with its stop reason, with its error (the
+/// error's data when it has some), or with neither.
+pub(crate) fn describe(stop_reason: Option<&str>, error: Option<&Value>) -> String {
+    match (stop_reason, error) {
+        (Some(reason), _) => format!("with stop reason `{reason}`"),
+        (None, Some(error)) => format!("with error {}", error.get("data").unwrap_or(error)),
+        (None, None) => "with neither a result nor an error".to_owned(),
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;

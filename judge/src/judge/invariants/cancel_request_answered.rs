@@ -10,7 +10,7 @@ use gauntlet_agent::TerminalStatus;
 
 use crate::capture::REQUEST_CANCELLED;
 use crate::judge::evidence::Evidence;
-use crate::judge::invariants::stop_reason_matches_log::describe;
+use crate::judge::transcript::describe;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant = Invariant {

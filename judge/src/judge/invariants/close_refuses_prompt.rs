@@ -7,7 +7,7 @@
 //! freed Session refuses prompts is gauntlet's reading).
 
 use crate::judge::evidence::Evidence;
-use crate::judge::invariants::stop_reason_matches_log::describe;
+use crate::judge::transcript::describe;
 use crate::judge::transcript::{answer_to, sent};
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 

@@ -11,9 +11,9 @@ use std::collections::{BTreeMap, HashMap};
 use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
-use super::no_partial_text_replayed::{Partial, partial_texts};
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
+use crate::judge::views::partials::{Partial, partial_texts};
 use crate::judge::views::requests::{read_new_messages, read_requests, rewrites};
 
 pub const INVARIANT: Invariant = Invariant {

@@ -1,24 +1,23 @@
 //! REPLAY-NO-DIAGNOSTIC: a failure's text is a diagnostic, never an answer (seed 000: "Technical
 //! strings such as `Provider stream process exited.` are diagnostics, not normal assistant
-//! answers"). The Provider's error message (what a failed response said, [`failure_message`]) and
-//! the agent's own error notice (the message of a JSON-RPC error it answered a prompt with, or
-//! what it showed the client in its own words for a turn it answered with an error or
-//! `cancelled`: "I hit an internal error while calling the model: ...") never
-//! reach a later Provider request as assistant content, and no clean `assistant_message` of the
-//! Log holds them. A notice shown live beside an honest error is presentation; what `session/load`
-//! replays for a failed turn is ACP-LOAD-CLEAN's, and an error text passed off as the answer of a
-//! turn ended `end_turn` is ACP-FAILURE-IS-ERROR's.
+//! answers"). The Provider's error message (what a failed response said,
+//! [`gauntlet_mock_provider::dialect::failure_message`]) and the agent's own error notice (the
+//! message of a JSON-RPC error it answered a prompt with, or what it showed the client in its own
+//! words for a turn it answered with an error or `cancelled`: "I hit an internal error while
+//! calling the model: ...") never reach a later Provider request as assistant content, and no
+//! clean `assistant_message` of the Log holds them. A notice shown live beside an honest error is
+//! presentation; what `session/load` replays for a failed turn is ACP-LOAD-CLEAN's, and an error
+//! text passed off as the answer of a turn ended `end_turn` is ACP-FAILURE-IS-ERROR's.
 
 use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
 use gauntlet_mock_provider::Message;
-use gauntlet_mock_provider::dialect::failure_message;
 use serde_json::Value;
 
 use crate::judge::evidence::Evidence;
-use crate::judge::transcript::shown_chunks;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::requests::{judge_messages, request_turns, served};
+use crate::judge::views::diagnostics::{Diagnostic, diagnostics};
+use crate::judge::views::requests::{judge_messages, request_turns};
 use crate::verdict::At;
 
 pub const INVARIANT: Invariant = Invariant {
@@ -28,10 +27,6 @@ pub const INVARIANT: Invariant = Invariant {
     applies: Scope::Replay,
     check,
 };
-
-/// An agent's error message shorter than this is a generic word ("Internal error"), too
-/// common to be evidence when it turns up in text.
-const NOTICE_MIN: usize = 24;
 
 /// Text the model never said, carried as its own, shorter than this (after whitespace is
 /// collapsed) is a separator or a placeholder ("(no content)"), not words put in its mouth.
@@ -145,65 +140,6 @@ fn unsaid(text: &str, said: &[String]) -> Option<String> {
 
 fn collapsed(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// A failure's text, where it came from, and the turn (1-based) it was the failure of, when
-/// known: carrying it back is that turn's failure passed off as an answer.
-pub(super) struct Diagnostic {
-    pub origin: String,
-    pub text: String,
-    pub turn: Option<usize>,
-}
-
-/// Every failure text of the run, each with where it came from: the Provider's error messages
-/// of the failed responses it served, and the agent's error notices.
-pub(super) fn diagnostics(evidence: &Evidence) -> Vec<Diagnostic> {
-    let mut diagnostics: Vec<Diagnostic> = Vec::new();
-    let turns = request_turns(evidence);
-    for (idx, request) in evidence.capture.requests.iter().enumerate() {
-        if let Some(text) = served(evidence, request).and_then(failure_message) {
-            let origin = format!("the Provider's error message (request {})", idx + 1);
-            diagnostics.push(Diagnostic { origin, text, turn: turns[idx].map(|turn| turn + 1) });
-        }
-    }
-    // A prompt's turn: the scenario's turns are the last prompts not sent while another ran.
-    let exchanges = evidence.exchanges();
-    let plain = exchanges.iter().filter(|exchange| !exchange.busy).count();
-    let first = evidence.scenario.map_or(plain, |scenario| plain.saturating_sub(scenario.turns.len()));
-    let mut ordinal: usize = 0;
-    // What the script streamed: a shown chunk that holds any of it is the model's, not a notice.
-    let scripted: Vec<String> = evidence.scenario.map_or_else(Vec::new, |scenario| {
-        scenario.root_responses().map(|response| response.visible_text()).filter(|text| !text.is_empty()).collect()
-    });
-    for (idx, exchange) in exchanges.iter().enumerate() {
-        let turn = (!exchange.busy).then(|| {
-            ordinal += 1;
-            ordinal
-        });
-        let turn = turn.and_then(|ordinal| ordinal.checked_sub(first)).filter(|turn| *turn > 0);
-        let notice = exchange.answer.and_then(|answer| answer.pointer("/error/message")).and_then(Value::as_str);
-        if let Some(notice) = notice.filter(|notice| notice.len() >= NOTICE_MIN) {
-            let origin = format!("the agent's error notice for prompt {}", idx + 1);
-            diagnostics.push(Diagnostic { origin, text: notice.to_owned(), turn });
-        }
-        let failed = exchange.answer.is_some_and(|answer| {
-            answer.get("error").is_some() || answer.pointer("/result/stopReason") == Some(&"cancelled".into())
-        });
-        if !failed || evidence.scenario.is_none() {
-            continue;
-        }
-        let own = shown_chunks(exchange).into_iter().map(str::trim).filter(|chunk| {
-            chunk.len() >= NOTICE_MIN
-                && !scripted.iter().any(|text| chunk.contains(text.trim()) || text.contains(chunk))
-        });
-        for notice in own {
-            let origin = format!("the agent's own notice shown for prompt {}", idx + 1);
-            diagnostics.push(Diagnostic { origin, text: notice.to_owned(), turn });
-        }
-    }
-    let mut seen = std::collections::HashSet::new();
-    diagnostics.retain(|diagnostic| seen.insert(diagnostic.text.clone()));
-    diagnostics
 }
 
 #[cfg(test)]

@@ -5,10 +5,10 @@
 //! is ACP-STOP-REASON's. When what the client was shown as the answer holds a failure's text
 //! (the Provider's error message), the finding says so: seed 000's diagnostics are not answers.
 
-use super::diagnostic_not_answer;
 use crate::judge::evidence::Evidence;
 use crate::judge::transcript::shown_text;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
+use crate::judge::views::diagnostics;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-FAILURE-IS-ERROR", also: &[], name: "failure_not_end_turn", applies: Scope::Run, check };
@@ -21,7 +21,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     let driven = evidence.driven_turns(reported.len());
     let first_driven = evidence.first_driven_turn();
     let live: Vec<_> = evidence.exchanges().iter().filter(|exchange| !exchange.busy).collect();
-    let diagnostics = diagnostic_not_answer::diagnostics(evidence);
+    let diagnostics = diagnostics::diagnostics(evidence);
     let mut problems = Vec::new();
     for (idx, (answer, turn)) in reported.iter().zip(&driven).enumerate() {
         let (Some(reason), Some(status)) = (answer.stop_reason.as_deref(), turn.status) else { continue };

@@ -10,9 +10,9 @@
 //! ("Error: Failed to get response from the AI model"), shows the failure, as seed 000 asks
 //! of a presenter, and is no finding here (issue 31).
 
-use super::load_matches_live::read;
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
+use crate::judge::views::load_replay::read;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "ACP-LOAD-CLEAN", also: &[], name: "load_replays_clean_transcript", applies: Scope::Run, check };

@@ -7,9 +7,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use gauntlet_mock_provider::Message;
 
-use super::no_partial_text_replayed::partial_texts;
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
+use crate::judge::views::partials::partial_texts;
 use crate::judge::views::requests::{read_new_messages, served};
 
 pub const INVARIANT: Invariant = Invariant {

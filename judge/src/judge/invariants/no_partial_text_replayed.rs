@@ -4,14 +4,12 @@
 //! response streamed before a stall the client closed it in (a turn cancelled or abandoned
 //! mid-stream: seed 000, `interrupted`, "Do not replay as assistant content").
 
-use std::collections::HashSet;
-
-use gauntlet_agent::EventType;
-use gauntlet_mock_provider::{Message, StreamEnd};
+use gauntlet_mock_provider::Message;
 
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::requests::{judge_messages, request_turns, served};
+use crate::judge::views::partials::partial_texts;
+use crate::judge::views::requests::judge_messages;
 use crate::verdict::At;
 
 pub const INVARIANT: Invariant =
@@ -75,90 +73,11 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     violations
 }
 
-/// A partial text: what a response that did not complete streamed.
-pub(super) struct Partial {
-    /// Where it comes from: its Log seq, or the request whose response streamed it.
-    pub origin: String,
-    /// The text.
-    pub text: String,
-    /// The turn (1-based) it was streamed in, when known.
-    pub turn: Option<usize>,
-}
-
-/// The clean answers, and each partial text once with its first origin (from the Log, or from
-/// the script for an implementation without one); a partial text that is also a clean answer
-/// is not one.
-pub(super) fn partial_texts(evidence: &Evidence) -> (HashSet<String>, Vec<Partial>) {
-    let (clean, partials) = if evidence.capture.log.is_empty() { from_script(evidence) } else { from_log(evidence) };
-    // A set: a long Session has many clean answers, and every carried text is looked up.
-    let clean: HashSet<String> = clean.into_iter().collect();
-    // Each partial text once, named by its first origin: a failing provider retried streams the
-    // same text again, and one carried copy is one finding, not one per failed attempt.
-    let mut seen = HashSet::new();
-    let partials = partials
-        .into_iter()
-        .filter(|partial| {
-            !partial.text.is_empty() && !clean.contains(&partial.text) && seen.insert(partial.text.clone())
-        })
-        .collect();
-    (clean, partials)
-}
-
-/// Clean answers and partial texts (with where they come from) as the Log records them.
-fn from_log(evidence: &Evidence) -> (Vec<String>, Vec<Partial>) {
-    let clean = evidence
-        .lines
-        .iter()
-        .filter(|line| line.kind == EventType::AssistantMessage && !line.is_partial_assistant())
-        .filter_map(|line| line.str_field("text").map(str::to_owned))
-        .collect();
-    let turn_of = |seq: u64| evidence.audit.turns.iter().filter(|turn| turn.user_seq <= seq).count();
-    let partials = evidence
-        .lines
-        .iter()
-        .filter(|line| line.is_partial_assistant())
-        .filter_map(|line| {
-            let seq = line.seq?;
-            let text = line.str_field("text")?.to_owned();
-            Some(Partial { origin: format!("seq {seq}"), text, turn: Some(turn_of(seq)).filter(|n| *n > 0) })
-        })
-        .collect();
-    (clean, partials)
-}
-
-/// For an implementation without a Log: the text each served response streamed, clean when
-/// the response completed, partial when it failed or the client closed it during its stall
-/// (then what came before the stall is all it streamed).
-fn from_script(evidence: &Evidence) -> (Vec<String>, Vec<Partial>) {
-    let (mut clean, mut partials) = (Vec::new(), Vec::new());
-    let turns = request_turns(evidence);
-    for (idx, request) in evidence.capture.requests.iter().enumerate() {
-        let Some(response) = served(evidence, request) else { continue };
-        let closed_in_stall = !response.pause.is_empty()
-            && evidence
-                .capture
-                .timings
-                .get(idx)
-                .and_then(|timing| timing.ended)
-                .is_some_and(|ended| ended.how == StreamEnd::ClientClosed);
-        let turn = turns[idx].map(|turn| turn + 1);
-        if response.fails() {
-            let origin = format!("the failed response to request {}", idx + 1);
-            partials.push(Partial { origin, text: response.visible_text(), turn });
-        } else if closed_in_stall {
-            let origin = format!("the response to request {} the client closed mid-stream", idx + 1);
-            partials.push(Partial { origin, text: response.text_before_pause(), turn });
-        } else {
-            clean.push(response.visible_text());
-        }
-    }
-    (clean, partials)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::judge::fixture::{assistant, body, capture, check, user};
+    use gauntlet_mock_provider::StreamEnd;
     use serde_json::json;
 
     fn partial_then_retry(second_request: Vec<serde_json::Value>) -> Vec<String> {

@@ -17,10 +17,9 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::Value;
-
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
+use crate::judge::views::acp::{Entry, entries, plan_updates};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "ACP-PLAN-WHOLE-LIST",
@@ -39,28 +38,6 @@ fn check(evidence: &Evidence) -> Vec<String> {
         .map(|call| entries(call.args.get("entries")))
         .collect();
     judge(&plan_updates(evidence), &calls)
-}
-
-/// One entry of a list: its `content` and `status`.
-pub(crate) type Entry = (String, String);
-
-/// The entries of each live `plan` update, in order.
-pub(crate) fn plan_updates(evidence: &Evidence) -> Vec<Vec<Entry>> {
-    evidence
-        .capture
-        .acp
-        .iter()
-        .filter_map(|entry| entry.pointer("/message/params/update"))
-        .filter(|update| update.get("sessionUpdate").and_then(Value::as_str) == Some("plan"))
-        .map(|update| entries(update.get("entries")))
-        .collect()
-}
-
-/// The `content` and `status` of each entry of a list.
-fn entries(list: Option<&Value>) -> Vec<Entry> {
-    let text = |entry: &Value, key: &str| entry.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
-    let list = list.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    list.iter().map(|entry| (text(entry, "content"), text(entry, "status"))).collect()
 }
 
 /// The findings over the `updates` given the model's `calls`. An update is matched to a call

@@ -6,6 +6,7 @@
 
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
+use crate::judge::views::requests::unplaced;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "MOCK-STRICT",
@@ -20,17 +21,6 @@ fn check(evidence: &Evidence) -> Vec<String> {
         return Vec::new();
     }
     unplaced(evidence)
-}
-
-/// Every request the script did not answer and every scripted response never requested.
-pub(super) fn unplaced(evidence: &Evidence) -> Vec<String> {
-    let capture = evidence.capture;
-    let unmatched = capture.unmatched.iter().map(|why| format!("unscripted request: {why}"));
-    let unconsumed = capture
-        .unconsumed
-        .iter()
-        .map(|(route, index)| format!("scripted response {index} of route `{route}` was never requested"));
-    unmatched.chain(unconsumed).collect()
 }
 
 #[cfg(test)]

@@ -8,9 +8,9 @@
 //! limit's stop is a completion at all is pixir.md 1.2's reading, which only that SHOULD applies.
 
 use gauntlet_agent::TerminalStatus;
-use serde_json::Value;
 
 use crate::judge::evidence::{Evidence, LastAnswer};
+use crate::judge::transcript::{describe, truncation_stop_reason};
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 
 pub const INVARIANT: Invariant =
@@ -72,19 +72,6 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
         problems.extend(problem.map(|message| Violation::in_turn(n, message)));
     }
     problems
-}
-
-/// The stop reason ACP has for a clean answer the Provider cut short for `reason`.
-pub(super) fn truncation_stop_reason(reason: &str) -> &'static str {
-    if reason == "content_filter" { "refusal" } else { "max_tokens" }
-}
-
-pub(super) fn describe(stop_reason: Option<&str>, error: Option<&Value>) -> String {
-    match (stop_reason, error) {
-        (Some(reason), _) => format!("with stop reason `{reason}`"),
-        (None, Some(error)) => format!("with error {}", error.get("data").unwrap_or(error)),
-        (None, None) => "with neither a result nor an error".to_owned(),
-    }
 }
 
 #[cfg(test)]

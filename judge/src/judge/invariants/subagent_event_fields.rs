@@ -8,9 +8,9 @@
 use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
 
-use super::subagent_terminal_evidence::missing;
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
+use crate::judge::views::log::missing;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "SUB-EVENT-FIELDS",

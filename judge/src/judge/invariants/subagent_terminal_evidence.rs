@@ -11,10 +11,10 @@
 use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
 use gauntlet_agent::event::SubagentStatus;
-use serde_json::Value;
 
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
+use crate::judge::views::log::missing;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "SUB-TERMINAL-EVIDENCE",
@@ -87,19 +87,6 @@ fn seed_evidence(status: SubagentStatus) -> &'static [&'static str] {
         SubagentStatus::Detached => &["child_session_id", "next_actions"],
         _ => &["child_session_id"],
     }
-}
-
-/// The keys of `keys` that `data` leaves out, null or empty.
-pub(super) fn missing<'k>(data: &Value, keys: &[&'k str]) -> Vec<&'k str> {
-    keys.iter()
-        .copied()
-        .filter(|key| match data.get(*key) {
-            None | Some(Value::Null) => true,
-            Some(Value::Array(items)) => items.is_empty(),
-            Some(Value::String(text)) => text.is_empty(),
-            Some(_) => false,
-        })
-        .collect()
 }
 
 #[cfg(test)]

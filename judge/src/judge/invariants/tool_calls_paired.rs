@@ -11,11 +11,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use gauntlet_mock_provider::{Message, Response};
+use gauntlet_mock_provider::Message;
 
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use crate::judge::views::requests::{read_new_messages, served};
+use crate::judge::views::requests::{read_new_messages, repeated_id, served};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-TOOL-PAIRING",
@@ -74,12 +74,6 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
         }
     }
     problems
-}
-
-/// An id two of a response's scripted calls share.
-pub(super) fn repeated_id(response: &Response) -> Option<&str> {
-    let mut seen = BTreeSet::new();
-    response.calls.iter().filter_map(|call| call.call_id.as_deref()).find(|id| !seen.insert(*id))
 }
 
 /// The calls and results of a run's messages read so far.

@@ -26,10 +26,10 @@ use gauntlet_agent::event::subagent::reports_partial;
 use gauntlet_mock_provider::Message;
 use serde_json::Value;
 
-use super::plan_whole_list::plan_updates;
-use super::tool_calls_paired::repeated_id;
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
+use crate::judge::views::acp::plan_updates;
+use crate::judge::views::requests::repeated_id;
 use crate::judge::views::requests::{read_new_messages, served};
 use crate::tool_map::AbstractTool;
 use crate::verdict::At;

@@ -11,7 +11,7 @@
 //! conversation would make a lie, so an error is as honest there; only `end_turn` hides the cut
 //! (issue 31).
 
-use super::stop_reason_matches_log::{describe, truncation_stop_reason};
+use crate::judge::transcript::{describe, truncation_stop_reason};
 use gauntlet_mock_provider::After;
 
 use crate::judge::evidence::Evidence;

@@ -5,9 +5,9 @@
 //! be, as a difference from the reference and never a failure: what such a request breaks, if
 //! anything, is another rule's to say.
 
-use super::provider_script_strict::unplaced;
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
+use crate::judge::views::requests::unplaced;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "MOCK-UNPLACED",

@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 
 use gauntlet_agent::EventType;
-use serde_json::Value;
 
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
+use crate::judge::views::workflow_graph::{GraphStep, graph};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "WF-DEPENDENTS-READY",
@@ -18,47 +18,6 @@ pub const INVARIANT: Invariant = Invariant {
     applies: Scope::Log,
     check: |evidence| Violation::unplaced(check(evidence)),
 };
-
-/// A step as the `workflow_started` graph describes it.
-#[derive(Debug, Default, Clone)]
-pub(super) struct GraphStep {
-    pub depends_on: Vec<String>,
-    pub writer: bool,
-    pub read_set: Vec<String>,
-    pub write_set: Vec<String>,
-}
-
-/// A `workflow_started` event's graph, by step id, and its `max_concurrency` (unbounded when
-/// not given).
-pub(super) fn graph(data: &Value) -> (BTreeMap<String, GraphStep>, u64) {
-    let steps = data
-        .pointer("/graph/steps")
-        .and_then(Value::as_array)
-        .map(|steps| {
-            steps
-                .iter()
-                .map(|step| {
-                    let id = step.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
-                    let graph_step = GraphStep {
-                        depends_on: strings(step.get("depends_on")),
-                        writer: step.get("posture").and_then(Value::as_str) == Some("writer"),
-                        read_set: strings(step.get("read_set")),
-                        write_set: strings(step.get("write_set")),
-                    };
-                    (id, graph_step)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    (steps, data.pointer("/limits/max_concurrency").and_then(Value::as_u64).unwrap_or(u64::MAX))
-}
-
-fn strings(value: Option<&Value>) -> Vec<String> {
-    value
-        .and_then(Value::as_array)
-        .map(|items| items.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-        .unwrap_or_default()
-}
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use gauntlet_agent::EventType;
 use serde_json::Value;
 
-use super::workflow_schedule_safe::{GraphStep, graph};
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
+use crate::judge::views::workflow_graph::{GraphStep, graph};
 
 pub const INVARIANT: Invariant = Invariant {
     id: "WF-WAVES",

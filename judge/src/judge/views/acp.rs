@@ -22,3 +22,25 @@ pub(crate) fn on_each_raw_transcript(evidence: &Evidence, judge: fn(&[Value], &s
         .flat_map(|(entries, which)| judge(entries, which))
         .collect()
 }
+
+/// One entry of a list: its `content` and `status`.
+pub(crate) type Entry = (String, String);
+
+/// The entries of each live `plan` update, in order.
+pub(crate) fn plan_updates(evidence: &Evidence) -> Vec<Vec<Entry>> {
+    evidence
+        .capture
+        .acp
+        .iter()
+        .filter_map(|entry| entry.pointer("/message/params/update"))
+        .filter(|update| update.get("sessionUpdate").and_then(Value::as_str) == Some("plan"))
+        .map(|update| entries(update.get("entries")))
+        .collect()
+}
+
+/// The `content` and `status` of each entry of a list.
+pub(crate) fn entries(list: Option<&Value>) -> Vec<Entry> {
+    let text = |entry: &Value, key: &str| entry.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let list = list.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    list.iter().map(|entry| (text(entry, "content"), text(entry, "status"))).collect()
+}

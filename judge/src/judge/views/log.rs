@@ -161,3 +161,16 @@ pub(crate) fn workflow_runs<'e>(evidence: &'e Evidence) -> Vec<WorkflowRun<'e>> 
     }
     runs
 }
+
+/// The keys of `keys` that `data` leaves out, null or empty.
+pub(crate) fn missing<'k>(data: &Value, keys: &[&'k str]) -> Vec<&'k str> {
+    keys.iter()
+        .copied()
+        .filter(|key| match data.get(*key) {
+            None | Some(Value::Null) => true,
+            Some(Value::Array(items)) => items.is_empty(),
+            Some(Value::String(text)) => text.is_empty(),
+            Some(_) => false,
+        })
+        .collect()
+}

@@ -3,7 +3,7 @@
 //! [`judge_messages`]), the scripted response that answered it ([`served`]) and what the script
 //! streamed per turn ([`Streamed`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use gauntlet_agent::EventType;
 use gauntlet_mock_provider::{Message, Response};
@@ -255,4 +255,21 @@ pub(crate) fn streamed_per_turn(evidence: &Evidence) -> Vec<Vec<Streamed>> {
         }
     }
     turns
+}
+
+/// An id two of a response's scripted calls share.
+pub(crate) fn repeated_id(response: &Response) -> Option<&str> {
+    let mut seen = BTreeSet::new();
+    response.calls.iter().filter_map(|call| call.call_id.as_deref()).find(|id| !seen.insert(*id))
+}
+
+/// Every request the script did not answer and every scripted response never requested.
+pub(crate) fn unplaced(evidence: &Evidence) -> Vec<String> {
+    let capture = evidence.capture;
+    let unmatched = capture.unmatched.iter().map(|why| format!("unscripted request: {why}"));
+    let unconsumed = capture
+        .unconsumed
+        .iter()
+        .map(|(route, index)| format!("scripted response {index} of route `{route}` was never requested"));
+    unmatched.chain(unconsumed).collect()
 }
