@@ -11,7 +11,6 @@
 pub mod conversations;
 pub mod evidence;
 pub mod expectations;
-#[cfg(test)]
 pub(crate) mod fixture;
 pub mod invariants;
 pub mod lifecycle;

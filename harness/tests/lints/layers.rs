@@ -6,9 +6,16 @@
 //! first: `runtime: canonical ids < event < log`. A crate may have several stacks (the
 //! runtime's monitor and bridge stand apart); modules of different stacks may not use each
 //! other. A module is a top-level file or folder of `src/`; `lib.rs`, `main.rs` and `bin/`
-//! are the crate's roots and may use anything. A dependency is any `crate::<module>` path in
-//! code, not only `use` lines; comments and `#[cfg(test)]` code (tests may reach up) are not
-//! code here.
+//! are the crate's roots and may use anything. A dependency is any `crate::<module>`,
+//! `super::` or `self::` path in code, not only `use` lines; comments and `#[cfg(test)]` code
+//! (tests may reach up; a test-only file opens with `#![cfg(test)]`) are not code here.
+//!
+//! A line keyed by a module (`judge::judge: evidence < views < invariants::* < invariants`)
+//! places the modules inside that one the same way, each file or folder of `src/judge/judge/`
+//! a unit; the module's own file (`judge.rs`) is their root, above them all, and nothing inside
+//! may use an item of it. `invariants::*` makes each file of `invariants/` a unit of its own in
+//! that layer, so one may not use another (a rule never imports a rule), while `invariants`
+//! alone is `invariants.rs` (the list of them), which stands above.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -18,7 +25,9 @@ use std::path::{Path, PathBuf};
 pub struct Stack {
     /// The crate's folder, e.g. `runtime`.
     pub krate: String,
-    /// Module names per layer, bottom first.
+    /// The module whose inside it places, e.g. `["judge"]`; empty for the crate's top level.
+    pub inside: Vec<String>,
+    /// Module names per layer, bottom first (`name::*`: each file of folder `name/` apart).
     pub layers: Vec<Vec<String>>,
 }
 
@@ -81,7 +90,7 @@ pub fn parse(architecture: &str) -> Result<Vec<Stack>, BlockError> {
     }
     let mut stacks = Vec::new();
     for line in lines.take_while(|line| line.trim() != "```") {
-        let Some((krate, layers)) = line.split_once(':') else {
+        let Some((key, layers)) = split_key(line) else {
             return Err(BlockError::NotAStack { line: line.to_owned() });
         };
         let layers: Vec<Vec<String>> =
@@ -89,9 +98,19 @@ pub fn parse(architecture: &str) -> Result<Vec<Stack>, BlockError> {
         if layers.iter().any(Vec::is_empty) {
             return Err(BlockError::EmptyLayer { line: line.to_owned() });
         }
-        stacks.push(Stack { krate: krate.trim().to_owned(), layers });
+        let mut key = key.trim().split("::").map(str::to_owned);
+        let krate = key.next().unwrap_or_default();
+        stacks.push(Stack { krate, inside: key.collect(), layers });
     }
     Ok(stacks)
+}
+
+/// A stack line cut at the `:` that ends its key (`judge::judge: a < b`), not at a `::`.
+fn split_key(line: &str) -> Option<(&str, &str)> {
+    let bytes = line.as_bytes();
+    let at = (0..bytes.len())
+        .find(|&at| bytes[at] == b':' && bytes.get(at + 1) != Some(&b':') && (at == 0 || bytes[at - 1] != b':'))?;
+    Some((&line[..at], &line[at + 1..]))
 }
 
 /// A module's path from its crate's root: `["provider", "dialect"]` for `provider/dialect.rs`;
@@ -115,7 +134,7 @@ fn module_path(relative: &Path) -> Option<Vec<String>> {
 pub fn uses(source: &str, at: &[String]) -> BTreeSet<Vec<String>> {
     let code: String = source
         .lines()
-        .take_while(|line| line.trim() != "#[cfg(test)]")
+        .take_while(|line| !matches!(line.trim(), "#[cfg(test)]" | "#![cfg(test)]"))
         .map(|line| line.split_once("//").map_or(line, |(code, _)| code))
         .collect::<Vec<_>>()
         .join("\n");
@@ -197,7 +216,8 @@ fn tree(text: &str, prefix: &[String], paths: &mut BTreeSet<Vec<String>>) -> usi
 /// stack lists; every problem names the file that uses and the file it uses.
 pub fn check_sources(krate: &str, sources: &[(PathBuf, String)], stacks: &[Stack]) -> Vec<String> {
     let mut places: BTreeMap<&str, Place> = BTreeMap::new();
-    for (index, stack) in stacks.iter().filter(|stack| stack.krate == krate).enumerate() {
+    let own = stacks.iter().filter(|stack| stack.krate == krate);
+    for (index, stack) in own.clone().filter(|stack| stack.inside.is_empty()).enumerate() {
         for (layer, modules) in stack.layers.iter().enumerate() {
             for module in modules {
                 places.insert(module, Place { stack: index, layer });
@@ -263,8 +283,80 @@ pub fn check_sources(krate: &str, sources: &[(PathBuf, String)], stacks: &[Stack
             ));
         }
     }
+    for stack in own.filter(|stack| !stack.inside.is_empty()) {
+        let inside: Vec<(Vec<String>, String, &String)> = modules
+            .iter()
+            .map(|(path, file, source)| (path.clone(), format!("{krate}/src/{}", file.display()), *source))
+            .collect();
+        problems.extend(check_inside(stack, &inside, &file_of));
+    }
     problems.sort();
     problems.dedup();
+    problems
+}
+
+/// The problems of the files inside `stack.inside` against that stack: each file whose unit
+/// stands in no layer, and each use of a unit of a higher or the same layer, or of an item of
+/// the module's own file. `files` are `(module path, file, source)`; `file_of` names a module's
+/// file.
+fn check_inside(
+    stack: &Stack,
+    files: &[(Vec<String>, String, &String)],
+    file_of: &dyn Fn(&[String]) -> String,
+) -> Vec<String> {
+    let depth = stack.inside.len();
+    let is_module = |module: &[String]| files.iter().any(|(path, ..)| path.starts_with(module));
+    let starred = |name: &str| stack.layers.iter().flatten().any(|unit| *unit == format!("{name}::*"));
+    // A path's unit: `views`, or `invariants::no_retry` for a file of a starred folder; `None`
+    // for an item of the module's own file.
+    let unit_of = |path: &[String]| -> Option<String> {
+        let name = path.get(depth)?;
+        if starred(name) && path.len() > depth + 1 && is_module(&path[..depth + 2]) {
+            return Some(format!("{name}::{}", path[depth + 1]));
+        }
+        is_module(&path[..=depth]).then(|| name.clone())
+    };
+    // A file of a starred folder stands where its folder's `name::*` does.
+    let layer_of = |unit: &str| {
+        let listed = unit.split_once("::").map_or_else(|| unit.to_owned(), |(folder, _)| format!("{folder}::*"));
+        stack.layers.iter().position(|layer| layer.contains(&listed))
+    };
+    let shown = |unit: &str| format!("{}::{unit}", stack.inside.join("::"));
+    let mut problems = Vec::new();
+    for (path, file, source) in files.iter().filter(|(path, ..)| path.len() > depth && path.starts_with(&stack.inside))
+    {
+        let Some(from) = unit_of(path) else { continue };
+        let Some(from_layer) = layer_of(&from) else {
+            problems.push(format!("{file}: module `{}` stands in no layer of ARCHITECTURE.md", shown(&from)));
+            continue;
+        };
+        for used in uses(source, path) {
+            if used.len() <= depth || !used.starts_with(&stack.inside) {
+                continue;
+            }
+            let Some(to) = unit_of(&used) else {
+                problems.push(format!(
+                    "{file} uses `{}`, an item of {}, which stands above everything inside it",
+                    used.join("::"),
+                    file_of(&stack.inside)
+                ));
+                continue;
+            };
+            let Some(to_layer) = layer_of(&to).filter(|_| to != from) else { continue };
+            let relation = match to_layer.cmp(&from_layer) {
+                std::cmp::Ordering::Less => continue,
+                std::cmp::Ordering::Equal => "in the same layer as",
+                std::cmp::Ordering::Greater => "in a higher layer than",
+            };
+            let target: Vec<String> = shown(&to).split("::").map(str::to_owned).collect();
+            let folder = |unit: &str| unit.split_once("::").map(|(folder, _)| folder.to_owned());
+            let why = match (folder(&from), folder(&to)) {
+                (Some(a), Some(b)) if a == b => format!("is another file of `{}::*`, which stand apart", shown(&a)),
+                _ => format!("stands {relation} `{}`", shown(&from)),
+            };
+            problems.push(format!("{file} uses `{}` ({}), which {why}", used.join("::"), file_of(&target)));
+        }
+    }
     problems
 }
 
@@ -442,6 +534,35 @@ mod tests {
                 "runtime/src/event.rs uses `ids` (runtime/src/ids.rs), which stands in the same layer as `event`",
                 "runtime/src/extra.rs: module `extra` stands in no layer of ARCHITECTURE.md",
             ]
+        );
+    }
+
+    /// Inside a module: a rule may use the readings below it, not another rule nor the list of
+    /// rules; a reading may use no rule; nothing inside uses the module's own file.
+    #[test]
+    fn inside_a_module_a_rule_uses_no_rule_and_a_reading_no_rule_nor_the_list() {
+        let stacks =
+            parse("```layers\njudge: judge\njudge::judge: evidence < views < invariants::* < invariants\n```").unwrap();
+        let files = sources(&[
+            ("judge.rs", "use self::invariants::ALL;"),
+            ("judge/evidence.rs", "//! e"),
+            ("judge/views.rs", "use crate::judge::evidence::Evidence;\nuse super::invariants::ALL;"),
+            ("judge/invariants.rs", "use self::a::INVARIANT;"),
+            ("judge/invariants/a.rs", "use crate::judge::evidence::Evidence;\nuse super::b::helper;"),
+            ("judge/invariants/b.rs", "use super::super::evidence::Evidence;\nuse crate::judge::Shared;"),
+        ]);
+        assert_eq!(
+            check_sources("judge", &files, &stacks),
+            [
+                "judge/src/judge/invariants/a.rs uses `judge::invariants::b::helper` (judge/src/judge/invariants/b.rs), which is another file of `judge::invariants::*`, which stand apart",
+                "judge/src/judge/invariants/b.rs uses `judge::Shared`, an item of judge/src/judge.rs, which stands above everything inside it",
+                "judge/src/judge/views.rs uses `judge::invariants::ALL` (judge/src/judge/invariants.rs), which stands in a higher layer than `judge::views`",
+            ]
+        );
+        let unplaced = sources(&[("judge.rs", "//! j"), ("judge/extra.rs", "//! x")]);
+        assert_eq!(
+            check_sources("judge", &unplaced, &stacks),
+            ["judge/src/judge/extra.rs: module `judge::extra` stands in no layer of ARCHITECTURE.md"]
         );
     }
 

@@ -1,4 +1,5 @@
 //! Hand-made captures for the tests of the Turn rules and the readings they share.
+#![cfg(test)]
 
 use serde_json::{Value, json};
 
