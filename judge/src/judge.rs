@@ -5,7 +5,7 @@
 //! comparison done by `gauntlet::golden`, whose differences arrive here as findings.
 //!
 //! This module only orchestrates, at the top of its floors: the [`evidence`] a capture gives,
-//! the readings several rules share ([`views`], [`transcript`], [`conversations`]), the rules
+//! the readings several rules share (`views`, `transcript`, [`conversations`]), the rules
 //! ([`turn_rule`], one file each under `invariants/`) and their list ([`invariants`]).
 
 pub mod conversations;
@@ -14,10 +14,10 @@ pub mod expectations;
 pub(crate) mod fixture;
 pub mod invariants;
 pub mod lifecycle;
-pub mod transcript;
+pub(crate) mod transcript;
 pub mod turn_rule;
 pub mod v1_reading;
-pub mod views;
+pub(crate) mod views;
 
 use crate::capture::Capture;
 use crate::scenario::Scenario;

@@ -32,7 +32,7 @@ pub enum LogRole {
 #[derive(Debug)]
 pub struct Evidence<'a> {
     /// The capture as the rules read it: its ACP transcripts in their v1 reading
-    /// ([`v1_reading::of_capture`]), so every ACP rule judges a v2 agent as it judges a v1 one.
+    /// ([`crate::judge::v1_reading::of_capture`]), so every ACP rule judges a v2 agent as it judges a v1 one.
     pub capture: &'a Capture,
     /// The live transcript as the agent sent it, which ACP-SCHEMA alone reads: it judges the
     /// messages themselves, each against its own version's types.
@@ -108,7 +108,7 @@ impl<'a> Evidence<'a> {
         }
     }
 
-    /// This evidence, its capture being the v1 reading of `raw` ([`v1_reading::of_capture`]):
+    /// This evidence, its capture being the v1 reading of `raw` ([`crate::judge::v1_reading::of_capture`]):
     /// ACP-SCHEMA reads `raw`'s transcripts.
     pub fn with_raw(self, raw: &'a Capture) -> Evidence<'a> {
         Evidence { raw_acp: &raw.acp, raw_acp_load: &raw.acp_load, ..self }
