@@ -267,6 +267,9 @@ fn as_shown(turns: &[Turn], extra: &[String]) -> Vec<String> {
 fn replayed_turns(transcript: &[Value]) -> Vec<(String, String)> {
     let mut turns: Vec<(String, String)> = Vec::new();
     for update in transcript.iter().filter_map(|entry| entry.pointer("/message/params/update")) {
+        if !for_the_user(update) {
+            continue;
+        }
         if let Some(text) = chunk_text(update, "user_message_chunk") {
             turns.push((text.to_owned(), String::new()));
         } else if let Some(text) = chunk_text(update, "agent_message_chunk")
@@ -276,6 +279,17 @@ fn replayed_turns(transcript: &[Value]) -> Vec<(String, String)> {
         }
     }
     turns
+}
+
+/// Whether an update's content is meant for the user: not annotated with an `audience` that
+/// leaves the user out (ACP's content annotations: an agent's own note to its model, such as
+/// opencode's "Continue if you have next steps" after a compaction, is `["assistant"]`, which
+/// a client does not show).
+fn for_the_user(update: &Value) -> bool {
+    match update.pointer("/content/annotations/audience").and_then(Value::as_array) {
+        Some(audience) => audience.iter().any(|role| role == "user"),
+        None => true,
+    }
 }
 
 /// The agent's error answering the client's `session/load`, if it refused it.
@@ -401,6 +415,21 @@ mod tests {
                 "load replayed user text that was never a prompt: [\"<local-command-stdout>Set model</local-command-stdout>\"]",
                 "turn 1: load replayed the user text \"Name a prime. [Image: image/png, 0.1 KB]\", the prompt was \"Name a prime.\"",
             ]
+        );
+    }
+
+    /// A user text annotated for the assistant alone (opencode's own note after a compaction)
+    /// is not shown to the user, so it adds nothing to the replay the user sees.
+    #[test]
+    fn user_text_for_the_assistant_alone_is_not_shown() {
+        let mut capture = two_turns(&[("Name a prime.", &["Seven."]), ("Go on.", &[]), ("Another one?", &["Eleven."])]);
+        capture.acp_load[2]["message"]["params"]["update"]["content"]["annotations"] =
+            json!({"audience": ["assistant"]});
+        assert!(check_as(INVARIANT, AS_SHOWN, &capture).is_empty());
+        capture.acp_load[2]["message"]["params"]["update"]["content"]["annotations"] = json!({"audience": ["user"]});
+        assert_eq!(
+            check_as(INVARIANT, AS_SHOWN, &capture),
+            ["load replayed user text that was never a prompt: [\"Go on.\"]"]
         );
     }
 
