@@ -136,6 +136,10 @@ pub struct Profile {
     /// passed, only the mock's cap bounds it (WIRE-RETRY-BOUNDED).
     #[serde(default)]
     pub retries: Option<Retries>,
+    /// When the agent compacts its conversation by its own measure, for the profile's model;
+    /// an agent told the scenario's budget passes `{compact_at_tokens}` instead.
+    #[serde(default)]
+    pub compaction: Option<Compaction>,
     /// The kinds of fault (`http`, `stream`) that retry budget governs; absent, every kind.
     /// An agent whose knob governs only HTTP errors, with a fixed budget of its own for broken
     /// streams, says `["http"]`: its retries of broken streams are then held to no budget but
@@ -170,6 +174,32 @@ impl TryFrom<u8> for AcpVersionNumber {
             other => Err(format!("ACP protocol version {other} is not one gauntlet speaks (1 or 2)")),
         }
     }
+}
+
+/// The profile's `[compaction]`: when an agent that fixes its own threshold compacts (issue
+/// 42). The corpus's compaction scenarios then cross it instead of their budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Compaction {
+    /// The tokens a Provider response reports at or above which the agent compacts (Claude
+    /// Code: its 200,000-token window less its reserves).
+    pub at_tokens: u64,
+    /// When it then asks for its summary.
+    #[serde(default)]
+    pub when: CompactsWhen,
+}
+
+/// When an agent asks for its summary once a response crossed its threshold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactsWhen {
+    /// Before its next request to the model: the next step of the turn's tool loop, or the
+    /// next prompt's first request (Claude Code, Codex, the reference).
+    #[default]
+    NextRequest,
+    /// At once, before the turn ends even when the crossing response was its answer
+    /// (opencode).
+    AtOnce,
 }
 
 /// The profile's `retries`: the agent's own fixed number of retries, or none at all.
@@ -437,9 +467,9 @@ impl Profile {
                 {
                     None
                 }
-                Capability::Compaction if self.passes("{compact_at_tokens}") => None,
+                Capability::Compaction if self.passes("{compact_at_tokens}") || self.compaction.is_some() => None,
                 Capability::Compaction => Some(
-                    "compaction (its profile does not pass `{compact_at_tokens}`, so when the agent compacts is not known and the script's summary call has no place)"
+                    "compaction (its profile neither passes `{compact_at_tokens}` nor has a `[compaction]`, so when the agent compacts is not known and the script's summary call has no place)"
                         .to_owned(),
                 ),
                 Capability::Plans if !self.tools.is_empty() => {
@@ -452,6 +482,9 @@ impl Profile {
                 other => Some(other.as_str().to_owned()),
             })
             .collect();
+        if let Err(why) = self.compacting(scenario) {
+            missing.push(why);
+        }
         if scenario.serves_mcp() && !self.mcp {
             missing.push(
                 "mcp (the scenario scripts what a tool answers, which only gauntlet's MCP server plays, and the profile says `mcp = false`)".to_owned(),
@@ -487,9 +520,20 @@ impl Profile {
             || self.files.iter().any(|file| file.content.contains(text) || file.path.contains(text))
     }
 
-    /// `scenario` as this implementation plays it: on its clock, with its tools.
+    /// `scenario` crossing the agent's own compaction threshold instead of its budget, where
+    /// the profile gives one (`[compaction]`).
+    fn compacting(&self, scenario: &Scenario) -> Result<Scenario, String> {
+        match self.compaction {
+            Some(Compaction { at_tokens, when }) => scenario.compacting_at(at_tokens, when == CompactsWhen::AtOnce),
+            None => Ok(scenario.clone()),
+        }
+    }
+
+    /// `scenario` as this implementation plays it: on its clock, with its tools, crossing its
+    /// own compaction threshold. A scenario [`Profile::missing`] finds nothing missing in.
     pub fn adapt(&self, scenario: &Scenario) -> Scenario {
-        let mut scenario = scenario.scaled(self.time_scale);
+        let compacting = self.compacting(scenario).unwrap_or_else(|_| scenario.clone());
+        let mut scenario = compacting.scaled(self.time_scale);
         scenario.tools = self.tools.clone();
         scenario.knobs = Some(self.knobs());
         scenario

@@ -644,13 +644,7 @@ impl Scenario {
         // second prompt, so the window keeps up to half a second of real time (under the idle
         // timeout, which a pause must not reach).
         let window = CLIENT_WINDOW_MS.min(scenario.config.stream_idle_timeout_ms / 2);
-        let children = scenario.children.values_mut().flat_map(|child| child.respond.iter_mut().map(|r| (r, false)));
-        let root = scenario.turns.iter_mut().flat_map(|turn| {
-            let busy = turn.busy_prompt.is_some();
-            let own = turn.busy_respond.iter_mut().chain(turn.continue_respond.as_mut());
-            turn.respond.iter_mut().map(move |r| (r, busy)).chain(own.map(|r| (r, false)))
-        });
-        for (response, busy) in root.chain(children) {
+        for (response, busy) in scenario.responses_mut() {
             for pause in &mut response.pause {
                 pause.ms = if busy { shrink(pause.ms).max(pause.ms.min(window)) } else { shrink(pause.ms) };
             }
@@ -662,6 +656,71 @@ impl Scenario {
             }
         }
         scenario
+    }
+
+    /// The same scenario for an agent that compacts at `threshold` tokens by its own measure
+    /// (a profile's `[compaction]`): the budget becomes `threshold`, and each usage the script
+    /// reports at or above the old budget crosses the new one by as much. An agent that
+    /// compacts `at_once` asks for its summary before the crossing turn ends, so a summary
+    /// scripted first in the next turn moves to the end of the crossing one. `Err` when the
+    /// agent would compact where the script has no summary for it.
+    pub fn compacting_at(&self, threshold: u64, at_once: bool) -> Result<Scenario, String> {
+        let budget = self.config.compact_at_tokens;
+        let mut scenario = self.clone();
+        scenario.config.compact_at_tokens = threshold;
+        for (response, _) in scenario.responses_mut() {
+            let Some(usage) = &mut response.usage else { continue };
+            if budget > 0 && usage.input >= budget {
+                usage.input = usage.input - budget + threshold;
+            } else if usage.input >= threshold {
+                return Err(format!(
+                    "compaction (a response reports {} input tokens, under the scenario's budget of {budget} but at or above the {threshold} at which the agent compacts)",
+                    usage.input
+                ));
+            }
+        }
+        if at_once {
+            scenario.summaries_at_once()?;
+        }
+        Ok(scenario)
+    }
+
+    /// Moves the summary scripted first in the turn after a turn whose answer crossed the
+    /// budget to the end of the crossing turn, where an agent that compacts at once asks for
+    /// it; `Err` when that next turn is the summary alone or is to end otherwise than
+    /// `completed` (a failed summary call, a turn of its own).
+    fn summaries_at_once(&mut self) -> Result<(), String> {
+        let budget = self.config.compact_at_tokens;
+        for at in 0..self.turns.len().saturating_sub(1) {
+            let crosses =
+                self.turns[at].respond.last().and_then(|last| last.usage).is_some_and(|usage| usage.input >= budget);
+            if !crosses {
+                continue;
+            }
+            let next = &mut self.turns[at + 1];
+            if next.respond.len() < 2 || next.expect != TerminalStatus::Completed {
+                return Err(format!(
+                    "compaction (the agent compacts at once, at the end of turn {}, while the script asks for its summary in turn {}, a turn of its own)",
+                    at + 1,
+                    at + 2
+                ));
+            }
+            let summary = next.respond.remove(0);
+            self.turns[at].respond.push(summary);
+        }
+        Ok(())
+    }
+
+    /// Every scripted response, the root's and the children's, each with whether its turn
+    /// sends a busy prompt during it.
+    fn responses_mut(&mut self) -> impl Iterator<Item = (&mut Response, bool)> {
+        let children = self.children.values_mut().flat_map(|child| child.respond.iter_mut().map(|r| (r, false)));
+        let root = self.turns.iter_mut().flat_map(|turn| {
+            let busy = turn.busy_prompt.is_some();
+            let own = turn.busy_respond.iter_mut().chain(turn.continue_respond.as_mut());
+            turn.respond.iter_mut().map(move |r| (r, busy)).chain(own.map(|r| (r, false)))
+        });
+        root.chain(children)
     }
 }
 
@@ -1020,6 +1079,34 @@ mod tests {
         assert_eq!(fast.turns[0].respond[0].pause[0].ms, 6000);
         assert_eq!((scenario.time_scale, fast.time_scale, fast.scaled(0.5).time_scale), (1.0, 0.01, 0.005));
         assert_eq!(scenario.scaled(0.0).config.turn_timeout_ms, 1);
+    }
+
+    /// An agent's own threshold replaces the budget: the crossing usage crosses it by as
+    /// much; an agent that compacts at once gets the next turn's summary before its turn ends.
+    #[test]
+    fn an_agents_own_compaction_threshold_moves_the_crossing_and_the_summary() {
+        let text = "title = \"t\"\n[[turn]]\nprompt = \"a\"\nrespond = [{ text = [\"A\"], usage = { input = 390000 } }]\n\
+                    [[turn]]\nprompt = \"b\"\nrespond = [{ text = [\"summary\"] }, { text = [\"B\"] }]\n";
+        let scenario = parse(text, Path::new("x")).unwrap();
+        let usage = |scenario: &Scenario| scenario.turns[0].respond[0].usage.map(|usage| usage.input);
+        let texts = |turn: &Turn| turn.respond.iter().map(Response::visible_text).collect::<Vec<_>>();
+        let next = scenario.compacting_at(167_000, false).unwrap();
+        assert_eq!((usage(&next), next.config.compact_at_tokens), (Some(197_000), 167_000));
+        assert_eq!(
+            (texts(&next.turns[0]), texts(&next.turns[1])),
+            (vec!["A".to_owned()], vec!["summary".to_owned(), "B".to_owned()])
+        );
+        let at_once = scenario.compacting_at(167_000, true).unwrap();
+        assert_eq!(
+            (texts(&at_once.turns[0]), texts(&at_once.turns[1])),
+            (vec!["A".to_owned(), "summary".to_owned()], vec!["B".to_owned()])
+        );
+        let near = parse(&text.replace("[\"B\"] }", "[\"B\"], usage = { input = 200000 } }"), Path::new("x")).unwrap();
+        let err = near.compacting_at(167_000, false).unwrap_err();
+        assert!(err.contains("reports 200000 input tokens, under the scenario's budget of 360000"), "{err}");
+        let alone = parse(&text.replace("{ text = [\"summary\"] }, ", ""), Path::new("x")).unwrap();
+        let err = alone.compacting_at(167_000, true).unwrap_err();
+        assert!(err.contains("at the end of turn 1, while the script asks for its summary in turn 2"), "{err}");
     }
 
     #[test]

@@ -244,11 +244,10 @@ impl<'a> Evidence<'a> {
     }
 
     /// Turn `turn` when the agent asked more than the script had for it and the mock answered
-    /// its last request cleanly: after the turn's answer (a request of the agent's own), or a
-    /// continuation given the rest of a cut response, the turn completed as the wire shows;
-    /// when the mock's answer was an empty one of its own making, how the turn ended rests on
-    /// it and is not judged (issue 31: an agent may honestly call an empty answer an error).
-    /// The extra requests are MOCK-UNPLACED's and the retry rules'.
+    /// its last request cleanly: a continuation given the rest of a cut response completed as
+    /// the wire shows; when the mock's answer was an empty one of its own making, how the turn
+    /// ended rests on it and is not judged (issue 31: an agent may honestly call an empty
+    /// answer an error). The extra requests are MOCK-UNPLACED's and the retry rules'.
     fn answered_past_script(&self, turn: usize) -> Option<DrivenTurn> {
         let index = self.last_request(turn)?;
         let request = &self.capture.requests[index];
@@ -264,12 +263,13 @@ impl<'a> Evidence<'a> {
     }
 
     /// Whether the mock answered a request it could not place with an empty answer of its own
-    /// making while the turn still waited for one: after a truncation, a fault or the turn's
-    /// tool calls, or with no script at all. After the turn's answer the agent had its answer.
+    /// making: after the turn's answer (a request of the agent's own: a compaction's summary
+    /// call, which an empty summary fails), a truncation or the turn's tool calls, or with no
+    /// script at all. After a fault or a refusal the mock answers as the script did.
     fn invented_empty(&self, after: &After) -> bool {
         match after {
-            After::Answer | After::Fault { .. } | After::Refused => false,
-            After::ToolCalls | After::Truncated(_) | After::Nothing => true,
+            After::Fault { .. } | After::Refused => false,
+            After::Answer | After::ToolCalls | After::Truncated(_) | After::Nothing => true,
             After::Continuation { of, given_up } => {
                 self.root_response(*of).is_none_or(|faulted| faulted.rest(*given_up).text.is_empty())
             }
@@ -486,14 +486,15 @@ mod tests {
         let served = [0, 1].map(|index| ("root".to_owned(), (index == 0).then_some(0), body(vec![user("a")])));
         let mut capture = Capture { requests: Request::chained(served), ..Capture::default() };
         capture.requests.iter_mut().for_each(|request| request.turn = Some(0));
-        capture.requests[1].unplaced = Some(After::Answer);
         let finished = Some(Ended { at: Duration::ZERO, how: StreamEnd::Finished });
         capture.timings = vec![Timing { received: Duration::ZERO, ended: finished }; 2];
-        let turn = &Evidence::of_scenario(&capture, &played).driven_turns(1)[0];
-        assert_eq!(turn.status, Some(TerminalStatus::Completed), "{}", turn.source);
-        capture.requests[1].unplaced = Some(After::Nothing);
-        let turn = &Evidence::of_scenario(&capture, &played).driven_turns(1)[0];
-        assert!(turn.answer == LastAnswer::Invented && turn.status.is_none(), "{}", turn.source);
+        // An empty answer of the mock's making, even to a request after the turn's answer (a
+        // compaction's summary call, which it fails), decides nothing.
+        for after in [After::Answer, After::Nothing] {
+            capture.requests[1].unplaced = Some(after);
+            let turn = &Evidence::of_scenario(&capture, &played).driven_turns(1)[0];
+            assert!(turn.answer == LastAnswer::Invented && turn.status.is_none(), "{}", turn.source);
+        }
         capture.requests[1].unplaced = Some(After::Refused);
         let turn = &Evidence::of_scenario(&capture, &played).driven_turns(1)[0];
         assert_eq!((turn.status, turn.source), (Some(TerminalStatus::PartialFailed), "the script forces"));

@@ -1,8 +1,13 @@
 //! REPLAY-COMPACTION-KEEPS-PROMPT: the request after a compaction (one whose conversation no
 //! longer starts with the previous request's messages, [`rewrites`]) still carries the latest
-//! prompt: the text of the scenario turn the request belongs to, in a user message. Judged on
+//! prompt: the text of the scenario turn the request belongs to, in a user message, or the
+//! request before it on its route (the one asking for the summary) did, so the summary was
+//! asked to keep it (Claude Code summarises the prompt in progress with the rest). Judged on
 //! the wire, so an agent without a Log is held to it the same way.
 
+use std::collections::HashMap;
+
+use crate::judge::conversations::Conversation;
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::{read_requests, request_turns, rewrites};
@@ -18,10 +23,14 @@ pub const INVARIANT: Invariant = Invariant {
 fn check(evidence: &Evidence) -> Vec<String> {
     let Some(scenario) = evidence.scenario else { return Vec::new() };
     let turns = request_turns(evidence);
+    let mut previous = HashMap::new();
     let mut problems = Vec::new();
-    for (idx, ((_, conversation), rewritten)) in read_requests(evidence).zip(rewrites(evidence)).enumerate() {
+    for (idx, ((request, conversation), rewritten)) in read_requests(evidence).zip(rewrites(evidence)).enumerate() {
+        let before = previous.insert(request.route.as_str(), conversation);
         let Some(turn) = turns[idx].filter(|_| rewritten).and_then(|turn| scenario.turns.get(turn)) else { continue };
-        if !conversation.user_texts().any(|text| text.contains(turn.prompt.as_str())) {
+        let carries =
+            |conversation: &Conversation| conversation.user_texts().any(|text| text.contains(turn.prompt.as_str()));
+        if !carries(&conversation) && !before.as_ref().is_some_and(carries) {
             problems.push(format!(
                 "request {} rewrites the conversation (a compaction) without the latest prompt {:?}",
                 idx + 1,
@@ -38,17 +47,13 @@ mod tests {
     use crate::capture::Capture;
     use crate::judge::fixture::{assistant, body, check_played, requests, scenario};
 
-    fn played(after: Vec<serde_json::Value>) -> Vec<String> {
+    /// Turn "two" compacts: a summary request, then `after`.
+    fn played(summary_request: Vec<serde_json::Value>, after: Vec<serde_json::Value>) -> Vec<String> {
         use crate::judge::fixture::user;
         let text = "title = \"t\"\n[[turn]]\nprompt = \"one\"\nrespond = [{ text = [\"a\"] }]\n[[turn]]\nprompt = \"two\"\nrespond = [{ text = [\"s\"] }, { text = [\"b\"] }]\n";
-        let bodies = vec![
-            body(vec![user("one")]),
-            body(vec![user("one"), assistant("a"), user("two")]),
-            body(vec![user("one"), assistant("a"), user("two"), user("Summarise")]),
-            body(after),
-        ];
+        let bodies = vec![body(vec![user("one")]), body(summary_request), body(after)];
         let mut requests = requests(bodies);
-        for (request, turn) in requests.iter_mut().zip([0, 1, 1, 1]) {
+        for (request, turn) in requests.iter_mut().zip([0, 1, 1]) {
             request.turn = Some(turn);
         }
         check_played(INVARIANT, &Capture { requests, ..Capture::default() }, &scenario(text))
@@ -57,10 +62,18 @@ mod tests {
     #[test]
     fn a_compacted_request_without_the_latest_prompt_is_caught() {
         use crate::judge::fixture::user;
-        assert_eq!(played(vec![user("Summary: s"), user("two")]), Vec::<String>::new());
+        let before_the_turn = || vec![user("one"), assistant("a"), user("Summarise")];
+        assert_eq!(played(before_the_turn(), vec![user("Summary: s"), user("two")]), Vec::<String>::new());
         assert_eq!(
-            played(vec![user("Summary: s")]),
-            ["request 4 rewrites the conversation (a compaction) without the latest prompt \"two\""]
+            played(before_the_turn(), vec![user("Summary: s")]),
+            ["request 3 rewrites the conversation (a compaction) without the latest prompt \"two\""]
         );
+    }
+
+    #[test]
+    fn a_prompt_given_to_the_summary_is_kept() {
+        use crate::judge::fixture::user;
+        let with_the_prompt = vec![user("one"), assistant("a"), user("two"), user("Summarise")];
+        assert_eq!(played(with_the_prompt, vec![user("Summary: s")]), Vec::<String>::new());
     }
 }

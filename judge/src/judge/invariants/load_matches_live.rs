@@ -217,6 +217,21 @@ mod tests {
         );
     }
 
+    /// A user text annotated for the assistant alone (opencode's own note after a compaction)
+    /// is not shown to the user, so it adds nothing to the replay the user sees.
+    #[test]
+    fn user_text_for_the_assistant_alone_is_not_shown() {
+        let mut capture = two_turns(&[("Name a prime.", &["Seven."]), ("Go on.", &[]), ("Another one?", &["Eleven."])]);
+        capture.acp_load[2]["message"]["params"]["update"]["content"]["annotations"] =
+            json!({"audience": ["assistant"]});
+        assert!(check_as(INVARIANT, AS_SHOWN, &capture).is_empty());
+        capture.acp_load[2]["message"]["params"]["update"]["content"]["annotations"] = json!({"audience": ["user"]});
+        assert_eq!(
+            check_as(INVARIANT, AS_SHOWN, &capture),
+            ["load replayed user text that was never a prompt: [\"Go on.\"]"]
+        );
+    }
+
     /// gemini-cli advertises `loadSession`, then refuses to load the Session it has just
     /// served: one finding quoting its answer, not an `error` verdict for the whole run.
     #[test]

@@ -170,6 +170,9 @@ fn clean_and_partial(pieces: Option<&Vec<Streamed>>) -> (Vec<String>, Vec<String
 fn replayed_turns(transcript: &[Value]) -> Vec<(String, String)> {
     let mut turns: Vec<(String, String)> = Vec::new();
     for update in transcript.iter().filter_map(|entry| entry.pointer("/message/params/update")) {
+        if !for_the_user(update) {
+            continue;
+        }
         if let Some(text) = chunk_text(update, "user_message_chunk") {
             turns.push((text.to_owned(), String::new()));
         } else if let Some(text) = chunk_text(update, "agent_message_chunk")
@@ -179,6 +182,17 @@ fn replayed_turns(transcript: &[Value]) -> Vec<(String, String)> {
         }
     }
     turns
+}
+
+/// Whether an update's content is meant for the user: not annotated with an `audience` that
+/// leaves the user out (ACP's content annotations: an agent's own note to its model, such as
+/// opencode's "Continue if you have next steps" after a compaction, is `["assistant"]`, which
+/// a client does not show).
+fn for_the_user(update: &Value) -> bool {
+    match update.pointer("/content/annotations/audience").and_then(Value::as_array) {
+        Some(audience) => audience.iter().any(|role| role == "user"),
+        None => true,
+    }
 }
 
 /// The agent's error answering the client's `session/load`, if it refused it.
