@@ -27,7 +27,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
         .filter_map(|line| line.str_field("error_message"))
         .filter(|message| !message.is_empty())
         .collect();
-    judge_messages(evidence, |_, message, found| {
+    judge_messages(evidence, |_, _, message, found| {
         if let Message::Other { kind } = message {
             found.push(Violation::new(format!("carries a non-conversation input item of type `{kind}`")));
         }

@@ -54,7 +54,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             Some(Violation::placed(found.turn.map(At::Turn), message))
         })
         .collect::<Vec<_>>();
-    found.extend(judge_messages(evidence, |_, message, found| {
+    found.extend(judge_messages(evidence, |_, _, message, found| {
         let Message::Assistant { text } = message else { return };
         if let Some(diagnostic) = diagnostics.iter().find(|diagnostic| text.contains(diagnostic.text.as_str())) {
             let message =
@@ -78,14 +78,13 @@ fn invented(evidence: &Evidence, diagnostics: &[Diagnostic]) -> Vec<Violation> {
     let said = said(scenario);
     let turns = request_turns(evidence);
     let requests = &evidence.capture.requests;
-    judge_messages(evidence, |request, message, found| {
+    judge_messages(evidence, |at, request, message, found| {
         let Message::Assistant { text } = message else { return };
         if diagnostics.iter().any(|diagnostic| text.contains(diagnostic.text.as_str())) {
             return;
         }
         let Some(words) = unsaid(text, &said) else { return };
         // The message answers the request before this one on its route: that request's turn.
-        let at = requests.iter().position(|known| std::ptr::eq(known, request)).unwrap_or_default();
         let before = requests[..at].iter().rposition(|earlier| earlier.route == request.route);
         let turn = turns.get(before.unwrap_or(at)).copied().flatten();
         let failed =

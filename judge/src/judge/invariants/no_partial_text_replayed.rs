@@ -22,7 +22,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     // that still carries one is.
     let mut resumed: Vec<(usize, usize)> = Vec::new();
     let requests = &evidence.capture.requests;
-    let mut violations = judge_messages(evidence, |request, message, found| {
+    let mut violations = judge_messages(evidence, |_, request, message, found| {
         let Message::Assistant { text } = message else { return };
         for (at, partial) in partials.iter().enumerate() {
             if *text != partial.text && clean.contains(text) {

@@ -68,7 +68,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
         .filter_map(|(child, line)| Some((child, line.str_field("text")?.to_owned())))
         .filter(|(_, text)| !text.is_empty())
         .collect();
-    judge_messages(evidence, |request, message, found| {
+    judge_messages(evidence, |_, request, message, found| {
         let (Message::User { text } | Message::Assistant { text }) = message else { return };
         for (seq, rendered, why, quirk) in &forbidden {
             if text == rendered && !allowed.contains(text) {

@@ -107,13 +107,14 @@ impl<'a> Prompts<'a> {
 const LINKS_READ: usize = 32;
 
 /// The findings of a rule that judges each carried message by itself (`judge` adds what it
-/// finds in one message, after `request N `): a message's findings hold for every request that
+/// finds in one message, after `request N `, given the request's index in the capture and the
+/// request): a message's findings hold for every request that
 /// carries it, so each is reported once, at the first request that carried it, naming the
 /// later requests of its run that carried it again and how many copies a request held at most
 /// (an agent that re-sends a failed attempt's text each retry piles copies up).
 pub(crate) fn judge_messages<'e>(
     evidence: &'e Evidence,
-    mut judge: impl FnMut(&'e Request, &'e Message, &mut Vec<Violation>),
+    mut judge: impl FnMut(usize, &'e Request, &'e Message, &mut Vec<Violation>),
 ) -> Vec<Violation> {
     let mut found: BTreeMap<usize, Vec<Violation>> = BTreeMap::new();
     // Each finding of each run: the requests (1-based) that carried it, and its most copies.
@@ -121,7 +122,7 @@ pub(crate) fn judge_messages<'e>(
     for (idx, (request, conversation, new)) in read_new_messages(evidence).enumerate() {
         let found = found.entry(conversation.run).or_default();
         for message in new {
-            judge(request, message, found);
+            judge(idx, request, message, found);
         }
         let mut counted: Vec<(&Violation, usize)> = Vec::new();
         for what in found.iter() {
