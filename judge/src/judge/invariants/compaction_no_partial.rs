@@ -40,19 +40,28 @@ fn check(evidence: &Evidence) -> Vec<String> {
         }
     }
     let Some(from) = first_judged(evidence) else { return problems };
-    let mut found: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    for (idx, (_, conversation, new)) in read_new_messages(evidence).enumerate() {
+    // What each run carries: the partial's turn, and the finding.
+    let mut found: BTreeMap<usize, Vec<(Option<usize>, String)>> = BTreeMap::new();
+    for (idx, (request, conversation, new)) in read_new_messages(evidence).enumerate() {
         let found = found.entry(conversation.run).or_default();
         for message in new {
             let Some(text) = message.text().filter(|_| !matches!(message, Message::Assistant { .. })) else { continue };
-            for Partial { origin, text: partial, .. } in &partials {
+            for Partial { origin, text: partial, turn } in &partials {
                 if holds(text, partial) {
-                    found.push(format!("carries the partial text of {origin} beside a compaction: {partial:?}"));
+                    found.push((
+                        *turn,
+                        format!("carries the partial text of {origin} beside a compaction: {partial:?}"),
+                    ));
                 }
             }
         }
         if idx >= from {
-            problems.extend(found.iter().map(|what| format!("request {} {what}", idx + 1)));
+            // A request of the partial's own turn that carries it resumes the failed answer (a
+            // continuation, its conversation rewritten or not), as REPLAY-NO-PARTIAL reads it:
+            // no compaction carried it; a later turn's request that still does is judged.
+            let turn = request.turn.map(|turn| turn + 1);
+            let carried = found.iter().filter(|(own, _)| own.is_none() || *own != turn);
+            problems.extend(carried.map(|(_, what)| format!("request {} {what}", idx + 1)));
         }
     }
     problems
@@ -142,5 +151,32 @@ mod tests {
             body(vec![user("one"), user("two: it said Useful partial")]),
         ];
         assert_eq!(check(INVARIANT, &capture(&no_compaction, &bodies)), Vec::<String>::new());
+    }
+
+    /// An agent that resumes a failed answer in its own turn by rewriting the conversation (the
+    /// partial text quoted in a user message for the model to go on from) compacted nothing:
+    /// that request is no finding here; a later turn's request still carrying it is.
+    #[test]
+    fn a_continuation_in_its_own_turn_is_no_compaction() {
+        let log = vec![
+            ("user_message", json!({"text": "one"})),
+            ("assistant_message", json!({"text": "Useful partial", "metadata": {"partial": true}})),
+            ("turn_failed", json!({"terminal_status": "partial_failed"})),
+            ("user_message", json!({"text": "two"})),
+        ];
+        let resumed = "one\n\nYour answer was cut off after: Useful partial. Go on.";
+        let bodies = [
+            body(vec![user("one")]),
+            body(vec![user(resumed)]),
+            body(vec![user(resumed), assistant("the rest"), user("two")]),
+        ];
+        let mut capture = capture(&log, &bodies);
+        for (request, turn) in capture.requests.iter_mut().zip([0, 0, 1]) {
+            request.turn = Some(turn);
+        }
+        assert_eq!(
+            check(INVARIANT, &capture),
+            ["request 3 carries the partial text of seq 1 beside a compaction: \"Useful partial\""]
+        );
     }
 }

@@ -2,13 +2,19 @@
 //! the entire conversation to the Client"). Every live turn's prompt is replayed, in order, as
 //! user text that holds it; a completed turn replays its answer: the assistant text the client
 //! saw during its prompt, or the model's answer that ended it (where the live view showed it
-//! wrong, that is ACP-ANSWER-IN-TURN's). A turn that did not complete is ACP-LOAD-CLEAN's.
+//! wrong, that is ACP-ANSWER-IN-TURN's). A turn that did not complete is ACP-LOAD-CLEAN's. The
+//! tool calls the client was shown live are not all dropped.
 //!
 //! Also ACP-LOAD-AS-SHOWN (a SHOULD), from the same reading of the replay: the replay is the live view again, nothing
 //! more: each prompt's user text exactly, no user text that was never a prompt (an agent's
 //! internal records), and a completed turn's assistant text exactly as shown live or the
 //! answer alone. ACP asks for the conversation, not for its words to the byte.
 
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::capture::Capture;
 use crate::judge::evidence::Evidence;
 use crate::judge::transcript::shown_text;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
@@ -52,9 +58,37 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             ));
         }
     }
+    problems.extend(tool_calls_dropped(evidence.capture));
     let mut violations: Vec<Violation> = problems.into_iter().map(Violation::in_load).collect();
     violations.extend(as_shown(&turns, &extra).into_iter().map(|problem| Violation::in_load(problem).of(AS_SHOWN)));
     violations
+}
+
+/// When the client was shown tool calls end live in the Session it loads and the replay shows
+/// none of them: the conversation's calls are part of what ACP asks replayed. A call shown
+/// live but never ended (a half-streamed call that never ran) need not be; that it was left
+/// open is ACP-TOOL-SHOWN's. Read from the loaded Session's updates, each id once (a replay
+/// may give a call an id of its own).
+fn tool_calls_dropped(capture: &Capture) -> Option<String> {
+    let loaded = capture.acp_load.iter().find_map(|entry| {
+        (entry.pointer("/message/method").and_then(Value::as_str) == Some("session/load"))
+            .then(|| entry.pointer("/message/params/sessionId"))
+            .flatten()
+    })?;
+    let ended: BTreeSet<&str> = tool_updates(&capture.acp, loaded)
+        .filter(|update| matches!(update.get("status").and_then(Value::as_str), Some("completed" | "failed")))
+        .filter_map(|update| update.get("toolCallId").and_then(Value::as_str))
+        .collect();
+    (!ended.is_empty() && tool_updates(&capture.acp_load, loaded).next().is_none())
+        .then(|| format!("load replayed none of the tool calls the client was shown end live: {ended:?}"))
+}
+
+/// The tool item updates (`tool_call`, `tool_call_update`) of Session `session` in a transcript.
+fn tool_updates<'a>(transcript: &'a [Value], session: &'a Value) -> impl Iterator<Item = &'a Value> {
+    let of_session = transcript.iter().filter(move |entry| entry.pointer("/message/params/sessionId") == Some(session));
+    of_session.filter_map(|entry| entry.pointer("/message/params/update")).filter(|update| {
+        matches!(update.get("sessionUpdate").and_then(Value::as_str), Some("tool_call" | "tool_call_update"))
+    })
 }
 
 /// Whether `user` is the prompt `text` with its `links` written after it as text (a link in
@@ -217,6 +251,36 @@ mod tests {
         );
     }
 
+    /// A replay that shows none of the tool calls the client saw live drops part of the
+    /// conversation; one that shows them (under ids of its own) keeps it.
+    #[test]
+    fn a_replay_without_the_tool_calls_shown_live_is_caught() {
+        let call = |id: &str| {
+            let update =
+                json!({"sessionUpdate": "tool_call", "toolCallId": id, "title": "read", "status": "completed"});
+            entry(
+                "agent",
+                json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": update}}),
+            )
+        };
+        let load =
+            entry("client", json!({"jsonrpc": "2.0", "id": 1, "method": "session/load", "params": {"sessionId": "s"}}));
+        let mut capture = two_turns(&[("Name a prime.", &["Seven."]), ("Another one?", &["Eleven."])]);
+        for entry in capture.acp.iter_mut().chain(capture.acp_load.iter_mut()) {
+            if let Some(params) = entry.pointer_mut("/message/params").and_then(Value::as_object_mut) {
+                params.insert("sessionId".into(), json!("s"));
+            }
+        }
+        capture.acp.insert(1, call("c1"));
+        capture.acp_load.insert(0, load);
+        assert_eq!(
+            check_as(INVARIANT, INVARIANT.id, &capture),
+            ["load replayed none of the tool calls the client was shown end live: {\"c1\"}"]
+        );
+        capture.acp_load.insert(2, call("other"));
+        assert!(check_as(INVARIANT, INVARIANT.id, &capture).is_empty());
+    }
+
     /// A user text annotated for the assistant alone (opencode's own note after a compaction)
     /// is not shown to the user, so it adds nothing to the replay the user sees.
     #[test]
@@ -252,5 +316,38 @@ mod tests {
                 "session/load of the Session it had just served was refused, by an agent that advertises `loadSession`, so nothing of the conversation was replayed: {\"code\":-32603,\"message\":\"No previous sessions found for this project.\"}"
             ]
         );
+    }
+
+    /// A prompt sent while another ran, answered `end_turn` but never told to the model, is no
+    /// turn of the Session: that it was answered so is ACP-BUSY-AFTER-RUNNING's, and a replay
+    /// without it is no second finding. Told to the model, it is a turn the replay must hold.
+    #[test]
+    fn a_busy_prompt_answered_unrun_is_no_turn_to_replay() {
+        let answer =
+            |id: i64| entry("agent", json!({"jsonrpc": "2.0", "id": id, "result": {"stopReason": "end_turn"}}));
+        let played = |told: bool| {
+            let mut users = vec![crate::judge::fixture::user("Name a prime.")];
+            if told {
+                users.push(crate::judge::fixture::user("Another one?"));
+            }
+            let mut capture = crate::judge::fixture::capture(
+                &[("user_message", json!({"text": "Name a prime."})), ("assistant_message", json!({"text": "Seven."}))],
+                &[crate::judge::fixture::body(users)],
+            );
+            capture.acp = vec![
+                entry("client", prompt(1, "Name a prime.")),
+                entry("client", prompt(2, "Another one?")),
+                answer(2),
+                entry("agent", chunk("agent_message_chunk", "Seven.")),
+                answer(1),
+            ];
+            capture.acp_load = vec![
+                entry("agent", chunk("user_message_chunk", "Name a prime.")),
+                entry("agent", chunk("agent_message_chunk", "Seven.")),
+            ];
+            check_as(INVARIANT, INVARIANT.id, &capture)
+        };
+        assert_eq!(played(false), Vec::<String>::new());
+        assert_eq!(played(true), ["turn 2: load never replayed its prompt \"Another one?\""]);
     }
 }

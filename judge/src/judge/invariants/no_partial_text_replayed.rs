@@ -22,7 +22,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     // that still carries one is.
     let mut resumed: Vec<(usize, usize)> = Vec::new();
     let requests = &evidence.capture.requests;
-    let mut violations = judge_messages(evidence, |_, request, message, found| {
+    let mut violations = judge_messages(evidence, |index, request, message, found| {
         let Message::Assistant { text } = message else { return };
         for (at, partial) in partials.iter().enumerate() {
             if *text != partial.text && clean.contains(text) {
@@ -32,9 +32,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
                 continue;
             }
             if partial.turn.is_some() && request.turn.map(|turn| turn + 1) == partial.turn {
-                if let Some(index) = requests.iter().position(|other| std::ptr::eq(other, request)) {
-                    resumed.push((at, index));
-                }
+                resumed.push((at, index));
                 continue;
             }
             let message = format!(

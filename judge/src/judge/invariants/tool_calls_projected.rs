@@ -227,8 +227,8 @@ fn unknown_tools_completed(evidence: &Evidence, shown: &Items, loaded: &Items) -
 
 /// Scripted calls whose arguments are not a JSON object, streamed whole in a response that
 /// ended cleanly, that ACP shows `completed`: no tool could have run arguments that do not
-/// parse. Known by their scripted `call_id` (a default one is the mock's to number), so with
-/// or without a Log.
+/// parse, unless the agent repaired them ([`ran_repaired`]). Known by their scripted `call_id`
+/// (a default one is the mock's to number), so with or without a Log.
 fn invalid_arguments_completed(evidence: &Evidence, shown: &Items, loaded: &Items) -> Vec<Violation> {
     let mut seen = BTreeSet::new();
     let mut problems = Vec::new();
@@ -239,7 +239,7 @@ fn invalid_arguments_completed(evidence: &Evidence, shown: &Items, loaded: &Item
         }
         for call in response.calls.iter().filter(|call| !call.args_parse()) {
             let Some(call_id) = call.call_id.as_deref() else { continue };
-            if !seen.insert(call_id) {
+            if !seen.insert(call_id) || ran_repaired(evidence, call_id, &call.name) {
                 continue;
             }
             if let Some((at, shown_so)) = shown_completed(shown, loaded, call_id) {
@@ -252,6 +252,28 @@ fn invalid_arguments_completed(evidence: &Evidence, shown: &Items, loaded: &Item
         }
     }
     problems
+}
+
+/// Whether the agent repaired the arguments of call `call_id` and really ran it with success: a
+/// request gives the call arguments that parse to an object, and gauntlet's MCP server received
+/// a call of `tool` with those arguments and answered it with a success. The row lets an agent
+/// repair what the model sent; what it then ran completed.
+fn ran_repaired(evidence: &Evidence, call_id: &str, tool: &str) -> bool {
+    let repaired = read_new_messages(evidence).flat_map(|(_, _, new)| new).filter_map(|message| match message {
+        Message::ToolCall { call_id: id, args, .. } if id == call_id => match args {
+            Value::String(text) => serde_json::from_str::<Value>(text).ok(),
+            other => Some(other.clone()),
+        },
+        _ => None,
+    });
+    let mut repaired = repaired.filter(Value::is_object);
+    repaired.any(|args| {
+        evidence
+            .capture
+            .tool_calls
+            .iter()
+            .any(|served| served.tool == tool && served.args == args && served.succeeded())
+    })
 }
 
 /// The tool items a transcript shows, in the order the client was first shown them,
@@ -703,6 +725,45 @@ mod tests {
             ]
         );
         assert!(ended("failed").is_empty());
+    }
+
+    /// An agent that repairs the model's broken arguments and runs the call it repaired (its
+    /// request gives the call parsed arguments, gauntlet's MCP server answered them with a
+    /// success) shows a call that completed; the same arguments never received, it did not.
+    #[test]
+    fn a_call_the_agent_repaired_and_ran_may_complete() {
+        use gauntlet_mock_provider::tool_server::{Answer, CallEnd, ToolCall};
+        let scenario = crate::judge::fixture::scenario(
+            "title = \"t\"\n[[turn]]\nprompt = \"Read it.\"\nrespond = [\n  { calls = [{ name = \"read\", raw_args = '{\"path\": \"a', call_id = \"c1\" }] },\n  { text = [\"ok\"] },\n]\n",
+        );
+        let user = crate::judge::fixture::user("Read it.");
+        let call = json!({"type": "function_call", "call_id": "c1", "name": "mcp__gauntlet__read", "arguments": "{\"path\": \"a\"}"});
+        let output = json!({"type": "function_call_output", "call_id": "c1", "output": "alpha"});
+        let played = |served_args: Value| {
+            let bodies = vec![
+                crate::judge::fixture::body(vec![user.clone()]),
+                crate::judge::fixture::body(vec![user.clone(), call.clone(), output.clone()]),
+            ];
+            let mut capture = capture(&[], &bodies);
+            for (index, request) in capture.requests.iter_mut().enumerate() {
+                request.response_index = Some(index);
+            }
+            let answer = Answer::Result { text: "alpha".into(), is_error: false, after_ms: 0 };
+            let end = Some(CallEnd::Answered);
+            capture.tool_calls = vec![ToolCall {
+                call: 1,
+                tool: "read".into(),
+                args: served_args,
+                scripted: false,
+                answer,
+                wait_ms: 0,
+                end,
+            }];
+            capture.acp = vec![update("tool_call", "c1", "in_progress"), update("tool_call_update", "c1", "completed")];
+            crate::judge::fixture::check_played_as(INVARIANT, INVALID, &capture, &scenario)
+        };
+        assert_eq!(played(json!({"path": "a"})), Vec::<String>::new());
+        assert_eq!(played(json!({"path": "b"})).len(), 1);
     }
 
     /// A model that calls a tool it was never offered (`deploy`, beside the offered `read`):

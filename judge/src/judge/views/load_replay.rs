@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::capture::Capture;
 use crate::judge::evidence::{Evidence, LastAnswer};
 use crate::judge::transcript::{Exchange, chunk_text, shown_text};
-use crate::judge::views::requests::{Streamed, streamed_per_turn};
+use crate::judge::views::requests::{Streamed, read_requests, streamed_per_turn};
 
 /// One live turn and what the load replayed for it (ACP-LOAD-CLEAN reads the same).
 pub(crate) struct Turn<'a> {
@@ -57,10 +57,16 @@ pub(crate) fn read<'e>(evidence: &'e Evidence) -> Result<(Vec<Turn<'e>>, Vec<Str
     if let Some(finding) = refused_load(capture) {
         return Err(finding);
     }
-    // A busy prompt the agent ran as a turn of its own is a turn of the Session; one it refused
-    // is not.
-    let ran =
-        |exchange: &&Exchange| !exchange.busy || exchange.answer.is_some_and(|answer| answer.get("result").is_some());
+    // A busy prompt the agent ran as a turn of its own is a turn of the Session; one it refused,
+    // or answered without ever telling its model, is not (answering it so is
+    // ACP-BUSY-AFTER-RUNNING's: one behaviour, one finding).
+    let told = |text: &str| {
+        read_requests(evidence).any(|(_, conversation)| conversation.user_texts().any(|user| user.contains(text)))
+    };
+    let ran = |exchange: &&Exchange| {
+        !exchange.busy
+            || (exchange.answer.is_some_and(|answer| answer.get("result").is_some()) && told(exchange.text.trim()))
+    };
     let (live, merged): (Vec<_>, Vec<_>) = evidence.exchanges().iter().partition(ran);
     let replayed = replayed_turns(&capture.acp_load);
     // The scenario's turns are the prompts not sent while another ran (a busy prompt the agent
