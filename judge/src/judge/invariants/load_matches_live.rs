@@ -87,7 +87,8 @@ fn tool_calls_dropped(capture: &Capture) -> Option<String> {
 fn tool_updates<'a>(transcript: &'a [Value], session: &'a Value) -> impl Iterator<Item = &'a Value> {
     let of_session = transcript.iter().filter(move |entry| entry.pointer("/message/params/sessionId") == Some(session));
     of_session.filter_map(|entry| entry.pointer("/message/params/update")).filter(|update| {
-        matches!(update.get("sessionUpdate").and_then(Value::as_str), Some("tool_call" | "tool_call_update"))
+        let kind = update.get("sessionUpdate").and_then(Value::as_str);
+        matches!(kind, Some("tool_call" | "tool_call_update")) // ACP's update kinds, not a Log type
     })
 }
 
