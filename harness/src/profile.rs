@@ -146,6 +146,11 @@ pub struct Profile {
     /// the mock's cap.
     #[serde(default)]
     pub retries_cover: Vec<FaultKind>,
+    /// The agent's own sentence documenting the retry budget the profile passes
+    /// (`{max_retries}`) or states (`retries`), quoted from its documentation: going past that
+    /// budget is then WIRE-RETRY-DOCUMENTED (a SHOULD) for this agent, the sentence quoted.
+    #[serde(default)]
+    pub retries_documented: Option<String>,
     /// The folder of the profile file (not a key: set when loading).
     #[serde(skip)]
     pub dir: PathBuf,
@@ -544,6 +549,7 @@ impl Profile {
     pub fn knobs(&self) -> Knobs {
         Knobs {
             retries: self.retry_budget(),
+            retries_documented: self.retries_documented.clone(),
             retries_only: match self.retries_cover.as_slice() {
                 [only] => Some(*only),
                 _ => None,

@@ -74,10 +74,13 @@ pub struct Scenario {
 }
 
 /// What an agent under check knows of a scenario's knobs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Knobs {
     /// How many times it retries a request that met a fault.
     pub retries: RetryBudget,
+    /// The agent's own sentence documenting that budget, as its profile quotes it
+    /// (`retries_documented`): exceeding a budget the agent documents is WIRE-RETRY-DOCUMENTED's.
+    pub retries_documented: Option<String>,
     /// The one kind of fault that budget governs, when it governs only one (a profile's
     /// `retries_cover`); `None`, every kind. An agent may keep another, fixed budget for a
     /// kind its knob does not govern, which gauntlet then does not know.

@@ -191,7 +191,8 @@ impl<'a> Evidence<'a> {
                     if let Some(answered) = self.answered_past_script(first + offset).filter(|_| !cancelled) {
                         return answered;
                     }
-                    let untold = scenario.knobs.and_then(|knobs| knobs.untold(turn, scenario.config.max_retries));
+                    let untold =
+                        scenario.knobs.as_ref().and_then(|knobs| knobs.untold(turn, scenario.config.max_retries));
                     match untold {
                         Some(source) => self.wire_turn(first + offset, turn.expect, source),
                         None => DrivenTurn {

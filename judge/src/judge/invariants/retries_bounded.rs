@@ -5,6 +5,10 @@
 //! the profile's own `retries` otherwise. The mock answers a retry with the same fault (the
 //! provider is still failing), up to [`RETRY_CAP`] times in a row; an agent that goes past the cap
 //! never stops by itself and is named whatever its budget.
+//!
+//! Also WIRE-RETRY-DOCUMENTED (a SHOULD, [`DOCUMENTED`]): where the profile quotes the agent's
+//! own sentence documenting the budget it passes or states, going past that budget breaks the
+//! agent's own word, quoted in the finding.
 
 use gauntlet_mock_provider::{After, RETRY_CAP, ROOT, StreamEnd};
 
@@ -13,18 +17,31 @@ use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::{request_turns, served};
 use crate::scenario::{FaultKind, RetryBudget};
 
-pub const INVARIANT: Invariant = Invariant {
-    id: "WIRE-RETRY-BOUNDED",
-    also: &[],
-    name: "retries_bounded",
-    applies: Scope::Run,
-    check: |evidence| Violation::unplaced(check(evidence)),
-};
+pub const INVARIANT: Invariant =
+    Invariant { id: "WIRE-RETRY-BOUNDED", also: &[DOCUMENTED], name: "retries_bounded", applies: Scope::Run, check };
 
-fn check(evidence: &Evidence) -> Vec<String> {
+/// What going past a budget the agent documents breaks.
+const DOCUMENTED: &str = "WIRE-RETRY-DOCUMENTED";
+
+/// Each turn's retries past the budget; past a budget the agent documents, its own sentence.
+fn check(evidence: &Evidence) -> Vec<Violation> {
+    let documented = evidence.scenario.and_then(|scenario| scenario.knobs.as_ref()?.retries_documented.as_deref());
+    let mut violations = Vec::new();
+    for (problem, over_budget) in over(evidence) {
+        if let Some(sentence) = documented.filter(|_| over_budget) {
+            let own = format!("{problem}, past the budget the agent documents: {sentence:?}");
+            violations.push(Violation::new(own).of(DOCUMENTED));
+        }
+        violations.push(Violation::new(problem));
+    }
+    violations
+}
+
+/// Each turn whose retries went past the budget or the mock's cap, and whether past the budget.
+fn over(evidence: &Evidence) -> Vec<(String, bool)> {
     let Some(scenario) = evidence.scenario else { return Vec::new() };
     let max_retries = scenario.config.max_retries;
-    let (limit, whose) = match scenario.knobs.map(|knobs| knobs.retries) {
+    let (limit, whose) = match scenario.knobs.as_ref().map(|knobs| knobs.retries) {
         None => (Some(max_retries), "the scenario's `max_retries`".to_owned()),
         Some(RetryBudget::Scenario) => {
             (Some(max_retries), "the scenario's `max_retries`, which the profile passes to the agent".to_owned())
@@ -36,22 +53,28 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
     for (idx, (longest, kind)) in longest_runs(evidence, &turns, scenario.turns.len()).into_iter().enumerate() {
         // A kind of fault the profile says its budget does not govern has a budget unknown here.
-        let governed = scenario.knobs.is_none_or(|knobs| kind.is_none_or(|kind| knobs.governs(kind)));
+        let governed = scenario.knobs.as_ref().is_none_or(|knobs| kind.is_none_or(|kind| knobs.governs(kind)));
         let over_budget = governed && limit.is_some_and(|limit| longest > limit as usize);
         // A cancel the client sent stopped the agent: it says nothing of whether the agent
         // would have stopped by itself (issue 45).
         let cancelled = evidence.capture.cancels.iter().any(|cancel| cancel.turn == idx);
         if longest > RETRY_CAP {
             let stopped = if cancelled { "until the client cancelled the turn" } else { "and never stopped by itself" };
-            problems.push(format!(
-                "turn {}: the agent retried a fault {longest} times in a row {stopped} (the mock stops repeating a fault after {RETRY_CAP})",
-                idx + 1
+            problems.push((
+                format!(
+                    "turn {}: the agent retried a fault {longest} times in a row {stopped} (the mock stops repeating a fault after {RETRY_CAP})",
+                    idx + 1
+                ),
+                over_budget,
             ));
         } else if over_budget {
-            problems.push(format!(
-                "turn {}: the agent retried a fault {longest} times in a row; its budget is {} ({whose})",
-                idx + 1,
-                limit.unwrap_or_default()
+            problems.push((
+                format!(
+                    "turn {}: the agent retried a fault {longest} times in a row; its budget is {} ({whose})",
+                    idx + 1,
+                    limit.unwrap_or_default()
+                ),
+                true,
             ));
         }
     }
@@ -224,6 +247,27 @@ mod tests {
         own.knobs = Some(Knobs { retries: RetryBudget::Fixed(3), ..Knobs::default() });
         assert!(check_played(INVARIANT, &retried(4), &own).is_empty());
         assert_eq!(check_played(INVARIANT, &retried(5), &own).len(), 1);
+    }
+
+    /// Past a budget the agent documents (the profile quotes its sentence), the finding is
+    /// WIRE-RETRY-DOCUMENTED's too, with the sentence; within it, nothing.
+    #[test]
+    fn past_a_documented_budget_the_agents_own_sentence_is_quoted() {
+        let mut documented = scenario(FAULT_THEN_ANSWER);
+        let sentence = "Maximum number of retries for failed requests";
+        documented.knobs = Some(Knobs {
+            retries: RetryBudget::Scenario,
+            retries_documented: Some(sentence.to_owned()),
+            ..Knobs::default()
+        });
+        assert!(crate::judge::fixture::check_played_as(INVARIANT, DOCUMENTED, &retried(3), &documented).is_empty());
+        assert_eq!(
+            crate::judge::fixture::check_played_as(INVARIANT, DOCUMENTED, &retried(4), &documented),
+            [format!(
+                "turn 1: the agent retried a fault 3 times in a row; its budget is 2 (the scenario's `max_retries`, which the profile passes to the agent), past the budget the agent documents: {sentence:?}"
+            )]
+        );
+        assert_eq!(check_played(INVARIANT, &retried(4), &documented).len(), 2, "the MAY finding stays beside it");
     }
 
     /// A budget the profile says governs only HTTP errors (`retries_cover = ["http"]`) is not
