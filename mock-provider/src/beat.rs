@@ -106,6 +106,15 @@ impl Response {
         self.text_of_beats(self.cut_after.unwrap_or(usize::MAX).min(stall))
     }
 
+    /// Whether call `index` streamed whole before any cut: its arguments done. A call the cut
+    /// falls inside (or before) is one the model never finished.
+    pub fn finishes_call(&self, index: usize) -> bool {
+        let Some(cut) = self.cut_after else { return index < self.calls.len() };
+        let arguments = arguments(self);
+        let delivered = beats(self, &arguments).into_iter().take(cut);
+        delivered.into_iter().any(|beat| matches!(beat, Beat::ArgsDone { index: done, .. } if done == index))
+    }
+
     /// The pause a client that closes the stream mid-way is taken to have given up on: the
     /// longest (the first of equally long ones), the only one when a script writes one. A
     /// recording's short gaps and first-token time come before or after it.

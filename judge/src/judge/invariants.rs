@@ -25,6 +25,7 @@ mod compaction_keeps_prompt;
 mod compaction_no_partial;
 mod compaction_recorded;
 mod completed_needs_terminal_event;
+mod cut_call_not_run;
 mod delegation_acp_truthful;
 mod delegation_reported;
 mod diagnostic_not_answer;
@@ -102,6 +103,7 @@ pub const ALL: &[Invariant] = &[
     diagnostic_not_answer::INVARIANT,
     carries_conversation::INVARIANT,
     compaction_recorded::INVARIANT,
+    cut_call_not_run::INVARIANT,
     compaction_keeps_prompt::INVARIANT,
     compaction_no_partial::INVARIANT,
     audit_only_not_replayed::INVARIANT,
