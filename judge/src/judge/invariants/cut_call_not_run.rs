@@ -80,7 +80,9 @@ mod tests {
         );
         assert!(ran(vec![served("read")]).is_empty());
         assert!(ran(Vec::new()).is_empty());
-        let whole = scenario(&"title = \"t\"\n[[turn]]\nprompt = \"Rewrite it.\"\nrespond = [{ calls = [{ name = \"write\", args = { path = \"a\", content = \"b\" } }] }, { text = [\"done\"] }]\n".to_owned());
+        let whole = scenario(
+            "title = \"t\"\n[[turn]]\nprompt = \"Rewrite it.\"\nrespond = [{ calls = [{ name = \"write\", args = { path = \"a\", content = \"b\" } }] }, { text = [\"done\"] }]\n",
+        );
         let capture = Capture { tool_calls: vec![served("write")], ..Capture::default() };
         assert!(check_played(INVARIANT, &capture, &whole).is_empty());
     }
