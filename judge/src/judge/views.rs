@@ -14,5 +14,6 @@ pub(crate) mod load_replay;
 pub(crate) mod log;
 pub(crate) mod partials;
 pub(crate) mod requests;
+pub(crate) mod said;
 pub(crate) mod tool_results;
 pub(crate) mod workflow_graph;

@@ -12,12 +12,12 @@
 use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
 use gauntlet_mock_provider::Message;
-use serde_json::Value;
 
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::diagnostics::{Diagnostic, diagnostics};
 use crate::judge::views::requests::{judge_messages, request_turns};
+use crate::judge::views::said::{said, unsaid};
 use crate::verdict::At;
 
 pub const INVARIANT: Invariant = Invariant {
@@ -27,10 +27,6 @@ pub const INVARIANT: Invariant = Invariant {
     applies: Scope::Replay,
     check,
 };
-
-/// Text the model never said, carried as its own, shorter than this (after whitespace is
-/// collapsed) is a separator or a placeholder ("(no content)"), not words put in its mouth.
-const INVENTED_MIN: usize = 12;
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let diagnostics = diagnostics(evidence);
@@ -100,45 +96,6 @@ fn invented(evidence: &Evidence, diagnostics: &[Diagnostic]) -> Vec<Violation> {
         );
         found.push(if failed.is_some() { violation } else { violation.of("REPLAY-MODEL-WORDS") });
     })
-}
-
-/// Every text the scenario's model says, on every route (answers, refusals, reasoning
-/// summaries), and every answer of a Log it preloads (said in an earlier life of the Session),
-/// whitespace collapsed, longest first.
-fn said(scenario: &crate::scenario::Scenario) -> Vec<String> {
-    let scripted = scenario.script().routes.into_values().flatten().flat_map(|response| {
-        let reasoning = response.reasoning.iter().map(|reasoning| reasoning.summary.concat()).collect::<Vec<_>>();
-        [response.visible_text(), response.refusal.concat()].into_iter().chain(reasoning)
-    });
-    let preloaded = scenario.log.iter().flat_map(|log| log.ndjson.lines()).filter_map(|line| {
-        let event: Value = serde_json::from_str(line).ok()?;
-        let answer = event.get("type")? == EventType::AssistantMessage.as_str();
-        answer.then(|| event.pointer("/data/text")?.as_str().map(str::to_owned))?
-    });
-    let mut said: Vec<String> =
-        scripted.chain(preloaded).map(|text| collapsed(&text)).filter(|text| !text.is_empty()).collect();
-    said.sort_by_key(|text| std::cmp::Reverse(text.len()));
-    said.dedup();
-    said
-}
-
-/// The first stretch of `text` the model never said, once every text it said is taken out:
-/// words, not a separator, and not part of anything it said (a cut stream's prefix).
-fn unsaid(text: &str, said: &[String]) -> Option<String> {
-    let mut rest = collapsed(text);
-    for words in said {
-        rest = rest.replace(words.as_str(), "\u{0}");
-    }
-    rest.split('\u{0}').map(str::trim).find_map(|piece| {
-        let own = piece.chars().count() >= INVENTED_MIN
-            && piece.chars().any(char::is_alphabetic)
-            && !said.iter().any(|words| words.contains(piece));
-        own.then(|| piece.to_owned())
-    })
-}
-
-fn collapsed(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
