@@ -482,7 +482,7 @@ struct Bug {
     evidence: &'static str,
 }
 
-const BUGS: [Bug; 14] = [
+const BUGS: [Bug; 15] = [
     Bug {
         name: "late",
         scenario: "turn/two-turn-conversation",
@@ -518,6 +518,12 @@ const BUGS: [Bug; 14] = [
         scenario: "turn/partial-then-error",
         requirement: "REPLAY-NO-DIAGNOSTIC",
         evidence: "request 2 carries the Provider's error message (request 1) back to the model as assistant content: \"The server had an error while processing your request.\"",
+    },
+    Bug {
+        name: "false-recovery",
+        scenario: "turn/http-500-retries-exhausted",
+        requirement: "ACP-NOTICE-MATCHES-OUTCOME",
+        evidence: "yet the agent showed in its own words that it recovered: \"Retry finished, resuming.\"",
     },
     Bug {
         name: "compacts-partial",

@@ -46,6 +46,7 @@ mod log_seq_monotonic;
 mod no_duplicate_assistant;
 mod no_partial_text_replayed;
 mod no_retry_after_text;
+mod notice_matches_outcome;
 mod orphan_calls_repaired;
 mod partial_keeps_streamed_text;
 mod plan_whole_list;
@@ -127,6 +128,7 @@ pub const ALL: &[Invariant] = &[
     client_capabilities_respected::INVARIANT,
     version_negotiated::INVARIANT,
     no_retry_after_text::INVARIANT,
+    notice_matches_outcome::INVARIANT,
     client_text_once::INVARIANT,
     retries_bounded::INVARIANT,
     no_duplicate_assistant::INVARIANT,
