@@ -208,6 +208,24 @@ fn reference_profile(root: &Path) -> Result<Profile, Failed> {
 
 fn quiet(_: usize, _: usize, _: &str, _: Option<&Verdict>) {}
 
+/// The profile of a fixture agent, `harness/tests/fixtures/agents/<name>.toml`.
+fn fixture(root: &Path, name: &str) -> Result<Profile, Failed> {
+    Ok(profile::load(&root.join(format!("harness/tests/fixtures/agents/{name}.toml")))
+        .map_err(|error| error.to_string())?)
+}
+
+/// `scenario` of the corpus played on `profile`'s agent, with no expectations: its one verdict.
+fn check_one(root: &Path, profile: &Profile, scenario: &str) -> Result<gauntlet::check::Checked, Failed> {
+    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
+    let filters = [scenario.to_owned()];
+    let run = check::check(&plan, profile, &KnownFailures::default(), &filters, false, &mut quiet)?;
+    let verdicts = format!("{:#?}", run.verdicts());
+    match <[gauntlet::check::Checked; 1]>::try_from(run.scenarios) {
+        Ok([checked]) => Ok(checked),
+        Err(_) => Err(verdicts.into()),
+    }
+}
+
 /// The external path can never rot: the reference agent, checked like any other implementation
 /// through its profile, is `identical` on every scenario it supports.
 fn reference_check(root: &Path) -> Result<(), Failed> {
@@ -342,8 +360,7 @@ fn marked_sleepers(mark: &str) -> usize {
 /// line; the agent's verdict is its own (issue 33).
 fn contains_daemon(root: &Path) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false, shard: None };
-    let profile =
-        profile::load(&root.join("harness/tests/fixtures/agents/daemon.toml")).map_err(|error| error.to_string())?;
+    let profile = fixture(root, "daemon")?;
     let filters = ["turn/clean-completion".to_owned()];
     let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet)?;
     if marked_sleepers("319") > 0 {
@@ -418,8 +435,7 @@ fn contains_escaper(root: &Path, in_probe: bool) -> Result<(), Failed> {
 /// scenario; no process it started survives the check.
 fn fault_check(root: &Path, fault: &str, evidence: &str) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false, shard: None };
-    let path = root.join(format!("harness/tests/fixtures/agents/{fault}.toml"));
-    let profile = profile::load(&path).map_err(|error| error.to_string())?;
+    let profile = fixture(root, fault)?;
     let filters = ["turn/clean-completion".to_owned(), "turn/partial-then-error".to_owned()];
     let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet)?;
     if run.scenarios.len() != 2 {
@@ -456,7 +472,7 @@ fn every_error_shows(fault: &str, verdicts: &[Verdict], evidence: &str) -> Resul
 /// the scripted responses it never asked for are reported as such (MOCK-UNPLACED).
 fn liar_check(root: &Path) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false, shard: None };
-    let profile = profile::load(&root.join("harness/tests/fixtures/agents/liar.toml")).map_err(|e| e.to_string())?;
+    let profile = fixture(root, "liar")?;
     let filters = ["turn/partial-then-error".to_owned(), "acp/cancel-mid-stream".to_owned()];
     let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet)?;
     let [cancel, partial] = &run.scenarios[..] else { return Err(format!("{:#?}", run.verdicts()).into()) };
@@ -581,9 +597,7 @@ const BUGS: [Bug; 15] = [
 /// end. A bug the client sees live is caught whatever the profile declares: with its
 /// capabilities, and with none (no Log, no `session/load`).
 fn buggy_check(root: &Path, bug: &Bug) -> Result<(), Failed> {
-    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
-    let path = root.join(format!("harness/tests/fixtures/agents/{}.toml", bug.name));
-    let declared = profile::load(&path).map_err(|error| error.to_string())?;
+    let declared = fixture(root, bug.name)?;
     let mut bare = declared.clone();
     bare.capabilities.clear();
     // A bug only a declared capability lets the client see (a load, a resume, a close, a list)
@@ -592,9 +606,7 @@ fn buggy_check(root: &Path, bug: &Bug) -> Result<(), Failed> {
         || ["acp/resume-mid-conversation", "acp/close-then-prompt", "acp/list-sessions"].contains(&bug.scenario);
     let profiles = if needs_capability { vec![declared] } else { vec![declared, bare] };
     for profile in profiles {
-        let filters = [bug.scenario.to_owned()];
-        let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet)?;
-        let [checked] = &run.scenarios[..] else { return Err(format!("{:#?}", run.verdicts()).into()) };
+        let checked = check_one(root, &profile, bug.scenario)?;
         let caught =
             checked.verdict.findings.iter().any(|finding| {
                 finding.evidence_for(bug.requirement).is_some_and(|message| message.contains(bug.evidence))
@@ -619,11 +631,7 @@ fn buggy_check(root: &Path, bug: &Bug) -> Result<(), Failed> {
 /// delegation without a SUB finding: the rule reads what the agent reported, not that it
 /// delegated (issue 42).
 fn delegation_honest(root: &Path) -> Result<(), Failed> {
-    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
-    let profile = profile::load(&root.join("harness/tests/fixtures/agents/delegate-honest.toml"))?;
-    let filters = ["subagent/delegate-fails-after-partial".to_owned()];
-    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet)?;
-    let [checked] = &run.scenarios[..] else { return Err(format!("{:#?}", run.verdicts()).into()) };
+    let checked = check_one(root, &fixture(root, "delegate-honest")?, "subagent/delegate-fails-after-partial")?;
     let sub = checked
         .verdict
         .findings
@@ -639,11 +647,7 @@ fn delegation_honest(root: &Path) -> Result<(), Failed> {
 /// its play of an image scenario is `skipped` with that reason, not judged as a conversation
 /// the scenario did not mean.
 fn skips_images(root: &Path) -> Result<(), Failed> {
-    let plan = Plan { root: root.to_owned(), bless: false, shard: None };
-    let profile = profile::load(&root.join("harness/tests/fixtures/agents/late.toml"))?;
-    let filters = ["acp/image-prompt".to_owned()];
-    let run = check::check(&plan, &profile, &KnownFailures::default(), &filters, false, &mut quiet)?;
-    let [checked] = &run.scenarios[..] else { return Err(format!("{:#?}", run.verdicts()).into()) };
+    let checked = check_one(root, &fixture(root, "late")?, "acp/image-prompt")?;
     let why = checked.verdict.skipped.as_deref().unwrap_or_default();
     if checked.verdict.kind != VerdictKind::Skipped || !why.contains("does not declare `promptCapabilities.image`") {
         return Err(format!("expected a skip naming the capability: {:#?}", checked.verdict).into());
@@ -657,7 +661,7 @@ fn skips_images(root: &Path) -> Result<(), Failed> {
 /// confirmed reproduction that holds the combination.
 fn combination_bug(root: &Path) -> Result<(), Failed> {
     let plan = Plan { root: root.to_owned(), bless: false, shard: None };
-    let profile = profile::load(&root.join("harness/tests/fixtures/agents/partial-after-429.toml"))?;
+    let profile = fixture(root, "partial-after-429")?;
     let corpus =
         check::check_jobs(&plan, &profile, &KnownFailures::default(), &["turn/".to_owned()], false, 2, &mut quiet)?;
     let replayed: Vec<&Verdict> = corpus

@@ -296,9 +296,15 @@ mod tests {
 
     #[test]
     fn paths_are_dotted() {
-        let pointer = jsonschema::paths::Location::new();
-        assert_eq!(dotted(pointer.segments()), "");
-        let found = breach(Version::V2, Sent::Call("session/update"), &text_update(json!({"type": "text", "text": 5})));
-        assert!(found.is_some_and(|found| found.path.starts_with("update.content")));
+        let root = jsonschema::paths::Location::new();
+        assert_eq!(dotted(root.segments()), "");
+        let deep = root.join("update").join("content").join(0usize).join("text");
+        assert_eq!(dotted(deep.segments()), "update.content[0].text");
+        let update = json!({"sessionId": "s", "update": {
+            "sessionUpdate": "tool_call_update", "toolCallId": "c",
+            "content": [{"type": "content", "content": {"type": "text", "text": 5}}],
+        }});
+        let found = breach(Version::V1, Sent::Call("session/update"), &update).map(|found| found.path);
+        assert_eq!(found.as_deref(), Some("update.content[0].content.text"));
     }
 }
