@@ -141,11 +141,30 @@ fn judge_output(run: &WorkflowRun, status: &str) -> Vec<String> {
         "partial" => &["partial"],
         _ => &["fail"],
     };
-    let output = run.output.to_lowercase();
+    let output = without_counts(&run.output.to_lowercase());
     if !words.iter().any(|word| output.contains(word)) {
         return vec![format!("it is `{status}`, but its output line {:?} does not say so", run.output)];
     }
     Vec::new()
+}
+
+/// An output line without its counts ("1 failed", "0 partial", "1 timed out", "0 needing
+/// orchestrator"): a count of steps names no outcome of the workflow's own, so a line that only
+/// counts does not say how the workflow ended.
+fn without_counts(output: &str) -> String {
+    let mut words = output.split_whitespace();
+    let mut kept = Vec::new();
+    while let Some(word) = words.next() {
+        if !word.is_empty() && word.chars().all(|c| c.is_ascii_digit()) {
+            // The thing counted: one word, or two ("timed out", "needing orchestrator").
+            if matches!(words.next(), Some("timed" | "needing")) {
+                words.next();
+            }
+            continue;
+        }
+        kept.push(word);
+    }
+    kept.join(" ")
 }
 
 /// The unresolved Seam Obligations: each dependency edge whose dependency is not ready.
@@ -248,5 +267,16 @@ mod tests {
             result["workflow"]["safe_next_actions"] = json!(["retry"]);
         });
         assert_eq!(other_words, Vec::<String>::new(), "the names and the line's words are WF-OUTCOME-DETAILS'");
+        // A line that only counts steps ("1 failed") does not say the workflow failed.
+        let counts_only = result(|result| {
+            result["output"] = json!("Workflow wf_1 : 1 checkpoint-ready, 1 failed, 1 timed out, 0 partial.");
+            result["workflow"]["safe_next_actions"] = json!(["retry"]);
+        });
+        assert_eq!(
+            counts_only,
+            [
+                "workflow wf_1 (seq 3): it is `failed`, but its output line \"Workflow wf_1 : 1 checkpoint-ready, 1 failed, 1 timed out, 0 partial.\" does not say so"
+            ]
+        );
     }
 }
