@@ -163,6 +163,26 @@ pub enum ToolOutcome {
     SlowMs(u64),
 }
 
+impl ToolOutcome {
+    /// The outcome as a scenario file writes it (`outcome = ...`): the one writer of this enum,
+    /// matched exhaustively, so a new outcome is a compile error here (the campaign's
+    /// generator writes through it).
+    pub fn toml(&self) -> toml_edit::Value {
+        match self {
+            ToolOutcome::Result(text) => keyed("result", text),
+            ToolOutcome::Error(text) => keyed("error", text),
+            ToolOutcome::RpcError(text) => keyed("rpc_error", text),
+            ToolOutcome::Crash => "crash".into(),
+            ToolOutcome::Hang => "hang".into(),
+            ToolOutcome::SlowMs(ms) => {
+                let mut table = toml_edit::InlineTable::new();
+                table.insert("slow_ms", i64::try_from(*ms).unwrap_or(i64::MAX).into());
+                table.into()
+            }
+        }
+    }
+}
+
 impl Call {
     /// The arguments text the wire carries: `raw_args` as written, else `args` as compact JSON.
     pub fn arguments(&self) -> String {
@@ -283,6 +303,32 @@ pub enum Ending {
     Eof,
     /// One frame whose data is not JSON, then the body ends.
     Malformed,
+}
+
+impl Ending {
+    /// The ending as a scenario file writes it (`then = ...`), `None` for the default, a
+    /// completed stream. The one writer of this enum, matched exhaustively: a new stream fault
+    /// is a compile error here, in each dialect's encoder and in the campaign's
+    /// `fault_kind`, the places it must be handled (the recorder, `from_log` and the generator
+    /// write through this).
+    pub fn toml(&self) -> Option<toml_edit::Value> {
+        match self {
+            Ending::Completed => None,
+            Ending::Incomplete(reason) => Some(keyed("incomplete", reason)),
+            Ending::Error(code) => Some(keyed("error", code)),
+            Ending::Failed(code) => Some(keyed("failed", code)),
+            Ending::Disconnect => Some("disconnect".into()),
+            Ending::Eof => Some("eof".into()),
+            Ending::Malformed => Some("malformed".into()),
+        }
+    }
+}
+
+/// `{ key = text }`.
+fn keyed(key: &str, text: &str) -> toml_edit::Value {
+    let mut table = toml_edit::InlineTable::new();
+    table.insert(key, text.into());
+    table.into()
 }
 
 /// A script or scenario file that could not be read.
@@ -443,6 +489,37 @@ impl Script {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// The one writer of each fault enum reads back through the scenario reader as written.
+    #[test]
+    fn endings_and_tool_outcomes_read_back_as_written() {
+        let code = || "server_error".to_owned();
+        let endings = [
+            Ending::Incomplete("max_output_tokens".into()),
+            Ending::Error(code()),
+            Ending::Failed(code()),
+            Ending::Disconnect,
+            Ending::Eof,
+            Ending::Malformed,
+        ];
+        for then in endings {
+            let response: Response = toml::from_str(&format!("then = {}", then.toml().unwrap())).unwrap();
+            assert_eq!(response.then, then);
+        }
+        assert!(Ending::Completed.toml().is_none());
+        let outcomes = [
+            ToolOutcome::Result("Buy bread.".into()),
+            ToolOutcome::Error("permission \"denied\"".into()),
+            ToolOutcome::RpcError("gone".into()),
+            ToolOutcome::Crash,
+            ToolOutcome::Hang,
+            ToolOutcome::SlowMs(2_000),
+        ];
+        for outcome in outcomes {
+            let call: Call = toml::from_str(&format!("name = \"read\"\noutcome = {}", outcome.toml())).unwrap();
+            assert_eq!(call.outcome, Some(outcome));
+        }
+    }
 
     #[test]
     fn visible_text_stops_at_the_cut() {

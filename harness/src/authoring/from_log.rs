@@ -43,7 +43,9 @@ use std::collections::BTreeMap;
 
 use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
+use gauntlet_agent::event::ErrorKind;
 use gauntlet_agent::resource::links;
+use gauntlet_mock_provider::Ending as Then;
 use serde_json::Value;
 use toml_edit::{Array, InlineTable, Table};
 
@@ -502,44 +504,45 @@ fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut 
     let number = |key: &str| detail(key).and_then(Value::as_u64);
     let attempts = number("attempts").unwrap_or(1);
     let retried = |response: InlineTable| vec![response; usize::try_from(attempts.saturating_sub(1)).unwrap_or(0)];
-    match failed.str_field("error_kind").unwrap_or_default() {
-        "rate_limited" | "provider_http_error" if number("status").is_some() => {
+    // A kind the runtime does not name (another implementation's) is answered as an error frame.
+    let Some(kind) = failed.str_field("error_kind").and_then(ErrorKind::parse) else {
+        return vec![ending(call, &Then::Error("server_error".to_owned()), 1)];
+    };
+    match kind {
+        ErrorKind::RateLimited | ErrorKind::ProviderHttpError if number("status").is_some() => {
             status_responses(number("status").unwrap_or(500), number("retry_after_s"), attempts, config)
         }
-        "provider_http_error" => {
-            let code = failed.data.pointer("/details/code").and_then(Value::as_str).unwrap_or("server_error");
-            let frame = match detail("event_type").and_then(Value::as_str) {
-                Some("response.failed") => "failed",
-                _ => "error",
+        ErrorKind::ProviderHttpError => {
+            let code =
+                failed.data.pointer("/details/code").and_then(Value::as_str).unwrap_or("server_error").to_owned();
+            let then = match detail("event_type").and_then(Value::as_str) {
+                Some("response.failed") => Then::Failed(code),
+                _ => Then::Error(code),
             };
             let mut responses = retried(status(500));
             // The error frame follows the text's done frames (text, part, item).
-            responses.push(ending(
-                call,
-                inline([(frame, code.into())]).into(),
-                chunks_from(call, number("frame_index"), 1),
-            ));
+            responses.push(ending(call, &then, chunks_from(call, number("frame_index"), 1)));
             responses
         }
-        "network" => {
-            let mut responses = retried(inline([("then", "disconnect".into())]));
-            responses.push(ending(call, "disconnect".into(), 1));
+        ErrorKind::Network => {
+            let mut responses = retried(then_only(&Then::Disconnect));
+            responses.push(ending(call, &Then::Disconnect, 1));
             responses
         }
-        "incomplete_stream" => {
+        ErrorKind::IncompleteStream => {
             let mut responses = retried(status(500));
-            responses.push(ending(call, "eof".into(), chunks_from(call, number("frames"), 0)));
+            responses.push(ending(call, &Then::Eof, chunks_from(call, number("frames"), 0)));
             responses
         }
-        "invalid_response" => vec![ending(call, "malformed".into(), 1)],
-        "stream_idle_timeout" => {
+        ErrorKind::InvalidResponse => vec![ending(call, &Then::Malformed, 1)],
+        ErrorKind::StreamIdleTimeout => {
             let timeout = number("timeout_ms").unwrap_or(config.stream_idle_timeout_ms);
             config.stream_idle_timeout_ms = timeout;
             let mut responses = retried(status(500));
             responses.push(long_pause(call, timeout.saturating_mul(2), 1));
             responses
         }
-        "turn_timeout" => {
+        ErrorKind::TurnTimeout => {
             let timeout = number("timeout_ms").unwrap_or(config.turn_timeout_ms);
             config.turn_timeout_ms = timeout;
             if config.stream_idle_timeout_ms <= timeout {
@@ -549,15 +552,16 @@ fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut 
         }
         // Nothing the Provider sent reached the Log (a cancel while the runtime waited to
         // retry, say): the client cancels as it sends the prompt, and no response is scripted.
-        "cancelled" if call.text.is_none() && call.calls.is_empty() && call.reasoning.is_empty() => {
+        ErrorKind::Cancelled if call.text.is_none() && call.calls.is_empty() && call.reasoning.is_empty() => {
             turn.cancel = Some(Trigger::Sent);
             Vec::new()
         }
-        "cancelled" => {
+        ErrorKind::Cancelled => {
             turn.cancel = Some(if call.text.is_some() { Trigger::FirstDelta } else { Trigger::Sent });
             vec![long_pause(call, 3_600_000, 1)]
         }
-        _ => vec![ending(call, inline([("error", "server_error".into())]).into(), 1)],
+        // A 429 without its status, or a restart (the `[log]` preload's to say, [`resume`]).
+        ErrorKind::RateLimited | ErrorKind::Restarted => vec![ending(call, &Then::Error("server_error".to_owned()), 1)],
     }
 }
 
@@ -586,10 +590,17 @@ fn chunks_from(call: &Call, frames_with_text: Option<u64>, extra: u64) -> u64 {
 }
 
 /// The call's output in `chunks` pieces, then `then`.
-fn ending(call: &Call, then: toml_edit::Value, chunks: u64) -> InlineTable {
+fn ending(call: &Call, then: &Then, chunks: u64) -> InlineTable {
     let mut response = output(call, chunks);
-    response.insert("then", then);
+    if let Some(then) = then.toml() {
+        response.insert("then", then);
+    }
     response
+}
+
+/// A response of no output that ends in `then`.
+fn then_only(then: &Then) -> InlineTable {
+    then.toml().map(|then| inline([("then", then)])).unwrap_or_default()
 }
 
 /// The call's output in `chunks` pieces, pausing `ms` after its text.

@@ -15,8 +15,9 @@
 
 use std::fmt::Write as _;
 
+use gauntlet_agent::{ErrorKind, TerminalStatus};
 use gauntlet_judge::scenario::Trigger;
-use gauntlet_mock_provider::ToolOutcome;
+use gauntlet_mock_provider::{Ending as Then, ToolOutcome};
 use proptest::prelude::*;
 
 /// The idle timeout of every generated scenario, and the stall that exceeds it (virtual ms).
@@ -91,9 +92,8 @@ pub enum Ending {
     CutCall,
     /// The model refuses in so many words (`refusal`), a clean end: answered `refusal`.
     Refused,
-    /// A stream that ends in this `then` after its text: `error`, `failed`, `disconnect`,
-    /// `eof` or `malformed`.
-    Broken(&'static str),
+    /// A stream that ends in this fault after its text: one of [`stream_faults`].
+    Broken(Then),
     /// The stream holds after `shown` deltas past the idle timeout.
     Stall {
         /// Deltas shown before the stall.
@@ -160,8 +160,7 @@ pub struct Generated {
 fn ending(space: Space) -> BoxedStrategy<Ending> {
     let reasoning =
         any::<bool>().prop_map(move |reasoning| Ending::Completed { reasoning: reasoning && space.reasoning });
-    let broken =
-        prop::sample::select(vec!["error", "failed", "disconnect", "eof", "malformed"]).prop_map(Ending::Broken);
+    let broken = prop::sample::select(stream_faults()).prop_map(Ending::Broken);
     let mut choices: Vec<(u32, BoxedStrategy<Ending>)> =
         vec![(3, reasoning.boxed()), (1, Just(Ending::Truncated).boxed()), (3, broken.boxed())];
     choices.push((1, Just(Ending::Refused).boxed()));
@@ -182,6 +181,27 @@ fn ending(space: Space) -> BoxedStrategy<Ending> {
         choices.push((2, prop::sample::select(at).prop_map(Ending::Cancel).boxed()));
     }
     proptest::strategy::Union::new_weighted(choices).boxed()
+}
+
+/// The mock's stream faults a generated answer may end in: every ending of the mock but the
+/// clean and the truncated one, which [`Ending::Completed`] and [`Ending::Truncated`] draw. A new
+/// ending is a compile error in [`fault_kind`], which says what the reference makes of it; draw
+/// it here.
+fn stream_faults() -> Vec<Then> {
+    let code = || "server_error".to_owned();
+    vec![Then::Error(code()), Then::Failed(code()), Then::Disconnect, Then::Eof, Then::Malformed]
+}
+
+/// The error kind the reference gives a turn whose stream ends in `then` (design.md's fault
+/// table); `None` for the ends that are no fault.
+fn fault_kind(then: &Then) -> Option<ErrorKind> {
+    match then {
+        Then::Completed | Then::Incomplete(_) => None,
+        Then::Error(_) | Then::Failed(_) => Some(ErrorKind::ProviderHttpError),
+        Then::Disconnect => Some(ErrorKind::Network),
+        Then::Eof => Some(ErrorKind::IncompleteStream),
+        Then::Malformed => Some(ErrorKind::InvalidResponse),
+    }
 }
 
 /// What the MCP server answers a generated read with: mostly the tool run as it is; a crash is
@@ -257,21 +277,23 @@ impl Turn {
 
     /// The terminal state and error kind the contract (and the reference's choices of kind)
     /// give this turn.
-    pub fn expected(&self) -> (&'static str, Option<&'static str>) {
+    pub fn expected(&self) -> (TerminalStatus, Option<ErrorKind>) {
         if self.exhausted() {
             let last = self.http.get(MAX_RETRIES).map(|http| http.status);
-            let kind = if last == Some(429) { "rate_limited" } else { "provider_http_error" };
-            return ("failed", Some(kind));
+            let kind = if last == Some(429) { ErrorKind::RateLimited } else { ErrorKind::ProviderHttpError };
+            return (TerminalStatus::Failed, Some(kind));
         }
-        let broken = |kind| if self.chunks > 0 { ("partial_failed", Some(kind)) } else { ("failed", Some(kind)) };
+        let failed = if self.chunks > 0 { TerminalStatus::PartialFailed } else { TerminalStatus::Failed };
         match &self.ending {
-            Ending::Completed { .. } | Ending::Truncated | Ending::CutCall | Ending::Refused => ("completed", None),
-            Ending::Broken("error" | "failed") => broken("provider_http_error"),
-            Ending::Broken("disconnect") => broken("network"),
-            Ending::Broken("eof") => broken("incomplete_stream"),
-            Ending::Broken(_) => broken("invalid_response"),
-            Ending::Stall { .. } => ("timed_out", Some("stream_idle_timeout")),
-            Ending::Cancel(_) => ("interrupted", Some("cancelled")),
+            Ending::Completed { .. } | Ending::Truncated | Ending::CutCall | Ending::Refused => {
+                (TerminalStatus::Completed, None)
+            }
+            Ending::Broken(then) => match fault_kind(then) {
+                Some(kind) => (failed, Some(kind)),
+                None => (TerminalStatus::Completed, None),
+            },
+            Ending::Stall { .. } => (TerminalStatus::TimedOut, Some(ErrorKind::StreamIdleTimeout)),
+            Ending::Cancel(_) => (TerminalStatus::Interrupted, Some(ErrorKind::Cancelled)),
         }
     }
 
@@ -283,10 +305,14 @@ impl Turn {
             covers.extend(["WIRE-RETRY-BOUNDED", "WIRE-NO-RETRY-AFTER-TEXT"]);
         }
         match state {
-            "partial_failed" => covers.extend(["REPLAY-NO-PARTIAL", "TURN-PARTIAL-EVIDENCE", "WIRE-TEXT-ONCE"]),
-            "failed" | "timed_out" => covers.extend(["ACP-FAILURE-IS-ERROR", "WIRE-TERMINAL-EVENT-REQUIRED"]),
-            "interrupted" => covers.push("ACP-STOP-REASON"),
-            _ => {}
+            TerminalStatus::PartialFailed => {
+                covers.extend(["REPLAY-NO-PARTIAL", "TURN-PARTIAL-EVIDENCE", "WIRE-TEXT-ONCE"]);
+            }
+            TerminalStatus::Failed | TerminalStatus::TimedOut => {
+                covers.extend(["ACP-FAILURE-IS-ERROR", "WIRE-TERMINAL-EVENT-REQUIRED"]);
+            }
+            TerminalStatus::Interrupted => covers.push("ACP-STOP-REASON"),
+            TerminalStatus::Completed => {}
         }
         let cancels_a_tool = matches!(self.ending, Ending::Cancel(CancelAt::Tool | CancelAt::ToolHang));
         if self.tool || self.unknown_tool || self.invalid_args || cancels_a_tool {
@@ -381,7 +407,11 @@ impl Generated {
                     let _ = writeln!(text, "  {{ calls = [{call}, {call}] }},");
                 }
                 if turn.tool {
-                    let outcome = turn.tool_outcome.as_ref().map(outcome_toml).unwrap_or_default();
+                    let outcome = turn
+                        .tool_outcome
+                        .as_ref()
+                        .map(|outcome| format!(", outcome = {}", outcome.toml()))
+                        .unwrap_or_default();
                     let call = format!(
                         "{{ name = \"read\", args = {{ path = \"notes.txt\" }}, call_id = \"call_t{n}\"{outcome} }}"
                     );
@@ -420,8 +450,10 @@ fn answer(n: usize, turn: &Turn) -> String {
             "{{ calls = [{{ name = \"read\", args = {{ path = \"notes.txt\" }}, call_id = \"call_c{n}\" }}], cut_after = 4, then = {{ incomplete = \"max_output_tokens\" }} }}"
         ),
         Ending::Refused => format!("{{ refusal = [\"I can't help with question {n}.\"] }}"),
-        Ending::Broken(then @ ("error" | "failed")) => format!("{{ {text}, then = {{ {then} = \"server_error\" }} }}"),
-        Ending::Broken(then) => format!("{{ {text}, then = \"{then}\" }}"),
+        Ending::Broken(then) => match then.toml() {
+            Some(then) => format!("{{ {text}, then = {then} }}"),
+            None => format!("{{ {text} }}"),
+        },
         Ending::Stall { shown } => {
             let after = if *shown == 0 { 2 } else { FIRST_DELTA + shown };
             format!("{{ {text}, pause = {{ after = {after}, ms = {STALL_MS} }} }}")
@@ -441,16 +473,47 @@ fn answer(n: usize, turn: &Turn) -> String {
     }
 }
 
-/// A call's `outcome` key, as a scenario file writes it (after a comma).
-fn outcome_toml(outcome: &ToolOutcome) -> String {
-    let quoted = |text: &str| toml_edit::Value::from(text).to_string();
-    let value = match outcome {
-        ToolOutcome::Result(text) => format!("{{ result = {} }}", quoted(text)),
-        ToolOutcome::Error(text) => format!("{{ error = {} }}", quoted(text)),
-        ToolOutcome::RpcError(text) => format!("{{ rpc_error = {} }}", quoted(text)),
-        ToolOutcome::Crash => "\"crash\"".to_owned(),
-        ToolOutcome::Hang => "\"hang\"".to_owned(),
-        ToolOutcome::SlowMs(ms) => format!("{{ slow_ms = {ms} }}"),
-    };
-    format!(", outcome = {value}")
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each stream fault is written as the scenario format spells it, after the turn's text.
+    #[test]
+    fn a_broken_answer_ends_in_its_fault() {
+        let turn = |then| Turn {
+            http: Vec::new(),
+            tool: false,
+            tool_outcome: None,
+            unknown_tool: false,
+            invalid_args: false,
+            repeated_id: false,
+            chunks: 1,
+            ending: Ending::Broken(then),
+            busy: false,
+            reload: false,
+        };
+        let written: Vec<String> = stream_faults().into_iter().map(|then| answer(2, &turn(then))).collect();
+        assert_eq!(
+            written,
+            [
+                r#"{ text = ["t2c0 "], then = { error = "server_error" } }"#,
+                r#"{ text = ["t2c0 "], then = { failed = "server_error" } }"#,
+                r#"{ text = ["t2c0 "], then = "disconnect" }"#,
+                r#"{ text = ["t2c0 "], then = "eof" }"#,
+                r#"{ text = ["t2c0 "], then = "malformed" }"#,
+            ]
+        );
+        let expected: Vec<_> = stream_faults().into_iter().map(|then| turn(then).expected()).collect();
+        let failed = |kind| (TerminalStatus::PartialFailed, Some(kind));
+        assert_eq!(
+            expected,
+            [
+                failed(ErrorKind::ProviderHttpError),
+                failed(ErrorKind::ProviderHttpError),
+                failed(ErrorKind::Network),
+                failed(ErrorKind::IncompleteStream),
+                failed(ErrorKind::InvalidResponse),
+            ]
+        );
+    }
 }

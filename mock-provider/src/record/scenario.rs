@@ -19,7 +19,7 @@ use crate::conversation::Message;
 use crate::dialect::{Asked, Dialect};
 use crate::record::draft::Recorded;
 use crate::record::secrets::Secrets;
-use crate::script::{Call, Ending, Response};
+use crate::script::{Call, Response};
 
 /// One request the recorder forwarded and what its answer replays as.
 #[derive(Debug, Clone)]
@@ -198,7 +198,7 @@ fn response_table(response: &Response, notes: &mut Vec<String>) -> InlineTable {
         }
         table.insert("usage", item.into());
     }
-    if let Some(then) = then_value(&response.then) {
+    if let Some(then) = response.then.toml() {
         table.insert("then", then);
     }
     let pauses = response.pause.iter().map(|pause| {
@@ -240,26 +240,6 @@ fn call_table(call: &Call, notes: &mut Vec<String>) -> InlineTable {
         item.insert("call_id", call_id.as_str().into());
     }
     item
-}
-
-/// A response's `then`; none for the default, a completed response.
-fn then_value(then: &Ending) -> Option<toml_edit::Value> {
-    match then {
-        Ending::Completed => None,
-        Ending::Incomplete(reason) => Some(keyed("incomplete", reason)),
-        Ending::Error(code) => Some(keyed("error", code)),
-        Ending::Failed(code) => Some(keyed("failed", code)),
-        Ending::Disconnect => Some("disconnect".into()),
-        Ending::Eof => Some("eof".into()),
-        Ending::Malformed => Some("malformed".into()),
-    }
-}
-
-/// `{ key = text }`.
-fn keyed(key: &str, text: &str) -> toml_edit::Value {
-    let mut table = InlineTable::new();
-    table.insert(key, text.into());
-    table.into()
 }
 
 fn integer(count: u64) -> toml_edit::Value {

@@ -222,6 +222,11 @@ impl ErrorKind {
             ErrorKind::Restarted => "restarted",
         }
     }
+
+    /// Parses a contract string, as `turn_failed.error_kind` holds it.
+    pub fn parse(text: &str) -> Option<ErrorKind> {
+        ErrorKind::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(text)).ok()
+    }
 }
 
 impl std::fmt::Display for ErrorKind {
