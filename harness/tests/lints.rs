@@ -1,7 +1,8 @@
 //! Rules about the repository, not about any agent: the layers of ARCHITECTURE.md hold for every
 //! import, it names every crate and top-level module and only paths that exist, every Rust file
 //! opens with what it is for, every MUST of docs/contract.md has a check, and no code of the
-//! judge or the harness writes a Log type as a string. They ship in no crate.
+//! judge or the harness writes a Log type as a string or reads a Log payload by key outside
+//! its typed views. They ship in no crate.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -107,6 +108,50 @@ fn no_event_type_is_a_string_literal() -> Result<(), Failed> {
     }
     found.sort();
     if found.is_empty() { Ok(()) } else { Err(format!("Log types written as strings:\n{}", found.join("\n")).into()) }
+}
+
+/// The judge reads a Log payload's fields through the typed views of `judge/src/log_line.rs`,
+/// where each key is named once: a keyed read of a line's `data` anywhere else in the judge or
+/// the harness (before a file's `#[cfg(test)]` line) fails this lint.
+#[test]
+fn log_payloads_are_read_through_views() -> Result<(), Failed> {
+    let root = root();
+    let planted = "fn f() {}\nlet a = line.data.get(\"ok\");\n#[cfg(test)]\nlet b = line.str_field(\"x\");\n";
+    assert_eq!(keyed_reads(planted), [2], "the lint sees nothing");
+    let exempt = root.join("judge/src/log_line.rs");
+    let (mut read, mut found) = (0, Vec::new());
+    for crate_dir in ["judge/src", "harness/src"] {
+        golden::walk(&root.join(crate_dir), &mut |path| {
+            if path.extension().is_none_or(|ext| ext != "rs") || path == exempt {
+                return;
+            }
+            read += 1;
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            let shown = path.strip_prefix(&root).unwrap_or(path).display().to_string();
+            found.extend(keyed_reads(&text).into_iter().map(|line| format!("{shown}:{line}")));
+        });
+    }
+    if read == 0 || !exempt.is_file() {
+        return Err(format!("no Rust file read under {}, or no {}", root.display(), exempt.display()).into());
+    }
+    found.sort();
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("Log payload fields read by key outside judge/src/log_line.rs:\n{}", found.join("\n")).into())
+    }
+}
+
+/// The lines (1-based) of `text`'s code before its `#[cfg(test)]` line that read a Log line's
+/// `data` by key.
+fn keyed_reads(text: &str) -> Vec<usize> {
+    const READS: [&str; 4] = [".data.get(", ".data.pointer(", ".data[", ".str_field("];
+    text.lines()
+        .take_while(|line| !matches!(line.trim(), "#[cfg(test)]" | "#![cfg(test)]"))
+        .enumerate()
+        .filter(|(_, line)| READS.iter().any(|read| line.contains(read)))
+        .map(|(idx, _)| idx + 1)
+        .collect()
 }
 
 /// Each line (1-based) of `text`'s code before its `#[cfg(test)]` line (a test-only file opens

@@ -12,11 +12,9 @@ use std::collections::BTreeMap;
 
 use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
-use gauntlet_agent::event::{LifecycleEvent, SubagentStatus};
 
-use crate::event_kind::EventKind;
+use crate::log_line::{Line, parse_lines};
 use serde::Serialize;
-use serde_json::Value;
 
 pub use diagnostics::{Diagnostic, DiagnosticKind};
 pub use subagents::{SubagentAudit, SubagentTerminal};
@@ -53,80 +51,6 @@ pub struct Audit {
     /// Each Workflow of the root Session and how it ended.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub workflows: Vec<WorkflowAudit>,
-}
-
-/// A Log line parsed just enough to audit it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Line {
-    /// `id`, if the line has one.
-    pub id: Option<String>,
-    /// `seq`, if the line has one.
-    pub seq: Option<u64>,
-    /// `type`.
-    pub kind: EventKind,
-    /// `data`.
-    pub data: Value,
-}
-
-/// Why a Log line cannot be audited.
-#[derive(Debug, thiserror::Error)]
-pub enum LineError {
-    /// It is not JSON.
-    #[error(transparent)]
-    Json(#[from] serde_json::Error),
-    /// It has no string `type`.
-    #[error("no string `type`")]
-    NoType,
-}
-
-impl Line {
-    /// Parses one Log line.
-    pub fn parse(text: &str) -> Result<Line, LineError> {
-        let value: Value = serde_json::from_str(text)?;
-        let kind = EventKind::parse(value.get("type").and_then(Value::as_str).ok_or(LineError::NoType)?);
-        Ok(Line {
-            id: value.get("id").and_then(Value::as_str).map(str::to_owned),
-            seq: value.get("seq").and_then(Value::as_u64),
-            kind,
-            data: value.get("data").cloned().unwrap_or(Value::Null),
-        })
-    }
-
-    /// A string field of `data`.
-    pub fn str_field(&self, key: &str) -> Option<&str> {
-        self.data.get(key).and_then(Value::as_str)
-    }
-
-    /// `data.status` of a `subagent_event` (or of anything else that reports a Subagent's
-    /// status there), when it is one of the contract's Subagent statuses.
-    pub fn subagent_status(&self) -> Option<SubagentStatus> {
-        self.str_field("status").and_then(SubagentStatus::parse)
-    }
-
-    /// `data.event` of a `subagent_event`, when it is one of the contract's lifecycle events.
-    pub fn lifecycle_event(&self) -> Option<LifecycleEvent> {
-        self.str_field("event").and_then(LifecycleEvent::parse)
-    }
-
-    /// An `assistant_message` with `metadata.partial == true`.
-    pub fn is_partial_assistant(&self) -> bool {
-        self.kind == EventType::AssistantMessage
-            && self.data.pointer("/metadata/partial").and_then(Value::as_bool) == Some(true)
-    }
-}
-
-/// Parses every line; unreadable lines are reported, not fatal, with the reason as the text
-/// the audit shows.
-pub fn parse_lines(lines: &[String]) -> (Vec<Line>, Vec<(usize, String)>) {
-    let mut parsed = Vec::new();
-    let mut unreadable = Vec::new();
-    for (idx, text) in lines.iter().enumerate() {
-        match Line::parse(text) {
-            Ok(line) => parsed.push(line),
-            Err(reason) => unreadable.push((idx + 1, reason.to_string())),
-        }
-    }
-    (parsed, unreadable)
 }
 
 /// Derives each turn's terminal state from Log lines.
@@ -167,21 +91,21 @@ fn audit_turn(user: &Line, events: &[Line]) -> TurnAudit {
         error_kind: None,
         evidence_seqs: Vec::new(),
     };
-    let failed = events.iter().find(|line| line.kind == EventType::TurnFailed);
-    let partial = events.iter().find(|line| line.is_partial_assistant());
-    if let Some(failed) = failed {
-        audit.terminal_status = failed.str_field("terminal_status").and_then(TerminalStatus::parse);
-        audit.error_kind = failed.str_field("error_kind").map(str::to_owned);
-        audit.evidence_seqs.extend(partial.and_then(|line| line.seq));
-        audit.evidence_seqs.extend(failed.seq);
+    let failed = events.iter().find_map(|line| Some((line.turn_failed()?, line.seq)));
+    let partial =
+        events.iter().find_map(|line| Some((line.assistant_message().filter(|message| message.partial)?, line.seq)));
+    if let Some((failed, seq)) = failed {
+        audit.terminal_status = failed.terminal_status.and_then(TerminalStatus::parse);
+        audit.error_kind = failed.error_kind.map(str::to_owned);
+        audit.evidence_seqs.extend(partial.and_then(|(_, seq)| seq));
+        audit.evidence_seqs.extend(seq);
         return audit;
     }
-    if let Some(partial) = partial {
+    if let Some((partial, seq)) = partial {
         // "Equivalent terminal failure metadata" on the partial message itself (ADR 0026).
-        audit.terminal_status =
-            partial.data.pointer("/metadata/terminal_status").and_then(Value::as_str).and_then(TerminalStatus::parse);
-        audit.error_kind = partial.data.pointer("/metadata/error_kind").and_then(Value::as_str).map(str::to_owned);
-        audit.evidence_seqs.extend(partial.seq);
+        audit.terminal_status = partial.terminal_status.and_then(TerminalStatus::parse);
+        audit.error_kind = partial.error_kind.map(str::to_owned);
+        audit.evidence_seqs.extend(seq);
         return audit;
     }
     // Completed: the last assistant_message is clean and no tool call follows it.
@@ -236,6 +160,6 @@ mod tests {
         assert_eq!(audit.unreadable.len(), 2);
         assert!(audit.unreadable[0].1.starts_with("key must be a string at line 1 column 2"), "{:?}", audit.unreadable);
         assert_eq!(audit.unreadable[1], (2, "no string `type`".to_owned()));
-        assert!(matches!(Line::parse("{}"), Err(LineError::NoType)));
+        assert!(matches!(Line::parse("{}"), Err(crate::log_line::LineError::NoType)));
     }
 }

@@ -22,9 +22,10 @@ use gauntlet_mock_provider::{After, Dialect, Increment, Timing};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use gauntlet_agent::{EventType, TerminalStatus, canonical};
+use gauntlet_agent::{TerminalStatus, canonical};
 
 use crate::audit::{self, Audit};
+use crate::log_line;
 use crate::scenario::AcpVersion;
 use crate::tool_map::MappedCall;
 
@@ -255,18 +256,18 @@ impl Capture {
     /// what the auditor derives from the spine): its status, `ok`, the step lists and safe
     /// next actions, or the tool error of an invalid spec.
     pub fn workflow_results(&self) -> Vec<Value> {
-        let lines: Vec<audit::Line> = self.log.iter().filter_map(|text| audit::Line::parse(text).ok()).collect();
+        let lines: Vec<log_line::Line> = self.log.iter().filter_map(|text| log_line::Line::parse(text).ok()).collect();
         let calls: Vec<&str> = lines
             .iter()
-            .filter(|line| line.kind == EventType::ToolCall && line.str_field("name") == Some("run_workflow"))
-            .filter_map(|line| line.str_field("call_id"))
+            .filter_map(log_line::Line::tool_call)
+            .filter(|call| call.name == Some("run_workflow"))
+            .filter_map(|call| call.call_id)
             .collect();
         lines
             .iter()
-            .filter(|line| {
-                line.kind == EventType::ToolResult && line.str_field("call_id").is_some_and(|id| calls.contains(&id))
-            })
-            .map(|line| match line.data.get("workflow") {
+            .filter_map(log_line::Line::tool_result)
+            .filter(|result| result.call_id.is_some_and(|id| calls.contains(&id)))
+            .map(|result| match result.workflow {
                 Some(workflow) => {
                     let keys = [
                         "workflow_id",
@@ -280,7 +281,7 @@ impl Capture {
                         "needs_orchestrator_steps",
                         "safe_next_actions",
                     ];
-                    let mut result: serde_json::Map<String, Value> = keys
+                    let mut fields: serde_json::Map<String, Value> = keys
                         .iter()
                         .map(|key| ((*key).to_owned(), workflow.get(*key).cloned().unwrap_or(Value::Null)))
                         .collect();
@@ -289,21 +290,21 @@ impl Capture {
                         .and_then(Value::as_array)
                         .map(|bundles| bundles.iter().filter_map(|bundle| bundle.get("step_id").cloned()).collect())
                         .unwrap_or_default();
-                    result.insert("usable_checkpoints".into(), Value::Array(usable));
-                    result.insert("output".into(), line.data.get("output").cloned().unwrap_or(Value::Null));
-                    Value::Object(result)
+                    fields.insert("usable_checkpoints".into(), Value::Array(usable));
+                    fields.insert("output".into(), Value::from(result.output));
+                    Value::Object(fields)
                 }
-                None => json!({"error": line.data.get("error")}),
+                None => json!({"error": result.error}),
             })
             .collect()
     }
 
     /// Every line of every child Log, parsed.
-    pub fn child_lines(&self) -> Vec<(String, audit::Line)> {
+    pub fn child_lines(&self) -> Vec<(String, log_line::Line)> {
         self.children
             .iter()
             .flat_map(|(id, lines)| {
-                lines.iter().filter_map(|text| audit::Line::parse(text).ok()).map(|l| (id.clone(), l))
+                lines.iter().filter_map(|text| log_line::Line::parse(text).ok()).map(|l| (id.clone(), l))
             })
             .collect()
     }

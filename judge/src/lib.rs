@@ -10,6 +10,7 @@
 //! - [`capture`]: what a run produced, and the golden file format.
 //! - [`audit`]: any NDJSON Log to per-turn terminal states.
 //! - [`log_file`]: a Log file and its child Logs, audited and judged by the Log-only rules.
+//! - [`log_line`]: a Log line and typed views of the payloads the judge reads.
 //! - [`judge`]: invariants, expectations and golden findings to a [`verdict::Verdict`]; every
 //!   invariant, of either family, is a [`rule::Invariant`].
 //! - [`contract`]: the requirement registry in docs/contract.md.
@@ -29,6 +30,7 @@ pub mod judge;
 pub mod lifecycle;
 pub mod locate;
 pub mod log_file;
+pub mod log_line;
 pub mod published_schema;
 pub mod rule;
 pub mod scenario;

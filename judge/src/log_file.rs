@@ -11,10 +11,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::audit::{Audit, Diagnostic, Line, diagnostics::diagnostics};
+use crate::audit::{Audit, Diagnostic, diagnostics::diagnostics};
 use crate::capture::{Capture, TornTail};
 use crate::judge;
 use crate::judge::evidence::Evidence;
+use crate::log_line::Line;
 use crate::verdict::Finding;
 
 /// Why a file is not a Log at all (exit 2), as opposed to a Log with findings.

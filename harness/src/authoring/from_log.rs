@@ -51,8 +51,9 @@ use toml_edit::{Array, InlineTable, Table};
 
 use children::ChildDraft;
 use document::{inline, int, json_value};
-use gauntlet_judge::audit::{self, Line, TurnAudit};
+use gauntlet_judge::audit::{self, TurnAudit};
 use gauntlet_judge::log_file::LogFile;
+use gauntlet_judge::log_line::Line;
 use gauntlet_judge::scenario::{Config, Trigger};
 
 /// A scenario written from a Log, and what the Log could not say.
@@ -72,6 +73,16 @@ struct Event {
     line: Line,
     /// `ts`, as ms since the epoch.
     at_ms: Option<i64>,
+}
+
+/// The index of each turn's `user_message` in `events`.
+fn turn_starts(events: &[Event]) -> Vec<usize> {
+    events
+        .iter()
+        .enumerate()
+        .filter(|(_, event)| event.line.kind == EventType::UserMessage)
+        .map(|(idx, _)| idx)
+        .collect()
 }
 
 /// The readable lines of `lines`.
@@ -167,17 +178,12 @@ pub fn scenario(file: &LogFile, source: &str) -> Written {
     if let Some(model) = events
         .iter()
         .find(|event| event.line.kind == EventType::ProviderUsage)
-        .and_then(|event| event.line.str_field("model"))
+        .and_then(|event| event.line.provider_usage()?.model)
     {
         model.clone_into(&mut config.model);
     }
     let mut model = config.model.clone();
-    let starts: Vec<usize> = events
-        .iter()
-        .enumerate()
-        .filter(|(_, event)| event.line.kind == EventType::UserMessage)
-        .map(|(idx, _)| idx)
-        .collect();
+    let starts = turn_starts(events);
     let mut turns: Vec<TurnDraft> = Vec::new();
     for (turn_idx, &start) in starts.iter().enumerate() {
         let end = starts.get(turn_idx + 1).copied().unwrap_or(events.len());
@@ -228,19 +234,21 @@ fn workspace_files(events: &[Event]) -> BTreeMap<String, String> {
         let line = &event.line;
         match line.kind.known() {
             Some(EventType::ToolCall) => {
-                let path = line.data.pointer("/args/path").and_then(Value::as_str);
-                match (line.str_field("name"), path) {
+                let Some(call) = line.tool_call() else { continue };
+                let path = call.args.and_then(|args| args.get("path")?.as_str());
+                match (call.name, path) {
                     (Some("write"), Some(path)) => written.push(path),
                     (Some("read"), Some(path)) if !written.contains(&path) => {
-                        pending_reads.insert(line.str_field("call_id").unwrap_or_default(), path);
+                        pending_reads.insert(call.call_id.unwrap_or_default(), path);
                     }
                     _ => {}
                 }
             }
             Some(EventType::ToolResult) => {
-                if let Some(path) = pending_reads.remove(line.str_field("call_id").unwrap_or_default())
-                    && line.data.get("ok").and_then(Value::as_bool) == Some(true)
-                    && let Some(output) = line.str_field("output")
+                let Some(result) = line.tool_result() else { continue };
+                if let Some(path) = pending_reads.remove(result.call_id.unwrap_or_default())
+                    && result.ok == Some(true)
+                    && let Some(output) = result.output
                 {
                     workspace.entry(path.to_owned()).or_insert_with(|| output.to_owned());
                 }
@@ -280,10 +288,11 @@ fn draft_turn(
     model: &mut String,
 ) -> TurnDraft {
     let mut read = TurnEvents::read(events, user.at_ms);
+    let prompt = user.line.user_message();
     let mut turn = TurnDraft {
-        prompt: user.line.str_field("text").unwrap_or_default().to_owned(),
+        prompt: prompt.and_then(|prompt| prompt.text).unwrap_or_default().to_owned(),
         links: user.line.data.as_object().map(links).unwrap_or_default().into_iter().map(|l| (l.uri, l.name)).collect(),
-        idempotency_key: user.line.str_field("idempotency_key").map(str::to_owned),
+        idempotency_key: prompt.and_then(|prompt| prompt.idempotency_key).map(str::to_owned),
         model: switched_model(&read.calls, model),
         ..TurnDraft::default()
     };
@@ -347,9 +356,9 @@ impl<'a> TurnEvents<'a> {
             }
             Some(EventType::AssistantMessage) => {
                 let call = open_call(&mut self.calls, Part::Text);
-                call.text = line.str_field("text").map(str::to_owned);
-                call.truncation =
-                    line.data.pointer("/metadata/output_truncation/reason").and_then(Value::as_str).map(str::to_owned);
+                let message = line.assistant_message();
+                call.text = message.and_then(|message| message.text).map(str::to_owned);
+                call.truncation = message.and_then(|message| message.truncation).map(str::to_owned);
             }
             Some(EventType::ToolCall) => {
                 // The calls of one response run one after another: a tool call after a tool
@@ -364,8 +373,9 @@ impl<'a> TurnEvents<'a> {
                 if let Some(last) = self.calls.last_mut() {
                     last.closed = true;
                 }
+                let details = line.tool_result().and_then(|result| result.error_details());
                 self.tool_interrupted |=
-                    line.data.pointer("/error/details/reason").and_then(Value::as_str) == Some("interrupt");
+                    details.and_then(|details| details.get("reason")?.as_str()) == Some("interrupt");
             }
             Some(EventType::TurnFailed) => self.failure = Some(line),
             _ => {}
@@ -374,7 +384,7 @@ impl<'a> TurnEvents<'a> {
 
     /// Whether the Turn was cancelled while a tool ran.
     fn cancelled_in_tool(&self) -> bool {
-        self.tool_interrupted && self.failure.and_then(|failed| failed.str_field("error_kind")) == Some("cancelled")
+        self.tool_interrupted && self.failure.and_then(|failed| failed.turn_failed()?.error_kind) == Some("cancelled")
     }
 
     /// The call the Turn failed in, taken out of `calls` (the last one when it has no usage and is
@@ -389,7 +399,7 @@ impl<'a> TurnEvents<'a> {
 
 /// A `reasoning` event's item: its summary chunks and its encrypted content.
 fn reasoning_item(line: &Line) -> (Vec<String>, Option<String>) {
-    let item = line.data.get("item");
+    let item = line.reasoning().and_then(|reasoning| reasoning.item);
     let summary = item
         .and_then(|item| item.get("summary"))
         .and_then(Value::as_array)
@@ -404,10 +414,11 @@ fn reasoning_item(line: &Line) -> (Vec<String>, Option<String>) {
 
 /// A `tool_call` event as a response's call: `(name, args, call_id)`.
 fn tool_call(line: &Line) -> (String, Value, Option<String>) {
-    let name = line.str_field("name").unwrap_or_default().to_owned();
-    let args = line.data.get("args").cloned().unwrap_or(Value::Object(Default::default()));
+    let call = line.tool_call();
+    let name = call.and_then(|call| call.name).unwrap_or_default().to_owned();
+    let args = call.and_then(|call| call.args).cloned().unwrap_or(Value::Object(Default::default()));
     // A call the runtime gave an id of its own is reproduced with the id the model gave.
-    let call_id = line.str_field("given_call_id").or_else(|| line.str_field("call_id"));
+    let call_id = call.and_then(|call| call.given_call_id.or(call.call_id));
     (name, args, call_id.map(str::to_owned))
 }
 
@@ -500,12 +511,13 @@ fn finished_responses(call: &Call, config: &mut Config) -> Vec<InlineTable> {
 /// The responses of the call a turn failed in, from its partial output and `turn_failed`;
 /// adjusts `config` and the turn for timeouts and cancels.
 fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut TurnDraft) -> Vec<InlineTable> {
-    let detail = |key: &str| failed.data.pointer(&format!("/details/{key}"));
+    let Some(failed) = failed.turn_failed() else { return Vec::new() };
+    let detail = |key: &str| failed.detail(key);
     let number = |key: &str| detail(key).and_then(Value::as_u64);
     let attempts = number("attempts").unwrap_or(1);
     let retried = |response: InlineTable| vec![response; usize::try_from(attempts.saturating_sub(1)).unwrap_or(0)];
     // A kind the runtime does not name (another implementation's) is answered as an error frame.
-    let Some(kind) = failed.str_field("error_kind").and_then(ErrorKind::parse) else {
+    let Some(kind) = failed.error_kind.and_then(ErrorKind::parse) else {
         return vec![ending(call, &Then::Error("server_error".to_owned()), 1)];
     };
     match kind {
@@ -513,8 +525,7 @@ fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut 
             status_responses(number("status").unwrap_or(500), number("retry_after_s"), attempts, config)
         }
         ErrorKind::ProviderHttpError => {
-            let code =
-                failed.data.pointer("/details/code").and_then(Value::as_str).unwrap_or("server_error").to_owned();
+            let code = detail("code").and_then(Value::as_str).unwrap_or("server_error").to_owned();
             let then = match detail("event_type").and_then(Value::as_str) {
                 Some("response.failed") => Then::Failed(code),
                 _ => Then::Error(code),

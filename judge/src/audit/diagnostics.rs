@@ -6,7 +6,8 @@
 use gauntlet_agent::EventType;
 use serde::Serialize;
 
-use super::{Audit, Line, SubagentTerminal};
+use super::{Audit, SubagentTerminal};
+use crate::log_line::Line;
 
 /// What a diagnostic warns about, in the seed's words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -81,7 +82,7 @@ pub fn diagnostics(audit: &Audit, lines: &[Line]) -> Vec<Diagnostic> {
                 if let Some(open) = open.as_mut() {
                     open.partial = true;
                 }
-                let text = line.str_field("text").unwrap_or_default();
+                let text = line.assistant_message().and_then(|message| message.text).unwrap_or_default();
                 found.push(Diagnostic {
                     kind: DiagnosticKind::PreservedPartialAssistant,
                     seq,
@@ -97,8 +98,9 @@ pub fn diagnostics(audit: &Audit, lines: &[Line]) -> Vec<Diagnostic> {
                 if let Some(open) = open.as_mut() {
                     open.failed = true;
                 }
-                let status = line.str_field("terminal_status").unwrap_or("failed");
-                let kind = line.str_field("error_kind").unwrap_or("-");
+                let failed = line.turn_failed();
+                let status = failed.and_then(|failed| failed.terminal_status).unwrap_or("failed");
+                let kind = failed.and_then(|failed| failed.error_kind).unwrap_or("-");
                 found.push(Diagnostic {
                     kind: DiagnosticKind::DurableTurnFailure,
                     seq,
@@ -118,7 +120,7 @@ pub fn diagnostics(audit: &Audit, lines: &[Line]) -> Vec<Diagnostic> {
             let last_event = lines
                 .iter()
                 .rev()
-                .find(|line| line.kind == EventType::SubagentEvent && line.str_field("subagent_id") == Some(id));
+                .find(|line| line.subagent_event().is_some_and(|event| event.subagent_id == Some(id)));
             found.push(Diagnostic {
                 kind: DiagnosticKind::SubagentTimeout,
                 seq: last_event.and_then(|line| line.seq),

@@ -8,12 +8,11 @@
 
 use std::collections::BTreeMap;
 
-use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
 use gauntlet_agent::event::{LifecycleEvent, SubagentStatus};
 use serde::Serialize;
 
-use super::Line;
+use crate::log_line::Line;
 
 /// The ADR 0026 name of how a Subagent ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -59,14 +58,14 @@ pub struct SubagentAudit {
 /// Every Subagent of the parent Log, in first-seen order.
 pub fn audit(lines: &[Line], children: &BTreeMap<String, Vec<String>>) -> Vec<SubagentAudit> {
     let mut found: Vec<SubagentAudit> = Vec::new();
-    for line in lines.iter().filter(|line| line.kind == EventType::SubagentEvent) {
-        let Some(id) = line.str_field("subagent_id") else { continue };
+    for event in lines.iter().filter_map(Line::subagent_event) {
+        let Some(id) = event.subagent_id else { continue };
         let entry = match found.iter().position(|audit| audit.subagent_id == id) {
             Some(idx) => &mut found[idx],
             None => {
                 found.push(SubagentAudit {
                     subagent_id: id.to_owned(),
-                    child_session_id: line.str_field("child_session_id").unwrap_or_default().to_owned(),
+                    child_session_id: event.child_session_id.unwrap_or_default().to_owned(),
                     status: None,
                     terminal_state: None,
                     reason: None,
@@ -77,9 +76,9 @@ pub fn audit(lines: &[Line], children: &BTreeMap<String, Vec<String>>) -> Vec<Su
                 &mut found[last]
             }
         };
-        entry.events.push(line.str_field("event").unwrap_or("?").to_owned());
-        entry.status = line.subagent_status();
-        entry.reason = line.str_field("reason").map(str::to_owned);
+        entry.events.push(event.event.unwrap_or("?").to_owned());
+        entry.status = event.subagent_status();
+        entry.reason = event.reason.map(str::to_owned);
         entry.terminal_state = entry.status.and_then(|status| terminal(status, entry.reason.as_deref()));
     }
     for entry in &mut found {
@@ -108,11 +107,12 @@ pub fn terminal(status: SubagentStatus, reason: Option<&str>) -> Option<Subagent
 
 /// True for a `subagent_event` whose `event` is one the parent's model may see (pixir.md 3.2).
 pub fn is_replayed_event(line: &Line) -> bool {
-    line.lifecycle_event().is_some_and(LifecycleEvent::is_replayed)
+    line.subagent_event().and_then(|event| event.lifecycle_event()).is_some_and(LifecycleEvent::is_replayed)
 }
 
 #[cfg(test)]
 mod tests {
+    use gauntlet_agent::EventType;
     use serde_json::Value;
 
     use super::*;

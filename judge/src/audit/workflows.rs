@@ -8,13 +8,11 @@
 
 use std::collections::BTreeMap;
 
-use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
 use gauntlet_agent::workflows::checkpoint::CheckpointStatus;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use super::Line;
+use crate::log_line::Line;
 
 /// The ADR 0026 name of how a Workflow ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -50,14 +48,13 @@ pub struct WorkflowAudit {
 /// Every Workflow of the Log, in start order.
 pub fn audit(lines: &[Line]) -> Vec<WorkflowAudit> {
     let mut found: Vec<(WorkflowAudit, Vec<String>, bool)> = Vec::new();
-    for line in lines.iter().filter(|line| line.kind == EventType::WorkflowEvent) {
-        let Some(id) = line.str_field("workflow_id") else { continue };
-        let kind = line.str_field("kind").unwrap_or_default();
+    for event in lines.iter().filter_map(Line::workflow_event) {
+        let Some(id) = event.workflow_id else { continue };
+        let kind = event.kind.unwrap_or_default();
         if kind == "workflow_started" {
-            let graph: Vec<String> = line
-                .data
-                .pointer("/graph/steps")
-                .and_then(Value::as_array)
+            let graph: Vec<String> = event
+                .graph
+                .and_then(|graph| graph.get("steps")?.as_array())
                 .map(|steps| steps.iter().filter_map(|step| step.get("id")?.as_str().map(str::to_owned)).collect())
                 .unwrap_or_default();
             let audit = WorkflowAudit {
@@ -73,19 +70,19 @@ pub fn audit(lines: &[Line]) -> Vec<WorkflowAudit> {
         let Some((audit, _, timed_out)) = found.iter_mut().rev().find(|(audit, _, _)| audit.workflow_id == id) else {
             continue;
         };
-        let step = line.str_field("step_id").unwrap_or_default().to_owned();
+        let step = event.step_id.unwrap_or_default().to_owned();
         match kind {
             "step_scheduled" => {
-                let wave = line.data.get("wave").and_then(Value::as_u64).unwrap_or(1).max(1) as usize;
+                let wave = event.wave.unwrap_or(1).max(1) as usize;
                 while audit.waves.len() < wave {
                     audit.waves.push(Vec::new());
                 }
                 audit.waves[wave - 1].push(step);
             }
             "checkpoint_decided" => {
-                let status = line.str_field("checkpoint_status").unwrap_or("?").to_owned();
-                let reason = line.str_field("reason").unwrap_or_default();
-                if line.str_field("subagent_status").and_then(SubagentStatus::parse) == Some(SubagentStatus::TimedOut)
+                let status = event.checkpoint_status.unwrap_or("?").to_owned();
+                let reason = event.reason.unwrap_or_default();
+                if event.subagent_status.and_then(SubagentStatus::parse) == Some(SubagentStatus::TimedOut)
                     || reason.contains("workflow_timeout")
                 {
                     *timed_out = true;
@@ -93,7 +90,7 @@ pub fn audit(lines: &[Line]) -> Vec<WorkflowAudit> {
                 audit.steps.insert(step, status);
             }
             "workflow_finished" => {
-                audit.ok = line.data.get("ok").and_then(Value::as_bool);
+                audit.ok = event.ok;
                 audit.terminal_state = Some(WorkflowTerminal::Failed);
             }
             _ => {}
@@ -131,7 +128,8 @@ fn derive(steps: &BTreeMap<String, String>, graph: &[String], timed_out: bool) -
 mod tests {
     use super::*;
     use crate::event_kind::EventKind;
-    use serde_json::json;
+    use gauntlet_agent::EventType;
+    use serde_json::{Value, json};
 
     fn line(data: Value) -> Line {
         Line { id: None, seq: Some(0), kind: EventKind::Known(EventType::WorkflowEvent), data }

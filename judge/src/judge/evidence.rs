@@ -8,10 +8,11 @@ use gauntlet_agent::TerminalStatus;
 use gauntlet_mock_provider::{After, ROOT, Response, StreamEnd};
 use serde_json::Value;
 
-use crate::audit::{self, Audit, Line};
+use crate::audit::{self, Audit};
 use crate::capture::Capture;
 use crate::judge::conversations::Conversations;
 use crate::judge::transcript;
+use crate::log_line::{self, Line};
 use crate::scenario::{Scenario, Trigger};
 
 /// Whose Log a piece of evidence holds: the root Session the client drove, or a child Session
@@ -90,7 +91,7 @@ pub enum LastAnswer {
 impl<'a> Evidence<'a> {
     /// Parses and audits a capture.
     pub fn new(capture: &'a Capture) -> Evidence<'a> {
-        let (lines, unreadable) = audit::parse_lines(&capture.log);
+        let (lines, unreadable) = log_line::parse_lines(&capture.log);
         let audit = audit::audit_parsed(&lines, unreadable, &capture.children);
         let conversations = Conversations::read(capture.dialect, &capture.requests);
         let root_responses = Vec::new();
@@ -358,7 +359,7 @@ impl<'a> Evidence<'a> {
             Ok(at) => Some(&self.lines[at]).filter(wanted),
             Err(_) => self.lines.iter().find(wanted),
         }?;
-        line.data.pointer("/metadata/output_truncation/reason").and_then(Value::as_str).map(str::to_owned)
+        line.assistant_message()?.truncation.map(str::to_owned)
     }
 }
 

@@ -5,6 +5,8 @@
 //! TURN-TERMINAL-EVIDENCE invariant.
 
 use crate::judge::evidence::Evidence;
+use crate::log_line::Line;
+use crate::log_line::ToolResult;
 use crate::scenario::{PlanEntryExpect, Scenario};
 use crate::tool_map::AbstractTool;
 use crate::verdict::{Finding, Layer};
@@ -148,16 +150,14 @@ fn check_workflows(scenario: &Scenario, evidence: &Evidence, fail: &mut impl FnM
     let calls: Vec<&str> = evidence
         .lines
         .iter()
-        .filter(|line| line.kind == EventType::ToolCall && line.str_field("name") == Some("run_workflow"))
-        .filter_map(|line| line.str_field("call_id"))
+        .filter_map(Line::tool_call)
+        .filter(|call| call.name == Some("run_workflow"))
+        .filter_map(|call| call.call_id)
         .collect();
-    let results: Vec<&crate::audit::Line> = calls
+    let results: Vec<ToolResult> = calls
         .iter()
         .filter_map(|call_id| {
-            evidence
-                .lines
-                .iter()
-                .find(|line| line.kind == EventType::ToolResult && line.str_field("call_id") == Some(call_id))
+            evidence.lines.iter().filter_map(Line::tool_result).find(|result| result.call_id == Some(call_id))
         })
         .collect();
     if results.len() != scenario.expect.workflows.len() {
@@ -169,14 +169,14 @@ fn check_workflows(scenario: &Scenario, evidence: &Evidence, fail: &mut impl FnM
     }
     for (idx, (expected, result)) in scenario.expect.workflows.iter().zip(results).enumerate() {
         let n = idx + 1;
-        let error = result.data.pointer("/error/kind").and_then(serde_json::Value::as_str);
+        let error = result.error_kind();
         if let Some(kind) = &expected.error {
             if error != Some(kind.as_str()) {
                 fail(format!("workflow {n}: expected a tool error `{kind}`, the Log shows {error:?}"));
             }
             continue;
         }
-        let id = result.data.pointer("/workflow/workflow_id").and_then(serde_json::Value::as_str).unwrap_or_default();
+        let id = result.workflow.and_then(|workflow| workflow.get("workflow_id")?.as_str()).unwrap_or_default();
         let Some(audit) = evidence.audit.workflows.iter().find(|audit| audit.workflow_id == id) else {
             fail(format!("workflow {n}: no workflow_event spine in the Log (tool error {error:?})"));
             continue;

@@ -11,10 +11,9 @@ use std::collections::BTreeSet;
 
 use gauntlet_agent::EventType;
 use gauntlet_agent::event::{LifecycleEvent, SubagentStatus};
-use serde_json::Value;
 use toml_edit::InlineTable;
 
-use super::{Event, draft_turn, events};
+use super::{Event, draft_turn, events, turn_starts};
 use gauntlet_judge::audit::{self, Audit};
 use gauntlet_judge::log_file::LogFile;
 use gauntlet_judge::scenario::Config;
@@ -47,10 +46,9 @@ pub(super) fn scripts(
     }
     let started_here: BTreeSet<&str> = all[resume..]
         .iter()
-        .filter(|event| {
-            event.line.kind == EventType::SubagentEvent && event.line.lifecycle_event() == Some(LifecycleEvent::Started)
-        })
-        .filter_map(|event| event.line.str_field("child_session_id"))
+        .filter_map(|event| event.line.subagent_event())
+        .filter(|event| event.lifecycle_event() == Some(LifecycleEvent::Started))
+        .filter_map(|event| event.child_session_id)
         .collect();
     let mut drafts = Vec::new();
     for subagent in &audited.subagents {
@@ -82,12 +80,7 @@ pub(super) fn scripts(
 /// Drafts a child's responses from its Log; a note when the Log holds more than one Turn.
 fn script(child: &LogFile, responses: &mut Vec<InlineTable>, config: &mut Config) -> Option<String> {
     let events = events(&child.lines);
-    let starts: Vec<usize> = events
-        .iter()
-        .enumerate()
-        .filter(|(_, event)| event.line.kind == EventType::UserMessage)
-        .map(|(idx, _)| idx)
-        .collect();
+    let starts = turn_starts(&events);
     let &first = starts.first()?;
     let end = starts.get(1).copied().unwrap_or(events.len());
     let audited = audit::audit(&child.lines);
@@ -112,8 +105,9 @@ fn slot_limit(events: &[Event]) -> Option<usize> {
         let line = &event.line;
         match line.kind.known() {
             Some(EventType::SubagentEvent) => {
-                let Some(id) = line.str_field("child_session_id") else { continue };
-                match line.subagent_status() {
+                let Some(event) = line.subagent_event() else { continue };
+                let Some(id) = event.child_session_id else { continue };
+                match event.subagent_status() {
                     Some(SubagentStatus::Running) => {
                         running.insert(id);
                     }
@@ -124,7 +118,10 @@ fn slot_limit(events: &[Event]) -> Option<usize> {
                 }
             }
             Some(EventType::ToolResult)
-                if line.data.pointer("/subagent/status").and_then(Value::as_str).and_then(SubagentStatus::parse)
+                if line
+                    .tool_result()
+                    .and_then(|result| result.subagent?.get("status")?.as_str())
+                    .and_then(SubagentStatus::parse)
                     == Some(SubagentStatus::Queued) =>
             {
                 let now = running.len().max(1);

@@ -43,15 +43,12 @@ pub(super) fn point(events: &[Event], notes: &mut Vec<String>) -> usize {
 /// Whether `event` is recovery evidence a resumed Session writes before anything else.
 fn is_recovery(event: &Event) -> bool {
     let line = &event.line;
-    let str_at = |pointer: &str| line.data.pointer(pointer).and_then(serde_json::Value::as_str);
-    match line.kind.known() {
-        Some(EventType::ToolResult) => {
-            str_at("/error/kind") == Some("orphan_tool_call") && str_at("/error/details/reason") == Some("restart")
-        }
-        Some(EventType::TurnFailed) => line.str_field("error_kind") == Some("restarted"),
-        Some(EventType::SubagentEvent) => line.lifecycle_event() == Some(LifecycleEvent::Detached),
-        _ => false,
+    if let Some(result) = line.tool_result() {
+        let reason = result.error_details().and_then(|details| details.get("reason")?.as_str());
+        return result.error_kind() == Some("orphan_tool_call") && reason == Some("restart");
     }
+    line.turn_failed().is_some_and(|failed| failed.error_kind == Some("restarted"))
+        || line.subagent_event().is_some_and(|event| event.lifecycle_event() == Some(LifecycleEvent::Detached))
 }
 
 /// The first event of the last run of recovery events, else 0.

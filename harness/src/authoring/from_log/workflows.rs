@@ -3,8 +3,6 @@
 //! [`gauntlet_judge::judge::expectations`] reads them: a tool error's kind, or the state, waves and step
 //! checkpoints the Workflow's `workflow_event` spine shows ([`gauntlet_judge::audit::workflows`]).
 
-use gauntlet_agent::EventType;
-use serde_json::Value;
 use toml_edit::{Array, InlineTable, Table, value};
 
 use super::Event;
@@ -14,23 +12,23 @@ use gauntlet_judge::audit::Audit;
 pub(super) fn expectations(events: &[Event], audited: &Audit) -> Vec<Table> {
     let calls = events
         .iter()
-        .filter(|event| event.line.kind == EventType::ToolCall && event.line.str_field("name") == Some("run_workflow"))
-        .filter_map(|event| event.line.str_field("call_id"));
+        .filter_map(|event| event.line.tool_call())
+        .filter(|call| call.name == Some("run_workflow"))
+        .filter_map(|call| call.call_id);
     let mut tables = Vec::new();
     for call_id in calls {
-        let Some(result) = events
-            .iter()
-            .find(|event| event.line.kind == EventType::ToolResult && event.line.str_field("call_id") == Some(call_id))
+        let Some(result) =
+            events.iter().filter_map(|event| event.line.tool_result()).find(|result| result.call_id == Some(call_id))
         else {
             continue;
         };
         let mut table = Table::new();
-        if let Some(kind) = result.line.data.pointer("/error/kind").and_then(Value::as_str) {
+        if let Some(kind) = result.error_kind() {
             table.insert("error", value(kind));
             tables.push(table);
             continue;
         }
-        let id = result.line.data.pointer("/workflow/workflow_id").and_then(Value::as_str).unwrap_or_default();
+        let id = result.workflow.and_then(|workflow| workflow.get("workflow_id")?.as_str()).unwrap_or_default();
         let Some(workflow) = audited.workflows.iter().find(|workflow| workflow.workflow_id == id) else { continue };
         if let Some(status) = workflow.terminal_state.and_then(|state| serde_json::to_value(state).ok())
             && let Some(status) = status.as_str()

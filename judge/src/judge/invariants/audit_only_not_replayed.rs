@@ -6,7 +6,6 @@
 //! (a web search call, a compaction item) that are no audit evidence; what it shows of a
 //! failure is REPLAY-NO-DIAGNOSTIC's.
 
-use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
 use crate::judge::evidence::Evidence;
@@ -23,8 +22,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     let failure_messages: Vec<&str> = evidence
         .lines
         .iter()
-        .filter(|line| line.kind == EventType::TurnFailed)
-        .filter_map(|line| line.str_field("error_message"))
+        .filter_map(|line| line.turn_failed()?.error_message)
         .filter(|message| !message.is_empty())
         .collect();
     judge_messages(evidence, |_, _, message, found| {

@@ -32,10 +32,10 @@ use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 use serde_json::Value;
 
-use crate::audit::Line;
 use crate::judge::evidence::{Evidence, LogRole};
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::{Prompts, read_new_messages};
+use crate::log_line::Line;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "REPLAY-CARRIES-CONVERSATION",
@@ -179,7 +179,7 @@ impl<'a> Epoch<'a> {
     }
 
     fn step(&mut self, line: &'a Line) {
-        let call_id = line.str_field("call_id").unwrap_or_default();
+        let call_id = line.call_id().unwrap_or_default();
         match line.kind.known() {
             Some(EventType::ToolCall) => {
                 self.items.push(call(line));
@@ -191,7 +191,7 @@ impl<'a> Epoch<'a> {
                     self.pending.insert(call_id, ());
                 }
                 if self.pending.remove(call_id).is_some() {
-                    let output = line.str_field("output").map_or(Output::Any, Output::Text);
+                    let output = line.tool_result().and_then(|result| result.output).map_or(Output::Any, Output::Text);
                     self.items.push(Item::Result(call_id, output));
                 }
             }
@@ -205,9 +205,9 @@ impl<'a> Epoch<'a> {
             Some(EventType::ProviderUsage | EventType::PermissionDecision | EventType::WorkflowEvent) => {}
             Some(EventType::UserMessage) => {
                 self.close();
-                let text = line.str_field("text").unwrap_or_default();
-                let links = line.data.get("links").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-                let uris: Vec<&str> = links.iter().filter_map(|link| link.get("uri")?.as_str()).collect();
+                let Some(message) = line.user_message() else { return };
+                let text = message.text.unwrap_or_default();
+                let uris: Vec<&str> = message.links.iter().filter_map(|link| link.get("uri")?.as_str()).collect();
                 self.items.push(if uris.is_empty() {
                     Item::User(Cow::Borrowed(text))
                 } else {
@@ -217,14 +217,16 @@ impl<'a> Epoch<'a> {
             Some(EventType::AssistantMessage) => {
                 self.close();
                 // An empty answer has nothing to carry (a request may leave it out).
-                let text = line.str_field("text").unwrap_or_default();
-                if !line.is_partial_assistant() && !text.is_empty() {
+                let Some(message) = line.assistant_message() else { return };
+                let text = message.text.unwrap_or_default();
+                if !message.partial && !text.is_empty() {
                     self.items.push(Item::Assistant(text));
                 }
             }
             Some(EventType::BranchSummary) => {
                 self.close();
-                self.items.push(Item::Summary(line.str_field("summary").unwrap_or_default()));
+                let summary = line.summary().and_then(|summary| summary.summary);
+                self.items.push(Item::Summary(summary.unwrap_or_default()));
             }
             _ => self.close(),
         }
@@ -235,7 +237,7 @@ impl<'a> Epoch<'a> {
     fn compacted(before: &'a [Line], compaction: &'a Line, (from, to): (u64, u64)) -> Epoch<'a> {
         let mut epoch = Epoch::default();
         let mut summarized = false;
-        let summary = Item::Summary(compaction.str_field("summary").unwrap_or_default());
+        let summary = Item::Summary(compaction.summary().and_then(|summary| summary.summary).unwrap_or_default());
         for line in before.iter().filter(|line| line.kind != EventType::HistoryCompaction) {
             let seq = line.seq.unwrap_or_default();
             if seq < from {
@@ -247,7 +249,7 @@ impl<'a> Epoch<'a> {
                 epoch.items.push(summary.clone());
                 summarized = true;
             }
-            let call_id = line.str_field("call_id").unwrap_or_default();
+            let call_id = line.call_id().unwrap_or_default();
             match line.kind.known() {
                 Some(EventType::ToolCall) if seq <= to => {
                     epoch.compacted.insert(call_id, call(line));
@@ -269,15 +271,18 @@ impl<'a> Epoch<'a> {
 
 /// A `tool_call` line as an item; a call recorded without arguments was made with none: `{}`.
 fn call(line: &Line) -> Item<'_> {
-    let args = line.data.get("args").map_or_else(|| Cow::Owned(Value::Object(Default::default())), Cow::Borrowed);
-    Item::Call(line.str_field("call_id").unwrap_or_default(), line.str_field("name").unwrap_or_default(), args)
+    let call = line.tool_call();
+    let args =
+        call.and_then(|call| call.args).map_or_else(|| Cow::Owned(Value::Object(Default::default())), Cow::Borrowed);
+    let (call_id, name) = call.map(|call| (call.call_id, call.name)).unwrap_or_default();
+    Item::Call(call_id.unwrap_or_default(), name.unwrap_or_default(), args)
 }
 
 /// The `range` of a `history_compaction` line, when it has a valid one.
 fn compaction_range(line: &Line) -> Option<(u64, u64)> {
-    let bound = |key: &str| line.data.get("range")?.get(key)?.as_u64();
     (line.kind == EventType::HistoryCompaction).then_some(())?;
-    let (from, to) = (bound("from_seq")?, bound("to_seq")?);
+    let summary = line.summary()?;
+    let (from, to) = (summary.from_seq?, summary.to_seq?);
     (from <= to).then_some((from, to))
 }
 
@@ -288,10 +293,8 @@ impl<'a> Fold<'a> {
         let mut points = Vec::with_capacity(lines.len());
         let recorded: BTreeMap<&'a str, Output<'a>> = lines
             .iter()
-            .filter(|line| line.kind == EventType::ToolResult)
-            .filter_map(|line| {
-                Some((line.str_field("call_id")?, line.str_field("output").map_or(Output::Any, Output::Text)))
-            })
+            .filter_map(Line::tool_result)
+            .filter_map(|result| Some((result.call_id?, result.output.map_or(Output::Any, Output::Text))))
             .collect();
         for (at, line) in lines.iter().enumerate() {
             match compaction_range(line) {
@@ -362,12 +365,13 @@ impl<'a> Run<'a> {
 
 /// `Subagent <id> (<agent>) <status>: <summary>` for a terminal lifecycle event (pixir.md 3.2).
 fn subagent_summary(line: &Line) -> Option<String> {
-    let status = line.lifecycle_event().filter(|event| event.is_replayed())?.status();
+    let event = line.subagent_event()?;
+    let status = event.lifecycle_event().filter(|event| event.is_replayed())?.status();
     Some(format!(
         "Subagent {} ({}) {status}: {}",
-        line.str_field("subagent_id")?,
-        line.str_field("agent").unwrap_or("default"),
-        line.str_field("summary").unwrap_or_default()
+        event.subagent_id?,
+        event.agent.unwrap_or("default"),
+        event.summary.unwrap_or_default()
     ))
 }
 
@@ -439,9 +443,7 @@ fn held_to(evidence: &Evidence, lines: &[Line]) -> BTreeMap<usize, String> {
 
 /// An answer a content filter stopped: the model refused the turn.
 fn refuses(line: &Line) -> bool {
-    line.kind == EventType::AssistantMessage
-        && !line.is_partial_assistant()
-        && line.data.pointer("/metadata/output_truncation/reason").and_then(Value::as_str) == Some("content_filter")
+    line.assistant_message().is_some_and(|message| !message.partial && message.truncation == Some("content_filter"))
 }
 
 /// The seqs of the lines of each turn that holds a refused answer, from its user message to
@@ -473,8 +475,8 @@ fn mismatches(evidence: &Evidence, lines: &[Line]) -> BTreeMap<usize, String> {
     let instructions: Vec<&str> = lines
         .iter()
         .filter_map(|line| match line.kind.known() {
-            Some(EventType::HistoryCompaction) => line.str_field("instruction"),
-            Some(EventType::TurnFailed) => line.data.get("details")?.get("compaction_instruction")?.as_str(),
+            Some(EventType::HistoryCompaction) => line.summary()?.instruction,
+            Some(EventType::TurnFailed) => line.turn_failed()?.detail("compaction_instruction")?.as_str(),
             _ => None,
         })
         .collect();

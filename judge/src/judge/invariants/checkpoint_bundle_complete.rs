@@ -12,7 +12,6 @@
 
 use std::collections::BTreeSet;
 
-use gauntlet_agent::EventType;
 use serde_json::Value;
 
 use crate::judge::evidence::Evidence;
@@ -64,19 +63,16 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             }
         }
     }
-    let decided = evidence
-        .lines
-        .iter()
-        .filter(|line| line.kind == EventType::WorkflowEvent && line.str_field("kind") == Some("checkpoint_decided"));
-    for line in decided {
-        let ready = line.str_field("checkpoint_status") == Some("checkpoint_ready");
-        if line.data.get("dependent_safe").and_then(Value::as_bool) != Some(ready) {
+    let decided = evidence.lines.iter().filter_map(|line| Some((line.seq, line.workflow_event()?)));
+    for (seq, event) in decided.filter(|(_, event)| event.kind == Some("checkpoint_decided")) {
+        let ready = event.checkpoint_status == Some("checkpoint_ready");
+        if event.dependent_safe.and_then(Value::as_bool) != Some(ready) {
             let message = format!(
                 "checkpoint_decided at seq {} for `{}` is `{}` with dependent_safe {}",
-                line.seq.unwrap_or_default(),
-                line.str_field("step_id").unwrap_or("?"),
-                line.str_field("checkpoint_status").unwrap_or("?"),
-                line.data.get("dependent_safe").unwrap_or(&Value::Null)
+                seq.unwrap_or_default(),
+                event.step_id.unwrap_or("?"),
+                event.checkpoint_status.unwrap_or("?"),
+                event.dependent_safe.unwrap_or(&Value::Null)
             );
             problems.push(Violation::new(message).of(SPINE));
         }

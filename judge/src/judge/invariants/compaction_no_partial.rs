@@ -31,7 +31,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     }
     let mut problems = Vec::new();
     for line in evidence.lines.iter().filter(|line| line.kind == EventType::HistoryCompaction) {
-        let summary = line.str_field("summary").unwrap_or_default();
+        let summary = line.summary().and_then(|summary| summary.summary).unwrap_or_default();
         for Partial { origin, text: partial, .. } in &partials {
             if holds(summary, partial) {
                 let at = line.seq.map_or_else(String::new, |seq| format!(" at seq {seq}"));

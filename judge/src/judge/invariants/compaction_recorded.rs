@@ -5,7 +5,6 @@
 //! gaps.
 
 use gauntlet_agent::EventType;
-use serde_json::Value;
 
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
@@ -25,8 +24,8 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
     for line in evidence.lines.iter().filter(|line| line.kind == EventType::HistoryCompaction) {
         let at = line.seq.map_or_else(|| "a history_compaction without a seq".to_owned(), |seq| format!("seq {seq}"));
-        let bound = |key: &str| line.data.get("range").and_then(|range| range.get(key)).and_then(Value::as_u64);
-        match (bound("from_seq"), bound("to_seq")) {
+        let Some(summary) = line.summary() else { continue };
+        match (summary.from_seq, summary.to_seq) {
             (Some(from), Some(to)) if from <= to && line.seq.is_none_or(|seq| to < seq) => {
                 if let Some(missing) = [from, to].into_iter().find(|seq| !seqs.contains(seq)) {
                     problems
@@ -38,7 +37,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
             }
             _ => problems.push(format!("the compaction at {at} records no range {{from_seq, to_seq}}")),
         }
-        if line.str_field("summary").is_none_or(str::is_empty) {
+        if summary.summary.is_none_or(str::is_empty) {
             problems.push(format!("the compaction at {at} records no summary"));
         }
     }
@@ -49,7 +48,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::judge::fixture::{capture, check};
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     #[test]
     fn a_compaction_needs_a_range_before_it_and_a_summary() {

@@ -14,12 +14,12 @@
 
 use std::collections::BTreeMap;
 
-use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
 
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
+use crate::log_line::Line;
 
 /// ACP's `sessionUpdate` that opens a tool call's item.
 const TOOL_CALL_UPDATE: &str = "tool_call"; // ACP's name, not a Log type
@@ -82,9 +82,9 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             _ => {}
         }
     }
-    for line in evidence.lines.iter().filter(|line| line.kind == EventType::ToolResult) {
-        let Some(workflow) = line.data.get("workflow") else { continue };
-        let Some(call_id) = line.str_field("call_id") else { continue };
+    for result in evidence.lines.iter().filter_map(Line::tool_result) {
+        let Some(workflow) = result.workflow else { continue };
+        let Some(call_id) = result.call_id else { continue };
         if workflow.get("ok").and_then(Value::as_bool) != Some(true)
             && last.get(call_id).map(String::as_str) == Some("completed")
         {
@@ -96,7 +96,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
                 .of(WORKFLOW),
             );
         }
-        let output = line.str_field("output").unwrap_or_default();
+        let output = result.output.unwrap_or_default();
         match shown_text.get(call_id) {
             Some(text) if text.contains(output) => {}
             shown => problems.push(
@@ -123,9 +123,10 @@ fn lived(evidence: &Evidence) -> Vec<String> {
         let mut logged: Vec<&str> = evidence
             .lines
             .iter()
-            .filter(|line| line.kind == EventType::SubagentEvent && line.str_field("subagent_id") == Some(id))
-            .filter_map(|line| {
-                Some(match line.subagent_status()? {
+            .filter_map(Line::subagent_event)
+            .filter(|event| event.subagent_id == Some(id))
+            .filter_map(|event| {
+                Some(match event.subagent_status()? {
                     SubagentStatus::Queued | SubagentStatus::Running => "in_progress",
                     SubagentStatus::Completed | SubagentStatus::Closed => "completed",
                     SubagentStatus::Failed

@@ -9,7 +9,6 @@
 //! presentation; what `session/load` replays for a failed turn is ACP-LOAD-CLEAN's, and an error
 //! text passed off as the answer of a turn ended `end_turn` is ACP-FAILURE-IS-ERROR's.
 
-use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
 use gauntlet_mock_provider::Message;
 
@@ -37,9 +36,9 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     let mut found: Vec<Violation> = evidence
         .lines
         .iter()
-        .filter(|line| line.kind == EventType::AssistantMessage && !line.is_partial_assistant())
+        .filter(|line| !line.is_partial_assistant())
         .filter_map(|line| {
-            let text = line.str_field("text")?;
+            let text = line.assistant_message()?.text?;
             let found = diagnostics.iter().find(|diagnostic| text.contains(diagnostic.text.as_str()))?;
             let message = format!(
                 "the clean assistant_message at seq {} holds {}: {:?}",

@@ -13,9 +13,9 @@ use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
 use serde_json::Value;
 
-use crate::audit::Line;
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
+use crate::log_line::Line;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "TURN-FAILED-EVIDENCE",
@@ -36,8 +36,8 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     let mut problems = Vec::new();
     for (idx, line) in evidence.lines.iter().enumerate() {
         let at = line.seq.unwrap_or_default();
-        if line.kind == EventType::TurnFailed {
-            let status = line.str_field("terminal_status");
+        if let Some(failed) = line.turn_failed() {
+            let status = failed.terminal_status;
             match status.and_then(TerminalStatus::parse) {
                 None | Some(TerminalStatus::Completed) => {
                     problems.push(Violation::new(format!(
@@ -46,12 +46,12 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
                 }
                 Some(TerminalStatus::TimedOut) => {
                     for key in ["timeout_ms", "next_actions"] {
-                        if line.data.pointer(&format!("/details/{key}")).is_none() {
+                        if failed.detail(key).is_none() {
                             let message = format!("timed-out turn_failed at seq {at} lacks details.{key}");
                             problems.push(Violation::new(message).of(TIMEOUT));
                         }
                     }
-                    let number = |key: &str| line.data.pointer(&format!("/details/{key}")).and_then(Value::as_u64);
+                    let number = |key: &str| failed.detail(key).and_then(Value::as_u64);
                     if let (Some(elapsed), Some(timeout)) = (number("elapsed_ms"), number("timeout_ms"))
                         && elapsed < timeout
                     {
@@ -66,7 +66,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
                         let missing = partial_text_missing(&evidence.lines[..idx], at);
                         problems.extend(missing.map(|message| Violation::new(message).of(PARTIAL)));
                     }
-                    if let Some(kind) = line.str_field("error_kind").filter(|kind| TIMEOUT_KINDS.contains(kind)) {
+                    if let Some(kind) = failed.error_kind.filter(|kind| TIMEOUT_KINDS.contains(kind)) {
                         let message = format!(
                             "turn_failed at seq {at} has error_kind {kind} but terminal_status {other}: a timeout ends timed_out"
                         );
@@ -74,29 +74,29 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
                     }
                 }
             }
-            if line.str_field("error_kind").is_none_or(str::is_empty) {
+            if failed.error_kind.is_none_or(str::is_empty) {
                 problems.push(Violation::new(format!("turn_failed at seq {at} has no error_kind")));
             }
-            if line.data.pointer("/details/elapsed_ms").and_then(Value::as_u64).is_none() {
+            if failed.detail("elapsed_ms").and_then(Value::as_u64).is_none() {
                 let message = format!("turn_failed at seq {at} lacks details.elapsed_ms");
                 problems.push(Violation::new(message).of(DETAILS));
             }
         }
-        if line.is_partial_assistant() {
+        if let Some(partial) = line.assistant_message().filter(|message| message.partial) {
             let rest = &evidence.lines[idx + 1..];
             let next_turn = rest.iter().position(|l| l.kind == EventType::UserMessage).unwrap_or(rest.len());
-            let failed = rest[..next_turn].iter().find(|l| l.kind == EventType::TurnFailed);
+            let failed = rest[..next_turn].iter().find_map(Line::turn_failed);
             match failed {
                 None => {
                     let message = format!("partial assistant_message at seq {at} has no turn_failed after it");
                     problems.push(Violation::new(message).of(PARTIAL));
                 }
                 Some(failed) => {
-                    let partial_status = line.data.pointer("/metadata/terminal_status").and_then(Value::as_str);
-                    if partial_status != failed.str_field("terminal_status") {
+                    let partial_status = partial.terminal_status;
+                    if partial_status != failed.terminal_status {
                         let message = format!(
                             "partial assistant_message at seq {at} says {partial_status:?} but its turn_failed says {:?}",
-                            failed.str_field("terminal_status")
+                            failed.terminal_status
                         );
                         problems.push(Violation::new(message).of(PARTIAL));
                     }

@@ -34,7 +34,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
         let line = idx + 1;
         // A prompt's image as a data URL; file contents a tool read (a page embedding one) are
         // what the runtime must record, not a Session Resource.
-        let prompt = crate::audit::Line::parse(text).is_ok_and(|event| event.kind == EventType::UserMessage);
+        let prompt = crate::log_line::Line::parse(text).is_ok_and(|event| event.kind == EventType::UserMessage);
         if prompt && let Some(at) = data_url(text) {
             problems.push(format!("log line {line} holds a base64 `data:` URL: {}", excerpt(text, at)));
         } else if let Some(n) = payloads.iter().position(|payload| !payload.is_empty() && text.contains(payload)) {

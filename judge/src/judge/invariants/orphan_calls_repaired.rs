@@ -11,9 +11,9 @@
 use gauntlet_agent::EventType;
 use serde_json::Value;
 
-use crate::audit::Line;
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
+use crate::log_line::Line;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "TURN-ORPHAN-REPAIR",
@@ -37,12 +37,11 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     let first_driven = evidence.first_driven_turn();
     let mut problems = Vec::new();
     for (at, call) in lines.iter().enumerate().filter(|(_, line)| line.kind == EventType::ToolCall) {
-        let call_id = call.str_field("call_id").unwrap_or_default();
+        let call_id = call.call_id().unwrap_or_default();
         let seq = seq_of(call);
         let later = &lines[at + 1..];
-        let result = later
-            .iter()
-            .position(|line| line.kind == EventType::ToolResult && line.str_field("call_id") == Some(call_id));
+        let result =
+            later.iter().position(|line| line.tool_result().is_some_and(|result| result.call_id == Some(call_id)));
         let before_result = &later[..result.unwrap_or(later.len())];
         // Going on to the next call or Turn unrepaired, or never repaired, breaks the MUST; a
         // repair that only comes after the Turn's `turn_failed`, the SHOULD.
@@ -65,7 +64,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             None => {}
         }
         if let Some(result) = result.map(|offset| &later[offset])
-            && result.data.pointer("/error/kind") == Some(&Value::from("orphan_tool_call"))
+            && result.tool_result().and_then(|result| result.error_kind()) == Some("orphan_tool_call")
         {
             let unnamed = orphan_evidence(result, call_id);
             problems.extend(unnamed.into_iter().map(|message| Violation::new(message).of(REFERENCE)));
@@ -76,7 +75,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
 
 /// What an orphan repair must say: which call, and why.
 fn orphan_evidence(result: &Line, call_id: &str) -> Vec<String> {
-    let details = result.data.pointer("/error/details");
+    let details = result.tool_result().and_then(|result| result.error_details());
     let field = |key: &str| details.and_then(|details| details.get(key)).and_then(Value::as_str).unwrap_or_default();
     let mut problems = Vec::new();
     if field("reason").is_empty() {

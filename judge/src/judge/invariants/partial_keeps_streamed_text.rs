@@ -46,7 +46,12 @@ fn check(evidence: &Evidence) -> Vec<String> {
             .iter()
             .filter(|line| line.seq.is_some_and(|seq| seq > audited.user_seq && seq < end))
             .find(|line| line.is_partial_assistant())
-            .map(|line| (line.seq.unwrap_or_default(), line.str_field("text").unwrap_or_default()));
+            .map(|line| {
+                (
+                    line.seq.unwrap_or_default(),
+                    line.assistant_message().and_then(|message| message.text).unwrap_or_default(),
+                )
+            });
         let whole_stream_seen = response.pause.is_empty() && status != TerminalStatus::Interrupted;
         match kept {
             Some((seq, text)) if !streamed.starts_with(text) || (whole_stream_seen && text != streamed) => {

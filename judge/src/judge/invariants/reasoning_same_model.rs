@@ -7,7 +7,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use gauntlet_agent::EventType;
 use gauntlet_mock_provider::Message;
 
 use crate::judge::evidence::{Evidence, LogRole};
@@ -33,14 +32,14 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let lines = &evidence.lines;
     let mut recorded: Vec<Recorded> = lines
         .iter()
-        .filter(|line| line.kind == EventType::Reasoning)
         .filter_map(|line| {
-            let item = line.data.get("item")?;
+            let reasoning = line.reasoning()?;
+            let item = reasoning.item?;
             let payload = item
                 .get("encrypted_content")
                 .and_then(|value| value.as_str())
                 .or_else(|| item.pointer("/summary/0/text").and_then(|value| value.as_str()))?;
-            Some(Recorded { seq: line.seq?, model: line.str_field("model")?, payload })
+            Some(Recorded { seq: line.seq?, model: reasoning.model?, payload })
         })
         .collect();
     if recorded.is_empty() {

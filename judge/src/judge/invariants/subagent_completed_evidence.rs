@@ -6,7 +6,6 @@
 
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
-use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
 
 pub const INVARIANT: Invariant = Invariant {
@@ -19,14 +18,12 @@ pub const INVARIANT: Invariant = Invariant {
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
-    let completed = evidence.lines.iter().filter(|line| {
-        line.kind == EventType::SubagentEvent && line.subagent_status() == Some(SubagentStatus::Completed)
-    });
-    for line in completed {
-        let id = line.str_field("subagent_id").unwrap_or("?");
-        let seq = line.seq.unwrap_or_default();
-        let summary = line.str_field("summary").is_some_and(|summary| !summary.trim().is_empty());
-        let checkpoint = line.data.get("checkpoint").is_some_and(|checkpoint| !checkpoint.is_null());
+    let events = evidence.lines.iter().filter_map(|line| Some((line.seq, line.subagent_event()?)));
+    for (seq, event) in events.filter(|(_, event)| event.subagent_status() == Some(SubagentStatus::Completed)) {
+        let id = event.subagent_id.unwrap_or("?");
+        let seq = seq.unwrap_or_default();
+        let summary = event.summary.is_some_and(|summary| !summary.trim().is_empty());
+        let checkpoint = event.checkpoint.is_some_and(|checkpoint| !checkpoint.is_null());
         if !summary && !checkpoint {
             problems.push(format!("{id} is `completed` at seq {seq} without a summary or checkpoint evidence"));
         }

@@ -5,7 +5,6 @@
 //! as always available. The seed's must, summary or checkpoint evidence, is
 //! SUB-COMPLETED-EVIDENCE's.
 
-use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
 
@@ -23,12 +22,11 @@ pub const INVARIANT: Invariant = Invariant {
 
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut problems = Vec::new();
-    let completed = evidence.lines.iter().filter(|line| {
-        line.kind == EventType::SubagentEvent && line.subagent_status() == Some(SubagentStatus::Completed)
-    });
-    for line in completed.filter(|line| !line.data.get("elapsed_ms").is_some_and(Value::is_u64)) {
-        let id = line.str_field("subagent_id").unwrap_or("?");
-        problems.push(format!("{id} is `completed` at seq {} without `elapsed_ms`", line.seq.unwrap_or_default()));
+    let events = evidence.lines.iter().filter_map(|line| Some((line.seq, line.subagent_event()?)));
+    let completed = events.filter(|(_, event)| event.subagent_status() == Some(SubagentStatus::Completed));
+    for (seq, event) in completed.filter(|(_, event)| !event.elapsed_ms.is_some_and(Value::is_u64)) {
+        let id = event.subagent_id.unwrap_or("?");
+        problems.push(format!("{id} is `completed` at seq {} without `elapsed_ms`", seq.unwrap_or_default()));
     }
     for run in workflow_runs(evidence) {
         let ran = run.steps().iter().filter(|step| step.get("agent_id").is_some_and(|id| !id.is_null()));

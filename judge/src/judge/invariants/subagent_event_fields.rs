@@ -5,7 +5,6 @@
 //! (SUB-REF-DETAILS, a MAY); a `child_log_path`, when given, is the child Session's own Log
 //! (`<child_session_id>.ndjson`, SUB-CHILD-LOG).
 
-use gauntlet_agent::EventType;
 use gauntlet_agent::event::SubagentStatus;
 
 use crate::judge::evidence::Evidence;
@@ -37,20 +36,21 @@ fn pixir_keys(status: Option<SubagentStatus>) -> &'static [&'static str] {
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let mut problems = Vec::new();
-    for line in evidence.lines.iter().filter(|line| line.kind == EventType::SubagentEvent) {
-        let id = line.str_field("subagent_id").unwrap_or("?");
+    for line in evidence.lines.iter() {
+        let Some(event) = line.subagent_event() else { continue };
+        let id = event.subagent_id.unwrap_or("?");
         let seq = line.seq.unwrap_or_default();
-        let status = line.str_field("status").unwrap_or("?");
+        let status = event.status.unwrap_or("?");
         let without = |missing: Vec<&str>| format!("{id} is `{status}` at seq {seq} without {}", missing.join(", "));
         let seed = missing(&line.data, &SEED_KEYS);
         if !seed.is_empty() {
             problems.push(Violation::new(without(seed)));
         }
-        let pixir = missing(&line.data, pixir_keys(line.subagent_status()));
+        let pixir = missing(&line.data, pixir_keys(event.subagent_status()));
         if !pixir.is_empty() {
             problems.push(Violation::new(without(pixir)).of(REFERENCE));
         }
-        if let (Some(path), Some(child)) = (line.str_field("child_log_path"), line.str_field("child_session_id"))
+        if let (Some(path), Some(child)) = (event.child_log_path, event.child_session_id)
             && !path.ends_with(&format!("/{child}.ndjson"))
         {
             let message = format!("{id}'s child_log_path {path:?} at seq {seq} is not its child Session's Log");

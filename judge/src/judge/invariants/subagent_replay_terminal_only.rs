@@ -35,18 +35,19 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     for line in &evidence.lines {
         match line.kind.known() {
             Some(EventType::ToolCall) => {
-                pending.insert(line.str_field("call_id").unwrap_or_default());
+                pending.insert(line.call_id().unwrap_or_default());
             }
             Some(EventType::ToolResult) => {
-                pending.remove(line.str_field("call_id").unwrap_or_default());
+                pending.remove(line.call_id().unwrap_or_default());
             }
             Some(EventType::SubagentEvent) => {
+                let Some(event) = line.subagent_event() else { continue };
                 let rendered = format!(
                     "Subagent {} ({}) {}: {}",
-                    line.str_field("subagent_id").unwrap_or_default(),
-                    line.str_field("agent").unwrap_or("default"),
-                    line.str_field("status").unwrap_or_default(),
-                    line.str_field("summary").unwrap_or_default()
+                    event.subagent_id.unwrap_or_default(),
+                    event.agent.unwrap_or("default"),
+                    event.status.unwrap_or_default(),
+                    event.summary.unwrap_or_default()
                 );
                 if is_replayed_event(line) && pending.is_empty() {
                     allowed.insert(rendered);
@@ -64,8 +65,10 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
         .capture
         .child_lines()
         .into_iter()
-        .filter(|(_, line)| line.is_partial_assistant())
-        .filter_map(|(child, line)| Some((child, line.str_field("text")?.to_owned())))
+        .filter_map(|(child, line)| {
+            let message = line.assistant_message().filter(|message| message.partial)?;
+            Some((child, message.text?.to_owned()))
+        })
         .filter(|(_, text)| !text.is_empty())
         .collect();
     judge_messages(evidence, |_, request, message, found| {

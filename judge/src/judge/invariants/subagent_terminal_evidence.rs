@@ -8,7 +8,6 @@
 //! reference's (SUB-REF-DETAILS, a MAY); the further keys pixir.md 7 gives are
 //! SUB-EVENT-FIELDS'.
 
-use gauntlet_agent::EventType;
 use gauntlet_agent::TerminalStatus;
 use gauntlet_agent::event::SubagentStatus;
 
@@ -32,15 +31,16 @@ const REFERENCE: &str = "SUB-REF-DETAILS";
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let mut problems = Vec::new();
     let mut last: Vec<(String, SubagentStatus)> = Vec::new();
-    for line in evidence.lines.iter().filter(|line| line.kind == EventType::SubagentEvent) {
+    for line in evidence.lines.iter() {
+        let Some(event) = line.subagent_event() else { continue };
         let seq = line.seq.unwrap_or_default();
-        let Some(id) = line.str_field("subagent_id").filter(|id| !id.is_empty()) else {
+        let Some(id) = event.subagent_id.filter(|id| !id.is_empty()) else {
             // Seed 000 asks every terminal state for the child's identity (issue 31: an event
             // without it was skipped unread).
             problems.push(Violation::new(format!("subagent_event at seq {seq} names no `subagent_id`")));
             continue;
         };
-        let Some(status) = line.subagent_status() else {
+        let Some(status) = event.subagent_status() else {
             let message = format!("subagent_event at seq {seq} ({id}) has no known `status`");
             problems.push(Violation::new(message).of(LIFECYCLE));
             continue;

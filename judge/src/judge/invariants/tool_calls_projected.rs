@@ -21,7 +21,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use gauntlet_agent::EventType;
 use gauntlet_agent::event::subagent::reports_partial;
 use gauntlet_mock_provider::Message;
 use serde_json::Value;
@@ -75,13 +74,14 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     let first_driven_seq =
         evidence.audit.turns.get(evidence.first_driven_turn()).map_or(u64::MAX, |turn| turn.user_seq);
     let mut problems = out_of_order;
-    for result in evidence.lines.iter().filter(|line| line.kind == EventType::ToolResult) {
-        let (Some(seq), Some(call_id)) = (result.seq, result.str_field("call_id")) else { continue };
+    for line in &evidence.lines {
+        let Some(result) = line.tool_result() else { continue };
+        let (Some(seq), Some(call_id)) = (line.seq, result.call_id) else { continue };
         if seq < first_driven_seq {
             continue;
         }
-        let Some(data) = result.data.as_object() else { continue };
-        let ok = data.get("ok").and_then(Value::as_bool) == Some(true) && !reports_partial(data);
+        let Some(data) = line.data.as_object() else { continue };
+        let ok = result.ok == Some(true) && !reports_partial(data);
         let expected = if ok { "completed" } else { "failed" };
         match shown.of(call_id) {
             None => {
@@ -326,11 +326,7 @@ fn repeated_ids<'e>(evidence: &'e Evidence) -> BTreeSet<&'e str> {
 /// Every call id of the run, in the order the calls were made: the Log's `tool_call`s, then
 /// the calls the requests carry back that the Log does not name.
 fn call_ids<'e>(evidence: &'e Evidence) -> Vec<&'e str> {
-    let logged = evidence
-        .lines
-        .iter()
-        .filter(|line| line.kind == EventType::ToolCall)
-        .filter_map(|line| line.str_field("call_id"));
+    let logged = evidence.lines.iter().filter_map(|line| line.tool_call()?.call_id);
     let sent = read_new_messages(evidence).flat_map(|(_, _, new)| new).filter_map(|message| match message {
         Message::ToolCall { call_id, .. } => Some(call_id.as_str()),
         _ => None,

@@ -4,11 +4,10 @@
 //! knows what it really answered (its journal, `Capture::tool_calls`), so an error, a crash or
 //! a hang recorded as a success is an invented result.
 
-use gauntlet_agent::EventType;
-
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::tool_results::Served;
+use crate::log_line::Line;
 
 pub const INVARIANT: Invariant =
     Invariant { id: "LOG-TOOL-RESULT-TRUE", also: &[], name: "tool_results_served", applies: Scope::Log, check };
@@ -20,18 +19,15 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     }
     let mut served = Served::of(evidence.capture);
     let mut problems = Vec::new();
-    let calls = evidence.lines.iter().filter(|line| line.kind == EventType::ToolCall);
-    for line in calls {
-        let (Some(call_id), Some(name)) = (line.str_field("call_id"), line.str_field("name")) else { continue };
-        let args = line.data.get("args").cloned().unwrap_or_default();
+    for call in evidence.lines.iter().filter_map(Line::tool_call) {
+        let (Some(call_id), Some(name)) = (call.call_id, call.name) else { continue };
+        let args = call.args.cloned().unwrap_or_default();
         let Some(call) = mcp_calls.iter().find(|call| call.name == name && call.rendered == args) else { continue };
         let outcome = served.outcome(call);
-        let result = evidence
-            .lines
-            .iter()
-            .find(|result| result.kind == EventType::ToolResult && result.str_field("call_id") == Some(call_id));
+        let result =
+            evidence.lines.iter().find(|line| line.tool_result().is_some_and(|result| result.call_id == Some(call_id)));
         let Some(result) = result else { continue };
-        let recorded_ok = result.data.get("ok").and_then(serde_json::Value::as_bool) == Some(true);
+        let recorded_ok = result.tool_result().and_then(|result| result.ok) == Some(true);
         if recorded_ok && !outcome.ok {
             let seq = result.seq.map_or_else(String::new, |seq| format!(" at seq {seq}"));
             let message = format!(

@@ -6,10 +6,8 @@
 //! closed early may. So a runtime that drops usage, records zeros or another response's
 //! numbers is caught, not only one whose Log golden differs.
 
-use gauntlet_agent::EventType;
 use gauntlet_mock_provider::increment::Chain;
 use gauntlet_mock_provider::{StreamEnd, Usage};
-use serde_json::Value;
 
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
@@ -33,7 +31,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let recorded: Vec<_> = evidence
         .lines
         .iter()
-        .filter(|line| line.kind == EventType::ProviderUsage && line.seq.is_some_and(|seq| seq > since))
+        .filter(|line| line.provider_usage().is_some() && line.seq.is_some_and(|seq| seq > since))
         .collect();
     // Each clean response, and whether the provider saw its body read to the end (`Finished`):
     // one the client closed may still have been read whole (a client may drop the connection
@@ -67,7 +65,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
             expected(&usage)
                 .into_iter()
                 .filter_map(|(pointer, want)| {
-                    let got = line.data.pointer(pointer).and_then(Value::as_u64);
+                    let got = line.provider_usage().and_then(|recorded| recorded.count(pointer));
                     (got != Some(want)).then(|| {
                         format!("{pointer} is {} (reported {want})", got.map_or("absent".into(), |got| got.to_string()))
                     })
@@ -117,6 +115,8 @@ fn shown(usage: &Usage) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
     use std::time::Duration;
 
     use gauntlet_mock_provider::{Ended, Timing};

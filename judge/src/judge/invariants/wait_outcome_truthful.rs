@@ -54,20 +54,23 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
         let seq = line.seq.map_or_else(|| "?".to_owned(), |seq| seq.to_string());
         match line.kind.known() {
             Some(EventType::SubagentEvent) => {
-                if let (Some(id), Some(now)) = (line.str_field("subagent_id"), line.str_field("status")) {
+                let Some(event) = line.subagent_event() else { continue };
+                if let (Some(id), Some(now)) = (event.subagent_id, event.status) {
                     status.insert(id, now);
                 }
             }
-            Some(EventType::ToolCall) if line.str_field("name") == Some("wait_agent") => {
-                let named = line.data.pointer("/args/ids").and_then(Value::as_array);
+            Some(EventType::ToolCall) => {
+                let Some(call) = line.tool_call().filter(|call| call.name == Some("wait_agent")) else { continue };
+                let named = call.args.and_then(|args| args.get("ids")?.as_array());
                 let named = named.map(|ids| ids.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
-                if let Some(call) = line.str_field("call_id") {
+                if let Some(call) = call.call_id {
                     waits.insert(call, named);
                 }
             }
             Some(EventType::ToolResult) => {
-                let Some(named) = line.str_field("call_id").and_then(|call| waits.get(call)) else { continue };
-                let Some(outcome) = line.data.get("outcome").filter(|outcome| outcome.is_object()) else { continue };
+                let Some(result) = line.tool_result() else { continue };
+                let Some(named) = result.call_id.and_then(|call| waits.get(call)) else { continue };
+                let Some(outcome) = result.outcome.filter(|outcome| outcome.is_object()) else { continue };
                 let context = format!("seq {seq}: ");
                 let found = judge_outcome(outcome, named, &status);
                 problems.extend(found.into_iter().map(|problem| problem.in_context(&context)));

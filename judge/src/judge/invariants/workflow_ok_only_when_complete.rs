@@ -3,7 +3,6 @@
 //! `workflow_finished` event nor in the `run_workflow` tool result (ADR 0026 "Workflow `ok ==
 //! true` is reserved for full completion"; ADR 0014).
 
-use gauntlet_agent::EventType;
 use serde_json::Value;
 
 use crate::audit::WorkflowTerminal;
@@ -35,8 +34,9 @@ fn check(evidence: &Evidence) -> Vec<String> {
             ));
         }
     }
-    for line in evidence.lines.iter().filter(|line| line.kind == EventType::ToolResult) {
-        let Some(workflow) = line.data.get("workflow") else { continue };
+    for line in &evidence.lines {
+        let Some(result) = line.tool_result() else { continue };
+        let Some(workflow) = result.workflow else { continue };
         let id = workflow.get("workflow_id").and_then(Value::as_str).unwrap_or("?");
         let seq = line.seq.unwrap_or_default();
         let not_ready: Vec<&str> = workflow
@@ -58,7 +58,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
                 not_ready.join(", ")
             ));
         }
-        let output = line.str_field("output").unwrap_or_default();
+        let output = result.output.unwrap_or_default();
         if !ok && output.contains(" completed") {
             problems.push(format!(
                 "the run_workflow result at seq {seq} is not ok, but its output says completed: {output:?}"

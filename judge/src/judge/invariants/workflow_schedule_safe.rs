@@ -5,8 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use gauntlet_agent::EventType;
-
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::workflow_graph::{GraphStep, graph};
@@ -25,13 +23,14 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let mut decided: BTreeMap<(String, String), String> = BTreeMap::new();
     let mut held: BTreeMap<(String, String), u64> = BTreeMap::new();
     let mut scheduled: BTreeMap<(String, String), u64> = BTreeMap::new();
-    for line in evidence.lines.iter().filter(|line| line.kind == EventType::WorkflowEvent) {
-        let workflow = line.str_field("workflow_id").unwrap_or_default().to_owned();
-        let step = line.str_field("step_id").unwrap_or_default().to_owned();
+    for line in &evidence.lines {
+        let Some(event) = line.workflow_event() else { continue };
+        let workflow = event.workflow_id.unwrap_or_default().to_owned();
+        let step = event.step_id.unwrap_or_default().to_owned();
         let seq = line.seq.unwrap_or_default();
-        match line.str_field("kind").unwrap_or_default() {
+        match event.kind.unwrap_or_default() {
             "workflow_started" => {
-                graphs.insert(workflow, graph(&line.data));
+                graphs.insert(workflow, graph(&event));
             }
             "step_scheduled" => {
                 let graph_step =
@@ -57,7 +56,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
                 held.insert((workflow, step), seq);
             }
             "checkpoint_decided" => {
-                decided.insert((workflow, step), line.str_field("checkpoint_status").unwrap_or("?").to_owned());
+                decided.insert((workflow, step), event.checkpoint_status.unwrap_or("?").to_owned());
             }
             _ => {}
         }

@@ -5,12 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use gauntlet_agent::EventType;
-use serde_json::Value;
-
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::workflow_graph::{GraphStep, graph};
+use crate::log_line::Line;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "WF-WAVES",
@@ -32,15 +30,15 @@ fn overlap(left: &[String], right: &[String]) -> bool {
 fn check(evidence: &Evidence) -> Vec<String> {
     let mut graphs = BTreeMap::new();
     let mut waves: BTreeMap<(&str, u64), Vec<&str>> = BTreeMap::new();
-    for line in evidence.lines.iter().filter(|line| line.kind == EventType::WorkflowEvent) {
-        let workflow = line.str_field("workflow_id").unwrap_or_default();
-        match line.str_field("kind").unwrap_or_default() {
+    for event in evidence.lines.iter().filter_map(Line::workflow_event) {
+        let workflow = event.workflow_id.unwrap_or_default();
+        match event.kind.unwrap_or_default() {
             "workflow_started" => {
-                graphs.insert(workflow, graph(&line.data));
+                graphs.insert(workflow, graph(&event));
             }
             "step_scheduled" => {
-                let wave = line.data.get("wave").and_then(Value::as_u64).unwrap_or_default();
-                waves.entry((workflow, wave)).or_default().push(line.str_field("step_id").unwrap_or_default());
+                let wave = event.wave.unwrap_or_default();
+                waves.entry((workflow, wave)).or_default().push(event.step_id.unwrap_or_default());
             }
             _ => {}
         }

@@ -9,16 +9,16 @@ use gauntlet_agent::event::SubagentStatus;
 use serde_json::Value;
 
 use crate::judge::evidence::Evidence;
+use crate::log_line::Line;
 
 /// The child Sessions the root Log records as `detached`.
 pub(crate) fn detached_children<'a>(evidence: &'a Evidence) -> Vec<&'a str> {
     evidence
         .lines
         .iter()
-        .filter(|line| {
-            line.kind == EventType::SubagentEvent && line.subagent_status() == Some(SubagentStatus::Detached)
-        })
-        .filter_map(|line| line.str_field("child_session_id"))
+        .filter_map(Line::subagent_event)
+        .filter(|event| event.subagent_status() == Some(SubagentStatus::Detached))
+        .filter_map(|event| event.child_session_id)
         .collect()
 }
 
@@ -123,15 +123,16 @@ pub(crate) fn workflow_runs<'e>(evidence: &'e Evidence) -> Vec<WorkflowRun<'e>> 
     for line in &evidence.lines {
         match line.kind.known() {
             Some(EventType::SubagentEvent) => {
-                if let Some(id) = line.str_field("subagent_id") {
+                if let Some(id) = line.subagent_event().and_then(|event| event.subagent_id) {
                     subagents.insert(id, &line.data);
                 }
             }
             Some(EventType::WorkflowEvent) => {
-                let Some(id) = line.str_field("workflow_id") else { continue };
-                match line.str_field("kind") {
+                let Some(event) = line.workflow_event() else { continue };
+                let Some(id) = event.workflow_id else { continue };
+                match event.kind {
                     Some("workflow_started") => {
-                        let steps = line.data.pointer("/graph/steps").and_then(Value::as_array);
+                        let steps = event.graph.and_then(|graph| graph.get("steps")?.as_array());
                         graphs.insert(id, steps.map_or(&[], Vec::as_slice));
                         finished.remove(id);
                     }
@@ -142,14 +143,15 @@ pub(crate) fn workflow_runs<'e>(evidence: &'e Evidence) -> Vec<WorkflowRun<'e>> 
                 }
             }
             Some(EventType::ToolResult) => {
-                let Some(workflow) = line.data.get("workflow").filter(|workflow| workflow["steps"].is_array()) else {
+                let Some(result) = line.tool_result() else { continue };
+                let Some(workflow) = result.workflow.filter(|workflow| workflow["steps"].is_array()) else {
                     continue;
                 };
                 let id = text(workflow, "workflow_id");
                 runs.push(WorkflowRun {
                     seq: line.seq.unwrap_or_default(),
                     id,
-                    output: line.str_field("output").unwrap_or_default(),
+                    output: result.output.unwrap_or_default(),
                     workflow,
                     subagents: subagents.clone(),
                     graph: graphs.get(id).copied().unwrap_or_default(),

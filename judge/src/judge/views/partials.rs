@@ -6,11 +6,11 @@
 
 use std::collections::HashSet;
 
-use gauntlet_agent::EventType;
 use gauntlet_mock_provider::StreamEnd;
 
 use crate::judge::evidence::Evidence;
 use crate::judge::views::requests::{request_turns, served};
+use crate::log_line::Line;
 
 /// A partial text: what a response that did not complete streamed.
 pub(crate) struct Partial {
@@ -46,8 +46,9 @@ fn from_log(evidence: &Evidence) -> (Vec<String>, Vec<Partial>) {
     let clean = evidence
         .lines
         .iter()
-        .filter(|line| line.kind == EventType::AssistantMessage && !line.is_partial_assistant())
-        .filter_map(|line| line.str_field("text").map(str::to_owned))
+        .filter_map(Line::assistant_message)
+        .filter(|message| !message.partial)
+        .filter_map(|message| message.text.map(str::to_owned))
         .collect();
     let turn_of = |seq: u64| evidence.audit.turns.iter().filter(|turn| turn.user_seq <= seq).count();
     let partials = evidence
@@ -56,7 +57,7 @@ fn from_log(evidence: &Evidence) -> (Vec<String>, Vec<Partial>) {
         .filter(|line| line.is_partial_assistant())
         .filter_map(|line| {
             let seq = line.seq?;
-            let text = line.str_field("text")?.to_owned();
+            let text = line.assistant_message()?.text?.to_owned();
             Some(Partial { origin: format!("seq {seq}"), text, turn: Some(turn_of(seq)).filter(|n| *n > 0) })
         })
         .collect();

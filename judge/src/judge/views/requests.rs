@@ -8,10 +8,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use gauntlet_agent::EventType;
 use gauntlet_mock_provider::{Message, Response};
 
-use crate::audit::Line;
 use crate::capture::Request;
 use crate::judge::conversations::Conversation;
 use crate::judge::evidence::Evidence;
+use crate::log_line::Line;
 use crate::scenario::{Scenario, Turn};
 use crate::verdict::Violation;
 
@@ -87,7 +87,9 @@ impl<'a> Prompts<'a> {
         let last = lines_at
             .iter()
             .enumerate()
-            .map(|(prompt, &at)| (lines[at].str_field("text").unwrap_or_default(), prompt))
+            .map(|(prompt, &at)| {
+                (lines[at].user_message().and_then(|message| message.text).unwrap_or_default(), prompt)
+            })
             .collect();
         Prompts { lines: lines_at, last }
     }

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::log_line::WorkflowEvent;
+
 /// A step as the `workflow_started` graph describes it.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct GraphStep {
@@ -17,10 +19,10 @@ pub(crate) struct GraphStep {
 
 /// A `workflow_started` event's graph, by step id, and its `max_concurrency` (unbounded when
 /// not given).
-pub(crate) fn graph(data: &Value) -> (BTreeMap<String, GraphStep>, u64) {
-    let steps = data
-        .pointer("/graph/steps")
-        .and_then(Value::as_array)
+pub(crate) fn graph(started: &WorkflowEvent) -> (BTreeMap<String, GraphStep>, u64) {
+    let steps = started
+        .graph
+        .and_then(|graph| graph.get("steps")?.as_array())
         .map(|steps| {
             steps
                 .iter()
@@ -37,7 +39,8 @@ pub(crate) fn graph(data: &Value) -> (BTreeMap<String, GraphStep>, u64) {
                 .collect()
         })
         .unwrap_or_default();
-    (steps, data.pointer("/limits/max_concurrency").and_then(Value::as_u64).unwrap_or(u64::MAX))
+    let limit = started.limits.and_then(|limits| limits.get("max_concurrency")?.as_u64());
+    (steps, limit.unwrap_or(u64::MAX))
 }
 
 fn strings(value: Option<&Value>) -> Vec<String> {
