@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use super::Invariant;
+use super::readings::Invariant;
 use crate::lifecycle::capture::LifecycleCapture;
 use crate::lifecycle::{Family, LifecycleScenario};
 

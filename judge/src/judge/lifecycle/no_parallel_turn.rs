@@ -7,7 +7,7 @@
 //! `turn/start`. That input to an active turn is steered at all is BRIDGE-STEER-ACTIVE's (a
 //! SHOULD: the seed says routing "prefers steering").
 
-use super::Invariant;
+use super::readings::Invariant;
 use crate::lifecycle::capture::LifecycleCapture;
 use crate::lifecycle::{Family, LifecycleScenario};
 

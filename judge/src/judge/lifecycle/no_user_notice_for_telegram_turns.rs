@@ -7,7 +7,7 @@
 //! as Telegram-origin: it sends no `user_notice` message (the fingerprint a panel keeps is the
 //! implementation's own bookkeeping, which an earlier prompt typed elsewhere may share).
 
-use super::{Invariant, panel_syncs};
+use super::readings::{Invariant, panel_syncs};
 use crate::lifecycle::capture::LifecycleCapture;
 use crate::lifecycle::{Family, LifecycleScenario};
 

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{Invariant, panel_syncs};
+use super::readings::{Invariant, panel_syncs};
 use crate::lifecycle::capture::LifecycleCapture;
 use crate::lifecycle::{Family, LifecycleScenario};
 

@@ -2,7 +2,7 @@
 //! than its step's `at_ms`, and never at or before the previous step's unless it is the step's
 //! own observation (a timer due at a step's time fires in that step, before its observation).
 
-use super::Invariant;
+use super::readings::Invariant;
 use crate::lifecycle::LifecycleScenario;
 use crate::lifecycle::capture::LifecycleCapture;
 

@@ -1,7 +1,7 @@
 //! MON-STALL-TIMER: `stalled` comes only after unknown lasted the whole stall timeout: a stalled
 //! record says how long unknown lasted, and that is at least `stall_timeout_ms`.
 
-use super::Invariant;
+use super::readings::Invariant;
 use crate::lifecycle::capture::LifecycleCapture;
 use crate::lifecycle::{Family, LifecycleScenario};
 
@@ -12,7 +12,7 @@ pub const INVARIANT: Invariant =
 fn check(scenario: &LifecycleScenario, capture: &LifecycleCapture) -> Vec<String> {
     let timeout = scenario.config["stall_timeout_ms"].as_u64().unwrap_or(0);
     let field = if scenario.config["layer"] == "kernel" { "unknown_elapsed_ms" } else { "elapsed_unknown_ms" };
-    super::results(capture, "stalled")
+    super::readings::results(capture, "stalled")
         .filter_map(|record| match record[field].as_u64() {
             Some(elapsed) if elapsed >= timeout => None,
             Some(elapsed) => Some(format!(

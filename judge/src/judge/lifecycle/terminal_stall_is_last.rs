@@ -1,7 +1,7 @@
 //! MON-STALLED-TERMINAL: with `stalled_is_terminal`, a stalled result is the run's last word;
 //! nothing recovers from it.
 
-use super::Invariant;
+use super::readings::Invariant;
 use crate::lifecycle::capture::LifecycleCapture;
 use crate::lifecycle::{Family, LifecycleScenario};
 
