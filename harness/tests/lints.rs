@@ -79,34 +79,23 @@ fn contract_is_covered() -> Result<(), Failed> {
 /// line says it is `not a Log type`.
 #[test]
 fn no_event_type_is_a_string_literal() -> Result<(), Failed> {
-    let root = root();
     let names: Vec<String> = gauntlet_agent::EventType::ALL
         .iter()
         .map(|kind| kind.as_str())
         .filter(|name| name.contains('_'))
         .map(|name| format!("\"{name}\""))
         .collect();
+    let lines_of = |text: &str| -> Vec<(usize, String)> {
+        code_lines(text)
+            .filter(|(_, line)| !line.contains("not a Log type"))
+            .filter_map(|(at, line)| {
+                names.iter().find(|name| line.contains(name.as_str())).map(|name| (at, name.clone()))
+            })
+            .collect()
+    };
     let planted = "fn f() {}\nlet a = kind == \"turn_failed\";\n#[cfg(test)]\nlet b = \"turn_failed\";\n";
-    assert_eq!(log_types_written(planted, &names), [(2, "\"turn_failed\"")], "the lint sees nothing");
-    let exempt = root.join("judge/src/event_kind.rs");
-    let (mut read, mut found) = (0, Vec::new());
-    for crate_dir in ["judge/src", "harness/src"] {
-        golden::walk(&root.join(crate_dir), &mut |path| {
-            if path.extension().is_none_or(|ext| ext != "rs") || path == exempt {
-                return;
-            }
-            read += 1;
-            let text = std::fs::read_to_string(path).unwrap_or_default();
-            let shown = path.strip_prefix(&root).unwrap_or(path).display().to_string();
-            for (line, name) in log_types_written(&text, &names) {
-                found.push(format!("{shown}:{line}: {name}"));
-            }
-        });
-    }
-    if read == 0 || !exempt.is_file() {
-        return Err(format!("no Rust file read under {}, or no {}", root.display(), exempt.display()).into());
-    }
-    found.sort();
+    assert_eq!(lines_of(planted), [(2, "\"turn_failed\"".to_owned())], "the lint sees nothing");
+    let found = found_in_code("judge/src/event_kind.rs", &lines_of)?;
     if found.is_empty() { Ok(()) } else { Err(format!("Log types written as strings:\n{}", found.join("\n")).into()) }
 }
 
@@ -115,10 +104,26 @@ fn no_event_type_is_a_string_literal() -> Result<(), Failed> {
 /// the harness (before a file's `#[cfg(test)]` line) fails this lint.
 #[test]
 fn log_payloads_are_read_through_views() -> Result<(), Failed> {
-    let root = root();
+    const READS: [&str; 4] = [".data.get(", ".data.pointer(", ".data[", ".str_field("];
+    let lines_of = |text: &str| -> Vec<(usize, String)> {
+        let keyed = code_lines(text).filter(|(_, line)| READS.iter().any(|read| line.contains(read)));
+        keyed.map(|(at, line)| (at, line.trim().to_owned())).collect()
+    };
     let planted = "fn f() {}\nlet a = line.data.get(\"ok\");\n#[cfg(test)]\nlet b = line.str_field(\"x\");\n";
-    assert_eq!(keyed_reads(planted), [2], "the lint sees nothing");
-    let exempt = root.join("judge/src/log_line.rs");
+    assert_eq!(lines_of(planted), [(2, "let a = line.data.get(\"ok\");".to_owned())], "the lint sees nothing");
+    let found = found_in_code("judge/src/log_line.rs", &lines_of)?;
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("Log payload fields read by key outside judge/src/log_line.rs:\n{}", found.join("\n")).into())
+    }
+}
+
+/// What `lines_of` finds in the judge's and the harness's Rust files but `exempt`, as
+/// `path:line: what`, sorted; an error when no file was read or `exempt` is gone.
+fn found_in_code(exempt: &str, lines_of: &dyn Fn(&str) -> Vec<(usize, String)>) -> Result<Vec<String>, Failed> {
+    let root = root();
+    let exempt = root.join(exempt);
     let (mut read, mut found) = (0, Vec::new());
     for crate_dir in ["judge/src", "harness/src"] {
         golden::walk(&root.join(crate_dir), &mut |path| {
@@ -128,44 +133,23 @@ fn log_payloads_are_read_through_views() -> Result<(), Failed> {
             read += 1;
             let text = std::fs::read_to_string(path).unwrap_or_default();
             let shown = path.strip_prefix(&root).unwrap_or(path).display().to_string();
-            found.extend(keyed_reads(&text).into_iter().map(|line| format!("{shown}:{line}")));
+            found.extend(lines_of(&text).into_iter().map(|(line, what)| format!("{shown}:{line}: {what}")));
         });
     }
     if read == 0 || !exempt.is_file() {
         return Err(format!("no Rust file read under {}, or no {}", root.display(), exempt.display()).into());
     }
     found.sort();
-    if found.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("Log payload fields read by key outside judge/src/log_line.rs:\n{}", found.join("\n")).into())
-    }
+    Ok(found)
 }
 
-/// The lines (1-based) of `text`'s code before its `#[cfg(test)]` line that read a Log line's
-/// `data` by key.
-fn keyed_reads(text: &str) -> Vec<usize> {
-    const READS: [&str; 4] = [".data.get(", ".data.pointer(", ".data[", ".str_field("];
+/// Each line of `text`'s code, 1-based, before its `#[cfg(test)]` line (a test-only file opens
+/// with `#![cfg(test)]`): tests may spell a Log out.
+fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     text.lines()
         .take_while(|line| !matches!(line.trim(), "#[cfg(test)]" | "#![cfg(test)]"))
         .enumerate()
-        .filter(|(_, line)| READS.iter().any(|read| line.contains(read)))
-        .map(|(idx, _)| idx + 1)
-        .collect()
-}
-
-/// Each line (1-based) of `text`'s code before its `#[cfg(test)]` line (a test-only file opens
-/// with `#![cfg(test)]`) that writes one of the quoted `names`, with the name, unless the line
-/// says it is `not a Log type`.
-fn log_types_written<'a>(text: &str, names: &'a [String]) -> Vec<(usize, &'a str)> {
-    text.lines()
-        .take_while(|line| !matches!(line.trim(), "#[cfg(test)]" | "#![cfg(test)]"))
-        .enumerate()
-        .filter(|(_, line)| !line.contains("not a Log type"))
-        .filter_map(|(idx, line)| {
-            names.iter().find(|name| line.contains(name.as_str())).map(|name| (idx + 1, name.as_str()))
-        })
-        .collect()
+        .map(|(idx, line)| (idx + 1, line))
 }
 
 /// Every Rust file of the workspace opens with a `//!` line saying what it is for.
