@@ -415,3 +415,39 @@ impl Line {
 fn text<'a>(data: &'a Value, key: &str) -> Option<&'a str> {
     data.get(key)?.as_str()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(kind: &str, data: &str) -> Line {
+        Line::parse(&format!(r#"{{"type":"{kind}","seq":1,"data":{data}}}"#)).unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    /// A view is its type's alone; a field left out or typed otherwise reads as absent, and the
+    /// rest of the view still reads.
+    #[test]
+    fn a_view_reads_its_type_and_a_mistyped_field_as_absent() {
+        let result = line("tool_result", r#"{"call_id":7,"ok":true,"output":"Buy milk.","error":{"kind":"x"}}"#);
+        let view = result.tool_result().unwrap_or_else(|| panic!("a tool_result"));
+        assert_eq!((view.call_id, view.ok, view.output), (None, Some(true), Some("Buy milk.")));
+        assert_eq!(view.error_kind(), Some("x"));
+        assert!(result.tool_call().is_none() && result.turn_failed().is_none());
+        assert_eq!(result.call_id(), None);
+
+        let partial = line(
+            "assistant_message",
+            r#"{"text":"Hal","metadata":{"partial":true,"terminal_status":"partial_failed","output_truncation":{"reason":"length"}}}"#,
+        );
+        let view = partial.assistant_message().unwrap_or_else(|| panic!("an assistant_message"));
+        assert!(view.partial && partial.is_partial_assistant());
+        assert_eq!(
+            (view.text, view.terminal_status, view.truncation),
+            (Some("Hal"), Some("partial_failed"), Some("length"))
+        );
+
+        let compaction = line("history_compaction", r#"{"summary":"S","range":{"from_seq":2,"to_seq":"9"}}"#);
+        let view = compaction.summary().unwrap_or_else(|| panic!("a summary"));
+        assert_eq!((view.summary, view.from_seq, view.to_seq), (Some("S"), Some(2), None));
+    }
+}
