@@ -291,7 +291,7 @@ impl Capture {
                         .map(|bundles| bundles.iter().filter_map(|bundle| bundle.get("step_id").cloned()).collect())
                         .unwrap_or_default();
                     fields.insert("usable_checkpoints".into(), Value::Array(usable));
-                    fields.insert("output".into(), Value::from(result.output));
+                    fields.insert("output".into(), result.output_value.cloned().unwrap_or(Value::Null));
                     Value::Object(fields)
                 }
                 None => json!({"error": result.error}),

@@ -97,8 +97,6 @@ pub struct AssistantMessage<'a> {
     pub terminal_status: Option<&'a str>,
     /// `metadata.error_kind` of a partial message.
     pub error_kind: Option<&'a str>,
-    /// `metadata.error_message` of a partial message: the diagnostic it must not replay.
-    pub error_message: Option<&'a str>,
     /// `metadata.output_truncation.reason`: why the Provider cut the answer.
     pub truncation: Option<&'a str>,
 }
@@ -146,6 +144,8 @@ pub struct ToolResult<'a> {
     pub ok: Option<bool>,
     /// `output`: the text the model is given back.
     pub output: Option<&'a str>,
+    /// `output` whatever its type, for a report that shows it as written.
+    pub output_value: Option<&'a Value>,
     /// `error`, of a failed call: `{ kind, details, ... }`.
     pub error: Option<&'a Value>,
     /// `workflow`: a `run_workflow` call's result.
@@ -230,10 +230,6 @@ pub struct WorkflowEvent<'a> {
     pub graph: Option<&'a Value>,
     /// `limits`, of `workflow_started`: `{ max_concurrency, ... }`.
     pub limits: Option<&'a Value>,
-    /// `workflow`, of the finished event: the result's `{ workflow_id, status, steps, ... }`.
-    pub workflow: Option<&'a Value>,
-    /// `output`: the text the model is given back.
-    pub output: Option<&'a str>,
 }
 
 /// `history_compaction` and `branch_summary`: a summary that stands in for earlier History.
@@ -258,19 +254,21 @@ pub struct Reasoning<'a> {
     pub model: Option<&'a str>,
 }
 
-/// `provider_usage`: accounting for one Provider call.
+/// `provider_usage`: accounting for one Provider call, its `usage` in the Responses API's shape.
 #[derive(Debug, Clone, Copy)]
 pub struct ProviderUsage<'a> {
     /// `model`.
     pub model: Option<&'a str>,
-    data: &'a Value,
-}
-
-impl<'a> ProviderUsage<'a> {
-    /// The count at `pointer` (`/usage/input_tokens`, ...): usage's shape is the Provider's.
-    pub fn count(&self, pointer: &str) -> Option<u64> {
-        self.data.pointer(pointer)?.as_u64()
-    }
+    /// `usage.input_tokens`.
+    pub input_tokens: Option<u64>,
+    /// `usage.input_tokens_details.cached_tokens`.
+    pub cached_tokens: Option<u64>,
+    /// `usage.output_tokens`.
+    pub output_tokens: Option<u64>,
+    /// `usage.output_tokens_details.reasoning_tokens`.
+    pub reasoning_tokens: Option<u64>,
+    /// `usage.total_tokens`.
+    pub total_tokens: Option<u64>,
 }
 
 impl Line {
@@ -295,7 +293,6 @@ impl Line {
             partial: metadata.get("partial").and_then(Value::as_bool) == Some(true),
             terminal_status: text(metadata, "terminal_status"),
             error_kind: text(metadata, "error_kind"),
-            error_message: text(metadata, "error_message"),
             truncation: metadata.pointer("/output_truncation/reason").and_then(Value::as_str),
         })
     }
@@ -329,6 +326,7 @@ impl Line {
             call_id: text(data, "call_id"),
             ok: data.get("ok").and_then(Value::as_bool),
             output: text(data, "output"),
+            output_value: data.get("output"),
             error: data.get("error"),
             workflow: data.get("workflow"),
             outcome: data.get("outcome"),
@@ -376,8 +374,6 @@ impl Line {
             dependent_safe: data.get("dependent_safe"),
             graph: data.get("graph"),
             limits: data.get("limits"),
-            workflow: data.get("workflow"),
-            output: text(data, "output"),
         })
     }
 
@@ -402,7 +398,15 @@ impl Line {
     /// This line as a `provider_usage`.
     pub fn provider_usage(&self) -> Option<ProviderUsage<'_>> {
         let data = self.of(EventType::ProviderUsage)?;
-        Some(ProviderUsage { model: text(data, "model"), data })
+        let count = |pointer: &str| data.pointer(pointer)?.as_u64();
+        Some(ProviderUsage {
+            model: text(data, "model"),
+            input_tokens: count("/usage/input_tokens"),
+            cached_tokens: count("/usage/input_tokens_details/cached_tokens"),
+            output_tokens: count("/usage/output_tokens"),
+            reasoning_tokens: count("/usage/output_tokens_details/reasoning_tokens"),
+            total_tokens: count("/usage/total_tokens"),
+        })
     }
 
     /// `data`, when the line is of type `kind`.

@@ -515,6 +515,18 @@ mod tests {
             ToolOutcome::Hang,
             ToolOutcome::SlowMs(2_000),
         ];
+        let written: Vec<String> = outcomes.iter().map(|outcome| outcome.toml().to_string()).collect();
+        assert_eq!(
+            written,
+            [
+                r#"{ result = "Buy bread." }"#,
+                r#"{ error = 'permission "denied"' }"#,
+                r#"{ rpc_error = "gone" }"#,
+                r#""crash""#,
+                r#""hang""#,
+                "{ slow_ms = 2000 }",
+            ]
+        );
         for outcome in outcomes {
             let call: Call = toml::from_str(&format!("name = \"read\"\noutcome = {}", outcome.toml())).unwrap();
             assert_eq!(call.outcome, Some(outcome));

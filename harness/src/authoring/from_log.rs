@@ -53,7 +53,7 @@ use children::ChildDraft;
 use document::{inline, int, json_value};
 use gauntlet_judge::audit::{self, TurnAudit};
 use gauntlet_judge::log_file::LogFile;
-use gauntlet_judge::log_line::Line;
+use gauntlet_judge::log_line::{Line, TurnFailed};
 use gauntlet_judge::scenario::{Config, Trigger};
 
 /// A scenario written from a Log, and what the Log could not say.
@@ -189,7 +189,8 @@ pub fn scenario(file: &LogFile, source: &str) -> Written {
         let end = starts.get(turn_idx + 1).copied().unwrap_or(events.len());
         let user = &events[start];
         let audit = audited.turns.iter().find(|turn| Some(turn.user_seq) == user.line.seq);
-        if let Some(note) = image_note(turn_idx, &user.line.data) {
+        let resources = user.line.user_message().map_or(&[][..], |prompt| prompt.resources);
+        if let Some(note) = image_note(turn_idx, resources) {
             notes.push(note);
         }
         turns.push(draft_turn(user, &events[start + 1..end], audit, &mut config, &mut model));
@@ -261,8 +262,10 @@ fn workspace_files(events: &[Event]) -> BTreeMap<String, String> {
 
 /// What to add by hand for a prompt that carried images: the Log keeps each one's descriptor,
 /// never its bytes (LOG-NO-RESOURCE-BYTES), so no scenario written from it can send them.
-fn image_note(turn_idx: usize, data: &Value) -> Option<String> {
-    let resources = data.get("resources")?.as_array().filter(|resources| !resources.is_empty())?;
+fn image_note(turn_idx: usize, resources: &[Value]) -> Option<String> {
+    if resources.is_empty() {
+        return None;
+    }
     let described: Vec<String> = resources
         .iter()
         .map(|resource| {
@@ -304,7 +307,7 @@ fn draft_turn(
         turn.responses.extend(finished_responses(call, config));
     }
     if let Some((call, failed)) = failure {
-        let responses = failed_responses(&call, failed, config, &mut turn);
+        let responses = failed_responses(&call, &failed, config, &mut turn);
         turn.responses.extend(responses);
     }
     if let Some(audited) = audited {
@@ -323,7 +326,7 @@ fn draft_turn(
 struct TurnEvents<'a> {
     calls: Vec<Call>,
     /// The `turn_failed` that ended the Turn.
-    failure: Option<&'a Line>,
+    failure: Option<TurnFailed<'a>>,
     /// A tool the cancel interrupted: the turn was cancelled while it ran.
     tool_interrupted: bool,
 }
@@ -377,20 +380,20 @@ impl<'a> TurnEvents<'a> {
                 self.tool_interrupted |=
                     details.and_then(|details| details.get("reason")?.as_str()) == Some("interrupt");
             }
-            Some(EventType::TurnFailed) => self.failure = Some(line),
+            Some(EventType::TurnFailed) => self.failure = line.turn_failed(),
             _ => {}
         }
     }
 
     /// Whether the Turn was cancelled while a tool ran.
     fn cancelled_in_tool(&self) -> bool {
-        self.tool_interrupted && self.failure.and_then(|failed| failed.turn_failed()?.error_kind) == Some("cancelled")
+        self.tool_interrupted && self.failure.and_then(|failed| failed.error_kind) == Some("cancelled")
     }
 
     /// The call the Turn failed in, taken out of `calls` (the last one when it has no usage and is
     /// still open, else a call with no output), with its `turn_failed`; none when the Turn did not
     /// fail, or was cancelled while a tool ran.
-    fn take_failure(&mut self) -> Option<(Call, &'a Line)> {
+    fn take_failure(&mut self) -> Option<(Call, TurnFailed<'a>)> {
         let failed = self.failure.filter(|_| !self.cancelled_in_tool())?;
         let call = self.calls.pop_if(|last| last.usage.is_none() && !last.closed).unwrap_or_default();
         Some((call, failed))
@@ -510,8 +513,7 @@ fn finished_responses(call: &Call, config: &mut Config) -> Vec<InlineTable> {
 
 /// The responses of the call a turn failed in, from its partial output and `turn_failed`;
 /// adjusts `config` and the turn for timeouts and cancels.
-fn failed_responses(call: &Call, failed: &Line, config: &mut Config, turn: &mut TurnDraft) -> Vec<InlineTable> {
-    let Some(failed) = failed.turn_failed() else { return Vec::new() };
+fn failed_responses(call: &Call, failed: &TurnFailed, config: &mut Config, turn: &mut TurnDraft) -> Vec<InlineTable> {
     let detail = |key: &str| failed.detail(key);
     let number = |key: &str| detail(key).and_then(Value::as_u64);
     let attempts = number("attempts").unwrap_or(1);
@@ -716,12 +718,14 @@ mod tests {
 
     #[test]
     fn a_prompts_images_are_a_note_since_the_log_has_no_bytes() {
-        let data = serde_json::json!({"text": "look", "resources": [
-            {"kind": "image", "mime_type": "image/png", "byte_length": 70, "sha256": "c414"},
-        ]});
-        let note = image_note(0, &data).unwrap();
+        let line = Line::parse(
+            r#"{"type":"user_message","data":{"text":"look","resources":[{"kind":"image","mime_type":"image/png","byte_length":70,"sha256":"c414"}]}}"#,
+        )
+        .unwrap();
+        let resources = line.user_message().unwrap().resources;
+        let note = image_note(0, resources).unwrap();
         assert!(note.starts_with("turn 1's prompt carried 1 image(s) (image/png, 70 bytes, sha256 c414)"), "{note}");
-        assert_eq!(image_note(0, &serde_json::json!({"text": "look"})), None);
+        assert_eq!(image_note(0, &[]), None);
     }
 
     /// A Log file of `(type, data)` events, stamped `ts` second by second as given.

@@ -192,8 +192,8 @@ fn stream_faults() -> Vec<Then> {
     vec![Then::Error(code()), Then::Failed(code()), Then::Disconnect, Then::Eof, Then::Malformed]
 }
 
-/// The error kind the reference gives a turn whose stream ends in `then` (design.md's fault
-/// table); `None` for the ends that are no fault.
+/// The error kind the reference gives a turn whose stream ends in `then` (the fault table of
+/// docs/scenario-format.md); `None` for the ends that are no fault.
 fn fault_kind(then: &Then) -> Option<ErrorKind> {
     match then {
         Then::Completed | Then::Incomplete(_) => None,
@@ -290,7 +290,7 @@ impl Turn {
             }
             Ending::Broken(then) => match fault_kind(then) {
                 Some(kind) => (failed, Some(kind)),
-                None => (TerminalStatus::Completed, None),
+                None => (TerminalStatus::Completed, None), // a clean end, never drawn as one
             },
             Ending::Stall { .. } => (TerminalStatus::TimedOut, Some(ErrorKind::StreamIdleTimeout)),
             Ending::Cancel(_) => (TerminalStatus::Interrupted, Some(ErrorKind::Cancelled)),

@@ -5,8 +5,7 @@
 //! TURN-TERMINAL-EVIDENCE invariant.
 
 use crate::judge::evidence::Evidence;
-use crate::log_line::Line;
-use crate::log_line::ToolResult;
+use crate::log_line::{Line, ToolResult};
 use crate::scenario::{PlanEntryExpect, Scenario};
 use crate::tool_map::AbstractTool;
 use crate::verdict::{Finding, Layer};

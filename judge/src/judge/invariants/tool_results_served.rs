@@ -19,9 +19,9 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     }
     let mut served = Served::of(evidence.capture);
     let mut problems = Vec::new();
-    for call in evidence.lines.iter().filter_map(Line::tool_call) {
-        let (Some(call_id), Some(name)) = (call.call_id, call.name) else { continue };
-        let args = call.args.cloned().unwrap_or_default();
+    for logged in evidence.lines.iter().filter_map(Line::tool_call) {
+        let (Some(call_id), Some(name)) = (logged.call_id, logged.name) else { continue };
+        let args = logged.args.cloned().unwrap_or_default();
         let Some(call) = mcp_calls.iter().find(|call| call.name == name && call.rendered == args) else { continue };
         let outcome = served.outcome(call);
         let result =

@@ -12,6 +12,7 @@ use gauntlet_mock_provider::{StreamEnd, Usage};
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::requests::served;
+use crate::log_line::ProviderUsage;
 
 pub const INVARIANT: Invariant = Invariant {
     id: "TURN-USAGE-EVIDENCE",
@@ -61,17 +62,17 @@ fn check(evidence: &Evidence) -> Vec<String> {
         } else if recorded.len().saturating_sub(matched) <= required_after {
             continue; // every record left is owed to a response read whole
         }
-        let mismatched: Option<Vec<String>> = recorded.get(matched).map(|line| {
-            expected(&usage)
-                .into_iter()
-                .filter_map(|(pointer, want)| {
-                    let got = line.provider_usage().and_then(|recorded| recorded.count(pointer));
-                    (got != Some(want)).then(|| {
-                        format!("{pointer} is {} (reported {want})", got.map_or("absent".into(), |got| got.to_string()))
+        let mismatched: Option<Vec<String>> =
+            recorded.get(matched).and_then(|line| line.provider_usage()).map(|recorded| {
+                compared(&usage, &recorded)
+                    .into_iter()
+                    .filter(|(_, want, got)| *got != Some(*want))
+                    .map(|(pointer, want, got)| {
+                        let got = got.map_or("absent".into(), |got| got.to_string());
+                        format!("{pointer} is {got} (reported {want})")
                     })
-                })
-                .collect()
-        });
+                    .collect()
+            });
         match mismatched {
             Some(mismatched) if mismatched.is_empty() => matched += 1,
             _ if !read_whole => {}
@@ -99,13 +100,15 @@ fn check(evidence: &Evidence) -> Vec<String> {
 }
 
 /// The dialect-neutral usage a response's numbers become (docs/contract.md "Usage").
-fn expected(usage: &Usage) -> [(&'static str, u64); 5] {
+/// Each count of `usage` as the Provider reported it and as the Log recorded it, named by where
+/// the Log holds it.
+fn compared(usage: &Usage, recorded: &ProviderUsage) -> [(&'static str, u64, Option<u64>); 5] {
     [
-        ("/usage/input_tokens", usage.input),
-        ("/usage/input_tokens_details/cached_tokens", usage.cached),
-        ("/usage/output_tokens", usage.output),
-        ("/usage/output_tokens_details/reasoning_tokens", usage.reasoning),
-        ("/usage/total_tokens", usage.input.saturating_add(usage.output)),
+        ("/usage/input_tokens", usage.input, recorded.input_tokens),
+        ("/usage/input_tokens_details/cached_tokens", usage.cached, recorded.cached_tokens),
+        ("/usage/output_tokens", usage.output, recorded.output_tokens),
+        ("/usage/output_tokens_details/reasoning_tokens", usage.reasoning, recorded.reasoning_tokens),
+        ("/usage/total_tokens", usage.input.saturating_add(usage.output), recorded.total_tokens),
     ]
 }
 
