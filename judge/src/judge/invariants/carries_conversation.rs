@@ -272,10 +272,18 @@ impl<'a> Epoch<'a> {
 /// A `tool_call` line as an item; a call recorded without arguments was made with none: `{}`.
 fn call(line: &Line) -> Item<'_> {
     let call = line.tool_call();
-    let args =
-        call.and_then(|call| call.args).map_or_else(|| Cow::Owned(Value::Object(Default::default())), Cow::Borrowed);
+    let args = call.and_then(|call| call.args).map_or_else(|| Cow::Owned(Value::Object(Default::default())), parsed);
     let (call_id, name) = call.map(|call| (call.call_id, call.name)).unwrap_or_default();
     Item::Call(call_id.unwrap_or_default(), name.unwrap_or_default(), args)
+}
+
+/// Call arguments as JSON: text is read as what it parses to, on the wire (most wires send
+/// arguments as text) as in the Log (which keeps the model's text when it is no object).
+fn parsed(args: &Value) -> Cow<'_, Value> {
+    match args {
+        Value::String(text) => serde_json::from_str(text).map_or(Cow::Borrowed(args), Cow::Owned),
+        other => Cow::Borrowed(other),
+    }
 }
 
 /// The `range` of a `history_compaction` line, when it has a valid one.
@@ -380,14 +388,7 @@ fn subagent_summary(line: &Line) -> Option<String> {
 fn item(message: &Message) -> Option<Item<'_>> {
     match message {
         Message::Reasoning { .. } | Message::Image { .. } => None,
-        Message::ToolCall { call_id, name, args } => {
-            // Most wires send arguments as JSON text.
-            let args = match args {
-                Value::String(text) => serde_json::from_str(text).map_or(Cow::Borrowed(args), Cow::Owned),
-                other => Cow::Borrowed(other),
-            };
-            Some(Item::Call(call_id, name, args))
-        }
+        Message::ToolCall { call_id, name, args } => Some(Item::Call(call_id, name, parsed(args))),
         Message::ToolResult { call_id, output } => Some(Item::Result(call_id, Output::Text(output))),
         Message::User { text } => Some(Item::User(Cow::Borrowed(text))),
         Message::Assistant { text } if text.is_empty() => None,
@@ -543,6 +544,21 @@ mod tests {
 
     use super::*;
     use crate::judge::fixture::{assistant, body, capture, check, user};
+
+    /// A call's arguments that parse as JSON but are no object: the Log keeps the model's text,
+    /// the wire sends the same text, and both read as the array it parses to.
+    #[test]
+    fn arguments_that_parse_read_alike_in_the_log_and_on_the_wire() {
+        let text = json!("[\"notes.md\"]");
+        let logged = Line::parse(&format!(
+            r#"{{"type":"tool_call","seq":2,"data":{{"call_id":"c1","name":"list","args":{text}}}}}"#
+        ))
+        .unwrap_or_else(|error| panic!("{error}"));
+        let sent = Message::ToolCall { call_id: "c1".into(), name: "list".into(), args: text.clone() };
+        assert_eq!(Some(super::call(&logged)), item(&sent));
+        assert_eq!(parsed(&text).into_owned(), json!(["notes.md"]));
+        assert_eq!(parsed(&json!("{\"path\": ")).into_owned(), json!("{\"path\": "));
+    }
 
     fn log() -> Vec<(&'static str, Value)> {
         vec![
