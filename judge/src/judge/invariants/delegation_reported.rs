@@ -7,6 +7,11 @@
 //! text off as its answer: a result that carries the text the child streamed before its fault
 //! and reads as a success through the mapping ("a parent wait must not report success merely
 //! because a child exists", seed 000).
+//!
+//! For an agent that keeps the Log, the child's fate is the Log's: a `delegate` call whose child
+//! (the child Session prompted with the call's prompt) ended other than `completed`, by its
+//! `subagent_event`s, is neither a success in its `tool_result` nor `completed` in ACP: the
+//! timed-out child shown as done.
 
 use gauntlet_agent::event::SubagentStatus;
 use gauntlet_mock_provider::Response;
@@ -14,6 +19,7 @@ use serde_json::Value;
 
 use crate::judge::evidence::Evidence;
 use crate::judge::turn_rule::{Invariant, Scope, Violation};
+use crate::log_line::Line;
 use crate::scenario::ChildScript;
 use crate::tool_map::AbstractTool;
 
@@ -24,9 +30,8 @@ pub const INVARIANT: Invariant =
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let Some(scenario) = evidence.scenario else { return Vec::new() };
-    // An agent that keeps the Log is judged on its subagent_events (delegation_acp_truthful).
     if !evidence.capture.log.is_empty() {
-        return Vec::new();
+        return logged(evidence);
     }
     let mut problems = Vec::new();
     for result in evidence.mapped_results().into_iter().filter(|result| result.call.tool == AbstractTool::Delegate) {
@@ -60,6 +65,52 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     problems
 }
 
+/// [`check`] for an agent that keeps the Log, each `delegate` call against how its child ended.
+fn logged(evidence: &Evidence) -> Vec<Violation> {
+    let delegations = evidence.lines.iter().filter_map(Line::tool_call);
+    let mut problems = Vec::new();
+    for call in delegations.filter(|call| call.name == Some(AbstractTool::Delegate.as_str())) {
+        let prompt = call.args.and_then(|args| args.get("prompt")?.as_str());
+        let (Some(id), Some(prompt)) = (call.call_id, prompt) else { continue };
+        let failed = |status: &SubagentStatus| status.is_terminal() && *status != SubagentStatus::Completed;
+        let Some(ended) = child_fate(evidence, prompt).filter(failed) else { continue };
+        let results = evidence.lines.iter().filter_map(Line::tool_result);
+        if results.filter(|result| result.call_id == Some(id)).any(|result| result.ok == Some(true)) {
+            let message =
+                format!("the delegation `{id}` is a success (`ok: true`) to the model, but its child ended `{ended}`");
+            problems.push(Violation::new(message).of(WAIT));
+        }
+        if last_status(evidence, id) == Some("completed") {
+            let message = format!("the delegation `{id}` ends `completed` in ACP, but its child ended `{ended}`");
+            problems.push(Violation::new(message));
+        }
+    }
+    problems
+}
+
+/// How the child Session prompted with `prompt` ended, by the parent's `subagent_event`s:
+/// `completed` once it completed (a close after does not undo it), else its last status.
+fn child_fate(evidence: &Evidence, prompt: &str) -> Option<SubagentStatus> {
+    let prompted = |lines: &Vec<String>| {
+        lines.iter().filter_map(|text| Line::parse(text).ok()).find_map(|line| {
+            let first = line.user_message()?.text?.to_owned();
+            Some(first)
+        })
+    };
+    let (session, _) =
+        evidence.capture.children.iter().find(|(_, lines)| prompted(lines).as_deref() == Some(prompt))?;
+    let events = evidence.lines.iter().filter_map(Line::subagent_event);
+    let statuses: Vec<SubagentStatus> = events
+        .filter(|event| event.child_session_id == Some(session.as_str()))
+        .filter_map(|event| event.subagent_status())
+        .collect();
+    if statuses.contains(&SubagentStatus::Completed) {
+        Some(SubagentStatus::Completed)
+    } else {
+        statuses.last().copied()
+    }
+}
+
 /// The last status the live transcript gives the tool item of call `id`.
 fn last_status<'e>(evidence: &'e Evidence, id: &str) -> Option<&'e str> {
     evidence
@@ -89,6 +140,42 @@ mod tests {
 
     use super::*;
     use crate::judge::fixture::{check_played_as, entry};
+
+    /// An agent that keeps the Log and reports a delegation whose child timed out as a success,
+    /// to the model and in ACP, is caught on both counts; a child that completed, then was
+    /// closed, completed.
+    #[test]
+    fn a_timed_out_child_reported_done_in_the_log_is_caught() {
+        let scenario = crate::judge::fixture::scenario(
+            "title = \"t\"\n[[turn]]\nprompt = \"q\"\nrespond = [{ text = [\"x\"] }]\n",
+        );
+        let run = |statuses: &[&str], ok: bool| {
+            let mut events =
+                vec![("tool_call", json!({"call_id": "c1", "name": "delegate", "args": {"prompt": "Audit"}}))];
+            events.extend(statuses.iter().map(|status| {
+                ("subagent_event", json!({"subagent_id": "s1", "child_session_id": "sub_1", "status": status}))
+            }));
+            events.push(("tool_result", json!({"call_id": "c1", "ok": ok, "output": "done"})));
+            let mut capture = crate::judge::fixture::capture(&events, &[]);
+            let prompted = json!({"type": "user_message", "seq": 0, "data": {"text": "Audit"}});
+            capture.children.insert("sub_1".into(), vec![prompted.to_string()]);
+            let update = json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"});
+            let params = json!({"sessionId": "s", "update": update});
+            capture.acp = vec![entry("agent", json!({"jsonrpc": "2.0", "method": "session/update", "params": params}))];
+            let mut found = check_played_as(INVARIANT, INVARIANT.id, &capture, &scenario);
+            found.extend(check_played_as(INVARIANT, WAIT, &capture, &scenario));
+            found
+        };
+        assert_eq!(
+            run(&["running", "timed_out"], true),
+            [
+                "the delegation `c1` ends `completed` in ACP, but its child ended `timed_out`",
+                "the delegation `c1` is a success (`ok: true`) to the model, but its child ended `timed_out`",
+            ]
+        );
+        assert!(run(&["running", "completed", "closed"], true).is_empty());
+        assert!(run(&["running"], true).is_empty(), "a child still running has not ended");
+    }
 
     /// An agent that hands its model a failed child's partial text as a result and shows the
     /// delegation `completed` is caught on both counts; shown `failed`, with a failure
