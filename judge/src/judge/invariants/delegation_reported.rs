@@ -13,6 +13,8 @@
 //! `subagent_event`s, is neither a success in its `tool_result` nor `completed` in ACP: the
 //! timed-out child shown as done.
 
+use std::collections::BTreeMap;
+
 use gauntlet_agent::event::SubagentStatus;
 use gauntlet_mock_provider::Response;
 use serde_json::Value;
@@ -67,13 +69,15 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
 
 /// [`check`] for an agent that keeps the Log, each `delegate` call against how its child ended.
 fn logged(evidence: &Evidence) -> Vec<Violation> {
+    let children = prompted_children(evidence);
     let delegations = evidence.lines.iter().filter_map(Line::tool_call);
     let mut problems = Vec::new();
     for call in delegations.filter(|call| call.name == Some(AbstractTool::Delegate.as_str())) {
         let prompt = call.args.and_then(|args| args.get("prompt")?.as_str());
         let (Some(id), Some(prompt)) = (call.call_id, prompt) else { continue };
         let failed = |status: &SubagentStatus| status.is_terminal() && *status != SubagentStatus::Completed;
-        let Some(ended) = child_fate(evidence, prompt).filter(failed) else { continue };
+        let fate = children.get(prompt).and_then(|session| child_fate(evidence, session));
+        let Some(ended) = fate.filter(failed) else { continue };
         let results = evidence.lines.iter().filter_map(Line::tool_result);
         if results.filter(|result| result.call_id == Some(id)).any(|result| result.ok == Some(true)) {
             let message =
@@ -88,20 +92,28 @@ fn logged(evidence: &Evidence) -> Vec<Violation> {
     problems
 }
 
-/// How the child Session prompted with `prompt` ended, by the parent's `subagent_event`s:
-/// `completed` once it completed (a close after does not undo it), else its last status.
-fn child_fate(evidence: &Evidence, prompt: &str) -> Option<SubagentStatus> {
-    let prompted = |lines: &Vec<String>| {
-        lines.iter().filter_map(|text| Line::parse(text).ok()).find_map(|line| {
-            let first = line.user_message()?.text?.to_owned();
-            Some(first)
-        })
-    };
-    let (session, _) =
-        evidence.capture.children.iter().find(|(_, lines)| prompted(lines).as_deref() == Some(prompt))?;
+/// Each child Session by the prompt that opened it (the first `user_message` of its Log); of
+/// two opened alike, the first.
+fn prompted_children(evidence: &Evidence) -> BTreeMap<String, String> {
+    let mut opened: BTreeMap<String, String> = BTreeMap::new();
+    for (session, line) in evidence.capture.child_lines() {
+        if let Some(text) = line.user_message().and_then(|message| message.text) {
+            opened.entry(session).or_insert_with(|| text.to_owned());
+        }
+    }
+    let mut children = BTreeMap::new();
+    for (session, prompt) in opened {
+        children.entry(prompt).or_insert(session);
+    }
+    children
+}
+
+/// How child Session `session` ended, by the parent's `subagent_event`s: `completed` once it
+/// completed (a close after does not undo it), else its last status.
+fn child_fate(evidence: &Evidence, session: &str) -> Option<SubagentStatus> {
     let events = evidence.lines.iter().filter_map(Line::subagent_event);
     let statuses: Vec<SubagentStatus> = events
-        .filter(|event| event.child_session_id == Some(session.as_str()))
+        .filter(|event| event.child_session_id == Some(session))
         .filter_map(|event| event.subagent_status())
         .collect();
     if statuses.contains(&SubagentStatus::Completed) {

@@ -32,7 +32,8 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let recorded: Vec<_> = evidence
         .lines
         .iter()
-        .filter(|line| line.provider_usage().is_some() && line.seq.is_some_and(|seq| seq > since))
+        .filter(|line| line.seq.is_some_and(|seq| seq > since))
+        .filter_map(|line| Some((line.seq.unwrap_or_default(), line.provider_usage()?)))
         .collect();
     // Each clean response, and whether the provider saw its body read to the end (`Finished`):
     // one the client closed may still have been read whole (a client may drop the connection
@@ -62,17 +63,16 @@ fn check(evidence: &Evidence) -> Vec<String> {
         } else if recorded.len().saturating_sub(matched) <= required_after {
             continue; // every record left is owed to a response read whole
         }
-        let mismatched: Option<Vec<String>> =
-            recorded.get(matched).and_then(|line| line.provider_usage()).map(|recorded| {
-                compared(&usage, &recorded)
-                    .into_iter()
-                    .filter(|(_, want, got)| *got != Some(*want))
-                    .map(|(pointer, want, got)| {
-                        let got = got.map_or("absent".into(), |got| got.to_string());
-                        format!("{pointer} is {got} (reported {want})")
-                    })
-                    .collect()
-            });
+        let mismatched: Option<Vec<String>> = recorded.get(matched).map(|(_, recorded)| {
+            compared(&usage, recorded)
+                .into_iter()
+                .filter(|(_, want, got)| *got != Some(*want))
+                .map(|(pointer, want, got)| {
+                    let got = got.map_or("absent".into(), |got| got.to_string());
+                    format!("{pointer} is {got} (reported {want})")
+                })
+                .collect()
+        });
         match mismatched {
             Some(mismatched) if mismatched.is_empty() => matched += 1,
             _ if !read_whole => {}
@@ -83,18 +83,15 @@ fn check(evidence: &Evidence) -> Vec<String> {
             Some(mismatched) => {
                 problems.push(format!(
                     "the provider_usage at seq {} records request {n}'s usage wrongly: {}",
-                    recorded[matched].seq.unwrap_or_default(),
+                    recorded[matched].0,
                     mismatched.join(", ")
                 ));
                 matched += 1;
             }
         }
     }
-    for line in &recorded[matched.min(recorded.len())..] {
-        problems.push(format!(
-            "the provider_usage at seq {} answers no response that was read to its end",
-            line.seq.unwrap_or_default()
-        ));
+    for (seq, _) in &recorded[matched.min(recorded.len())..] {
+        problems.push(format!("the provider_usage at seq {seq} answers no response that was read to its end"));
     }
     problems
 }
