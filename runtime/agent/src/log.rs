@@ -219,20 +219,15 @@ impl Log {
     /// are returned (and kept beside the Log as `<name>.torn`) so nothing is lost silently.
     pub fn open(path: &Path) -> Result<(Log, Folded), LogError> {
         let io = |source| LogError::Io { path: path.to_owned(), source };
-        let bytes = match no_follow(OpenOptions::new().read(true)).open(path) {
-            Ok(mut file) => {
-                let mut bytes = Vec::new();
-                file.read_to_end(&mut bytes).map_err(io)?;
-                bytes
-            }
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(error) => return Err(io(error)),
-        };
-        let folded = fold(&bytes, path)?;
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(io)?;
         }
-        let file = no_follow(OpenOptions::new().create(true).append(true)).open(path).map_err(io)?;
+        // One handle reads what is there and appends after it: a Log that cannot be read is an
+        // error, never taken for a new one (appends at seq 0 would follow its events).
+        let mut file = no_follow(OpenOptions::new().read(true).create(true).append(true)).open(path).map_err(io)?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(io)?;
+        let folded = fold(&bytes, path)?;
         if let Some(torn) = &folded.torn {
             let mut evidence = path.as_os_str().to_owned();
             evidence.push(".torn");

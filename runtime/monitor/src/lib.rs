@@ -218,7 +218,6 @@ pub enum AnomalyCode {
 #[derive(Debug, Clone)]
 struct Timer {
     due_ms: u64,
-    armed: u64,
     event: Event,
 }
 
@@ -232,7 +231,6 @@ pub struct Monitor {
     last_signature: Option<Signature>,
     stall: Option<Timer>,
     stability: Option<Timer>,
-    n_armed: u64,
     anomalies: Vec<Anomaly>,
     finished: bool,
 }
@@ -248,7 +246,6 @@ impl Monitor {
             last_signature: None,
             stall: None,
             stability: None,
-            n_armed: 0,
             anomalies: Vec::new(),
             finished: false,
         }
@@ -291,40 +288,28 @@ impl Monitor {
         let at_ms = classified.observed.at_ms;
         self.stall = (classified.status == Status::Unknown).then(|| {
             let due_ms = at_ms.saturating_add(self.config.stall_timeout_ms);
-            self.n_armed += 1;
-            Timer {
-                due_ms,
-                armed: self.n_armed,
-                event: Event::Stall { at_ms: due_ms, armed_by: classified.observed.clone() },
-            }
+            Timer { due_ms, event: Event::Stall { at_ms: due_ms, armed_by: classified.observed.clone() } }
         });
         if self.phase == Phase::Completion && classified.signature != self.last_signature {
             self.last_signature.clone_from(&classified.signature);
             self.stability = match (&classified.signature, classified.status) {
                 (Some(signature), Status::CandidateComplete) => {
                     let due_ms = at_ms.saturating_add(self.config.stability_ms);
-                    self.n_armed += 1;
-                    Some(Timer {
-                        due_ms,
-                        armed: self.n_armed,
-                        event: Event::Stability { at_ms: due_ms, signature: signature.clone() },
-                    })
+                    Some(Timer { due_ms, event: Event::Stability { at_ms: due_ms, signature: signature.clone() } })
                 }
                 _ => None,
             };
         }
     }
 
-    /// Takes the earliest timer due at or before `until`.
+    /// Takes the timer due at or before `until`, if one is. At most one is ever pending, so
+    /// they fire in due order (MON-TIMER-ORDER) without ordering them: only an unknown
+    /// observation arms the stall timer, and its signature, never a candidate's, cancels the
+    /// stability timer; every other observation cancels the stall timer ([`Monitor::arm`]).
     fn next_due(&mut self, until: u64) -> Option<Event> {
-        let key = |timer: &Option<Timer>| timer.as_ref().filter(|t| t.due_ms <= until).map(|t| (t.due_ms, t.armed));
-        let slot = match (key(&self.stall), key(&self.stability)) {
-            (Some(stall), Some(stability)) if stability < stall => &mut self.stability,
-            (Some(_), _) => &mut self.stall,
-            (None, Some(_)) => &mut self.stability,
-            (None, None) => return None,
-        };
-        slot.take().map(|timer| timer.event)
+        debug_assert!(self.stall.is_none() || self.stability.is_none(), "both timers pending");
+        let due = |timer: &mut Timer| timer.due_ms <= until;
+        self.stall.take_if(due).or_else(|| self.stability.take_if(due)).map(|timer| timer.event)
     }
 
     fn emit(&mut self, step: usize, event: Event, records: &mut Vec<Record>) {

@@ -3,7 +3,8 @@
 //! user text that holds it; a completed turn replays its answer: the assistant text the client
 //! saw during its prompt, or the model's answer that ended it (where the live view showed it
 //! wrong, that is ACP-ANSWER-IN-TURN's). A turn that did not complete is ACP-LOAD-CLEAN's. The
-//! tool calls the client was shown live are not all dropped.
+//! tool calls the client was shown live are not all dropped, nor the links a prompt was sent
+//! with.
 //!
 //! Also ACP-LOAD-AS-SHOWN (a SHOULD), from the same reading of the replay: the replay is the live view again, nothing
 //! more: each prompt's user text exactly, no user text that was never a prompt (an agent's
@@ -59,6 +60,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
         }
     }
     problems.extend(tool_calls_dropped(evidence.capture));
+    problems.extend(links_dropped(evidence.raw_acp_load, &turns));
     let mut violations: Vec<Violation> = problems.into_iter().map(Violation::in_load).collect();
     violations.extend(as_shown(&turns, &extra).into_iter().map(|problem| Violation::in_load(problem).of(AS_SHOWN)));
     violations
@@ -81,6 +83,44 @@ fn tool_calls_dropped(capture: &Capture) -> Option<String> {
         .collect();
     (!ended.is_empty() && tool_updates(&capture.acp_load, loaded).next().is_none())
         .then(|| format!("load replayed none of the tool calls the client was shown end live: {ended:?}"))
+}
+
+/// The links a replayed prompt was sent with that the replay holds nowhere: in no replayed
+/// user content, neither a block that points at one nor a text that names it. A prompt's links
+/// are part of the conversation ACP asks replayed; how an agent keeps one is its own (the
+/// reference's `resource_link` block, codex's Markdown in the prompt's text, opencode's and
+/// claude's user text of its own, gemini's `@uri`), so any of these holds it. Read from the
+/// transcript as the agent sent it: the v1 reading of a v2 user message of several blocks
+/// keeps its text alone.
+fn links_dropped(load: &[Value], turns: &[Turn]) -> Vec<String> {
+    let user_content: Vec<&Value> = load
+        .iter()
+        .filter_map(|entry| entry.pointer("/message/params/update"))
+        .filter(|update| {
+            let kind = update.get("sessionUpdate").and_then(Value::as_str);
+            matches!(kind, Some("user_message_chunk" | "user_message")) // ACP v1 and v2 kinds, not a Log type
+        })
+        .filter_map(|update| update.get("content"))
+        .flat_map(|content| content.as_array().map_or_else(|| vec![content], |blocks| blocks.iter().collect()))
+        .collect();
+    let held = |uri: &str| {
+        user_content.iter().any(|block| {
+            ["/text", "/uri", "/resource/uri"]
+                .iter()
+                .any(|key| block.pointer(key).and_then(Value::as_str).is_some_and(|text| text.contains(uri)))
+        })
+    };
+    turns
+        .iter()
+        .filter(|turn| turn.replayed.is_some())
+        .filter_map(|turn| {
+            let dropped: Vec<&str> =
+                turn.exchange.links.iter().map(|(uri, _)| uri.as_str()).filter(|uri| !held(uri)).collect();
+            (!dropped.is_empty()).then(|| {
+                format!("turn {}: load replayed its prompt without the links it was sent with: {dropped:?}", turn.n)
+            })
+        })
+        .collect()
 }
 
 /// The tool item updates (`tool_call`, `tool_call_update`) of Session `session` in a transcript.
@@ -280,6 +320,35 @@ mod tests {
         );
         capture.acp_load.insert(2, call("other"));
         assert!(check_as(INVARIANT, INVARIANT.id, &capture).is_empty());
+    }
+
+    /// A prompt's link is kept in the replay however the agent keeps it (a block of its own, or
+    /// text that names it); a replay that holds it nowhere dropped part of the conversation.
+    #[test]
+    fn a_replay_that_drops_a_prompts_link_is_caught() {
+        let uri = "https://example.com/docs/retry-policy.md";
+        let linked = |replay: &[(&str, &[&str])]| {
+            let mut capture = two_turns(replay);
+            let link = json!({"type": "resource_link", "uri": uri, "name": "retry-policy.md"});
+            if let Some(blocks) = capture.acp[0]["message"]["params"]["prompt"].as_array_mut() {
+                blocks.push(link);
+            }
+            capture
+        };
+        let dropped = linked(&[("Name a prime.", &["Seven."]), ("Another one?", &["Eleven."])]);
+        assert_eq!(
+            check_as(INVARIANT, INVARIANT.id, &dropped),
+            [format!("turn 1: load replayed its prompt without the links it was sent with: [{uri:?}]")]
+        );
+        let as_text = format!("Name a prime.[@retry-policy.md]({uri})");
+        let kept = linked(&[(&as_text, &["Seven."]), ("Another one?", &["Eleven."])]);
+        assert!(check_as(INVARIANT, INVARIANT.id, &kept).is_empty());
+        let mut as_block = linked(&[("Name a prime.", &["Seven."]), ("Another one?", &["Eleven."])]);
+        let block = json!({"type": "resource_link", "uri": uri, "name": "retry-policy.md"});
+        let mut link = entry("agent", chunk("user_message_chunk", ""));
+        link["message"]["params"]["update"]["content"] = block;
+        as_block.acp_load.insert(1, link);
+        assert!(check_as(INVARIANT, INVARIANT.id, &as_block).is_empty());
     }
 
     /// A user text annotated for the assistant alone (opencode's own note after a compaction)
