@@ -17,6 +17,7 @@ use crate::judge::turn_rule::{Invariant, Scope, Violation};
 use crate::judge::views::diagnostics::{Diagnostic, diagnostics};
 use crate::judge::views::requests::{judge_messages, request_turns};
 use crate::judge::views::said::{said, unsaid};
+use crate::scenario::Scenario;
 use crate::verdict::At;
 
 pub const INVARIANT: Invariant = Invariant {
@@ -72,6 +73,7 @@ fn invented(evidence: &Evidence, diagnostics: &[Diagnostic]) -> Vec<Violation> {
     let Some(scenario) = evidence.scenario else { return Vec::new() };
     let said = said(scenario);
     let turns = request_turns(evidence);
+    let ended_otherwise = turns_not_completed(evidence, scenario);
     let requests = &evidence.capture.requests;
     judge_messages(evidence, |at, request, message, found| {
         let Message::Assistant { text } = message else { return };
@@ -82,8 +84,7 @@ fn invented(evidence: &Evidence, diagnostics: &[Diagnostic]) -> Vec<Violation> {
         // The message answers the request before this one on its route: that request's turn.
         let before = requests[..at].iter().rposition(|earlier| earlier.route == request.route);
         let turn = turns.get(before.unwrap_or(at)).copied().flatten();
-        let failed =
-            turn.and_then(|turn| scenario.turns.get(turn)).filter(|turn| turn.expect != TerminalStatus::Completed);
+        let failed = turn.filter(|turn| ended_otherwise.get(*turn).copied().unwrap_or(false));
         let violation = Violation::placed(
             turn.map(|turn| At::Turn(turn + 1)),
             match failed {
@@ -95,6 +96,20 @@ fn invented(evidence: &Evidence, diagnostics: &[Diagnostic]) -> Vec<Violation> {
         );
         found.push(if failed.is_some() { violation } else { violation.of("REPLAY-MODEL-WORDS") });
     })
+}
+
+/// Whether each scenario turn ended other than completed: as the script forces it, or, for an
+/// agent without a Log, as it was driven (read from the wire where the agent is not told the
+/// knob its outcome rests on). A turn whose end rests on an empty answer the mock invented
+/// past the script has no outcome to judge ([`crate::judge::evidence::LastAnswer::Invented`]):
+/// what the agent writes in that answer's place (qwen-code's "(empty content)") is no failure
+/// notice.
+fn turns_not_completed(evidence: &Evidence, scenario: &Scenario) -> Vec<bool> {
+    if !evidence.capture.log.is_empty() {
+        return scenario.turns.iter().map(|turn| turn.expect != TerminalStatus::Completed).collect();
+    }
+    let driven = evidence.driven_turns(scenario.turns.len());
+    driven.iter().map(|turn| turn.status.is_some_and(|status| status != TerminalStatus::Completed)).collect()
 }
 
 #[cfg(test)]
@@ -189,6 +204,46 @@ mod tests {
 
         let (capture, scenario) = failed_then_asked("\"disconnect\"", "Do", None);
         assert!(check_played(INVARIANT, &capture, &scenario).is_empty());
+    }
+
+    /// Past the script the mock answers with empty answers of its own making, and a turn that
+    /// ends on one has no outcome to judge: what the agent writes in such an answer's place
+    /// (qwen-code's "(empty content)", in a turn scripted to time out on a budget it is not
+    /// told) is words the model never said, a MAY, not a failure notice.
+    #[test]
+    fn words_in_place_of_an_answer_the_mock_invented_are_a_may() {
+        use gauntlet_mock_provider::After;
+        use gauntlet_mock_provider::journal::{Ended, Timing};
+        let scenario = scenario(
+            "title = \"t\"\n[config]\nturn_timeout_ms = 45000\n[[turn]]\nprompt = \"Read it\"\nexpect = \"timed_out\"\n\
+             error_kind = \"turn_timeout\"\nrespond = [{ calls = [{ name = \"read\", args = { path = \"a.txt\" } }] }]\n",
+        );
+        let mut capture = capture(
+            &[],
+            &[
+                body(vec![user("Read it")]),
+                body(vec![user("Read it"), user("a.txt: alpha")]),
+                body(vec![user("Read it"), user("a.txt: alpha"), assistant("(empty content)"), user("Go on.")]),
+            ],
+        );
+        let finished = Timing {
+            received: std::time::Duration::ZERO,
+            ended: Some(Ended {
+                at: std::time::Duration::from_secs(1),
+                how: gauntlet_mock_provider::StreamEnd::Finished,
+            }),
+        };
+        capture.timings = vec![finished; 3];
+        for (request, unplaced) in capture.requests.iter_mut().zip([None, Some(After::ToolCalls), Some(After::Nothing)])
+        {
+            request.turn = Some(0);
+            request.response_index = unplaced.is_none().then_some(0);
+            request.unplaced = unplaced;
+        }
+        let found = (INVARIANT.check)(&Evidence::of_scenario(&capture, &scenario));
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].requirement, Some("REPLAY-MODEL-WORDS"), "{found:#?}");
+        assert!(found[0].message.contains("\"(empty content)\""), "{found:#?}");
     }
 
     /// Words the model never said in a turn that completed: REPLAY-MODEL-WORDS, a MAY; the

@@ -17,6 +17,9 @@ pub const INVARIANT: Invariant =
 
 fn check(evidence: &Evidence) -> Vec<Violation> {
     let (clean, partials) = partial_texts(evidence);
+    // A message holds a partial when it contains its text and is no clean answer of the model's
+    // itself: a later answer may begin with the same words (a retry's whole answer).
+    let holds = |text: &String, partial: &str| text.contains(partial) && (text == partial || !clean.contains(text));
     // Partials a request of their own turn carried to resume from (index into `partials`, and
     // the request): the turn was still running, so that is no replay; a later turn's request
     // that still carries one is.
@@ -25,10 +28,7 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
     let mut violations = judge_messages(evidence, |index, request, message, found| {
         let Message::Assistant { text } = message else { return };
         for (at, partial) in partials.iter().enumerate() {
-            if *text != partial.text && clean.contains(text) {
-                continue;
-            }
-            if !text.contains(partial.text.as_str()) {
+            if !holds(text, &partial.text) {
                 continue;
             }
             if partial.turn.is_some() && request.turn.map(|turn| turn + 1) == partial.turn {
@@ -53,9 +53,10 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
             let later_turn = requests[*index].turn.map(|turn| turn + 1) != partial.turn;
             later_turn
                 && evidence.conversations.get(*index).is_some_and(|conversation| {
-                    conversation.messages.iter().any(|message| {
-                        matches!(message, Message::Assistant { text } if text.contains(partial.text.as_str()))
-                    })
+                    conversation
+                        .messages
+                        .iter()
+                        .any(|message| matches!(message, Message::Assistant { text } if holds(text, &partial.text)))
                 })
         };
         if let Some(index) = (since + 1..requests.len()).find(carried) {
@@ -172,6 +173,29 @@ mod tests {
                 "request 3 replays the partial assistant text of the failed response to request 1 as assistant content, kept since request 2 resumed its own turn from it: \"Useful partial\""
             ]
         );
+    }
+
+    /// A later turn whose clean answer begins with the partial's words (the whole answer a
+    /// retry gave) carries that answer, not the partial: qwen-code's memory request after the
+    /// second turn carries its answer "1. Fetch\n2. Build\n3. Test", begun by the partial.
+    #[test]
+    fn a_later_clean_answer_that_begins_with_the_partial_is_no_replay() {
+        use crate::capture::Capture;
+        use crate::judge::fixture::{check_played, requests, scenario};
+        let text = "title = \"t\"\n[[turn]]\nprompt = \"List\"\nexpect = \"partial_failed\"\n\
+                    respond = [{ text = [\"1. Fetch\\n2. Bui\"], then = \"disconnect\" }]\n\
+                    [[turn]]\nprompt = \"Again\"\nrespond = [{ text = [\"1. Fetch\\n2. Build\"] }]\n";
+        let bodies = vec![
+            body(vec![user("List")]),
+            body(vec![user("List"), assistant("1. Fetch\n2. Bui")]),
+            body(vec![user("List"), user("Again")]),
+            body(vec![user("List"), user("Again"), assistant("1. Fetch\n2. Build"), user("Remember?")]),
+        ];
+        let mut capture = Capture { requests: requests(bodies), ..Capture::default() };
+        for (request, turn) in capture.requests.iter_mut().zip([0, 0, 1, 1]) {
+            request.turn = Some(turn);
+        }
+        assert!(check_played(INVARIANT, &capture, &scenario(text)).is_empty());
     }
 
     /// A turn cancelled mid-stream (the client closed the stream in its stall): what it
