@@ -354,7 +354,8 @@ impl Process {
         ids.len() > 1 && ids.last() == Some(&"1")
     }
 
-    /// Its command line, the arguments joined by spaces.
+    /// Its command line, the arguments joined by spaces; for a process whose command line is
+    /// already gone (one exiting as it is named), its name in brackets, as `ps` shows it.
     fn command(&self) -> String {
         let raw = std::fs::read(self.dir.join("cmdline")).unwrap_or_default();
         let words: Vec<String> = raw
@@ -362,6 +363,10 @@ impl Process {
             .filter(|word| !word.is_empty())
             .map(|word| String::from_utf8_lossy(word).into_owned())
             .collect();
+        if words.is_empty() {
+            let name = std::fs::read_to_string(self.dir.join("comm")).unwrap_or_default();
+            return format!("[{}]", name.trim());
+        }
         words.join(" ")
     }
 }
