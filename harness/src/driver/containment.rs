@@ -381,6 +381,18 @@ mod tests {
         processes().filter(|process| process.is_live() && process.command() == command).count()
     }
 
+    /// A process that has exited but is not yet reaped keeps its name and loses its command
+    /// line: it is named by the name, not as an empty command.
+    #[test]
+    fn a_process_without_a_command_line_is_named_by_its_name() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id() as i32;
+        let cmdline = format!("/proc/{pid}/cmdline");
+        until(|| std::fs::read(&cmdline).is_ok_and(|raw| raw.is_empty()));
+        assert_eq!(Process::of(pid).command(), "[true]");
+        child.wait().unwrap();
+    }
+
     /// Waits, a bounded time, until `ready`.
     fn until(ready: impl Fn() -> bool) {
         let deadline = Instant::now() + Duration::from_secs(5);

@@ -71,11 +71,11 @@ fn check(evidence: &Evidence) -> Vec<Violation> {
 fn logged(evidence: &Evidence) -> Vec<Violation> {
     let children = prompted_children(evidence);
     let delegations = evidence.lines.iter().filter_map(Line::tool_call);
+    let failed = |status: &SubagentStatus| status.is_terminal() && *status != SubagentStatus::Completed;
     let mut problems = Vec::new();
     for call in delegations.filter(|call| call.name == Some(AbstractTool::Delegate.as_str())) {
         let prompt = call.args.and_then(|args| args.get("prompt")?.as_str());
         let (Some(id), Some(prompt)) = (call.call_id, prompt) else { continue };
-        let failed = |status: &SubagentStatus| status.is_terminal() && *status != SubagentStatus::Completed;
         let fate = children.get(prompt).and_then(|session| child_fate(evidence, session));
         let Some(ended) = fate.filter(failed) else { continue };
         let results = evidence.lines.iter().filter_map(Line::tool_result);

@@ -32,8 +32,7 @@ fn check(evidence: &Evidence) -> Vec<String> {
     let recorded: Vec<_> = evidence
         .lines
         .iter()
-        .filter(|line| line.seq.is_some_and(|seq| seq > since))
-        .filter_map(|line| Some((line.seq.unwrap_or_default(), line.provider_usage()?)))
+        .filter_map(|line| Some((line.seq.filter(|seq| *seq > since)?, line.provider_usage()?)))
         .collect();
     // Each clean response, and whether the provider saw its body read to the end (`Finished`):
     // one the client closed may still have been read whole (a client may drop the connection
